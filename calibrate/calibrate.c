@@ -1,0 +1,3 @@
+#include "comet_calibrate.h"
+
+const char *comet_calibrate_version(void) { return COMET_VERSION; }

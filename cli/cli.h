@@ -1,0 +1,74 @@
+/**
+ * @file cli.h
+ * @brief The thin command-line layer: global options, messages and exit codes
+ *        shared by every `comet <subcommand>` (cmd_*.c).
+ *
+ * Exit codes: 0 success, 1 runtime failure, 2 usage or input error.
+ * Errors are printed as one line "comet: <where>: <what>" on stderr.
+ */
+#ifndef COMET_CLI_H
+#define COMET_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+/** Exit code: success. */
+#define COMET_EXIT_OK 0
+/** Exit code: a runtime failure (measurement failed, I/O error, ...). */
+#define COMET_EXIT_FAIL 1
+/** Exit code: usage or input error. */
+#define COMET_EXIT_USAGE 2
+
+/** Options every subcommand accepts. */
+typedef struct comet_cli_global {
+    int json;          /**< --json: machine-readable stdout */
+    const char *out;   /**< --out DIR: where files go */
+    int quiet;         /**< -q */
+    int verbose;       /**< -v */
+} comet_cli_global;
+
+/** Default output folder (git-ignored). */
+#define COMET_CLI_DEFAULT_OUT "comet-out"
+
+/** Long options shared by all subcommands; append to a subcommand's table. */
+#define COMET_CLI_GLOBAL_LONGOPTS                                                                  \
+    {"json", no_argument, NULL, 0x1001}, {"out", required_argument, NULL, 0x1002},                 \
+        {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},                    \
+        {"help", no_argument, NULL, 'h'}
+
+/**
+ * Handles a global option returned by getopt_long. Returns 1 if it was one
+ * (and applied it), 0 if not.
+ */
+int comet_cli_global_opt(comet_cli_global *g, int c, const char *optarg_);
+
+/**
+ * Reports a getopt error for subcommand sub ('?' or ':' result) and returns
+ * COMET_EXIT_USAGE. optopt/argv are used to name the flag.
+ */
+int comet_cli_bad_option(const char *sub, int argc, char **argv);
+
+/** Prints "comet: <where>: <fmt...>" on stderr. */
+void comet_cli_error(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** Parses a positive integer flag value; prints an error naming the flag. */
+int comet_cli_parse_pos(const char *sub, const char *flag, const char *val, uint64_t max,
+                        uint64_t *out);
+
+/** getopt_long with opterr off, reset for this subcommand. */
+void comet_cli_getopt_reset(void);
+
+/* Subcommands (cmd_*.c). Each receives argv with argv[0] = subcommand name. */
+int comet_cmd_probe(int argc, char **argv);
+int comet_cmd_bench(int argc, char **argv);
+int comet_cmd_calibrate(int argc, char **argv);
+int comet_cmd_predict(int argc, char **argv);
+int comet_cmd_explore(int argc, char **argv);
+int comet_cmd_validate(int argc, char **argv);
+int comet_cmd_report(int argc, char **argv);
+int comet_cmd_run(int argc, char **argv);
+
+/** Path of the running comet executable (for re-launching under mpiexec). */
+extern const char *comet_cli_self;
+
+#endif

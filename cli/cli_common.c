@@ -1,0 +1,87 @@
+/* Shared CLI conventions: global options, one-line errors, exit codes. */
+#include "cli.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *comet_cli_self = "comet";
+
+int comet_cli_global_opt(comet_cli_global *g, int c, const char *optarg_)
+{
+    switch (c) {
+    case 0x1001:
+        g->json = 1;
+        return 1;
+    case 0x1002:
+        g->out = optarg_;
+        return 1;
+    case 'q':
+        g->quiet = 1;
+        comet_util_verbosity = -1;
+        return 1;
+    case 'v':
+        g->verbose = 1;
+        comet_util_verbosity = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void comet_cli_error(const char *where, const char *fmt, ...)
+{
+    char msg[COMET_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (char *p = msg; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    if (where && *where)
+        fprintf(stderr, "comet: %s: %s\n", where, msg);
+    else
+        fprintf(stderr, "comet: %s\n", msg);
+}
+
+int comet_cli_bad_option(const char *sub, int argc, char **argv)
+{
+    /* optind points past the offending element (or at it for a missing value). */
+    const char *arg = (optind - 1 >= 0 && optind - 1 < argc) ? argv[optind - 1] : "?";
+    char where[64];
+    snprintf(where, sizeof where, "%s", sub);
+    if (optopt && optopt < 0x1000 && strchr("qvh", optopt) == NULL && arg[0] == '-' && arg[1] != '-')
+        comet_cli_error(where, "option '-%c' is unknown or needs a value (see 'comet %s --help')",
+                        optopt, sub);
+    else
+        comet_cli_error(where, "option '%s' is unknown or needs a value (see 'comet %s --help')",
+                        arg, sub);
+    return COMET_EXIT_USAGE;
+}
+
+int comet_cli_parse_pos(const char *sub, const char *flag, const char *val, uint64_t max,
+                        uint64_t *out)
+{
+    uint64_t v = 0;
+    int rc = comet_util_parse_u64(val, &v);
+    if (rc == -EOVERFLOW || (rc == 0 && v > max)) {
+        comet_cli_error(sub, "%s %s: too large (at most %llu)", flag, val, (unsigned long long)max);
+        return COMET_EXIT_USAGE;
+    }
+    if (rc != 0 || v == 0) {
+        comet_cli_error(sub, "%s '%s': expected a positive integer", flag, val);
+        return COMET_EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
+}
+
+void comet_cli_getopt_reset(void)
+{
+    optind = 0; /* glibc: 0 fully reinitialises getopt */
+    opterr = 0;
+}

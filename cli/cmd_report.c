@@ -1,0 +1,16 @@
+/* comet report: not built yet. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int comet_cmd_report(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: comet report [options]\n\nnot built yet.\n");
+            return COMET_EXIT_OK;
+        }
+    comet_cli_error("report", "this subcommand is not built yet");
+    return COMET_EXIT_USAGE;
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# comet set-up: installs missing Debian packages (as root; otherwise prints the
+# apt-get command), configures and builds into build/. Idempotent and quick
+# when everything is present.
+#
+#   scripts/setup.sh            set up only
+#   scripts/setup.sh run [ARGS] set up, then the main job: build/comet run --quick ARGS
+#   scripts/setup.sh test       set up, then the whole test suite (ctest)
+#
+# Environment: COMET_BUILD_DIR (default build), COMET_CMAKE_ARGS (extra
+# configure flags, e.g. -DCOMET_SANITIZE=ON), COMET_JOBS (default nproc).
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${COMET_BUILD_DIR:-$here/build}
+jobs=${COMET_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+packages="build-essential cmake pkg-config git libopenblas-dev libhwloc-dev hwloc
+libpapi-dev libmpich-dev mpich libcmocka-dev libgsl-dev libjansson-dev libyaml-dev
+gnuplot-nox iproute2"
+
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "comet setup: installing:$missing" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q >&2 || { echo "comet setup: apt-get update failed" >&2; exit 1; }
+        # shellcheck disable=SC2086
+        apt-get install -y -q --no-install-recommends $missing >&2 ||
+            { echo "comet setup: apt-get install failed" >&2; exit 1; }
+    else
+        echo "comet setup: missing Debian packages; run as root:" >&2
+        echo "  apt-get install -y$missing" >&2
+        exit 1
+    fi
+fi
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    # shellcheck disable=SC2086
+    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release ${COMET_CMAKE_ARGS:-} >&2
+fi
+cmake --build "$build" -j "$jobs" >&2
+
+what=${1:-}
+[ $# -gt 0 ] && shift
+case "$what" in
+"") ;;
+run) exec "$build/comet" run --quick "$@" ;;
+test) cd "$build" && exec ctest --output-on-failure -j 1 "$@" ;;
+*) echo "comet setup: unknown action '$what' (expected run or test)" >&2; exit 2 ;;
+esac

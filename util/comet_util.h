@@ -1,0 +1,188 @@
+/**
+ * @file comet_util.h
+ * @brief Shared support for comet's libraries: error codes, atomic file
+ *        output, a YAML/JSON document tree that remembers line numbers,
+ *        checked number parsing, clocks and progress output.
+ *
+ * Conventions used across comet:
+ *  - functions return 0 on success or a negative errno-style code
+ *    (e.g. -EINVAL, -ENOMEM, -EOVERFLOW, -EIO);
+ *  - messages for the user go through an error buffer (char *err, size_t
+ *    errlen) formatted as "<where>: <what>" on one line; the CLI prints
+ *    "comet: " in front of it.
+ *
+ * The kernels library does not use this header (it depends on nothing).
+ */
+#ifndef COMET_UTIL_H
+#define COMET_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Maximum length of a one-line error message, including the NUL. */
+#define COMET_ERRLEN 512
+
+/** Returns a static description of a negative comet error code. */
+const char *comet_util_strerror(int rc);
+
+/** Formats into err (if non-NULL) printf-style; always returns rc. */
+int comet_util_seterr(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Writes data to path atomically: a temporary file in the same directory is
+ * written, fsync'ed and renamed over path, then the directory is fsync'ed.
+ * On any failure path is left as it was and the temporary is removed.
+ * @return 0 or a negative errno.
+ */
+int comet_util_write_atomic(const char *path, const void *data, size_t len, char *err,
+                            size_t errlen);
+
+/**
+ * Opens a temporary file next to path for streaming output. Finish with
+ * comet_util_atomic_commit() (fsync + rename) or comet_util_atomic_abort().
+ */
+typedef struct comet_util_atomic {
+    FILE *fp;        /**< stream to write to */
+    char *path;      /**< final path */
+    char *tmp_path;  /**< temporary path */
+} comet_util_atomic;
+
+/** Starts an atomic write of path. @return 0 or a negative errno. */
+int comet_util_atomic_open(comet_util_atomic *a, const char *path, char *err, size_t errlen);
+/** Flushes, fsyncs and renames the temporary over the final path. */
+int comet_util_atomic_commit(comet_util_atomic *a, char *err, size_t errlen);
+/** Discards the temporary file; the final path is untouched. */
+void comet_util_atomic_abort(comet_util_atomic *a);
+
+/** mkdir -p; @return 0 or a negative errno (with a message naming the path). */
+int comet_util_mkdir_p(const char *path, char *err, size_t errlen);
+
+/** Reads a whole file into a NUL-terminated malloc'ed buffer. */
+int comet_util_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Document tree (YAML 1.1 or JSON, via libyaml) with source positions */
+/* ------------------------------------------------------------------ */
+
+/** Kind of a document node. */
+typedef enum comet_util_doc_kind {
+    COMET_DOC_SCALAR = 0, /**< a string, number, boolean or null */
+    COMET_DOC_MAP = 1,    /**< key/value pairs in document order */
+    COMET_DOC_SEQ = 2     /**< a list */
+} comet_util_doc_kind;
+
+/** A node of a parsed YAML/JSON document. Keys are kept in order. */
+typedef struct comet_util_doc {
+    comet_util_doc_kind kind; /**< node kind */
+    char *key;                /**< key in the parent map, or NULL */
+    char *value;              /**< scalar text (COMET_DOC_SCALAR only) */
+    int quoted;               /**< scalar was quoted (so "1" is a string) */
+    int line;                 /**< 1-based source line */
+    int column;               /**< 1-based source column */
+    size_t n;                 /**< number of children */
+    struct comet_util_doc **child; /**< children (map values carry key) */
+    const char *file;         /**< source file name (shared by the tree) */
+} comet_util_doc;
+
+/**
+ * Parses a YAML or JSON file (JSON is read as YAML flow style) into a tree.
+ * Errors name file:line:column. Duplicate map keys are refused.
+ * @return 0 or a negative errno; *out must be freed with comet_util_doc_free().
+ */
+int comet_util_doc_load(const char *path, comet_util_doc **out, char *err, size_t errlen);
+/** Same as comet_util_doc_load() on an in-memory buffer; name is used in messages. */
+int comet_util_doc_parse(const char *name, const char *text, size_t len, comet_util_doc **out,
+                         char *err, size_t errlen);
+/** Frees a tree returned by the loaders (NULL is fine). */
+void comet_util_doc_free(comet_util_doc *doc);
+
+/** Child of a map by key, or NULL. */
+const comet_util_doc *comet_util_doc_get(const comet_util_doc *map, const char *key);
+
+/**
+ * Reads a required (or optional, if dflt != NULL) finite number field of a
+ * map, checking lo <= value <= hi. Messages name file:line and the field.
+ */
+int comet_util_doc_number(const comet_util_doc *map, const char *key, const double *dflt,
+                          double lo, double hi, double *out, char *err, size_t errlen);
+/** Reads a string field (required unless dflt != NULL). *out points into the tree or dflt. */
+int comet_util_doc_string(const comet_util_doc *map, const char *key, const char *dflt,
+                          const char **out, char *err, size_t errlen);
+/** Reads a boolean field (true/false/yes/no/on/off/1/0). */
+int comet_util_doc_bool(const comet_util_doc *map, const char *key, const int *dflt, int *out,
+                        char *err, size_t errlen);
+/**
+ * Checks that every key of map is in the NULL-terminated list allowed,
+ * so that a misspelt field is an error, not silently ignored.
+ */
+int comet_util_doc_check_keys(const comet_util_doc *map, const char *const *allowed, char *err,
+                              size_t errlen);
+/** Formats "file:line" of a node into buf. */
+const char *comet_util_doc_where(const comet_util_doc *node, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Checked parsing of command-line values                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Parses a non-negative integer with an optional binary suffix (k, K, KiB,
+ * M, MiB, G, GiB) into *out; refuses signs, garbage and overflow.
+ */
+int comet_util_parse_u64(const char *s, uint64_t *out);
+/** Parses a finite double; refuses garbage, NaN and infinities. */
+int comet_util_parse_double(const char *s, double *out);
+/** Multiplies a*b into *out; -EOVERFLOW if it does not fit size_t. */
+int comet_util_mul_size(size_t a, size_t b, size_t *out);
+
+/* ------------------------------------------------------------------ */
+/* Clocks, logging, progress                                          */
+/* ------------------------------------------------------------------ */
+
+/** CLOCK_MONOTONIC in seconds. */
+double comet_util_now(void);
+/** Current UTC time as ISO 8601 "YYYY-MM-DDTHH:MM:SSZ" into buf. */
+const char *comet_util_iso_time(char *buf, size_t len);
+
+/** Verbosity: -1 quiet, 0 normal, 1 verbose. Set by the CLI. */
+extern int comet_util_verbosity;
+
+/** Prints an informational line to stderr unless quiet. */
+void comet_util_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Prints a debug line to stderr when verbose. */
+void comet_util_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** Progress reporter on stderr: "label  i/n  pct  ETA". */
+typedef struct comet_util_progress {
+    const char *label; /**< what is being done */
+    size_t total;      /**< number of steps (0 if unknown) */
+    size_t done;       /**< steps finished */
+    double t0;         /**< start time */
+    double last;       /**< last print time */
+} comet_util_progress;
+
+/** Starts a progress line. */
+void comet_util_progress_start(comet_util_progress *p, const char *label, size_t total);
+/** Marks steps done (prints at most a few times per second). note may be NULL. */
+void comet_util_progress_step(comet_util_progress *p, size_t steps, const char *note);
+/** Ends the progress line. */
+void comet_util_progress_end(comet_util_progress *p);
+
+/** Set to 1 by SIGINT/SIGTERM once comet_util_install_signals() was called. */
+extern volatile int comet_util_interrupted;
+/** Installs SIGINT/SIGTERM handlers that set comet_util_interrupted. */
+void comet_util_install_signals(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COMET_UTIL_H */

@@ -1,0 +1,360 @@
+/* Shared support: errors, atomic output, clocks, logging, progress. */
+#include "comet_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int comet_util_verbosity = 0;
+volatile int comet_util_interrupted = 0;
+
+const char *comet_util_strerror(int rc)
+{
+    if (rc == 0)
+        return "success";
+    if (rc < 0)
+        return strerror(-rc);
+    return "unknown error";
+}
+
+int comet_util_seterr(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+        /* one line: messages never carry a newline */
+        for (char *p = err; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+    }
+    return rc;
+}
+
+static int fsync_dir_of(const char *path)
+{
+    char *copy = strdup(path);
+    int rc = 0;
+    if (!copy)
+        return -ENOMEM;
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        if (fsync(fd) != 0 && errno != EINVAL)
+            rc = -errno;
+        close(fd);
+    }
+    free(copy);
+    return rc;
+}
+
+int comet_util_atomic_open(comet_util_atomic *a, const char *path, char *err, size_t errlen)
+{
+    int rc = 0;
+    memset(a, 0, sizeof(*a));
+    size_t n = strlen(path) + 32;
+    a->path = strdup(path);
+    a->tmp_path = malloc(n);
+    if (!a->path || !a->tmp_path) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    snprintf(a->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(a->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = comet_util_seterr(err, errlen, -errno, "%s: cannot write: %s", path, strerror(errno));
+        goto fail;
+    }
+    a->fp = fdopen(fd, "w");
+    if (!a->fp) {
+        rc = comet_util_seterr(err, errlen, -errno, "%s: %s", path, strerror(errno));
+        close(fd);
+        unlink(a->tmp_path);
+        goto fail;
+    }
+    return 0;
+fail:
+    free(a->path);
+    free(a->tmp_path);
+    memset(a, 0, sizeof(*a));
+    return rc;
+}
+
+void comet_util_atomic_abort(comet_util_atomic *a)
+{
+    if (a->fp) {
+        fclose(a->fp);
+        a->fp = NULL;
+    }
+    if (a->tmp_path)
+        unlink(a->tmp_path);
+    free(a->path);
+    free(a->tmp_path);
+    a->path = a->tmp_path = NULL;
+}
+
+int comet_util_atomic_commit(comet_util_atomic *a, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (!a->fp)
+        return comet_util_seterr(err, errlen, -EINVAL, "atomic write not open");
+    if (fflush(a->fp) != 0 || ferror(a->fp) || fsync(fileno(a->fp)) != 0) {
+        rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s",
+                               a->path, strerror(errno ? errno : EIO));
+        goto fail;
+    }
+    if (fclose(a->fp) != 0) {
+        a->fp = NULL;
+        rc = comet_util_seterr(err, errlen, -errno, "%s: write failed: %s", a->path,
+                               strerror(errno));
+        goto fail;
+    }
+    a->fp = NULL;
+    if (rename(a->tmp_path, a->path) != 0) {
+        rc = comet_util_seterr(err, errlen, -errno, "%s: cannot rename into place: %s", a->path,
+                               strerror(errno));
+        goto fail;
+    }
+    fsync_dir_of(a->path);
+    free(a->path);
+    free(a->tmp_path);
+    a->path = a->tmp_path = NULL;
+    return 0;
+fail:
+    comet_util_atomic_abort(a);
+    return rc;
+}
+
+int comet_util_write_atomic(const char *path, const void *data, size_t len, char *err,
+                            size_t errlen)
+{
+    comet_util_atomic a;
+    int rc = comet_util_atomic_open(&a, path, err, errlen);
+    if (rc)
+        return rc;
+    if (len && fwrite(data, 1, len, a.fp) != len) {
+        rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s", path,
+                               strerror(errno ? errno : EIO));
+        comet_util_atomic_abort(&a);
+        return rc;
+    }
+    return comet_util_atomic_commit(&a, err, errlen);
+}
+
+int comet_util_mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char buf[PATH_MAX];
+    if (!path || !*path || strlen(path) >= sizeof(buf))
+        return comet_util_seterr(err, errlen, -EINVAL, "invalid directory path");
+    strcpy(buf, path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return comet_util_seterr(err, errlen, -errno, "%s: cannot create directory: %s", buf,
+                                     strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return comet_util_seterr(err, errlen, -errno, "%s: cannot create directory: %s", buf,
+                                 strerror(errno));
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        return comet_util_seterr(err, errlen, -ENOTDIR, "%s: not a directory", buf);
+    if (access(buf, W_OK) != 0)
+        return comet_util_seterr(err, errlen, -errno, "%s: not writable: %s", buf,
+                                 strerror(errno));
+    return 0;
+}
+
+int comet_util_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
+{
+    int rc = 0;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return comet_util_seterr(err, errlen, -errno, "%s: %s", path, strerror(errno));
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                rc = comet_util_seterr(err, errlen, -ENOMEM, "%s: out of memory", path);
+                goto fail;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, fp);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(fp)) {
+        rc = comet_util_seterr(err, errlen, -EIO, "%s: read error", path);
+        goto fail;
+    }
+    fclose(fp);
+    buf[n] = '\0';
+    *data = buf;
+    if (len)
+        *len = n;
+    return 0;
+fail:
+    fclose(fp);
+    free(buf);
+    return rc;
+}
+
+int comet_util_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return -EINVAL;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -EOVERFLOW;
+    if (end == s)
+        return -EINVAL;
+    uint64_t mult = 1;
+    if (*end) {
+        if (!strcmp(end, "k") || !strcmp(end, "K") || !strcmp(end, "KiB"))
+            mult = 1ull << 10;
+        else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
+            mult = 1ull << 20;
+        else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
+            mult = 1ull << 30;
+        else
+            return -EINVAL;
+    }
+    if (v > UINT64_MAX / mult)
+        return -EOVERFLOW;
+    *out = (uint64_t)v * mult;
+    return 0;
+}
+
+int comet_util_parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end)
+        return -EINVAL;
+    if (errno == ERANGE || !isfinite(v))
+        return -ERANGE;
+    *out = v;
+    return 0;
+}
+
+int comet_util_mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a && b > SIZE_MAX / a)
+        return -EOVERFLOW;
+    *out = a * b;
+    return 0;
+}
+
+double comet_util_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *comet_util_iso_time(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+void comet_util_info(const char *fmt, ...)
+{
+    if (comet_util_verbosity < 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void comet_util_debug(const char *fmt, ...)
+{
+    if (comet_util_verbosity < 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void comet_util_progress_start(comet_util_progress *p, const char *label, size_t total)
+{
+    p->label = label;
+    p->total = total;
+    p->done = 0;
+    p->t0 = p->last = comet_util_now();
+    if (comet_util_verbosity >= 0)
+        fprintf(stderr, "%s: starting (%zu steps)\n", label, total);
+}
+
+void comet_util_progress_step(comet_util_progress *p, size_t steps, const char *note)
+{
+    p->done += steps;
+    double now = comet_util_now();
+    if (comet_util_verbosity < 0 || (now - p->last < 0.5 && p->done < p->total))
+        return;
+    p->last = now;
+    double el = now - p->t0;
+    if (p->total) {
+        double frac = (double)p->done / (double)p->total;
+        double eta = frac > 0 ? el * (1.0 / frac - 1.0) : 0.0;
+        fprintf(stderr, "\r%s: %zu/%zu (%3.0f%%) %6.1fs elapsed, ETA %5.1fs %s\033[K", p->label,
+                p->done, p->total, 100.0 * frac, el, eta, note ? note : "");
+    } else {
+        fprintf(stderr, "\r%s: %zu done %6.1fs %s\033[K", p->label, p->done, el,
+                note ? note : "");
+    }
+    fflush(stderr);
+}
+
+void comet_util_progress_end(comet_util_progress *p)
+{
+    if (comet_util_verbosity >= 0)
+        fprintf(stderr, "\r%s: %zu steps in %.1fs\033[K\n", p->label, p->done,
+                comet_util_now() - p->t0);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    comet_util_interrupted = 1;
+}
+
+void comet_util_install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}

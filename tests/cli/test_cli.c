@@ -1,0 +1,151 @@
+/* CLI conventions: usage errors exit 2 with one line "comet: <where>: <what>". */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs the comet binary with args; returns exit status, stdout/stderr in buffers. */
+static int run(char *const args[], char *out, size_t outlen, char *errb, size_t errlen)
+{
+    const char *bin = getenv("COMET_BINARY");
+    int po[2], pe[2];
+    assert_non_null(bin);
+    assert_int_equal(pipe(po), 0);
+    assert_int_equal(pipe(pe), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        close(po[0]);
+        close(pe[0]);
+        char *argv[32];
+        int n = 0;
+        argv[n++] = (char *)bin;
+        for (int i = 0; args[i] && n < 31; i++)
+            argv[n++] = args[i];
+        argv[n] = NULL;
+        execv(bin, argv);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    size_t no = 0, ne = 0;
+    ssize_t r;
+    /* Both pipes are small for these commands; drain stderr after stdout. */
+    while ((r = read(po[0], out + no, outlen - 1 - no)) > 0)
+        no += (size_t)r;
+    while ((r = read(pe[0], errb + ne, errlen - 1 - ne)) > 0)
+        ne += (size_t)r;
+    out[no] = errb[ne] = '\0';
+    close(po[0]);
+    close(pe[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void expect_usage_error(char *const args[], const char *must_contain)
+{
+    char out[65536], err[65536];
+    int st = run(args, out, sizeof out, err, sizeof err);
+    assert_int_equal(st, 2);
+    assert_int_equal(count_lines(err), 1);
+    assert_true(strncmp(err, "comet: ", 7) == 0);
+    if (must_contain && !strstr(err, must_contain))
+        fail_msg("stderr '%s' lacks '%s'", err, must_contain);
+}
+
+static void test_unknown_subcommand(void **s)
+{
+    (void)s;
+    char *a[] = {"frobnicate", NULL};
+    expect_usage_error(a, "frobnicate");
+}
+
+static void test_unknown_flag(void **s)
+{
+    (void)s;
+    char *a[] = {"probe", "--no-such-flag", NULL};
+    expect_usage_error(a, "--no-such-flag");
+}
+
+static void test_missing_value(void **s)
+{
+    (void)s;
+    char *a[] = {"probe", "--l2", NULL};
+    expect_usage_error(a, "--l2");
+}
+
+static void test_bad_value(void **s)
+{
+    (void)s;
+    char *a[] = {"probe", "--l2", "-5", NULL};
+    expect_usage_error(a, "--l2");
+    char *b[] = {"probe", "--l3", "99999999999999999999999", NULL};
+    expect_usage_error(b, "--l3");
+}
+
+static void test_help_everywhere(void **s)
+{
+    (void)s;
+    const char *subs[] = {"probe", "bench", "calibrate", "predict", "explore",
+                          "validate", "report", "run"};
+    char out[65536], err[65536];
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        char *a[] = {(char *)subs[i], "--help", NULL};
+        int st = run(a, out, sizeof out, err, sizeof err);
+        if (st != 0)
+            fail_msg("comet %s --help exited %d", subs[i], st);
+        assert_non_null(strstr(out, "usage: comet"));
+    }
+    char *a[] = {"--help", NULL};
+    assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        assert_non_null(strstr(out, subs[i]));
+}
+
+static void test_no_args(void **s)
+{
+    (void)s;
+    char out[65536], err[65536];
+    char *a[] = {NULL};
+    assert_int_equal(run(a, out, sizeof out, err, sizeof err), 2);
+}
+
+static void test_probe_json(void **s)
+{
+    (void)s;
+    char out[65536], err[65536];
+    char *a[] = {"probe", "--json", "--no-papi", NULL};
+    assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "\"cores\""));
+    assert_non_null(strstr(out, "\"caches\""));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unknown_subcommand), cmocka_unit_test(test_unknown_flag),
+        cmocka_unit_test(test_missing_value),      cmocka_unit_test(test_bad_value),
+        cmocka_unit_test(test_help_everywhere),    cmocka_unit_test(test_no_args),
+        cmocka_unit_test(test_probe_json),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

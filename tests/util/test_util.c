@@ -1,0 +1,169 @@
+/* util: document tree positions and validation, atomic writes, checked parsing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static comet_util_doc *parse(const char *text, char *err)
+{
+    comet_util_doc *d = NULL;
+    int rc = comet_util_doc_parse("t.yaml", text, strlen(text), &d, err, COMET_ERRLEN);
+    return rc ? NULL : d;
+}
+
+static void test_yaml_positions(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    comet_util_doc *d = parse("name: edge\nclock_ghz: 1.5\nlevels:\n  - {bw: 25}\n  - bw: -3\n", err);
+    assert_non_null(d);
+    assert_int_equal(d->kind, COMET_DOC_MAP);
+    double v;
+    assert_int_equal(comet_util_doc_number(d, "clock_ghz", NULL, 0, 10, &v, err, sizeof err), 0);
+    assert_true(v == 1.5);
+    const comet_util_doc *lv = comet_util_doc_get(d, "levels");
+    assert_non_null(lv);
+    assert_int_equal(lv->kind, COMET_DOC_SEQ);
+    assert_int_equal(lv->n, 2);
+    assert_int_equal(comet_util_doc_number(lv->child[1], "bw", NULL, 0, 1e9, &v, err, sizeof err),
+                     -ERANGE);
+    assert_non_null(strstr(err, "t.yaml:5"));
+    assert_non_null(strstr(err, "'bw'"));
+    /* missing field names the map's line */
+    assert_int_equal(comet_util_doc_number(lv->child[0], "cap", NULL, 0, 1, &v, err, sizeof err),
+                     -EINVAL);
+    assert_non_null(strstr(err, "t.yaml:4"));
+    const char *str;
+    assert_int_equal(comet_util_doc_string(d, "name", NULL, &str, err, sizeof err), 0);
+    assert_string_equal(str, "edge");
+    static const char *const allowed[] = {"name", "levels", NULL};
+    assert_int_not_equal(comet_util_doc_check_keys(d, allowed, err, sizeof err), 0);
+    assert_non_null(strstr(err, "clock_ghz"));
+    assert_non_null(strstr(err, "t.yaml:2"));
+    comet_util_doc_free(d);
+}
+
+static void test_json_is_yaml(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    comet_util_doc *d = parse("{\n  \"a\": 1,\n  \"b\": \"x\",\n  \"c\": [1, 2, 3],\n  \"t\": true\n}\n", err);
+    assert_non_null(d);
+    double v;
+    int b;
+    assert_int_equal(comet_util_doc_number(d, "a", NULL, 0, 10, &v, err, sizeof err), 0);
+    assert_int_equal(comet_util_doc_bool(d, "t", NULL, &b, err, sizeof err), 0);
+    assert_true(b);
+    /* a quoted number is a string, not a number */
+    assert_int_not_equal(comet_util_doc_number(d, "b", NULL, 0, 10, &v, err, sizeof err), 0);
+    assert_int_equal(comet_util_doc_get(d, "c")->n, 3);
+    assert_int_equal(comet_util_doc_get(d, "c")->line, 4);
+    comet_util_doc_free(d);
+}
+
+static void test_bad_documents(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    assert_null(parse("a: 1\na: 2\n", err));
+    assert_non_null(strstr(err, "duplicate"));
+    assert_non_null(strstr(err, "t.yaml:2"));
+    assert_null(parse("a: &x [1]\nb: *x\n", err));
+    assert_non_null(strstr(err, "anchors"));
+    assert_null(parse("a: [1, 2\nb: 3\n", err));
+    assert_non_null(strstr(err, "t.yaml:"));
+    assert_null(parse("", err));
+    assert_null(parse("{\"a\": nan_value, \"b\": }}", err));
+    comet_util_doc *d = parse("x: nan\ny: 1e999\nz: abc\n", err);
+    assert_non_null(d);
+    double v;
+    assert_int_not_equal(comet_util_doc_number(d, "x", NULL, -1e9, 1e9, &v, err, sizeof err), 0);
+    assert_int_not_equal(comet_util_doc_number(d, "y", NULL, -1e9, 1e9, &v, err, sizeof err), 0);
+    assert_int_not_equal(comet_util_doc_number(d, "z", NULL, -1e9, 1e9, &v, err, sizeof err), 0);
+    comet_util_doc_free(d);
+    /* deep nesting is refused, not a stack overflow */
+    char deep[4096];
+    size_t n = 0;
+    for (int i = 0; i < 1000; i++)
+        deep[n++] = '[';
+    deep[n] = '\0';
+    assert_null(parse(deep, err));
+}
+
+static void test_atomic(void **s)
+{
+    (void)s;
+    char dir[] = "/tmp/comet-utilXXXXXX";
+    char err[COMET_ERRLEN], path[256], *data = NULL;
+    size_t len = 0;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/a/b/out.json", dir);
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s/a/b", dir);
+    assert_int_equal(comet_util_mkdir_p(sub, err, sizeof err), 0);
+    assert_int_equal(comet_util_write_atomic(path, "first\n", 6, err, sizeof err), 0);
+    /* an aborted write leaves the previous content */
+    comet_util_atomic a;
+    assert_int_equal(comet_util_atomic_open(&a, path, err, sizeof err), 0);
+    fputs("half-writ", a.fp);
+    comet_util_atomic_abort(&a);
+    assert_int_equal(comet_util_read_file(path, &data, &len, err, sizeof err), 0);
+    assert_string_equal(data, "first\n");
+    free(data);
+    /* unwritable target directory: clear error, nothing created */
+    assert_int_not_equal(comet_util_write_atomic("/proc/comet-nope/x", "x", 1, err, sizeof err), 0);
+    assert_non_null(strstr(err, "/proc/comet-nope/x"));
+    /* a file in the way of mkdir -p */
+    snprintf(sub, sizeof sub, "%s/a/b/out.json/c", dir);
+    assert_int_not_equal(comet_util_mkdir_p(sub, err, sizeof err), 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_parse_numbers(void **s)
+{
+    (void)s;
+    uint64_t v;
+    double d;
+    size_t z;
+    assert_int_equal(comet_util_parse_u64("4096", &v), 0);
+    assert_true(v == 4096);
+    assert_int_equal(comet_util_parse_u64("64MiB", &v), 0);
+    assert_true(v == 64ull << 20);
+    assert_int_equal(comet_util_parse_u64("2K", &v), 0);
+    assert_true(v == 2048);
+    assert_int_equal(comet_util_parse_u64("-1", &v), -EINVAL);
+    assert_int_equal(comet_util_parse_u64("", &v), -EINVAL);
+    assert_int_equal(comet_util_parse_u64("12x", &v), -EINVAL);
+    assert_int_equal(comet_util_parse_u64("99999999999999999999", &v), -EOVERFLOW);
+    assert_int_equal(comet_util_parse_u64("17179869184G", &v), -EOVERFLOW);
+    assert_int_equal(comet_util_parse_double("1.5e3", &d), 0);
+    assert_true(d == 1500.0);
+    assert_int_not_equal(comet_util_parse_double("nan", &d), 0);
+    assert_int_not_equal(comet_util_parse_double("inf", &d), 0);
+    assert_int_not_equal(comet_util_parse_double("1e999", &d), 0);
+    assert_int_equal(comet_util_mul_size(SIZE_MAX / 2, 3, &z), -EOVERFLOW);
+    assert_int_equal(comet_util_mul_size(1000, 1000, &z), 0);
+    assert_true(z == 1000000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_yaml_positions), cmocka_unit_test(test_json_is_yaml),
+        cmocka_unit_test(test_bad_documents),  cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_parse_numbers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

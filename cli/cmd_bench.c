@@ -1,16 +1,349 @@
-/* comet bench: not built yet. */
+/* comet bench: measure kernels, memory and collectives; export results. */
 #include "cli.h"
 
+#include "comet_bench.h"
+#include "comet_probe.h"
+#include "comet_util.h"
+
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: comet bench kernels|memory|collectives|all [options]\n"
+        "       comet bench export RESULTS.jsonl... --csv FILE\n"
+        "\n"
+        "Measures on this machine and appends one JSON Lines record per measurement to\n"
+        "<out>/results/<kind>-<run_id>.jsonl (docs/FORMATS.md). Before each sample set an\n"
+        "idle gate waits (bounded) for other tenants to quiet down; samples repeat until\n"
+        "the 95%% CI of the median is within the target or the time cap.\n"
+        "\n"
+        "  kernels      compound ops x variant x shape x threads from a shape set, tile\n"
+        "               sweeps of the fused variants (full set), sgemm on a log grid\n"
+        "  memory       read/copy/triad working-set sweep 4 KiB .. >= 4x LLC, 1 thread and\n"
+        "               all cores; exp/max/sum/sub/div/mul/sqrt in cache and streaming\n"
+        "  collectives  MPI ping-pong and collectives (see comet bench collectives --help)\n"
+        "  all          memory, kernels, then collectives\n"
+        "  export       convert results files to CSV\n"
+        "\n"
+        "options:\n"
+        "  --quick | --full         shape/sweep set (default --quick)\n"
+        "  --shapes FILE            kernels: shape set (default configs/shapes/<set>.yaml)\n"
+        "  --threads N              only this thread count\n"
+        "  --max-bytes SIZE         memory: largest working set (default 4x LLC)\n"
+        "  --csv FILE               also write the run's records as CSV\n"
+        "  --target-ci F            stop at CI half-width / median <= F (default 0.03 quick,\n"
+        "                           0.02 full)\n"
+        "  --time-cap S             sampling time cap per set (default 0.3 quick, 5 full)\n"
+        "  --gate-timeout S         idle-gate bound (0 = no gate; default 2 quick, 10 full)\n"
+        "  --gate-threshold F       others' busy fraction that counts as idle (default 0.10)\n"
+        "  --no-pin                 do not pin threads\n"
+        "  --json                   print a summary as JSON on stdout\n"
+        "  --out DIR                output folder (default comet-out)\n"
+        "  -q, -v, -h               quiet, verbose, this help\n"
+        "\n"
+        "SIGINT/SIGTERM stop after the current sample set; what was measured is kept.\n");
+}
+
+/* "comet bench ..." as typed, for the run record. */
+static char *join_cmdline(int argc, char **argv)
+{
+    size_t len = 16;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    strcpy(s, "comet");
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+static int do_export(int argc, char **argv, const char *csv)
+{
+    char err[COMET_ERRLEN];
+    json_t **all = NULL;
+    size_t nall = 0, cap = 0;
+    int rc = COMET_EXIT_OK;
+    if (!csv) {
+        comet_cli_error("bench export", "--csv FILE is required");
+        return COMET_EXIT_USAGE;
+    }
+    if (argc == 0) {
+        comet_cli_error("bench export", "no results file given");
+        return COMET_EXIT_USAGE;
+    }
+    for (int i = 0; i < argc; i++) {
+        json_t **recs;
+        size_t n;
+        int lrc = comet_bench_records_load(argv[i], &recs, &n, err, sizeof err);
+        if (lrc) {
+            comet_cli_error("bench export", "%s", err);
+            rc = lrc == -ENOENT || lrc == -EINVAL ? COMET_EXIT_USAGE : COMET_EXIT_FAIL;
+            goto done;
+        }
+        if (err[0])
+            fprintf(stderr, "comet: bench export: warning: %s\n", err);
+        if (nall + n > cap) {
+            size_t nc = (nall + n) * 2 + 16;
+            json_t **t = realloc(all, nc * sizeof *t);
+            if (!t) {
+                comet_bench_records_free(recs, n);
+                comet_cli_error("bench export", "out of memory");
+                rc = COMET_EXIT_FAIL;
+                goto done;
+            }
+            all = t;
+            cap = nc;
+        }
+        memcpy(all + nall, recs, n * sizeof *recs);
+        nall += n;
+        free(recs);
+    }
+    if (comet_bench_export_csv(all, nall, csv, err, sizeof err)) {
+        comet_cli_error("bench export", "%s", err);
+        rc = COMET_EXIT_FAIL;
+        goto done;
+    }
+    comet_util_info("bench export: %zu records -> %s", nall, csv);
+done:
+    comet_bench_records_free(all, nall);
+    return rc;
+}
+
+static json_t *summary_json(const char *kind, const comet_bench_summary *s)
+{
+    json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:b,s:f}", "kind", kind, "results", s->results_path,
+        "records", (json_int_t)s->records, "invalid", (json_int_t)s->invalid, "interrupted",
+        s->interrupted, "elapsed_s", s->elapsed_s);
+    if (o && s->highlights)
+        json_object_set(o, "highlights", s->highlights);
+    return o;
+}
 
 int comet_cmd_bench(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: comet bench [options]\n\nnot built yet.\n");
+    enum {
+        O_QUICK = 0x2001,
+        O_FULL,
+        O_SHAPES,
+        O_THREADS,
+        O_MAXB,
+        O_CSV,
+        O_TCI,
+        O_TCAP,
+        O_GTO,
+        O_GTH,
+        O_NOPIN
+    };
+    static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
+        { "full", no_argument, NULL, O_FULL }, { "shapes", required_argument, NULL, O_SHAPES },
+        { "threads", required_argument, NULL, O_THREADS },
+        { "max-bytes", required_argument, NULL, O_MAXB }, { "csv", required_argument, NULL, O_CSV },
+        { "target-ci", required_argument, NULL, O_TCI },
+        { "time-cap", required_argument, NULL, O_TCAP },
+        { "gate-timeout", required_argument, NULL, O_GTO },
+        { "gate-threshold", required_argument, NULL, O_GTH },
+        { "no-pin", no_argument, NULL, O_NOPIN }, COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+    comet_cli_global g = { 0 };
+    char err[COMET_ERRLEN];
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? COMET_EXIT_USAGE : COMET_EXIT_OK;
+    }
+    const char *kind = argv[1];
+    if (!strcmp(kind, "collectives")) {
+#ifdef COMET_BENCH_COLL_NOT_BUILT
+        comet_cli_error("bench collectives", "the collectives bench is not built yet");
+        return COMET_EXIT_FAIL;
+#else
+        return comet_bench_coll_main(argc - 1, argv + 1);
+#endif
+    }
+    int is_export = !strcmp(kind, "export");
+    if (!is_export && strcmp(kind, "kernels") && strcmp(kind, "memory") && strcmp(kind, "all")) {
+        comet_cli_error(
+            "bench", "unknown bench '%s' (kernels, memory, collectives, all, export)", kind);
+        return COMET_EXIT_USAGE;
+    }
+
+    /* Parse in two passes: the set (--quick/--full) picks the defaults the
+     * other flags then override, whatever their order. */
+    int full = 0;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--full"))
+            full = 1;
+    comet_bench_opts o;
+    comet_bench_opts_defaults(&o, full);
+    const char *csv = NULL;
+    int c;
+    comet_cli_getopt_reset();
+    while ((c = getopt_long(argc - 1, argv + 1, ":qvh", longopts, NULL)) != -1) {
+        if (comet_cli_global_opt(&g, c, optarg))
+            continue;
+        uint64_t u;
+        double d;
+        switch (c) {
+        case 'h':
+            usage(stdout);
             return COMET_EXIT_OK;
+        case O_QUICK:
+            if (full) {
+                comet_cli_error("bench", "--quick and --full exclude each other");
+                return COMET_EXIT_USAGE;
+            }
+            break;
+        case O_FULL:
+            break;
+        case O_SHAPES:
+            o.shapes_path = optarg;
+            break;
+        case O_THREADS:
+            if (comet_cli_parse_pos("bench", "--threads", optarg, 4096, &u))
+                return COMET_EXIT_USAGE;
+            o.threads = (int)u;
+            break;
+        case O_MAXB:
+            if (comet_util_parse_u64(optarg, &u) || u < 4096 || u > (1ull << 40)) {
+                comet_cli_error("bench", "--max-bytes: '%s' is not a size from 4K to 1T", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.max_bytes = u;
+            break;
+        case O_CSV:
+            csv = optarg;
+            break;
+        case O_TCI:
+        case O_TCAP:
+        case O_GTO:
+        case O_GTH: {
+            const char *flag = c == O_TCI ? "--target-ci"
+                : c == O_TCAP             ? "--time-cap"
+                : c == O_GTO              ? "--gate-timeout"
+                                          : "--gate-threshold";
+            double lo = c == O_TCAP ? 0.001 : 0, hi = c == O_TCI || c == O_GTH ? 1 : 86400;
+            if (comet_util_parse_double(optarg, &d) || d < lo || d > hi || (c == O_TCI && d <= 0)) {
+                comet_cli_error(
+                    "bench", "%s: '%s' is not a number in [%g, %g]", flag, optarg, lo, hi);
+                return COMET_EXIT_USAGE;
+            }
+            if (c == O_TCI)
+                o.cfg.target_ci = d;
+            else if (c == O_TCAP)
+                o.cfg.time_cap_s = d;
+            else if (c == O_GTO)
+                o.cfg.gate.timeout_s = d;
+            else
+                o.cfg.gate.threshold = d;
+            break;
         }
-    comet_cli_error("bench", "this subcommand is not built yet");
-    return COMET_EXIT_USAGE;
+        case O_NOPIN:
+            o.pin = 0;
+            break;
+        default:
+            return comet_cli_bad_option("bench", argc - 1, argv + 1);
+        }
+    }
+    int first_arg = optind + 1;
+    if (is_export)
+        return do_export(argc - first_arg, argv + first_arg, csv);
+    if (first_arg < argc) {
+        comet_cli_error("bench", "unexpected argument '%s'", argv[first_arg]);
+        return COMET_EXIT_USAGE;
+    }
+    if (o.shapes_path && strcmp(kind, "kernels") && strcmp(kind, "all")) {
+        comet_cli_error("bench", "--shapes applies to 'kernels' only");
+        return COMET_EXIT_USAGE;
+    }
+    o.out_dir = g.out ? g.out : COMET_CLI_DEFAULT_OUT;
+    o.csv_path = csv;
+
+    /* The machine every record is measured on. */
+    comet_probe_opts po;
+    comet_probe_machine m;
+    memset(&po, 0, sizeof po);
+    if (comet_probe_run(&po, &m, err, sizeof err)) {
+        comet_cli_error("bench", "probe: %s", err);
+        return COMET_EXIT_FAIL;
+    }
+    json_t *machine = comet_probe_to_json(&m);
+    char *cmdline = join_cmdline(argc, argv);
+    if (!machine || !cmdline) {
+        json_decref(machine);
+        free(cmdline);
+        comet_cli_error("bench", "out of memory");
+        return COMET_EXIT_FAIL;
+    }
+    /* argv[0] is "bench": "comet bench memory --quick". */
+    o.cmdline = cmdline;
+    comet_util_install_signals();
+
+    const char *which[2] = { kind, NULL };
+    if (!strcmp(kind, "all")) {
+        which[0] = "memory";
+        which[1] = "kernels";
+    }
+    json_t *out = json_array();
+    int rc = COMET_EXIT_OK;
+    for (int k = 0; k < 2 && which[k] && rc == COMET_EXIT_OK; k++) {
+        comet_bench_summary s;
+        int brc = !strcmp(which[k], "memory")
+            ? comet_bench_memory_run(&o, machine, &s, err, sizeof err)
+            : comet_bench_kernels_run(&o, machine, &s, err, sizeof err);
+        if (brc) {
+            comet_cli_error("bench", "%s", err);
+            rc = brc == -EINVAL || brc == -ENOENT ? COMET_EXIT_USAGE : COMET_EXIT_FAIL;
+            break;
+        }
+        json_array_append_new(out, summary_json(which[k], &s));
+        if (!g.json)
+            comet_util_info("bench %s: %zu records in %s (%.1f s)", which[k], s.records,
+                s.results_path, s.elapsed_s);
+        json_decref(s.highlights);
+        if (s.interrupted) {
+            comet_cli_error(
+                "bench", "interrupted; kept %zu records in %s", s.records, s.results_path);
+            rc = COMET_EXIT_FAIL;
+        } else if (s.invalid) {
+            comet_cli_error("bench",
+                "%zu of %zu results failed their correctness check (see "
+                "\"valid\" in %s)",
+                s.invalid, s.records, s.results_path);
+            rc = COMET_EXIT_FAIL;
+        }
+    }
+    if (rc == COMET_EXIT_OK && !strcmp(kind, "all")) {
+#ifdef COMET_BENCH_COLL_NOT_BUILT
+        comet_util_info("bench all: collectives bench not built yet; skipped");
+#else
+        char *cargv[8];
+        int cargc = 0;
+        cargv[cargc++] = "collectives";
+        cargv[cargc++] = full ? "--full" : "--quick";
+        if (g.out) {
+            cargv[cargc++] = "--out";
+            cargv[cargc++] = (char *)g.out;
+        }
+        cargv[cargc] = NULL;
+        comet_cli_getopt_reset();
+        rc = comet_bench_coll_main(cargc, cargv);
+#endif
+    }
+    if (g.json) {
+        char *text = json_dumps(!strcmp(kind, "all") ? out : json_array_get(out, 0),
+            JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+    }
+    json_decref(out);
+    json_decref(machine);
+    free(cmdline);
+    return rc;
 }

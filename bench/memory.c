@@ -1,0 +1,448 @@
+/* comet bench memory: a working-set sweep (read, copy, triad; AVX2 and
+ * scalar; 1 thread and all cores) giving per-level bandwidth plateaus, and
+ * vector-op throughput (exp, max, sum, sub, div, mul, sqrt) in cache and
+ * streaming. Byte counts follow STREAM (no write-allocate traffic). */
+#include "bench_internal.h"
+
+#include <errno.h>
+#include <immintrin.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where reductions put their result so the compiler cannot drop them. */
+static volatile double sink_d;
+static volatile float sink_f;
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define NOVEC __attribute__((optimize("no-tree-vectorize")))
+#else
+#define NOVEC
+#endif
+#define AVX2 __attribute__((target("avx2,fma")))
+
+/* ------------------------------------------------------------------ */
+/* Stream kernels over [lo, hi) of double arrays                      */
+/* ------------------------------------------------------------------ */
+
+enum mem_op { OP_READ, OP_COPY, OP_TRIAD, NOPS };
+static const char *const op_name[NOPS] = { "read", "copy", "triad" };
+static const int op_arrays[NOPS] = { 1, 2, 3 };
+static const double TRIAD_S = 3.0;
+
+NOVEC static double read_scalar(const double *a, size_t lo, size_t hi)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        s0 += a[i];
+        s1 += a[i + 1];
+        s2 += a[i + 2];
+        s3 += a[i + 3];
+    }
+    for (; i < hi; i++)
+        s0 += a[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+NOVEC static void copy_scalar(double *c, const double *a, size_t lo, size_t hi)
+{
+    for (size_t i = lo; i < hi; i++)
+        c[i] = a[i];
+}
+
+NOVEC static void triad_scalar(double *a, const double *b, const double *c, size_t lo, size_t hi)
+{
+    for (size_t i = lo; i < hi; i++)
+        a[i] = b[i] + TRIAD_S * c[i];
+}
+
+AVX2 static double read_avx2(const double *a, size_t lo, size_t hi)
+{
+    /* Four independent accumulators hide the add latency. */
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = lo;
+    for (; i + 16 <= hi; i += 16) {
+        s0 = _mm256_add_pd(s0, _mm256_loadu_pd(a + i));
+        s1 = _mm256_add_pd(s1, _mm256_loadu_pd(a + i + 4));
+        s2 = _mm256_add_pd(s2, _mm256_loadu_pd(a + i + 8));
+        s3 = _mm256_add_pd(s3, _mm256_loadu_pd(a + i + 12));
+    }
+    __m256d s = _mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3));
+    double t[4];
+    _mm256_storeu_pd(t, s);
+    double r = (t[0] + t[1]) + (t[2] + t[3]);
+    for (; i < hi; i++)
+        r += a[i];
+    return r;
+}
+
+AVX2 static void copy_avx2(double *c, const double *a, size_t lo, size_t hi)
+{
+    size_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        _mm256_storeu_pd(c + i, _mm256_loadu_pd(a + i));
+        _mm256_storeu_pd(c + i + 4, _mm256_loadu_pd(a + i + 4));
+    }
+    for (; i < hi; i++)
+        c[i] = a[i];
+}
+
+AVX2 static void triad_avx2(double *a, const double *b, const double *c, size_t lo, size_t hi)
+{
+    const __m256d s = _mm256_set1_pd(TRIAD_S);
+    size_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        _mm256_storeu_pd(a + i, _mm256_fmadd_pd(s, _mm256_loadu_pd(c + i), _mm256_loadu_pd(b + i)));
+        _mm256_storeu_pd(
+            a + i + 4, _mm256_fmadd_pd(s, _mm256_loadu_pd(c + i + 4), _mm256_loadu_pd(b + i + 4)));
+    }
+    for (; i < hi; i++)
+        a[i] = b[i] + TRIAD_S * c[i];
+}
+
+typedef struct stream_ctx {
+    enum mem_op op;
+    int vec; /* 1 = AVX2 */
+    int threads;
+    size_t n; /* elements per array */
+    double *a, *b, *c;
+} stream_ctx;
+
+static void stream_range(const stream_ctx *x, size_t lo, size_t hi, size_t reps)
+{
+    double acc = 0;
+    for (size_t r = 0; r < reps; r++) {
+        switch (x->op) {
+        case OP_READ:
+            acc += x->vec ? read_avx2(x->a, lo, hi) : read_scalar(x->a, lo, hi);
+            break;
+        case OP_COPY:
+            if (x->vec)
+                copy_avx2(x->c, x->a, lo, hi);
+            else
+                copy_scalar(x->c, x->a, lo, hi);
+            break;
+        default:
+            if (x->vec)
+                triad_avx2(x->a, x->b, x->c, lo, hi);
+            else
+                triad_scalar(x->a, x->b, x->c, lo, hi);
+            break;
+        }
+        /* Keep copy/triad repetitions from being merged into one. */
+        __asm__ __volatile__("" ::: "memory");
+    }
+    if (x->op == OP_READ)
+        sink_d = acc;
+}
+
+/* Thread t's part of n elements, split on 64-byte boundaries. */
+static void part(size_t n, int t, int T, size_t *lo, size_t *hi)
+{
+    size_t blocks = (n + 7) / 8;
+    size_t b0 = blocks * (size_t)t / (size_t)T, b1 = blocks * (size_t)(t + 1) / (size_t)T;
+    *lo = b0 * 8 > n ? n : b0 * 8;
+    *hi = b1 * 8 > n ? n : b1 * 8;
+}
+
+static int stream_fn(void *ctx, size_t reps)
+{
+    const stream_ctx *x = ctx;
+    if (x->threads <= 1) {
+        stream_range(x, 0, x->n, reps);
+        return 0;
+    }
+    /* One parallel region per sample and no barrier between repetitions
+     * (as ERT does), so fork/join cost does not pollute small sets. */
+#pragma omp parallel num_threads(x->threads)
+    {
+        size_t lo, hi;
+        part(x->n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        stream_range(x, lo, hi, reps);
+    }
+    return 0;
+}
+
+static void stream_init(double *a, double *b, double *c, size_t n, int threads)
+{
+    /* First touch by the thread that will use each part. */
+#pragma omp parallel num_threads(threads > 0 ? threads : 1)
+    {
+        size_t lo, hi;
+        part(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            a[i] = 1.0;
+            b[i] = 2.0;
+            c[i] = 0.5;
+        }
+    }
+}
+
+/* STREAM-style check of the last call's effect on a few places. */
+static int stream_valid(const stream_ctx *x)
+{
+    size_t idx[4] = { 0, x->n / 3, x->n / 2, x->n - 1 };
+    for (int k = 0; k < 4; k++) {
+        size_t i = idx[k];
+        if (x->op == OP_COPY && x->c[i] != x->a[i])
+            return 0;
+        if (x->op == OP_TRIAD && x->a[i] != x->b[i] + TRIAD_S * x->c[i])
+            return 0;
+    }
+    if (x->op == OP_READ) {
+        /* a[] was set by the last triad or init; recompute the sum directly. */
+        double ref = read_scalar(x->a, 0, x->n);
+        double got = 0;
+        for (int t = 0; t < (x->threads > 1 ? x->threads : 1); t++) {
+            size_t lo, hi;
+            part(x->n, t, x->threads > 1 ? x->threads : 1, &lo, &hi);
+            got += x->vec ? read_avx2(x->a, lo, hi) : read_scalar(x->a, lo, hi);
+        }
+        return fabs(got - ref) <= 1e-12 * fabs(ref) + 1e-9;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Vector ops over float32                                            */
+/* ------------------------------------------------------------------ */
+
+enum vec_op { V_EXP, V_MAX, V_SUM, V_SUB, V_DIV, V_MUL, V_SQRT, NVOPS };
+static const char *const vop_name[NVOPS] = { "exp", "max", "sum", "sub", "div", "mul", "sqrt" };
+
+typedef struct vec_ctx {
+    enum vec_op op;
+    size_t n;
+    float *x, *y;
+    float s;
+} vec_ctx;
+
+static int vec_fn(void *ctx, size_t reps)
+{
+    const vec_ctx *v = ctx;
+    for (size_t r = 0; r < reps; r++) {
+        float red = 0;
+        int rc = bench_vecop((int)v->op, v->x, v->y, v->n, v->s, &red);
+        if (rc)
+            return rc;
+        sink_f = red;
+        __asm__ __volatile__("" ::: "memory");
+    }
+    return 0;
+}
+
+/* Checks y (or the reduction) against double-precision references on a few elements. */
+static int vec_valid(const vec_ctx *v)
+{
+    float r;
+    if (bench_vecop((int)v->op, v->x, v->y, v->n, v->s, &r))
+        return 0;
+    if (v->op == V_MAX || v->op == V_SUM) {
+        double ref = v->op == V_MAX ? -INFINITY : 0;
+        for (size_t i = 0; i < v->n; i++)
+            ref = v->op == V_MAX ? (v->x[i] > ref ? v->x[i] : ref) : ref + v->x[i];
+        return fabs(r - ref) <= 1e-4 * fabs(ref) + 1e-6 * (double)v->n;
+    }
+    size_t idx[4] = { 0, v->n / 3, v->n / 2, v->n - 1 };
+    for (int k = 0; k < 4; k++) {
+        size_t i = idx[k];
+        double x = v->x[i], ref;
+        switch (v->op) {
+        case V_EXP:
+            ref = exp(x);
+            break;
+        case V_SUB:
+            ref = x - v->s;
+            break;
+        case V_DIV:
+            ref = x / v->s;
+            break;
+        case V_MUL:
+            ref = x * v->s;
+            break;
+        default:
+            ref = sqrt(x);
+            break;
+        }
+        if (fabs(v->y[i] - ref) > 4e-6 * fabs(ref) + 1e-30)
+            return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Driver                                                             */
+/* ------------------------------------------------------------------ */
+
+static int emit(bench_session *s, json_t *rec, const comet_bench_result *r, double flops,
+    double bytes, int valid, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (!rec)
+        return comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
+    if ((rc = comet_bench_record_set_result(rec, r, flops, bytes)))
+        goto fail;
+    json_object_set_new(rec, "valid", json_boolean(valid));
+    comet_bench_record_set_counters(rec, &s->counters, 0);
+    rc = bench_session_write(s, rec, valid, err, errlen);
+fail:
+    json_decref(rec);
+    return rc;
+}
+
+int comet_bench_memory_run(
+    const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen)
+{
+    bench_session s;
+    double *a = NULL, *b = NULL, *c = NULL;
+    float *vx = NULL, *vy = NULL;
+    comet_bench_result res = { 0 };
+    int rc;
+    if ((rc = bench_session_open(&s, o, "memory", machine, sum, err, errlen)))
+        return rc;
+
+    uint64_t llc = s.llc ? s.llc : 32ull << 20;
+    uint64_t max_ws = o->max_bytes ? o->max_bytes : 4 * llc;
+    if (max_ws < 4096)
+        max_ws = 4096;
+    /* Points: 4 KiB growing by x4 (quick) or x sqrt(2) (full), then max_ws. */
+    double step = o->full ? sqrt(2.0) : 4.0;
+    uint64_t pts[96];
+    size_t npts = 0;
+    for (double w = 4096; w < (double)max_ws && npts < 95; w *= step)
+        pts[npts++] = ((uint64_t)w + 63) & ~63ull;
+    pts[npts++] = max_ws & ~63ull;
+
+    int ncores = comet_bench_ncores();
+    int tlist[2] = { 1, ncores };
+    int nt = ncores > 1 ? 2 : 1;
+    if (o->threads > 0) {
+        tlist[0] = o->threads;
+        nt = 1;
+    }
+    int vlist[2] = { 1, 0 };
+    int nv = o->full ? 2 : 1;
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!avx2) {
+        vlist[0] = 0;
+        nv = 1;
+    }
+
+    size_t maxn = (size_t)(max_ws / 8);
+    size_t bytes_arr = maxn * sizeof(double);
+    a = aligned_alloc(64, (bytes_arr + 63) & ~(size_t)63);
+    b = aligned_alloc(64, (bytes_arr + 63) & ~(size_t)63);
+    c = aligned_alloc(64, (bytes_arr + 63) & ~(size_t)63);
+    if (!a || !b || !c) {
+        rc = comet_util_seterr(
+            err, errlen, -ENOMEM, "bench memory: cannot allocate 3 x %zu bytes", bytes_arr);
+        goto fail;
+    }
+
+    /* Vector-op sizes: in+out within L2 (cache), and >= 4x LLC (stream). */
+    uint64_t l2 = s.l2 ? s.l2 : 512 * 1024;
+    size_t n_cache = (size_t)(l2 / 4 / sizeof(float));
+    size_t n_stream = (size_t)(max_ws / 2 / sizeof(float));
+    if (n_stream < n_cache)
+        n_stream = n_cache;
+    vx = aligned_alloc(64, ((n_stream * sizeof(float)) + 63) & ~(size_t)63);
+    vy = aligned_alloc(64, ((n_stream * sizeof(float)) + 63) & ~(size_t)63);
+    if (!vx || !vy) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "bench memory: cannot allocate vectors");
+        goto fail;
+    }
+
+    size_t total = (size_t)NOPS * npts * (size_t)nt * (size_t)nv + 2 * NVOPS;
+    bench_session_progress(&s, "bench memory", total);
+    double best_triad[2] = { 0, 0 };
+
+    for (int ti = 0; ti < nt && !s.stop; ti++) {
+        int T = tlist[ti];
+        bench_session_pin(&s, T);
+        stream_init(a, b, c, maxn, T);
+        for (int vi = 0; vi < nv && !s.stop; vi++) {
+            for (int op = 0; op < NOPS && !s.stop; op++) {
+                for (size_t p = 0; p < npts && !s.stop; p++) {
+                    stream_ctx x = { (enum mem_op)op, vlist[vi], T, 0, a, b, c };
+                    x.n = (size_t)(pts[p] / 8 / (uint64_t)op_arrays[op]);
+                    if (x.n < 16)
+                        x.n = 16;
+                    double bytes = 8.0 * (double)op_arrays[op] * (double)x.n;
+                    if ((rc = comet_bench_measure(&o->cfg, stream_fn, &x, &res, err, errlen)))
+                        goto fail;
+                    int valid = stream_valid(&x);
+                    json_t *rec = comet_bench_record_new(&s.run, "memory", op_name[op],
+                        vlist[vi] ? "avx2" : "scalar",
+                        json_pack("{s:I}", "bytes", (json_int_t)(bytes)), T);
+                    if (rec)
+                        json_object_set_new(rec, "params",
+                            json_pack("{s:I,s:s}", "elements", (json_int_t)x.n, "dtype", "f64"));
+                    double gbs = res.stats.median > 0 ? bytes / res.stats.median / 1e9 : 0;
+                    if (op == OP_TRIAD && vlist[vi] && p + 1 == npts)
+                        best_triad[ti ? 1 : 0] = gbs;
+                    rc = emit(&s, rec, &res, op == OP_TRIAD ? 2.0 * (double)x.n : 0, bytes, valid,
+                        err, errlen);
+                    comet_bench_result_free(&res);
+                    if (rc)
+                        goto fail;
+                    char note[96];
+                    snprintf(note, sizeof note, "%s T=%d %.0f KiB: %.1f GB/s", op_name[op], T,
+                        bytes / 1024, gbs);
+                    bench_session_step(&s, note);
+                }
+            }
+        }
+    }
+
+    /* Vector ops, one thread: cost per element in cache and streaming. */
+    bench_session_pin(&s, 1);
+    for (size_t i = 0; i < n_stream; i++)
+        vx[i] = 0.25f + (float)(i % 1000) * 0.001f;
+    for (int reg = 0; reg < 2 && !s.stop; reg++) {
+        size_t n = reg ? n_stream : n_cache;
+        for (int op = 0; op < NVOPS && !s.stop; op++) {
+            vec_ctx v = { (enum vec_op)op, n, vx, vy, 1.5f };
+            if ((rc = comet_bench_measure(&o->cfg, vec_fn, &v, &res, err, errlen)))
+                goto fail;
+            int valid = vec_valid(&v);
+            int reduce = op == V_MAX || op == V_SUM;
+            double bytes = (reduce ? 4.0 : 8.0) * (double)n;
+            json_t *rec = comet_bench_record_new(&s.run, "vecop", vop_name[op], bench_vecop_impl(),
+                json_pack("{s:I}", "n", (json_int_t)n), 1);
+            if (rec) {
+                json_object_set_new(rec, "params",
+                    json_pack("{s:s,s:s}", "regime", reg ? "stream" : "cache", "dtype", "f32"));
+                json_object_set_new(
+                    rec, "ns_per_elem", json_real(res.stats.median * 1e9 / (double)n));
+            }
+            char note[96];
+            snprintf(note, sizeof note, "%s %s: %.3f ns/elem", vop_name[op],
+                reg ? "stream" : "cache", res.stats.median * 1e9 / (double)n);
+            rc = emit(&s, rec, &res, (double)n, bytes, valid, err, errlen);
+            comet_bench_result_free(&res);
+            if (rc)
+                goto fail;
+            bench_session_step(&s, note);
+        }
+    }
+    json_t *hl = json_pack("{s:f,s:f}", "triad_gbs_1thread_largest", best_triad[0],
+        "triad_gbs_allcores_largest", best_triad[1]);
+    rc = bench_session_close(&s, hl, err, errlen);
+    free(a);
+    free(b);
+    free(c);
+    free(vx);
+    free(vy);
+    return rc;
+fail:
+    comet_bench_result_free(&res);
+    bench_session_abort(&s);
+    free(a);
+    free(b);
+    free(c);
+    free(vx);
+    free(vy);
+    return rc;
+}

@@ -1,0 +1,583 @@
+/* Records: building, checking, appending and reading JSON Lines results,
+ * and exporting them as CSV. Format: docs/FORMATS.md. */
+#include "comet_bench.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Building                                                           */
+/* ------------------------------------------------------------------ */
+
+int comet_bench_run_init(
+    comet_bench_run *run, const char *kind, json_t *machine, char *err, size_t errlen)
+{
+    memset(run, 0, sizeof *run);
+    if (!json_is_object(machine))
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "bench: machine description is not an object");
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(run->run_id, sizeof run->run_id, "%s-%ld", ts, (long)getpid());
+    snprintf(run->kind, sizeof run->kind, "%s", kind ? kind : "bench");
+    const char *id = json_string_value(json_object_get(machine, "id"));
+    snprintf(run->machine_id, sizeof run->machine_id, "%s", id ? id : "unknown");
+    run->machine = json_incref(machine);
+    return 0;
+}
+
+void comet_bench_run_fini(comet_bench_run *run)
+{
+    if (run && run->machine) {
+        json_decref(run->machine);
+        run->machine = NULL;
+    }
+}
+
+json_t *comet_bench_run_record(const comet_bench_run *run, const char *cmdline, json_t *extra)
+{
+    char t[32];
+    const char *tun = getenv("GLIBC_TUNABLES");
+    const char *obt = getenv("OPENBLAS_NUM_THREADS");
+    const char *omp = getenv("OMP_NUM_THREADS");
+    json_t *env = json_pack("{s:s?,s:s?,s:s?,s:s}", "glibc_tunables", tun, "openblas_num_threads",
+        obt, "omp_num_threads", omp, "timer", "CLOCK_MONOTONIC");
+    json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s},s:O,s:o}", "schema",
+        COMET_BENCH_SCHEMA, "kind", "run", "run_id", run->run_id, "bench", run->kind, "time",
+        comet_util_iso_time(t, sizeof t), "cmdline", cmdline ? cmdline : "", "comet", "version",
+        COMET_VERSION, "commit", COMET_GIT_COMMIT, "machine", run->machine, "env",
+        env ? env : json_object());
+    if (rec && extra)
+        json_object_set_new(rec, "settings", extra);
+    else if (extra)
+        json_decref(extra);
+    return rec;
+}
+
+json_t *comet_bench_record_new(const comet_bench_run *run, const char *kind, const char *op,
+    const char *variant, json_t *shape, int threads)
+{
+    char t[32];
+    json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "schema", COMET_BENCH_SCHEMA, "kind", kind,
+        "run_id", run->run_id, "machine_id", run->machine_id, "time",
+        comet_util_iso_time(t, sizeof t), "op", op);
+    if (!rec) {
+        json_decref(shape);
+        return NULL;
+    }
+    if (variant)
+        json_object_set_new(rec, "variant", json_string(variant));
+    json_object_set_new(rec, "shape", shape ? shape : json_object());
+    if (threads > 0)
+        json_object_set_new(rec, "threads", json_integer(threads));
+    return rec;
+}
+
+json_t *comet_bench_stats_json(const comet_bench_stats *s, const double *samples, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+        json_array_append_new(arr, json_real(samples[i]));
+    return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:o}", "n", (json_int_t)s->n, "median_s",
+        s->median, "ci_lo_s", s->ci_lo, "ci_hi_s", s->ci_hi, "ci_level", s->ci_level, "min_s",
+        s->min, "max_s", s->max, "mean_s", s->mean, "p90_s", s->p90, "samples_s",
+        arr ? arr : json_array());
+}
+
+json_t *comet_bench_load_json(const comet_bench_load *l)
+{
+    json_t *busy = l->busy_others >= 0 ? json_real(l->busy_others) : json_null();
+    return json_pack("{s:o,s:f,s:s}", "busy_others", busy, "waited_s", l->waited_s, "gate",
+        l->skipped ? "off" : (l->idle ? "idle" : "timeout"));
+}
+
+int comet_bench_record_set_result(
+    json_t *rec, const comet_bench_result *r, double flops, double bytes)
+{
+    json_t *st = comet_bench_stats_json(&r->stats, r->samples, r->n);
+    json_t *ld = comet_bench_load_json(&r->load);
+    if (!st || !ld) {
+        json_decref(st);
+        json_decref(ld);
+        return -ENOMEM;
+    }
+    json_object_set_new(rec, "stats", st);
+    json_object_set_new(rec, "reps", json_integer((json_int_t)r->reps));
+    json_object_set_new(rec, "converged", json_boolean(r->converged));
+    json_object_set_new(rec, "load", ld);
+    double med = r->stats.median;
+    if (flops > 0) {
+        json_object_set_new(rec, "flops", json_real(flops));
+        if (med > 0)
+            json_object_set_new(rec, "gflops", json_real(flops / med / 1e9));
+    }
+    if (bytes > 0) {
+        json_object_set_new(rec, "bytes", json_real(bytes));
+        if (med > 0)
+            json_object_set_new(rec, "gbs", json_real(bytes / med / 1e9));
+    }
+    return 0;
+}
+
+int comet_bench_record_set_counters(json_t *rec, const comet_bench_counters *c, double calls)
+{
+    if (!c->enabled) {
+        json_object_set_new(rec, "counters_disabled", json_string(c->reason));
+        return 0;
+    }
+    json_t *o = json_object();
+    if (!o)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->nevents; i++)
+        json_object_set_new(
+            o, c->names[i], json_real(calls > 0 ? (double)c->values[i] / calls : 0));
+    json_object_set_new(rec, "counters", o);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checking                                                           */
+/* ------------------------------------------------------------------ */
+
+static const char *const kinds[]
+    = { "run", "kernel", "memory", "vecop", "p2p", "collective", "dist_kernel", NULL };
+
+static int need_finite(const json_t *o, const char *key, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "field 'stats.%s' missing or not a number", key);
+    return 0;
+}
+
+int comet_bench_record_check(const json_t *rec, char *err, size_t errlen)
+{
+    if (!json_is_object(rec))
+        return comet_util_seterr(err, errlen, -EINVAL, "record is not a JSON object");
+    const char *schema = json_string_value(json_object_get(rec, "schema"));
+    if (!schema)
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'schema' missing");
+    if (strcmp(schema, COMET_BENCH_SCHEMA))
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "unknown schema '%s' (expected %s)", schema, COMET_BENCH_SCHEMA);
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    if (!kind)
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'kind' missing");
+    int known = 0;
+    for (size_t i = 0; kinds[i]; i++)
+        known |= !strcmp(kind, kinds[i]);
+    if (!known)
+        return comet_util_seterr(err, errlen, -EINVAL, "unknown kind '%s'", kind);
+    if (!json_is_string(json_object_get(rec, "run_id")))
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'run_id' missing");
+    if (!strcmp(kind, "run")) {
+        if (!json_is_object(json_object_get(rec, "machine")))
+            return comet_util_seterr(err, errlen, -EINVAL, "run record without a 'machine' object");
+        return 0;
+    }
+    if (!json_is_string(json_object_get(rec, "op")))
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'op' missing");
+    if (!json_is_object(json_object_get(rec, "shape")))
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'shape' missing or not an object");
+    json_t *th = json_object_get(rec, "threads"), *rk = json_object_get(rec, "ranks");
+    if (!json_is_integer(th) && !json_is_integer(rk))
+        return comet_util_seterr(err, errlen, -EINVAL, "neither 'threads' nor 'ranks' is set");
+    if ((th && (!json_is_integer(th) || json_integer_value(th) < 1))
+        || (rk && (!json_is_integer(rk) || json_integer_value(rk) < 1)))
+        return comet_util_seterr(err, errlen, -EINVAL, "'threads'/'ranks' must be integers >= 1");
+    json_t *st = json_object_get(rec, "stats");
+    if (!json_is_object(st))
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'stats' missing or not an object");
+    json_t *n = json_object_get(st, "n");
+    if (!json_is_integer(n) || json_integer_value(n) < 1)
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'stats.n' missing or < 1");
+    static const char *const req[] = { "median_s", "ci_lo_s", "ci_hi_s", "min_s", NULL };
+    for (size_t i = 0; req[i]; i++) {
+        int rc = need_finite(st, req[i], err, errlen);
+        if (rc)
+            return rc;
+    }
+    json_t *smp = json_object_get(st, "samples_s");
+    if (!json_is_array(smp))
+        return comet_util_seterr(err, errlen, -EINVAL, "field 'stats.samples_s' missing");
+    size_t i;
+    json_t *v;
+    json_array_foreach(smp, i, v)
+    {
+        if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+            return comet_util_seterr(
+                err, errlen, -EINVAL, "stats.samples_s[%zu] is not a non-negative number", i);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writer                                                             */
+/* ------------------------------------------------------------------ */
+
+static int dirname_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return snprintf(buf, len, ".") >= (int)len ? -ENAMETOOLONG : 0;
+    size_t l = (size_t)(slash - path);
+    if (l == 0)
+        l = 1;
+    if (l >= len)
+        return -ENAMETOOLONG;
+    memcpy(buf, path, l);
+    buf[l] = 0;
+    return 0;
+}
+
+int comet_bench_writer_open(comet_bench_writer *w, const char *path, char *err, size_t errlen)
+{
+    char dir[4096];
+    int rc = 0;
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    if (!path || !*path)
+        return comet_util_seterr(err, errlen, -EINVAL, "bench: empty results path");
+    if ((rc = dirname_of(path, dir, sizeof dir)))
+        return comet_util_seterr(err, errlen, rc, "%s: path too long", path);
+    if ((rc = comet_util_mkdir_p(dir, err, errlen)))
+        return rc;
+    w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        rc = comet_util_seterr(err, errlen, -errno, "%s: cannot open: %s", path, strerror(errno));
+        goto fail;
+    }
+    /* A torn tail (no final newline) would glue onto our first line and
+     * corrupt it: cut it back to the last complete line. */
+    off_t size = lseek(w->fd, 0, SEEK_END);
+    if (size > 0) {
+        char c;
+        if (pread(w->fd, &c, 1, size - 1) != 1) {
+            rc = comet_util_seterr(err, errlen, -EIO, "%s: cannot read", path);
+            goto fail;
+        }
+        if (c != '\n') {
+            off_t pos = size - 1;
+            char buf[4096];
+            off_t cut = 0;
+            while (pos >= 0 && cut == 0) {
+                off_t start = pos + 1 >= (off_t)sizeof buf ? pos + 1 - (off_t)sizeof buf : 0;
+                ssize_t got = pread(w->fd, buf, (size_t)(pos + 1 - start), start);
+                if (got <= 0)
+                    break;
+                for (ssize_t k = got - 1; k >= 0; k--)
+                    if (buf[k] == '\n') {
+                        cut = start + k + 1;
+                        break;
+                    }
+                pos = start - 1;
+            }
+            if (ftruncate(w->fd, cut)) {
+                rc = comet_util_seterr(
+                    err, errlen, -errno, "%s: cannot cut torn line: %s", path, strerror(errno));
+                goto fail;
+            }
+            w->repaired = (size_t)(size - cut);
+        }
+    }
+    w->path = strdup(path);
+    if (!w->path) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
+        goto fail;
+    }
+    return 0;
+fail:
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    return rc;
+}
+
+int comet_bench_writer_append(comet_bench_writer *w, const json_t *rec, char *err, size_t errlen)
+{
+    char why[COMET_ERRLEN];
+    int rc = 0;
+    char *text = NULL;
+    if (!w || w->fd < 0)
+        return comet_util_seterr(err, errlen, -EBADF, "bench: results file is not open");
+    if ((rc = comet_bench_record_check(rec, why, sizeof why)))
+        return comet_util_seterr(err, errlen, rc, "%s: refusing invalid record: %s", w->path, why);
+    text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!text)
+        return comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
+    size_t len = strlen(text);
+    char *line = realloc(text, len + 2);
+    if (!line) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
+        goto fail;
+    }
+    text = line;
+    text[len++] = '\n';
+    /* One write() of the whole line: with O_APPEND the line lands whole or
+     * (on a crash or full disk) as a torn tail the reader detects. */
+    size_t off = 0;
+    while (off < len) {
+        ssize_t k = write(w->fd, text + off, len - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s",
+                w->path, strerror(errno ? errno : EIO));
+            goto fail;
+        }
+        off += (size_t)k;
+    }
+    if (fsync(w->fd)) {
+        rc = comet_util_seterr(
+            err, errlen, -errno, "%s: fsync failed: %s", w->path, strerror(errno));
+        goto fail;
+    }
+    w->lines++;
+fail:
+    free(text);
+    return rc;
+}
+
+int comet_bench_writer_close(comet_bench_writer *w, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (!w)
+        return 0;
+    if (w->fd >= 0 && close(w->fd))
+        rc = comet_util_seterr(err, errlen, -EIO, "%s: close failed", w->path ? w->path : "?");
+    w->fd = -1;
+    free(w->path);
+    w->path = NULL;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reader                                                             */
+/* ------------------------------------------------------------------ */
+
+void comet_bench_records_free(json_t **recs, size_t n)
+{
+    if (!recs)
+        return;
+    for (size_t i = 0; i < n; i++)
+        json_decref(recs[i]);
+    free(recs);
+}
+
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
+    comet_bench_load_info *info, char *err, size_t errlen)
+{
+    char *data = NULL;
+    size_t len = 0, cap = 0, cnt = 0, lineno = 0;
+    json_t **out = NULL;
+    comet_bench_load_info inf = { 0 };
+    int rc;
+    *recs = NULL;
+    *n = 0;
+    if (err && errlen)
+        err[0] = 0;
+    if ((rc = comet_util_read_file(path, &data, &len, err, errlen)))
+        return rc;
+    char warn[COMET_ERRLEN] = "";
+    for (size_t pos = 0; pos < len;) {
+        char *nl = memchr(data + pos, '\n', len - pos);
+        size_t l = nl ? (size_t)(nl - (data + pos)) : len - pos;
+        int last_unterminated = !nl;
+        lineno++;
+        const char *line = data + pos;
+        pos += l + (nl ? 1 : 0);
+        if (blank(line, l))
+            continue;
+        json_error_t je;
+        char why[COMET_ERRLEN] = "";
+        json_t *rec = json_loadb(line, l, JSON_REJECT_DUPLICATES, &je);
+        if (!rec)
+            snprintf(why, sizeof why, "not valid JSON: %s (column %d)", je.text, je.column);
+        else if (comet_bench_record_check(rec, why, sizeof why))
+            ;
+        else
+            why[0] = 0;
+        if (why[0]) {
+            json_decref(rec);
+            if (last_unterminated) {
+                /* What an interrupted writer leaves: skip it, say so. */
+                inf.torn_line = lineno;
+                snprintf(warn, sizeof warn, "%s:%zu: torn last line skipped (interrupted run?): %s",
+                    path, lineno, why);
+                continue;
+            }
+            rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu: %s", path, lineno, why);
+            goto fail;
+        }
+        if (cnt == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            json_t **t = realloc(out, nc * sizeof *t);
+            if (!t) {
+                json_decref(rec);
+                rc = comet_util_seterr(err, errlen, -ENOMEM, "%s: out of memory", path);
+                goto fail;
+            }
+            out = t;
+            cap = nc;
+        }
+        if (!strcmp(json_string_value(json_object_get(rec, "kind")), "run"))
+            inf.runs++;
+        out[cnt++] = rec;
+    }
+    inf.lines = lineno;
+    free(data);
+    if (warn[0] && err && errlen)
+        snprintf(err, errlen, "%s", warn);
+    *recs = out;
+    *n = cnt;
+    if (info)
+        *info = inf;
+    return 0;
+fail:
+    free(data);
+    comet_bench_records_free(out, cnt);
+    return rc;
+}
+
+int comet_bench_records_load(const char *path, json_t ***recs, size_t *n, char *err, size_t errlen)
+{
+    return comet_bench_records_load_ex(path, recs, n, NULL, err, errlen);
+}
+
+/* ------------------------------------------------------------------ */
+/* CSV export                                                         */
+/* ------------------------------------------------------------------ */
+
+/* A CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_str(FILE *fp, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+static void csv_num(FILE *fp, const json_t *v)
+{
+    if (json_is_integer(v))
+        fprintf(fp, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        fprintf(fp, "%.9g", json_real_value(v));
+    else if (json_is_boolean(v))
+        fputs(json_is_true(v) ? "1" : "0", fp);
+}
+
+/* "M=512;N=512;K=64" from a shape or params object. */
+static void csv_kv(FILE *fp, const json_t *o)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    char buf[512];
+    size_t used = 0;
+    buf[0] = 0;
+    json_object_foreach((json_t *)o, k, v)
+    {
+        char val[64] = "";
+        if (json_is_integer(v))
+            snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
+        else if (json_is_real(v))
+            snprintf(val, sizeof val, "%g", json_real_value(v));
+        else if (json_is_string(v))
+            snprintf(val, sizeof val, "%s", json_string_value(v));
+        int w = snprintf(buf + used, sizeof buf - used, "%s%s=%s", first ? "" : ";", k, val);
+        if (w < 0 || (size_t)w >= sizeof buf - used)
+            break;
+        used += (size_t)w;
+        first = 0;
+    }
+    csv_str(fp, buf);
+}
+
+int comet_bench_export_csv(
+    json_t *const *recs, size_t n, const char *path, char *err, size_t errlen)
+{
+    comet_util_atomic a;
+    int rc = comet_util_atomic_open(&a, path, err, errlen);
+    if (rc)
+        return rc;
+    FILE *fp = a.fp;
+    fputs("run_id,kind,op,variant,shape,threads,ranks,params,flops,bytes,n,median_s,ci_lo_s,"
+          "ci_hi_s,min_s,mean_s,p90_s,gflops,gbs,busy_others,valid\n",
+        fp);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i];
+        const char *kind = json_string_value(json_object_get(r, "kind"));
+        if (!kind || !strcmp(kind, "run"))
+            continue;
+        json_t *st = json_object_get(r, "stats");
+        csv_str(fp, json_string_value(json_object_get(r, "run_id")));
+        fputc(',', fp);
+        csv_str(fp, kind);
+        fputc(',', fp);
+        csv_str(fp, json_string_value(json_object_get(r, "op")));
+        fputc(',', fp);
+        csv_str(fp, json_string_value(json_object_get(r, "variant")));
+        fputc(',', fp);
+        csv_kv(fp, json_object_get(r, "shape"));
+        fputc(',', fp);
+        csv_num(fp, json_object_get(r, "threads"));
+        fputc(',', fp);
+        csv_num(fp, json_object_get(r, "ranks"));
+        fputc(',', fp);
+        if (json_is_object(json_object_get(r, "params")))
+            csv_kv(fp, json_object_get(r, "params"));
+        fputc(',', fp);
+        csv_num(fp, json_object_get(r, "flops"));
+        fputc(',', fp);
+        csv_num(fp, json_object_get(r, "bytes"));
+        static const char *const sk[]
+            = { "n", "median_s", "ci_lo_s", "ci_hi_s", "min_s", "mean_s", "p90_s", NULL };
+        for (size_t k = 0; sk[k]; k++) {
+            fputc(',', fp);
+            csv_num(fp, json_object_get(st, sk[k]));
+        }
+        fputc(',', fp);
+        csv_num(fp, json_object_get(r, "gflops"));
+        fputc(',', fp);
+        csv_num(fp, json_object_get(r, "gbs"));
+        fputc(',', fp);
+        csv_num(fp, json_object_get(json_object_get(r, "load"), "busy_others"));
+        fputc(',', fp);
+        csv_num(fp, json_object_get(r, "valid"));
+        fputc('\n', fp);
+    }
+    if (ferror(fp)) {
+        comet_util_atomic_abort(&a);
+        return comet_util_seterr(err, errlen, -EIO, "%s: write failed", path);
+    }
+    return comet_util_atomic_commit(&a, err, errlen);
+}

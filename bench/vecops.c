@@ -1,0 +1,182 @@
+/* The vector ops the memory bench times (float32): exp, max, sum, sub, div,
+ * mul, sqrt, with an AVX2 path chosen at run time and a portable fallback.
+ * These give the per-element costs the model's SIMD unit needs. */
+#include "bench_internal.h"
+
+#include <errno.h>
+#include <immintrin.h>
+#include <math.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+
+static int have_avx2(void)
+{
+    static int v = -1;
+    if (v < 0)
+        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return v;
+}
+
+const char *bench_vecop_impl(void)
+{
+    return have_avx2() ? "avx2" : "scalar";
+}
+
+/* exp on 8 floats: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite split of
+ * ln2), e^r by its Taylor series to r^7 (relative error < 1e-8 there), 2^k
+ * through the exponent bits. Overflow gives +inf, deep underflow 0, NaN
+ * stays NaN. */
+AVX2 static __m256 exp8(__m256 x)
+{
+    const __m256 hi = _mm256_set1_ps(88.7228f), lo = _mm256_set1_ps(-87.3365f);
+    const __m256 log2e = _mm256_set1_ps(1.44269504f);
+    const __m256 ln2_hi = _mm256_set1_ps(0.693359375f), ln2_lo = _mm256_set1_ps(-2.12194440e-4f);
+    __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 k
+        = _mm256_round_ps(_mm256_mul_ps(xc, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(k, ln2_hi, xc);
+    r = _mm256_fnmadd_ps(k, ln2_lo, r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* k is in [-126, 128]: split 2^k = 2^(k/2) * 2^(k - k/2) so k = 128 works. */
+    __m256i ki = _mm256_cvtps_epi32(k);
+    __m256i k1 = _mm256_srai_epi32(ki, 1), k2 = _mm256_sub_epi32(ki, k1);
+    __m256 s1
+        = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, _mm256_set1_epi32(127)), 23));
+    __m256 s2
+        = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, _mm256_set1_epi32(127)), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+AVX2 static int vecop_avx2(int op, const float *x, float *y, size_t n, float s, float *red)
+{
+    size_t i = 0;
+    const __m256 vs = _mm256_set1_ps(s);
+    switch (op) {
+    case BENCH_VEXP:
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
+        for (; i < n; i++)
+            y[i] = expf(x[i]);
+        return 0;
+    case BENCH_VMAX:
+    case BENCH_VSUM: {
+        /* Four accumulators (NaN rules are the kernels library's job; this times). */
+        int mx = op == BENCH_VMAX;
+        __m256 init = mx ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
+        __m256 a0 = init, a1 = init, a2 = init, a3 = init;
+        for (; i + 32 <= n; i += 32) {
+            __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+            __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
+            if (mx) {
+                a0 = _mm256_max_ps(v0, a0);
+                a1 = _mm256_max_ps(v1, a1);
+                a2 = _mm256_max_ps(v2, a2);
+                a3 = _mm256_max_ps(v3, a3);
+            } else {
+                a0 = _mm256_add_ps(a0, v0);
+                a1 = _mm256_add_ps(a1, v1);
+                a2 = _mm256_add_ps(a2, v2);
+                a3 = _mm256_add_ps(a3, v3);
+            }
+        }
+        float t[4][8];
+        _mm256_storeu_ps(t[0], a0);
+        _mm256_storeu_ps(t[1], a1);
+        _mm256_storeu_ps(t[2], a2);
+        _mm256_storeu_ps(t[3], a3);
+        float r = mx ? -INFINITY : 0;
+        for (int k = 0; k < 4; k++)
+            for (int j = 0; j < 8; j++)
+                r = mx ? ((t[k][j] > r || t[k][j] != t[k][j]) ? t[k][j] : r) : r + t[k][j];
+        for (; i < n; i++)
+            r = mx ? ((x[i] > r || x[i] != x[i]) ? x[i] : r) : r + x[i];
+        *red = r;
+        return 0;
+    }
+    case BENCH_VSUB:
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), vs));
+        for (; i < n; i++)
+            y[i] = x[i] - s;
+        return 0;
+    case BENCH_VDIV:
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_div_ps(_mm256_loadu_ps(x + i), vs));
+        for (; i < n; i++)
+            y[i] = x[i] / s;
+        return 0;
+    case BENCH_VMUL:
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
+        for (; i < n; i++)
+            y[i] = x[i] * s;
+        return 0;
+    case BENCH_VSQRT:
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_sqrt_ps(_mm256_loadu_ps(x + i)));
+        for (; i < n; i++)
+            y[i] = sqrtf(x[i]);
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+static int vecop_scalar(int op, const float *x, float *y, size_t n, float s, float *red)
+{
+    float r;
+    switch (op) {
+    case BENCH_VEXP:
+        for (size_t i = 0; i < n; i++)
+            y[i] = expf(x[i]);
+        return 0;
+    case BENCH_VMAX:
+        r = -INFINITY;
+        for (size_t i = 0; i < n; i++)
+            r = (x[i] > r || x[i] != x[i]) ? x[i] : r;
+        *red = r;
+        return 0;
+    case BENCH_VSUM:
+        r = 0;
+        for (size_t i = 0; i < n; i++)
+            r += x[i];
+        *red = r;
+        return 0;
+    case BENCH_VSUB:
+        for (size_t i = 0; i < n; i++)
+            y[i] = x[i] - s;
+        return 0;
+    case BENCH_VDIV:
+        for (size_t i = 0; i < n; i++)
+            y[i] = x[i] / s;
+        return 0;
+    case BENCH_VMUL:
+        for (size_t i = 0; i < n; i++)
+            y[i] = x[i] * s;
+        return 0;
+    case BENCH_VSQRT:
+        for (size_t i = 0; i < n; i++)
+            y[i] = sqrtf(x[i]);
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+int bench_vecop(int op, const float *x, float *y, size_t n, float s, float *red)
+{
+    float dummy;
+    if (!red)
+        red = &dummy;
+    return have_avx2() ? vecop_avx2(op, x, y, n, s, red) : vecop_scalar(op, x, y, n, s, red);
+}

@@ -16,6 +16,13 @@ endfunction()
 comet_require_pkg(OPENBLAS openblas libopenblas-dev)
 comet_require_pkg(HWLOC hwloc libhwloc-dev)
 comet_require_pkg(GSL gsl libgsl-dev)
+# gsl.pc adds GSL's reference CBLAS (-lgslcblas); linked before OpenBLAS it
+# wins cblas_sgemm for the whole executable (~25x slower). GSL uses OpenBLAS
+# as its CBLAS instead.
+get_target_property(_comet_gsl_libs PkgConfig::GSL INTERFACE_LINK_LIBRARIES)
+list(FILTER _comet_gsl_libs EXCLUDE REGEX "gslcblas")
+list(APPEND _comet_gsl_libs PkgConfig::OPENBLAS)
+set_target_properties(PkgConfig::GSL PROPERTIES INTERFACE_LINK_LIBRARIES "${_comet_gsl_libs}")
 comet_require_pkg(JANSSON jansson libjansson-dev)
 comet_require_pkg(YAML yaml-0.1 libyaml-dev)
 if(COMET_BUILD_TESTS)

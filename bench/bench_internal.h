@@ -58,4 +58,62 @@ int bench_session_close(bench_session *s, json_t *highlights, char *err, size_t 
 /** Closes after an error, keeping what was written. */
 void bench_session_abort(bench_session *s);
 
+/* ------------------------------------------------------------------ */
+/* Shape sets (configs/shapes/NAME.yaml)                                 */
+/* ------------------------------------------------------------------ */
+
+#define BENCH_MAX_LIST 16
+
+/** One problem shape: GEMM-like {M,N,K} or attention {B,H,Lq,Lk,d,causal}. */
+typedef struct bench_shape {
+    int attn; /* 1 for attention shapes */
+    long M, N, K; /* GEMM-like */
+    long B, H, Lq, Lk, d; /* attention */
+    int causal; /* attention */
+    int line; /* source line */
+} bench_shape;
+
+/** An op entry of a shape set. */
+typedef struct bench_opset {
+    char op[32];
+    size_t nvariants;
+    char variants[4][16];
+    size_t nshapes;
+    bench_shape *shapes;
+    int line;
+} bench_opset;
+
+/** A tile sweep of a fused variant. */
+typedef struct bench_tilesweep {
+    char op[32];
+    char param[32];
+    size_t nvalues;
+    long values[BENCH_MAX_LIST];
+    int line;
+} bench_tilesweep;
+
+/** A parsed shape set. Thread count 0 means "all cores". */
+typedef struct bench_shapeset {
+    size_t nthreads;
+    int threads[BENCH_MAX_LIST];
+    size_t nops;
+    bench_opset ops[8];
+    size_t nsweeps;
+    bench_tilesweep sweeps[16];
+    int have_sgemm;
+    size_t sg_nthreads;
+    int sg_threads[BENCH_MAX_LIST];
+    long sg_min, sg_max;
+    int sg_points;
+} bench_shapeset;
+
+/**
+ * Loads a shape set; errors name file:line. ops_known (NULL-terminated)
+ * lists the op names accepted.
+ */
+int bench_shapeset_load(
+    const char *path, const char *const *ops_known, bench_shapeset *set, char *err, size_t errlen);
+/** Frees the shapes of a set. */
+void bench_shapeset_free(bench_shapeset *set);
+
 #endif

@@ -1,11 +1,13 @@
 /* bench: `comet bench memory` end to end on a tiny sweep (records valid and
  * complete), usage errors, export, and an interrupted run keeping a readable
  * file. No timing is asserted. */
+/* clang-format off: cmocka needs these first, in this order */
 #include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* clang-format on */
 
 #include "comet_bench.h"
 #include "comet_util.h"

@@ -2,11 +2,11 @@
  * complete), usage errors, export, and an interrupted run keeping a readable
  * file. No timing is asserted. */
 /* clang-format off: cmocka needs these first, in this order */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cmocka.h>
 /* clang-format on */
 
 #include "comet_bench.h"

@@ -1,11 +1,11 @@
 /* bench: records round trip through writer and reader, damaged files
  * (torn last line, corrupted middle line), repair on reopen, CSV export. */
 /* clang-format off: cmocka needs these first, in this order */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cmocka.h>
 /* clang-format on */
 
 #include "comet_bench.h"

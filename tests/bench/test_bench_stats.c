@@ -1,11 +1,11 @@
 /* bench: statistics against known values, the /proc/stat parser on recorded
  * text, the idle gate, and the sampling loop. */
 /* clang-format off: cmocka needs these first, in this order */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cmocka.h>
 /* clang-format on */
 
 #include "comet_bench.h"

@@ -1,7 +1,8 @@
 /* bench: `comet bench memory` end to end on a tiny sweep (records valid and
  * complete), usage errors, export, and an interrupted run keeping a readable
  * file. No timing is asserted. */
-/* clang-format off: cmocka needs these first, in this order */
+/* cmocka needs these first, in this order */
+/* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,7 @@
 /* bench: records round trip through writer and reader, damaged files
  * (torn last line, corrupted middle line), repair on reopen, CSV export. */
-/* clang-format off: cmocka needs these first, in this order */
+/* cmocka needs these first, in this order */
+/* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

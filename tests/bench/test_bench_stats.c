@@ -1,6 +1,7 @@
 /* bench: statistics against known values, the /proc/stat parser on recorded
  * text, the idle gate, and the sampling loop. */
-/* clang-format off: cmocka needs these first, in this order */
+/* cmocka needs these first, in this order */
+/* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

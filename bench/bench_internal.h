@@ -33,6 +33,7 @@ typedef struct bench_session {
     comet_bench_run run; /* run id, machine */
     comet_bench_writer w; /* results file */
     comet_bench_counters counters; /* PAPI, usually disabled on VMs */
+    comet_bench_config cfg; /* o->cfg with counters attached */
     comet_util_progress prog; /* stderr progress */
     int progress_on; /* prog started */
     int pinned; /* last pin request succeeded */

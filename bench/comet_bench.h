@@ -137,6 +137,7 @@ typedef struct comet_bench_config {
     double time_cap_s; /**< stop sampling after this much time even if not converged */
     comet_bench_gate gate; /**< idle gate before the sample set */
     int stop_on_signal; /**< end early (with >= min_samples) when comet_util_interrupted is set */
+    struct comet_bench_counters *counters; /**< counted around the samples if enabled (or NULL) */
 } comet_bench_config;
 
 /** Defaults: 0.05 s warm-up, 2 ms samples, 10..200 samples, 2% CI, 2 s cap, gate defaults. */
@@ -151,6 +152,7 @@ typedef struct comet_bench_result {
     int converged; /**< 1 if the CI target was met */
     double elapsed_s; /**< wall time of warm-up + sampling */
     comet_bench_load load; /**< what the idle gate saw */
+    double calls; /**< calls timed (n * reps): divide counter values by this */
 } comet_bench_result;
 
 /**

@@ -196,9 +196,9 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
 
     /* Warm-up: at least one call; batches double so cheap calls do not pay
      * the timer on every call. The last batch gives the per-call estimate. */
-    size_t r = 1;
+    size_t r = 1, batches = 0;
     double per_call = 0;
-    for (;;) {
+    for (;; batches++) {
         double t0 = comet_util_now();
         if ((rc = fn(ctx, r))) {
             comet_util_seterr(
@@ -207,7 +207,9 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
         }
         double dt = comet_util_now() - t0;
         per_call = dt / (double)r;
-        if (comet_util_now() - t_start >= cfg->warmup_s)
+        /* At least three batches: the first call pays page faults and
+         * thread start-up, the next ones settle caches and clocks. */
+        if (batches >= 2 && comet_util_now() - t_start >= cfg->warmup_s)
             break;
         if (dt < cfg->min_sample_s)
             r *= 2;
@@ -235,6 +237,8 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
         rc = comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
         goto fail;
     }
+    if (cfg->counters)
+        comet_bench_counters_start(cfg->counters);
     double t_samp = comet_util_now();
     while (res->n < cfg->max_samples) {
         double t0 = comet_util_now();
@@ -262,6 +266,9 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
         if (cfg->stop_on_signal && comet_util_interrupted)
             break;
     }
+    if (cfg->counters)
+        comet_bench_counters_stop(cfg->counters);
+    res->calls = (double)res->n * (double)res->reps;
     if ((rc = comet_bench_stats_compute(res->samples, res->n, &res->stats))) {
         comet_util_seterr(err, errlen, rc, "bench: statistics failed");
         goto fail;
@@ -269,6 +276,8 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
     res->elapsed_s = comet_util_now() - t_begin;
     return 0;
 fail:
+    if (cfg && cfg->counters)
+        comet_bench_counters_stop(cfg->counters);
     comet_bench_result_free(res);
     return rc;
 }

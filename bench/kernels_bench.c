@@ -78,7 +78,7 @@ static int emit(bench_session *s, json_t *rec, const comet_bench_result *r, doub
         return comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
     if ((rc = comet_bench_record_set_result(rec, r, flops, bytes)) == 0) {
         json_object_set_new(rec, "valid", json_boolean(valid));
-        comet_bench_record_set_counters(rec, &s->counters, 0);
+        comet_bench_record_set_counters(rec, &s->counters, r->calls);
         rc = bench_session_write(s, rec, valid, err, errlen);
     }
     json_decref(rec);
@@ -133,7 +133,7 @@ static int run_sgemm(bench_session *s, const comet_bench_opts *o, const bench_sh
                     g.M = (int)grid[a];
                     g.N = (int)grid[b];
                     g.K = (int)grid[c];
-                    if ((rc = comet_bench_measure(&o->cfg, sgemm_fn, &g, &res, err, errlen)))
+                    if ((rc = comet_bench_measure(&s->cfg, sgemm_fn, &g, &res, err, errlen)))
                         goto done;
                     int valid = sgemm_valid(&g);
                     double flops = 2.0 * g.M * g.N * g.K;
@@ -164,9 +164,8 @@ done:
 }
 
 /* One compound op, variant, shape, thread count and parameter setting. */
-static int run_compound(bench_session *s, const comet_bench_opts *o, const char *op,
-    const char *variant, const bench_shape *sh, int T, const char *param, long pval, char *err,
-    size_t errlen)
+static int run_compound(bench_session *s, const char *op, const char *variant,
+    const bench_shape *sh, int T, const char *param, long pval, char *err, size_t errlen)
 {
     bench_kop k;
     comet_bench_result res = { 0 };
@@ -177,7 +176,7 @@ static int run_compound(bench_session *s, const comet_bench_opts *o, const char 
     int rc = bench_kop_init(&k, op, variant, sh, T, param, pval, err, errlen);
     if (rc)
         return rc;
-    if ((rc = comet_bench_measure(&o->cfg, bench_kop_fn, &k, &res, err, errlen)))
+    if ((rc = comet_bench_measure(&s->cfg, bench_kop_fn, &k, &res, err, errlen)))
         goto done;
     int valid = bench_kop_check(&k);
     json_t *shape = sh->attn
@@ -251,8 +250,8 @@ int comet_bench_kernels_run(
             const bench_opset *os = &set.ops[i];
             for (size_t h = 0; h < os->nshapes && !s.stop; h++) {
                 for (size_t v = 0; v < os->nvariants && !s.stop; v++) {
-                    if ((rc = run_compound(&s, o, os->op, os->variants[v], &os->shapes[h], T, NULL,
-                             0, err, errlen)))
+                    if ((rc = run_compound(
+                             &s, os->op, os->variants[v], &os->shapes[h], T, NULL, 0, err, errlen)))
                         goto fail;
                     if (strcmp(os->variants[v], "fused"))
                         continue;
@@ -261,7 +260,7 @@ int comet_bench_kernels_run(
                         if (strcmp(ts->op, os->op))
                             continue;
                         for (size_t q = 0; q < ts->nvalues && !s.stop; q++)
-                            if ((rc = run_compound(&s, o, os->op, "fused", &os->shapes[h], T,
+                            if ((rc = run_compound(&s, os->op, "fused", &os->shapes[h], T,
                                      ts->param, ts->values[q], err, errlen)))
                                 goto fail;
                     }

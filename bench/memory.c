@@ -285,7 +285,7 @@ static int emit(bench_session *s, json_t *rec, const comet_bench_result *r, doub
     if ((rc = comet_bench_record_set_result(rec, r, flops, bytes)))
         goto fail;
     json_object_set_new(rec, "valid", json_boolean(valid));
-    comet_bench_record_set_counters(rec, &s->counters, 0);
+    comet_bench_record_set_counters(rec, &s->counters, r->calls);
     rc = bench_session_write(s, rec, valid, err, errlen);
 fail:
     json_decref(rec);
@@ -370,7 +370,7 @@ int comet_bench_memory_run(
                     if (x.n < 16)
                         x.n = 16;
                     double bytes = 8.0 * (double)op_arrays[op] * (double)x.n;
-                    if ((rc = comet_bench_measure(&o->cfg, stream_fn, &x, &res, err, errlen)))
+                    if ((rc = comet_bench_measure(&s.cfg, stream_fn, &x, &res, err, errlen)))
                         goto fail;
                     int valid = stream_valid(&x);
                     json_t *rec = comet_bench_record_new(&s.run, "memory", op_name[op],
@@ -404,7 +404,7 @@ int comet_bench_memory_run(
         size_t n = reg ? n_stream : n_cache;
         for (int op = 0; op < NVOPS && !s.stop; op++) {
             vec_ctx v = { (enum vec_op)op, n, vx, vy, 1.5f };
-            if ((rc = comet_bench_measure(&o->cfg, vec_fn, &v, &res, err, errlen)))
+            if ((rc = comet_bench_measure(&s.cfg, vec_fn, &v, &res, err, errlen)))
                 goto fail;
             int valid = vec_valid(&v);
             int reduce = op == V_MAX || op == V_SUM;

@@ -72,6 +72,9 @@ int bench_session_open(bench_session *s, const comet_bench_opts *o, const char *
     if (rc)
         goto fail;
     comet_bench_counters_init(&s->counters, NULL);
+    /* The sampling loop counts around each sample set when PAPI works. */
+    s->cfg = o->cfg;
+    s->cfg.counters = &s->counters;
     if (!s->counters.enabled)
         comet_util_debug("bench: counters disabled: %s", s->counters.reason);
     return 0;

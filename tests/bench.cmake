@@ -5,3 +5,6 @@ comet_add_test(test_bench_records SOURCES bench/test_bench_records.c LIBS comet_
 comet_add_test(test_bench_cli SOURCES bench/test_bench_cli.c LIBS comet_bench LABELS bench
                TIMEOUT 120)
 add_dependencies(test_bench_cli comet)
+# Hand-run check of the harness against a bare cblas loop (not a test).
+add_executable(perf_sgemm_check bench/perf_sgemm_check.c)
+target_link_libraries(perf_sgemm_check PRIVATE comet_bench)

@@ -21,8 +21,9 @@ void comet_bench_opts_defaults(comet_bench_opts *o, int full)
     } else {
         /* Quick: short sets, a looser target; still >= 10 samples. */
         o->cfg.warmup_s = 0.02;
-        o->cfg.time_cap_s = 0.3;
-        o->cfg.target_ci = 0.03;
+        o->cfg.min_sample_s = 0.005;
+        o->cfg.time_cap_s = 0.5;
+        o->cfg.target_ci = 0.02;
         o->cfg.gate.timeout_s = 2.0;
         o->cfg.gate.window_s = 0.05;
     }

@@ -1,6 +1,7 @@
 # bench: statistics, idle gate parser, sampling, records round trip and
 # damage handling, and a tiny end-to-end `comet bench memory` run.
 comet_add_test(test_bench_stats SOURCES bench/test_bench_stats.c LIBS comet_bench LABELS bench)
+comet_add_test(test_bench_shapes SOURCES bench/test_bench_shapes.c LIBS comet_bench LABELS bench)
 comet_add_test(test_bench_records SOURCES bench/test_bench_records.c LIBS comet_bench LABELS bench)
 comet_add_test(test_bench_cli SOURCES bench/test_bench_cli.c LIBS comet_bench LABELS bench
                TIMEOUT 120)

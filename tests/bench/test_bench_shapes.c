@@ -1,0 +1,126 @@
+/* bench: shape-set files (configs/shapes) parse, and bad ones are refused
+ * with file:line. Uses the library's internal header. */
+/* cmocka needs these first, in this order */
+/* clang-format off */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include "bench_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const ops[] = { "gemm_softmax", "gemm_layernorm", "attention", NULL };
+
+static int load_text(const char *text, bench_shapeset *set, char *err)
+{
+    char path[] = "/tmp/comet_shapes_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    int rc = bench_shapeset_load(path, ops, set, err, COMET_ERRLEN);
+    unlink(path);
+    return rc;
+}
+
+static void test_shipped_sets(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], path[512];
+    const char *src = getenv("COMET_SOURCE_DIR");
+    assert_non_null(src);
+    static const char *const names[] = { "quick", "full" };
+    for (int i = 0; i < 2; i++) {
+        bench_shapeset set;
+        snprintf(path, sizeof path, "%s/configs/shapes/%s.yaml", src, names[i]);
+        assert_int_equal(bench_shapeset_load(path, ops, &set, err, sizeof err), 0);
+        assert_int_equal(set.nops, 3);
+        assert_true(set.have_sgemm);
+        assert_true(set.sg_min >= 1 && set.sg_max >= set.sg_min);
+        for (size_t k = 0; k < set.nops; k++) {
+            assert_true(set.ops[k].nshapes >= 1);
+            assert_true(set.ops[k].nvariants == 2);
+        }
+        assert_true(set.ops[2].shapes[0].attn);
+        bench_shapeset_free(&set);
+    }
+}
+
+static void test_parse_values(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    bench_shapeset set;
+    assert_int_equal(load_text("threads: [2, all]\n"
+                               "ops:\n"
+                               "  - op: gemm_softmax\n"
+                               "    variants: [fused]\n"
+                               "    shapes:\n"
+                               "      - {M: 7, N: 13, K: 1}\n"
+                               "tile_sweep:\n"
+                               "  - {op: gemm_softmax, param: tile_m, values: [8, 16]}\n",
+                         &set, err),
+        0);
+    assert_int_equal(set.nthreads, 2);
+    assert_int_equal(set.threads[0], 2);
+    assert_int_equal(set.threads[1], 0); /* all */
+    assert_int_equal(set.ops[0].shapes[0].M, 7);
+    assert_int_equal(set.ops[0].shapes[0].N, 13);
+    assert_int_equal(set.ops[0].shapes[0].K, 1);
+    assert_int_equal(set.ops[0].shapes[0].line, 6);
+    assert_int_equal(set.nsweeps, 1);
+    assert_int_equal(set.sweeps[0].values[1], 16);
+    assert_false(set.have_sgemm);
+    bench_shapeset_free(&set);
+}
+
+static void expect_error(const char *text, const char *where, const char *what)
+{
+    char err[COMET_ERRLEN];
+    bench_shapeset set;
+    assert_true(load_text(text, &set, err) < 0);
+    if (!strstr(err, where) || !strstr(err, what))
+        fail_msg("error '%s' lacks '%s' or '%s'", err, where, what);
+}
+
+static void test_errors(void **s)
+{
+    (void)s;
+    expect_error("ops:\n  - op: gemm_softmax\n    variants: [fused]\n    shapes:\n"
+                 "      - {M: 0, N: 4, K: 4}\n",
+        ":5", "'M'");
+    expect_error("ops:\n  - op: gemm_sofmax\n    variants: [fused]\n    shapes:\n"
+                 "      - {M: 4, N: 4, K: 4}\n",
+        ":2", "unknown op gemm_sofmax");
+    expect_error("ops:\n  - op: attention\n    variants: [fused]\n    shapes:\n"
+                 "      - {B: 1, H: 1, Lq: 4, Lk: 4}\n",
+        ":5", "'d'");
+    expect_error("ops:\n  - op: gemm_softmax\n    variants: [fast]\n    shapes:\n"
+                 "      - {M: 4, N: 4, K: 4}\n",
+        ":3", "variant");
+    expect_error("threads: [1, 0]\nsgemm: {min: 4, max: 8}\n", ":1", "thread count");
+    expect_error("sgemm: {min: 64, max: 8}\n", ":1", "max must be >= min");
+    expect_error("sgemm: {min: 4, max: 8, pionts: 2}\n", ":1", "pionts");
+    expect_error("threads: [1]\n", ":1", "neither");
+    expect_error("ops:\n  - op: gemm_softmax\n    variants: [fused]\n    shapes:\n"
+                 "      - {M: 4.5, N: 4, K: 4}\n",
+        ":5", "integer");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shipped_sets),
+        cmocka_unit_test(test_parse_values),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -304,16 +304,27 @@ int comet_bench_memory_run(
         return rc;
 
     uint64_t llc = s.llc ? s.llc : 32ull << 20;
+    /* Largest working set: by default every array of the op is 4x the LLC
+     * (STREAM's rule), so the last point is DRAM; --max-bytes caps the
+     * total instead. */
     uint64_t max_ws = o->max_bytes ? o->max_bytes : 4 * llc;
     if (max_ws < 4096)
         max_ws = 4096;
-    /* Points: 4 KiB growing by x4 (quick) or x sqrt(2) (full), then max_ws. */
+    uint64_t op_max[NOPS];
+    for (int op = 0; op < NOPS; op++)
+        op_max[op] = o->max_bytes ? max_ws : max_ws * (uint64_t)op_arrays[op];
+    /* Points: 4 KiB growing by x4 (quick) or x sqrt(2) (full), then the op's max. */
     double step = o->full ? sqrt(2.0) : 4.0;
-    uint64_t pts[96];
-    size_t npts = 0;
-    for (double w = 4096; w < (double)max_ws && npts < 95; w *= step)
-        pts[npts++] = ((uint64_t)w + 63) & ~63ull;
-    pts[npts++] = max_ws & ~63ull;
+    size_t npts_op[NOPS], npts_all = 0;
+    uint64_t pts[NOPS][96];
+    for (int op = 0; op < NOPS; op++) {
+        size_t k = 0;
+        for (double w = 4096; w < (double)op_max[op] && k < 95; w *= step)
+            pts[op][k++] = ((uint64_t)w + 63) & ~63ull;
+        pts[op][k++] = op_max[op] & ~63ull;
+        npts_op[op] = k;
+        npts_all += k;
+    }
 
     int ncores = comet_bench_ncores();
     int tlist[2] = { 1, ncores };
@@ -354,7 +365,7 @@ int comet_bench_memory_run(
         goto fail;
     }
 
-    size_t total = (size_t)NOPS * npts * (size_t)nt * (size_t)nv + 2 * NVOPS;
+    size_t total = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS;
     bench_session_progress(&s, "bench memory", total);
     double best_triad[2] = { 0, 0 };
 
@@ -364,9 +375,9 @@ int comet_bench_memory_run(
         stream_init(a, b, c, maxn, T);
         for (int vi = 0; vi < nv && !s.stop; vi++) {
             for (int op = 0; op < NOPS && !s.stop; op++) {
-                for (size_t p = 0; p < npts && !s.stop; p++) {
+                for (size_t p = 0; p < npts_op[op] && !s.stop; p++) {
                     stream_ctx x = { (enum mem_op)op, vlist[vi], T, 0, a, b, c };
-                    x.n = (size_t)(pts[p] / 8 / (uint64_t)op_arrays[op]);
+                    x.n = (size_t)(pts[op][p] / 8 / (uint64_t)op_arrays[op]);
                     if (x.n < 16)
                         x.n = 16;
                     double bytes = 8.0 * (double)op_arrays[op] * (double)x.n;
@@ -380,7 +391,7 @@ int comet_bench_memory_run(
                         json_object_set_new(rec, "params",
                             json_pack("{s:I,s:s}", "elements", (json_int_t)x.n, "dtype", "f64"));
                     double gbs = res.stats.median > 0 ? bytes / res.stats.median / 1e9 : 0;
-                    if (op == OP_TRIAD && vlist[vi] && p + 1 == npts)
+                    if (op == OP_TRIAD && vlist[vi] && p + 1 == npts_op[op])
                         best_triad[ti ? 1 : 0] = gbs;
                     rc = emit(&s, rec, &res, op == OP_TRIAD ? 2.0 * (double)x.n : 0, bytes, valid,
                         err, errlen);

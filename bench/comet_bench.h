@@ -353,6 +353,7 @@ typedef struct comet_bench_opts {
     int pin; /**< pin threads through hwloc */
     comet_bench_config cfg; /**< sampling settings */
     const char *csv_path; /**< also export the run's records as CSV here (NULL = no) */
+    int passes; /**< kernels: passes over the whole set, samples merged (default 3 quick, 2 full) */
 } comet_bench_opts;
 
 /** Fills o with the defaults for a quick (full = 0) or full run. */

@@ -62,27 +62,41 @@ static int sgemm_valid(const sgemm_ctx *g)
 }
 
 /* ------------------------------------------------------------------ */
-/* Driver                                                             */
+/* Driver: a job list measured in interleaved passes                  */
 /* ------------------------------------------------------------------ */
+
+/* One configuration to measure. With several passes each pass adds
+ * samples, so a median spans the whole run rather than one short window
+ * (slow drift from other tenants then moves every job alike). */
+typedef struct kjob {
+    int sgemm; /* 1: plain sgemm; 0: compound op */
+    const char *op; /* op name */
+    const char *variant; /* variant */
+    bench_shape shape; /* problem shape */
+    int T; /* threads */
+    const char *param; /* swept tile parameter or NULL */
+    long pval; /* its value */
+    double *samples; /* merged per-call seconds */
+    size_t n, cap; /* samples held / capacity */
+    size_t reps; /* calls per sample in the last pass */
+    int converged; /* every pass met the CI target */
+    int valid; /* every pass's result checked out */
+    comet_bench_load load; /* worst load seen over passes */
+    double flops, bytes; /* analytic, one call */
+    double calls; /* calls timed over all passes */
+    int passes; /* passes that added samples */
+    json_t *params; /* params object (owned) */
+} kjob;
+
+typedef struct kdriver {
+    bench_session *s;
+    sgemm_ctx g; /* sgemm buffers sized for the largest grid shape */
+    int cur_T; /* threads the machine is pinned for (-1 none) */
+} kdriver;
 
 static int resolve_threads(int t, int ncores)
 {
     return t == 0 ? ncores : t;
-}
-
-static int emit(bench_session *s, json_t *rec, const comet_bench_result *r, double flops,
-    double bytes, int valid, char *err, size_t errlen)
-{
-    int rc;
-    if (!rec)
-        return comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
-    if ((rc = comet_bench_record_set_result(rec, r, flops, bytes)) == 0) {
-        json_object_set_new(rec, "valid", json_boolean(valid));
-        comet_bench_record_set_counters(rec, &s->counters, r->calls);
-        rc = bench_session_write(s, rec, valid, err, errlen);
-    }
-    json_decref(rec);
-    return rc;
 }
 
 /* Log-spaced integer grid from lo to hi with n points (deduplicated). */
@@ -98,106 +112,226 @@ static size_t log_grid(long lo, long hi, int n, long *out)
     return m;
 }
 
-static int run_sgemm(bench_session *s, const comet_bench_opts *o, const bench_shapeset *set,
-    int ncores, double *hl_gflops, char *err, size_t errlen)
+static int job_add_samples(kjob *j, const comet_bench_result *r)
 {
-    long grid[16];
-    size_t ng = log_grid(set->sg_min, set->sg_max, set->sg_points, grid);
-    size_t maxd = (size_t)grid[ng - 1];
-    sgemm_ctx g = { 0 };
+    if (j->n + r->n > j->cap) {
+        size_t nc = (j->n + r->n) * 2;
+        double *t = realloc(j->samples, nc * sizeof *t);
+        if (!t)
+            return -ENOMEM;
+        j->samples = t;
+        j->cap = nc;
+    }
+    memcpy(j->samples + j->n, r->samples, r->n * sizeof *r->samples);
+    j->n += r->n;
+    j->reps = r->reps;
+    j->calls += r->calls;
+    j->passes++;
+    j->converged = j->converged && r->converged;
+    if (r->load.busy_others > j->load.busy_others)
+        j->load.busy_others = r->load.busy_others;
+    j->load.waited_s += r->load.waited_s;
+    j->load.idle = j->load.idle && r->load.idle;
+    j->load.skipped = r->load.skipped;
+    return 0;
+}
+
+/* Measures one pass of job j, adding its samples. */
+static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
+{
+    bench_session *s = d->s;
     comet_bench_result res = { 0 };
-    int rc = 0;
-    g.A = malloc(maxd * maxd * sizeof(float));
-    g.B = malloc(maxd * maxd * sizeof(float));
-    g.C = malloc(maxd * maxd * sizeof(float));
-    if (!g.A || !g.B || !g.C) {
-        rc = comet_util_seterr(
-            err, errlen, -ENOMEM, "bench sgemm: cannot allocate %zux%zu", maxd, maxd);
-        goto done;
+    int rc = 0, valid = 0;
+    if (d->cur_T != j->T) {
+        bench_session_pin(s, j->T);
+        d->cur_T = j->T;
     }
-    bench_fill(g.A, maxd * maxd, 1);
-    bench_fill(g.B, maxd * maxd, 2);
-    for (size_t ti = 0; ti < set->sg_nthreads && !s->stop; ti++) {
-        int T = o->threads > 0 ? o->threads : resolve_threads(set->sg_threads[ti], ncores);
-        if (o->threads > 0 && ti > 0)
-            break;
-        if (T > ncores) {
-            comet_util_info("bench sgemm: skipping %d threads (only %d cores)", T, ncores);
-            continue;
+    if (j->sgemm) {
+        openblas_set_num_threads(j->T);
+        d->g.M = (int)j->shape.M;
+        d->g.N = (int)j->shape.N;
+        d->g.K = (int)j->shape.K;
+        if ((rc = comet_bench_measure(&s->cfg, sgemm_fn, &d->g, &res, err, errlen)))
+            goto done;
+        valid = sgemm_valid(&d->g);
+        j->flops = 2.0 * d->g.M * d->g.N * d->g.K;
+        j->bytes
+            = 4.0 * ((double)d->g.M * d->g.K + (double)d->g.K * d->g.N + (double)d->g.M * d->g.N);
+    } else {
+        bench_kop k;
+        if ((rc = bench_kop_init(
+                 &k, j->op, j->variant, &j->shape, j->T, j->param, j->pval, err, errlen)))
+            goto done;
+        rc = comet_bench_measure(&s->cfg, bench_kop_fn, &k, &res, err, errlen);
+        if (!rc) {
+            valid = bench_kop_check(&k);
+            j->flops = k.flops;
+            j->bytes = k.bytes;
+            if (!j->params)
+                j->params = bench_kop_params(&k);
         }
-        bench_session_pin(s, T);
-        openblas_set_num_threads(T);
-        for (size_t a = 0; a < ng && !s->stop; a++)
-            for (size_t b = 0; b < ng && !s->stop; b++)
-                for (size_t c = 0; c < ng && !s->stop; c++) {
-                    g.M = (int)grid[a];
-                    g.N = (int)grid[b];
-                    g.K = (int)grid[c];
-                    if ((rc = comet_bench_measure(&s->cfg, sgemm_fn, &g, &res, err, errlen)))
-                        goto done;
-                    int valid = sgemm_valid(&g);
-                    double flops = 2.0 * g.M * g.N * g.K;
-                    double bytes
-                        = 4.0 * ((double)g.M * g.K + (double)g.K * g.N + (double)g.M * g.N);
-                    json_t *rec = comet_bench_record_new(&s->run, "kernel", "sgemm", "blas",
-                        json_pack("{s:i,s:i,s:i}", "M", g.M, "N", g.N, "K", g.K), T);
-                    double gf = res.stats.median > 0 ? flops / res.stats.median / 1e9 : 0;
-                    if (gf > hl_gflops[T > 1])
-                        hl_gflops[T > 1] = gf;
-                    char note[96];
-                    snprintf(note, sizeof note, "sgemm %dx%dx%d T=%d: %.1f GFLOP/s", g.M, g.N, g.K,
-                        T, gf);
-                    rc = emit(s, rec, &res, flops, bytes, valid, err, errlen);
-                    comet_bench_result_free(&res);
-                    if (rc)
-                        goto done;
-                    bench_session_step(s, note);
-                }
+        bench_kop_fini(&k);
+        if (rc)
+            goto done;
     }
+    j->valid = j->valid && valid;
+    if ((rc = job_add_samples(j, &res)))
+        comet_util_seterr(err, errlen, rc, "bench kernels: out of memory");
 done:
-    openblas_set_num_threads(ncores);
     comet_bench_result_free(&res);
-    free(g.A);
-    free(g.B);
-    free(g.C);
     return rc;
 }
 
-/* One compound op, variant, shape, thread count and parameter setting. */
-static int run_compound(bench_session *s, const char *op, const char *variant,
-    const bench_shape *sh, int T, const char *param, long pval, char *err, size_t errlen)
+/* Writes the merged record of a job that has samples. */
+static int job_emit(bench_session *s, kjob *j, double *hl, char *err, size_t errlen)
 {
-    bench_kop k;
-    comet_bench_result res = { 0 };
-    if (!bench_kop_available(op)) {
-        bench_session_step(s, "skipped: not in the kernels library");
+    comet_bench_result r = { 0 };
+    int rc;
+    if (j->n == 0)
         return 0;
-    }
-    int rc = bench_kop_init(&k, op, variant, sh, T, param, pval, err, errlen);
-    if (rc)
-        return rc;
-    if ((rc = comet_bench_measure(&s->cfg, bench_kop_fn, &k, &res, err, errlen)))
-        goto done;
-    int valid = bench_kop_check(&k);
+    r.samples = j->samples;
+    r.n = j->n;
+    r.reps = j->reps;
+    r.converged = j->converged;
+    r.load = j->load;
+    r.calls = j->calls;
+    if ((rc = comet_bench_stats_compute(j->samples, j->n, &r.stats)))
+        return comet_util_seterr(err, errlen, rc, "bench kernels: statistics failed");
+    const bench_shape *sh = &j->shape;
     json_t *shape = sh->attn
         ? json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "B", (int)sh->B, "H", (int)sh->H, "Lq",
             (int)sh->Lq, "Lk", (int)sh->Lk, "d", (int)sh->d, "causal", sh->causal)
         : json_pack("{s:i,s:i,s:i}", "M", (int)sh->M, "N", (int)sh->N, "K", (int)sh->K);
-    json_t *rec = comet_bench_record_new(&s->run, "kernel", op, variant, shape, T);
-    if (rec)
-        json_object_set_new(rec, "params", bench_kop_params(&k));
-    double gf = res.stats.median > 0 ? k.flops / res.stats.median / 1e9 : 0;
-    rc = emit(s, rec, &res, k.flops, k.bytes, valid, err, errlen);
-    if (rc)
-        goto done;
-    char note[128];
-    snprintf(note, sizeof note, "%s %s T=%d%s%s: %.1f GFLOP/s%s", op, variant, T, param ? " " : "",
-        param ? param : "", gf, valid ? "" : " INVALID");
-    bench_session_step(s, note);
-done:
-    comet_bench_result_free(&res);
-    bench_kop_fini(&k);
+    json_t *rec = comet_bench_record_new(&s->run, "kernel", j->op, j->variant, shape, j->T);
+    if (!rec)
+        return comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
+    if (j->params)
+        json_object_set(rec, "params", j->params);
+    json_object_set_new(rec, "passes", json_integer(j->passes));
+    if ((rc = comet_bench_record_set_result(rec, &r, j->flops, j->bytes)) == 0) {
+        json_object_set_new(rec, "valid", json_boolean(j->valid));
+        comet_bench_record_set_counters(rec, &s->counters, r.calls);
+        rc = bench_session_write(s, rec, j->valid, err, errlen);
+    }
+    json_decref(rec);
+    if (j->sgemm && r.stats.median > 0) {
+        double gf = j->flops / r.stats.median / 1e9;
+        if (gf > hl[j->T > 1])
+            hl[j->T > 1] = gf;
+    }
     return rc;
+}
+
+/* Builds the job list: compound ops (with tile sweeps of fused variants)
+ * per thread count, then the sgemm grid per thread count. */
+static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int ncores,
+    kjob **jobs_out, size_t *njobs_out, long *maxd, char *err, size_t errlen)
+{
+    size_t cap = 64, n = 0;
+    kjob *jobs = calloc(cap, sizeof *jobs);
+    *maxd = 1;
+    if (!jobs)
+        return comet_util_seterr(err, errlen, -ENOMEM, "bench kernels: out of memory");
+#define ADD_JOB()                                                                                  \
+    do {                                                                                           \
+        if (n == cap) {                                                                            \
+            kjob *t_ = realloc(jobs, 2 * cap * sizeof *jobs);                                      \
+            if (!t_)                                                                               \
+                goto nomem;                                                                        \
+            jobs = t_;                                                                             \
+            memset(jobs + cap, 0, cap * sizeof *jobs);                                             \
+            cap *= 2;                                                                              \
+        }                                                                                          \
+        jobs[n].converged = 1;                                                                     \
+        jobs[n].valid = 1;                                                                         \
+        jobs[n].load.idle = 1;                                                                     \
+        n++;                                                                                       \
+    } while (0)
+    size_t nthr = o->threads > 0 ? 1 : set->nthreads;
+    for (size_t ti = 0; ti < nthr; ti++) {
+        int T = o->threads > 0 ? o->threads : resolve_threads(set->threads[ti], ncores);
+        if (T > ncores) {
+            comet_util_info("bench kernels: skipping %d threads (only %d cores)", T, ncores);
+            continue;
+        }
+        for (size_t i = 0; i < set->nops; i++) {
+            const bench_opset *os = &set->ops[i];
+            if (!bench_kop_available(os->op)) {
+                if (ti == 0)
+                    comet_util_info(
+                        "bench kernels: %s is not in the kernels library yet; skipped", os->op);
+                continue;
+            }
+            for (size_t h = 0; h < os->nshapes; h++)
+                for (size_t v = 0; v < os->nvariants; v++) {
+                    ADD_JOB();
+                    kjob *j = &jobs[n - 1];
+                    j->op = os->op;
+                    j->variant = os->variants[v];
+                    j->shape = os->shapes[h];
+                    j->T = T;
+                    if (strcmp(os->variants[v], "fused"))
+                        continue;
+                    for (size_t w = 0; w < set->nsweeps; w++) {
+                        const bench_tilesweep *ts = &set->sweeps[w];
+                        if (strcmp(ts->op, os->op))
+                            continue;
+                        for (size_t q = 0; q < ts->nvalues; q++) {
+                            ADD_JOB();
+                            kjob *t = &jobs[n - 1];
+                            t->op = os->op;
+                            t->variant = "fused";
+                            t->shape = os->shapes[h];
+                            t->T = T;
+                            t->param = ts->param;
+                            t->pval = ts->values[q];
+                        }
+                    }
+                }
+        }
+    }
+    if (set->have_sgemm) {
+        long grid[16];
+        size_t ng = log_grid(set->sg_min, set->sg_max, set->sg_points, grid);
+        *maxd = grid[ng - 1];
+        size_t nthr2 = o->threads > 0 ? 1 : set->sg_nthreads;
+        for (size_t ti = 0; ti < nthr2; ti++) {
+            int T = o->threads > 0 ? o->threads : resolve_threads(set->sg_threads[ti], ncores);
+            if (T > ncores) {
+                comet_util_info("bench sgemm: skipping %d threads (only %d cores)", T, ncores);
+                continue;
+            }
+            for (size_t a = 0; a < ng; a++)
+                for (size_t b = 0; b < ng; b++)
+                    for (size_t c = 0; c < ng; c++) {
+                        ADD_JOB();
+                        kjob *j = &jobs[n - 1];
+                        j->sgemm = 1;
+                        j->op = "sgemm";
+                        j->variant = "blas";
+                        j->shape.M = grid[a];
+                        j->shape.N = grid[b];
+                        j->shape.K = grid[c];
+                        j->T = T;
+                    }
+        }
+    }
+#undef ADD_JOB
+    *jobs_out = jobs;
+    *njobs_out = n;
+    return 0;
+nomem:
+    free(jobs);
+    return comet_util_seterr(err, errlen, -ENOMEM, "bench kernels: out of memory");
+}
+
+static void jobs_free(kjob *jobs, size_t n)
+{
+    for (size_t i = 0; jobs && i < n; i++) {
+        free(jobs[i].samples);
+        json_decref(jobs[i].params);
+    }
+    free(jobs);
 }
 
 int comet_bench_kernels_run(
@@ -205,6 +339,10 @@ int comet_bench_kernels_run(
 {
     bench_shapeset set;
     bench_session s;
+    kdriver d;
+    kjob *jobs = NULL;
+    size_t njobs = 0;
+    long maxd = 1;
     char path[4096];
     int rc;
     const char *sp = o->shapes_path;
@@ -219,64 +357,63 @@ int comet_bench_kernels_run(
         bench_shapeset_free(&set);
         return rc;
     }
+    memset(&d, 0, sizeof d);
+    d.s = &s;
+    d.cur_T = -1;
     int ncores = comet_bench_ncores();
-
-    /* Count the steps for the progress line and ETA. */
-    size_t nthr = o->threads > 0 ? 1 : set.nthreads, total = 0;
-    for (size_t i = 0; i < set.nops; i++) {
-        size_t per = set.ops[i].nvariants;
-        for (size_t w = 0; w < set.nsweeps; w++)
-            if (!strcmp(set.sweeps[w].op, set.ops[i].op))
-                for (size_t v = 0; v < set.ops[i].nvariants; v++)
-                    if (!strcmp(set.ops[i].variants[v], "fused"))
-                        per += set.sweeps[w].nvalues;
-        total += per * set.ops[i].nshapes * nthr;
-    }
-    if (set.have_sgemm) {
-        long grid[16];
-        size_t ng = log_grid(set.sg_min, set.sg_max, set.sg_points, grid);
-        total += ng * ng * ng * (o->threads > 0 ? 1 : set.sg_nthreads);
-    }
-    bench_session_progress(&s, "bench kernels", total);
-
-    for (size_t ti = 0; ti < nthr && !s.stop; ti++) {
-        int T = o->threads > 0 ? o->threads : resolve_threads(set.threads[ti], ncores);
-        if (T > ncores) {
-            comet_util_info("bench kernels: skipping %d threads (only %d cores)", T, ncores);
-            continue;
-        }
-        bench_session_pin(&s, T);
-        for (size_t i = 0; i < set.nops && !s.stop; i++) {
-            const bench_opset *os = &set.ops[i];
-            for (size_t h = 0; h < os->nshapes && !s.stop; h++) {
-                for (size_t v = 0; v < os->nvariants && !s.stop; v++) {
-                    if ((rc = run_compound(
-                             &s, os->op, os->variants[v], &os->shapes[h], T, NULL, 0, err, errlen)))
-                        goto fail;
-                    if (strcmp(os->variants[v], "fused"))
-                        continue;
-                    for (size_t w = 0; w < set.nsweeps && !s.stop; w++) {
-                        const bench_tilesweep *ts = &set.sweeps[w];
-                        if (strcmp(ts->op, os->op))
-                            continue;
-                        for (size_t q = 0; q < ts->nvalues && !s.stop; q++)
-                            if ((rc = run_compound(&s, os->op, "fused", &os->shapes[h], T,
-                                     ts->param, ts->values[q], err, errlen)))
-                                goto fail;
-                    }
-                }
-            }
-        }
-    }
-    double hl[2] = { 0, 0 };
-    if (set.have_sgemm && !s.stop && (rc = run_sgemm(&s, o, &set, ncores, hl, err, errlen)))
+    if ((rc = build_jobs(o, &set, ncores, &jobs, &njobs, &maxd, err, errlen)))
         goto fail;
+    size_t md = (size_t)maxd;
+    d.g.A = malloc(md * md * sizeof(float));
+    d.g.B = malloc(md * md * sizeof(float));
+    d.g.C = malloc(md * md * sizeof(float));
+    if (!d.g.A || !d.g.B || !d.g.C) {
+        rc = comet_util_seterr(
+            err, errlen, -ENOMEM, "bench sgemm: cannot allocate %zux%zu", md, md);
+        goto fail;
+    }
+    bench_fill(d.g.A, md * md, 1);
+    bench_fill(d.g.B, md * md, 2);
+
+    /* Each pass gets its share of the sampling budget. */
+    int passes = o->passes > 0 ? o->passes : 1;
+    s.cfg.time_cap_s = o->cfg.time_cap_s / passes;
+    size_t mins = (o->cfg.min_samples + (size_t)passes - 1) / (size_t)passes;
+    s.cfg.min_samples = mins < 5 ? 5 : mins;
+    bench_session_progress(&s, "bench kernels", njobs * (size_t)passes);
+    for (int p = 0; p < passes && !s.stop; p++)
+        for (size_t i = 0; i < njobs && !s.stop; i++) {
+            kjob *j = &jobs[i];
+            if ((rc = job_measure(&d, j, err, errlen)))
+                goto fail;
+            char note[128];
+            double med = j->samples[j->n - 1];
+            snprintf(note, sizeof note, "pass %d/%d %s %s T=%d%s%s: %.1f GFLOP/s%s", p + 1, passes,
+                j->op, j->variant, j->T, j->param ? " " : "", j->param ? j->param : "",
+                med > 0 ? j->flops / med / 1e9 : 0, j->valid ? "" : " INVALID");
+            bench_session_step(&s, note);
+        }
+    /* Records are written once every pass is done (or on interruption). */
+    double hl[2] = { 0, 0 };
+    for (size_t i = 0; i < njobs; i++)
+        if ((rc = job_emit(&s, &jobs[i], hl, err, errlen)))
+            goto fail;
+    openblas_set_num_threads(ncores);
+    free(d.g.A);
+    free(d.g.B);
+    free(d.g.C);
+    jobs_free(jobs, njobs);
     bench_shapeset_free(&set);
     return bench_session_close(&s,
         json_pack("{s:f,s:f}", "sgemm_best_gflops_1thread", hl[0], "sgemm_best_gflops_multithread",
             hl[1]),
         err, errlen);
 fail:
+    openblas_set_num_threads(ncores);
+    free(d.g.A);
+    free(d.g.B);
+    free(d.g.C);
+    jobs_free(jobs, njobs);
     bench_session_abort(&s);
     bench_shapeset_free(&set);
     return rc;

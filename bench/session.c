@@ -14,6 +14,7 @@ void comet_bench_opts_defaults(comet_bench_opts *o, int full)
     o->full = full;
     o->out_dir = "comet-out";
     o->pin = 1;
+    o->passes = full ? 2 : 3;
     comet_bench_config_defaults(&o->cfg);
     if (full) {
         o->cfg.time_cap_s = 5.0;
@@ -32,12 +33,13 @@ void comet_bench_opts_defaults(comet_bench_opts *o, int full)
 static json_t *settings_json(const comet_bench_opts *o)
 {
     const comet_bench_config *c = &o->cfg;
-    return json_pack("{s:s,s:s?,s:i,s:b,s:{s:f,s:f,s:I,s:I,s:f,s:f},s:{s:f,s:f,s:f}}", "set",
-        o->full ? "full" : "quick", "shapes", o->shapes_path, "threads", o->threads, "pin", o->pin,
-        "sampling", "warmup_s", c->warmup_s, "min_sample_s", c->min_sample_s, "min_samples",
-        (json_int_t)c->min_samples, "max_samples", (json_int_t)c->max_samples, "target_ci",
-        c->target_ci, "time_cap_s", c->time_cap_s, "gate", "threshold", c->gate.threshold,
-        "window_s", c->gate.window_s, "timeout_s", c->gate.timeout_s);
+    return json_pack("{s:s,s:s?,s:i,s:i,s:b,s:{s:f,s:f,s:I,s:I,s:f,s:f},s:{s:f,s:f,s:f}}", "set",
+        o->full ? "full" : "quick", "shapes", o->shapes_path, "threads", o->threads, "passes",
+        o->passes, "pin", o->pin, "sampling", "warmup_s", c->warmup_s, "min_sample_s",
+        c->min_sample_s, "min_samples", (json_int_t)c->min_samples, "max_samples",
+        (json_int_t)c->max_samples, "target_ci", c->target_ci, "time_cap_s", c->time_cap_s, "gate",
+        "threshold", c->gate.threshold, "window_s", c->gate.window_s, "timeout_s",
+        c->gate.timeout_s);
 }
 
 int bench_session_open(bench_session *s, const comet_bench_opts *o, const char *kind,

@@ -40,6 +40,8 @@ static void usage(FILE *fp)
         "  --time-cap S             sampling time cap per set (default 0.3 quick, 5 full)\n"
         "  --gate-timeout S         idle-gate bound (0 = no gate; default 2 quick, 10 full)\n"
         "  --gate-threshold F       others' busy fraction that counts as idle (default 0.10)\n"
+        "  --passes N               kernels: passes over the set, samples merged per config\n"
+        "                           so a median spans the run (default 3 quick, 2 full)\n"
         "  --no-pin                 do not pin threads\n"
         "  --json                   print a summary as JSON on stdout\n"
         "  --out DIR                output folder (default comet-out)\n"
@@ -140,7 +142,8 @@ int comet_cmd_bench(int argc, char **argv)
         O_TCAP,
         O_GTO,
         O_GTH,
-        O_NOPIN
+        O_NOPIN,
+        O_PASSES
     };
     static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
         { "full", no_argument, NULL, O_FULL }, { "shapes", required_argument, NULL, O_SHAPES },
@@ -150,7 +153,8 @@ int comet_cmd_bench(int argc, char **argv)
         { "time-cap", required_argument, NULL, O_TCAP },
         { "gate-timeout", required_argument, NULL, O_GTO },
         { "gate-threshold", required_argument, NULL, O_GTH },
-        { "no-pin", no_argument, NULL, O_NOPIN }, COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "no-pin", no_argument, NULL, O_NOPIN }, { "passes", required_argument, NULL, O_PASSES },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     char err[COMET_ERRLEN];
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -243,6 +247,11 @@ int comet_cmd_bench(int argc, char **argv)
                 o.cfg.gate.threshold = d;
             break;
         }
+        case O_PASSES:
+            if (comet_cli_parse_pos("bench", "--passes", optarg, 100, &u))
+                return COMET_EXIT_USAGE;
+            o.passes = (int)u;
+            break;
         case O_NOPIN:
             o.pin = 0;
             break;

@@ -120,6 +120,54 @@ static void test_memory_tiny(void **s)
     json_decref(sum);
 }
 
+/* A tiny kernels run from a shape set holding only an sgemm grid. */
+static void test_kernels_sgemm_tiny(void **s)
+{
+    (void)s;
+    char cmd[1024], out[8192], err[COMET_ERRLEN], shapes[128];
+    snprintf(shapes, sizeof shapes, "%s/tiny.yaml", dir);
+    FILE *fp = fopen(shapes, "w");
+    assert_non_null(fp);
+    fputs("threads: [1]\nsgemm: {min: 16, max: 48, points: 2}\n", fp);
+    fclose(fp);
+    snprintf(cmd, sizeof cmd,
+        "%s bench kernels --shapes %s --passes 2 --gate-timeout 0 --time-cap 0.02 --out %s/k "
+        "--json -q",
+        bin, shapes, dir);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    json_t *sum = json_loads(out, 0, NULL);
+    assert_non_null(sum);
+    const char *path = json_string_value(json_object_get(sum, "results"));
+    assert_non_null(path);
+    json_t **recs;
+    size_t n;
+    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1 + 8); /* run + 2^3 grid shapes */
+    for (size_t i = 1; i < n; i++) {
+        json_t *r = recs[i];
+        assert_string_equal(json_string_value(json_object_get(r, "op")), "sgemm");
+        assert_string_equal(json_string_value(json_object_get(r, "variant")), "blas");
+        assert_true(json_is_true(json_object_get(r, "valid")));
+        assert_int_equal(json_integer_value(json_object_get(r, "passes")), 2);
+        json_t *sh = json_object_get(r, "shape");
+        long M = (long)json_integer_value(json_object_get(sh, "M"));
+        assert_true(M == 16 || M == 48);
+        double f = json_real_value(json_object_get(r, "flops"));
+        long N = (long)json_integer_value(json_object_get(sh, "N"));
+        long K = (long)json_integer_value(json_object_get(sh, "K"));
+        assert_true(f == 2.0 * M * N * K);
+    }
+    comet_bench_records_free(recs, n);
+    json_decref(sum);
+    /* a shape-set error names the file and line */
+    fp = fopen(shapes, "w");
+    fputs("threads: [1]\nsgemm: {min: 16, max: 8}\n", fp);
+    fclose(fp);
+    snprintf(cmd, sizeof cmd, "%s bench kernels --shapes %s --out %s/k 2>&1", bin, shapes, dir);
+    assert_int_equal(run(cmd, out, sizeof out), 2);
+    assert_non_null(strstr(out, "tiny.yaml:2"));
+}
+
 static void test_usage_errors(void **s)
 {
     (void)s;
@@ -185,6 +233,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_tiny),
+        cmocka_unit_test(test_kernels_sgemm_tiny),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_interrupted),
     };

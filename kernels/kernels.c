@@ -1,3 +1,485 @@
-#include "comet_kernels.h"
+/* Compound kernels: GEMM-Softmax, GEMM-LayerNorm, self-attention, fused and
+ * unfused; parameters, workspace sizing, analytic FLOPs and bytes. */
+#include "kernels_internal.h"
 
-const char *comet_kernels_version(void) { return COMET_VERSION; }
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *const op_names[] = {"gemm_softmax", "gemm_layernorm", "attention"};
+static const char *const variant_names[] = {"unfused", "fused"};
+
+const char *comet_kernels_op_name(comet_kernels_op op)
+{
+    return (unsigned)op < 3 ? op_names[op] : "unknown";
+}
+
+const char *comet_kernels_variant_name(comet_kernels_variant v)
+{
+    return (unsigned)v < 2 ? variant_names[v] : "unknown";
+}
+
+int comet_kernels_op_parse(const char *name, comet_kernels_op *op)
+{
+    for (int i = 0; name && i < 3; i++)
+        if (!strcmp(name, op_names[i])) {
+            *op = (comet_kernels_op)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+int comet_kernels_variant_parse(const char *name, comet_kernels_variant *v)
+{
+    for (int i = 0; name && i < 2; i++)
+        if (!strcmp(name, variant_names[i])) {
+            *v = (comet_kernels_variant)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+int kern_check_dims(size_t a, size_t b, size_t c, size_t *prod)
+{
+    if (a == 0 || b == 0 || c == 0)
+        return -EINVAL;
+    if (b > SIZE_MAX / a || c > SIZE_MAX / (a * b))
+        return -EOVERFLOW;
+    size_t p = a * b * c;
+    /* room for sizeof(float) and a few buffers of this size */
+    if (p > SIZE_MAX / 64)
+        return -EOVERFLOW;
+    if (prod)
+        *prod = p;
+    return 0;
+}
+
+static int use_ukernel(const comet_kernels_params *p, size_t K)
+{
+    if (p->ukernel == 2)
+        return 0;
+    if (p->ukernel == 1)
+        return 1;
+    /* Auto: the own kernel wins while OpenBLAS's per-call B packing and its
+     * small-K inefficiency dominate (measured crossover ~K=96 here). */
+    return kern_use_avx2() && K <= 96;
+}
+
+void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape *s, size_t l1,
+                                  size_t l2, size_t l3, int threads, comet_kernels_params *p)
+{
+    (void)l3;
+    memset(p, 0, sizeof *p);
+    p->threads = threads > 0 ? threads : 1;
+    p->ukernel = 0;
+    p->eps = 1e-5f;
+    if (!l2)
+        l2 = 512 * 1024;
+    if (!l1)
+        l1 = 32 * 1024;
+    if (op == COMET_KERNELS_ATTENTION) {
+        p->scale = s && s->d ? (float)(1.0 / sqrt((double)s->d)) : 1.0f;
+        /* S tile (tile_m x tile_n) plus the O accumulator fit in half of L2. */
+        p->tile_m = 64;
+        p->tile_n = 256;
+        while (p->tile_n > 32 &&
+               (p->tile_m * p->tile_n + p->tile_m * (s ? s->d : 64)) * 4 > l2 / 2)
+            p->tile_n /= 2;
+        return;
+    }
+    p->scale = 1.0f;
+    size_t N = s && s->N ? s->N : 1024, K = s ? s->K : 64;
+    /* A fused tile of tile_m output rows stays in half of L2 while the
+     * epilogue runs; the BLAS path prefers taller blocks (it re-packs B per
+     * call), so it may use the whole L2. */
+    int uk = kern_use_avx2() && K <= 96;
+    size_t budget = uk ? l2 / 2 : l2;
+    size_t rows = budget / (N * sizeof(float));
+    if (uk) {
+        rows = rows / 6 * 6;
+        if (rows < 6)
+            rows = 6;
+    } else {
+        rows = rows / 16 * 16;
+        if (rows < 16)
+            rows = 16;
+    }
+    if (s && s->M && rows > s->M)
+        rows = s->M;
+    p->tile_m = rows;
+}
+
+static void fill_defaults(comet_kernels_op op, const comet_kernels_shape *s,
+                          const comet_kernels_params *in, comet_kernels_params *p)
+{
+    comet_kernels_default_params(op, s, 0, 0, 0, in ? in->threads : 1, p);
+    if (!in)
+        return;
+    if (in->tile_m)
+        p->tile_m = in->tile_m;
+    if (in->tile_n)
+        p->tile_n = in->tile_n;
+    p->ukernel = in->ukernel;
+    if (in->scale != 0)
+        p->scale = in->scale;
+    if (in->eps != 0)
+        p->eps = in->eps;
+    p->causal = in->causal;
+    p->threads = in->threads;
+}
+
+static int check_params(const comet_kernels_params *p)
+{
+    if (!p || p->threads <= 0 || p->threads > 4096 || !isfinite(p->scale) || !(p->eps > 0) ||
+        !isfinite(p->eps))
+        return -EINVAL;
+    return 0;
+}
+
+int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
+                                 const comet_kernels_shape *s, const comet_kernels_params *in,
+                                 size_t *bytes)
+{
+    comet_kernels_params p;
+    size_t prod;
+    int rc;
+    if (!s || !bytes || (v != COMET_KERNELS_FUSED && v != COMET_KERNELS_UNFUSED))
+        return -EINVAL;
+    if (in && (in->threads <= 0 || in->eps < 0))
+        return -EINVAL;
+    fill_defaults(op, s, in, &p);
+    *bytes = 0;
+    switch (op) {
+    case COMET_KERNELS_GEMM_SOFTMAX:
+    case COMET_KERNELS_GEMM_LAYERNORM:
+        if ((rc = kern_check_dims(s->M, s->N, s->K, NULL)) != 0)
+            return rc;
+        if ((rc = kern_check_dims(s->M, s->N, 1, &prod)) != 0)
+            return rc;
+        if (v == COMET_KERNELS_UNFUSED)
+            *bytes = prod * sizeof(float);
+        else if (use_ukernel(&p, s->K))
+            *bytes = kern_packed_b_floats(s->K, s->N) * sizeof(float);
+        return 0;
+    case COMET_KERNELS_ATTENTION:
+        if ((rc = kern_check_dims(s->batch, s->heads, s->lq, NULL)) != 0 ||
+            (rc = kern_check_dims(s->lk, s->d, 1, NULL)) != 0 ||
+            (rc = kern_check_dims(s->lq, s->lk, 1, &prod)) != 0)
+            return rc;
+        if (v == COMET_KERNELS_UNFUSED) {
+            *bytes = prod * sizeof(float);
+        } else {
+            if (p.tile_m == 0 || p.tile_n == 0)
+                return -EINVAL;
+            size_t per = p.tile_m * p.tile_n + p.tile_m * s->d + 3 * p.tile_m;
+            *bytes = (size_t)p.threads * per * sizeof(float);
+        }
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* GEMM-Softmax / GEMM-LayerNorm                                       */
+/* ------------------------------------------------------------------ */
+
+typedef struct row_epilogue {
+    int layernorm;
+    float eps;
+    const float *gamma, *beta;
+} row_epilogue;
+
+static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, size_t N, size_t K,
+                      const float *A, const float *B, const row_epilogue *ep, float *Y,
+                      const comet_kernels_params *in, void *ws, size_t ws_bytes)
+{
+    comet_kernels_shape s = {.M = M, .N = N, .K = K};
+    comet_kernels_params p;
+    size_t need = 0;
+    int rc;
+    if (!A || !B || !Y || !in)
+        return -EINVAL;
+    if ((rc = comet_kernels_workspace_size(op, v, &s, in, &need)) != 0)
+        return rc;
+    fill_defaults(op, &s, in, &p);
+    if ((rc = check_params(&p)) != 0)
+        return rc;
+    if (need > ws_bytes || (need && !ws))
+        return -ENOMEM;
+    if (p.tile_m == 0)
+        return -EINVAL;
+    float alpha = ep->layernorm ? 1.0f : p.scale;
+    int saved = openblas_get_num_threads();
+
+    if (v == COMET_KERNELS_UNFUSED) {
+        float *C = ws;
+        /* the framework baseline: threaded BLAS over the whole problem,
+         * intermediate to memory, then a separate pass */
+        openblas_set_num_threads(p.threads);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha, A,
+                    (int)K, B, (int)N, 0.0f, C, (int)N);
+        openblas_set_num_threads(saved);
+        if (ep->layernorm)
+            return comet_kernels_layernorm_rows(M, N, C, N, Y, N, ep->gamma, ep->beta, ep->eps,
+                                                p.threads);
+        return comet_kernels_softmax_rows(M, N, C, N, Y, N, 1.0f, p.threads);
+    }
+
+    int uk = use_ukernel(&p, K);
+    float *Bp = ws;
+    if (uk)
+        kern_pack_b(K, N, B, N, Bp); /* once, shared read-only by all threads */
+    openblas_set_num_threads(1); /* the kernel owns the parallelism */
+    size_t tm = p.tile_m, nblk = (M + tm - 1) / tm;
+#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
+    for (size_t b = 0; b < nblk; b++) {
+        size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
+        float *Yb = Y + i0 * N;
+        /* the block's GEMM lands directly in the output rows, which stay in
+         * L2 while the epilogue runs; nothing else is written */
+        if (uk)
+            kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, Yb, N);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K, alpha,
+                        A + i0 * K, (int)K, B, (int)N, 0.0f, Yb, (int)N);
+        for (size_t r = 0; r < mb; r++) {
+            if (ep->layernorm)
+                kern_layernorm_row(Yb + r * N, Yb + r * N, N, ep->gamma, ep->beta, ep->eps);
+            else
+                kern_softmax_row(Yb + r * N, Yb + r * N, N, 1.0f);
+        }
+    }
+    openblas_set_num_threads(saved);
+    return 0;
+}
+
+int comet_kernels_gemm_softmax(comet_kernels_variant v, size_t M, size_t N, size_t K,
+                               const float *A, const float *B, float *Y,
+                               const comet_kernels_params *p, void *ws, size_t ws_bytes)
+{
+    row_epilogue ep = {0, 0, NULL, NULL};
+    return gemm_rowop(COMET_KERNELS_GEMM_SOFTMAX, v, M, N, K, A, B, &ep, Y, p, ws, ws_bytes);
+}
+
+int comet_kernels_gemm_layernorm(comet_kernels_variant v, size_t M, size_t N, size_t K,
+                                 const float *A, const float *B, const float *gamma,
+                                 const float *beta, float *Y, const comet_kernels_params *p,
+                                 void *ws, size_t ws_bytes)
+{
+    comet_kernels_params q;
+    if (!p)
+        return -EINVAL;
+    q = *p;
+    if (q.eps == 0)
+        q.eps = 1e-5f;
+    if (!(q.eps > 0) || !isfinite(q.eps))
+        return -EINVAL;
+    row_epilogue ep = {1, q.eps, gamma, beta};
+    return gemm_rowop(COMET_KERNELS_GEMM_LAYERNORM, v, M, N, K, A, B, &ep, Y, &q, ws, ws_bytes);
+}
+
+/* ------------------------------------------------------------------ */
+/* Attention                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Keys visible to query i under a causal mask aligned at the end. */
+static size_t causal_limit(size_t i, size_t lq, size_t lk)
+{
+    /* query i sees keys j <= i + (lk - lq) */
+    if (lk >= lq)
+        return i + (lk - lq) + 1;
+    return i + 1 > lq - lk ? i + 1 - (lq - lk) : 0;
+}
+
+static void attention_block_fused(const comet_kernels_params *p, size_t lq, size_t lk, size_t d,
+                                  const float *Q, const float *K, const float *V, float *O,
+                                  size_t q0, size_t mb, float *S, float *Oacc, float *m, float *l,
+                                  float *nanf)
+{
+    size_t tn = p->tile_n;
+    for (size_t i = 0; i < mb; i++) {
+        m[i] = -INFINITY;
+        l[i] = 0.0f;
+        nanf[i] = 0.0f;
+    }
+    memset(Oacc, 0, mb * d * sizeof(float));
+    size_t kv_end = lk;
+    if (p->causal)
+        kv_end = causal_limit(q0 + mb - 1, lq, lk);
+    if (kv_end > lk)
+        kv_end = lk;
+    for (size_t j0 = 0; j0 < kv_end; j0 += tn) {
+        size_t nb = kv_end - j0 < tn ? kv_end - j0 : tn;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)nb, (int)d, p->scale,
+                    Q + q0 * d, (int)d, K + j0 * d, (int)d, 0.0f, S, (int)nb);
+        for (size_t i = 0; i < mb; i++) {
+            float *srow = S + i * nb;
+            if (p->causal) {
+                size_t lim = causal_limit(q0 + i, lq, lk);
+                for (size_t j = lim > j0 ? lim - j0 : 0; j < nb; j++)
+                    srow[j] = -INFINITY;
+            }
+            int nan = 0;
+            float mt = kern_row_max(srow, nb, &nan);
+            if (nan)
+                nanf[i] = 1.0f;
+            float mn = mt > m[i] ? mt : m[i];
+            if (mn == -INFINITY) {
+                /* nothing visible yet in this row: contributes nothing */
+                memset(srow, 0, nb * sizeof(float));
+                continue;
+            }
+            float alpha = m[i] == -INFINITY ? 0.0f : expf(m[i] - mn);
+            double rs = kern_exp_shift_sum(srow, srow, nb, mn);
+            l[i] = l[i] * alpha + (float)rs;
+            if (alpha != 1.0f)
+                kern_scale(Oacc + i * d, d, alpha);
+            m[i] = mn;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)d, (int)nb, 1.0f, S,
+                    (int)nb, V + j0 * d, (int)d, 1.0f, Oacc, (int)d);
+    }
+    for (size_t i = 0; i < mb; i++) {
+        float *o = O + (q0 + i) * d;
+        if (nanf[i] != 0.0f) {
+            for (size_t c = 0; c < d; c++)
+                o[c] = NAN;
+        } else if (l[i] > 0.0f) {
+            float inv = 1.0f / l[i]; /* 1/l deferred to the end */
+            for (size_t c = 0; c < d; c++)
+                o[c] = Oacc[i * d + c] * inv;
+        } else {
+            memset(o, 0, d * sizeof(float));
+        }
+    }
+}
+
+int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *s, const float *Q,
+                            const float *K, const float *V, float *O,
+                            const comet_kernels_params *in, void *ws, size_t ws_bytes)
+{
+    comet_kernels_params p;
+    size_t need = 0;
+    int rc;
+    if (!s || !Q || !K || !V || !O || !in)
+        return -EINVAL;
+    if ((rc = comet_kernels_workspace_size(COMET_KERNELS_ATTENTION, v, s, in, &need)) != 0)
+        return rc;
+    fill_defaults(COMET_KERNELS_ATTENTION, s, in, &p);
+    if ((rc = check_params(&p)) != 0)
+        return rc;
+    if (need > ws_bytes || (need && !ws))
+        return -ENOMEM;
+    size_t bh = s->batch * s->heads, lq = s->lq, lk = s->lk, d = s->d;
+    int saved = openblas_get_num_threads();
+
+    if (v == COMET_KERNELS_UNFUSED) {
+        float *S = ws;
+        openblas_set_num_threads(p.threads);
+        for (size_t h = 0; h < bh; h++) {
+            const float *q = Q + h * lq * d, *k = K + h * lk * d, *vv = V + h * lk * d;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)lq, (int)lk, (int)d, p.scale,
+                        q, (int)d, k, (int)d, 0.0f, S, (int)lk);
+            if (p.causal) {
+#pragma omp parallel for num_threads(p.threads) schedule(static)
+                for (size_t i = 0; i < lq; i++)
+                    for (size_t j = causal_limit(i, lq, lk); j < lk; j++)
+                        S[i * lk + j] = -INFINITY;
+            }
+            comet_kernels_softmax_rows(lq, lk, S, lk, S, lk, 1.0f, p.threads);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)lq, (int)d, (int)lk, 1.0f,
+                        S, (int)lk, vv, (int)d, 0.0f, O + h * lq * d, (int)d);
+        }
+        openblas_set_num_threads(saved);
+        return 0;
+    }
+
+    size_t tm = p.tile_m, nqb = (lq + tm - 1) / tm, per = tm * p.tile_n + tm * d + 3 * tm;
+    openblas_set_num_threads(1);
+#pragma omp parallel num_threads(p.threads)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        extern int omp_get_thread_num(void);
+        t = omp_get_thread_num();
+#endif
+        float *base = (float *)ws + (size_t)t * per;
+        float *S = base, *Oacc = S + tm * p.tile_n, *m = Oacc + tm * d, *l = m + tm,
+              *nanf = l + tm;
+#pragma omp for schedule(dynamic, 1)
+        for (size_t w = 0; w < bh * nqb; w++) {
+            size_t h = w / nqb, q0 = (w % nqb) * tm, mb = lq - q0 < tm ? lq - q0 : tm;
+            attention_block_fused(&p, lq, lk, d, Q + h * lq * d, K + h * lk * d, V + h * lk * d,
+                                  O + h * lq * d, q0, mb, S, Oacc, m, l, nanf);
+        }
+    }
+    openblas_set_num_threads(saved);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Analytic counts                                                     */
+/* ------------------------------------------------------------------ */
+
+static double visible_pairs(const comet_kernels_shape *s, int causal)
+{
+    double lq = (double)s->lq, lk = (double)s->lk;
+    if (!causal)
+        return lq * lk;
+    double n = 0;
+    for (size_t i = 0; i < s->lq; i++) {
+        size_t lim = causal_limit(i, s->lq, s->lk);
+        n += (double)(lim < s->lk ? lim : s->lk);
+    }
+    return n;
+}
+
+double comet_kernels_flops(comet_kernels_op op, const comet_kernels_shape *s)
+{
+    if (!s)
+        return 0;
+    double M = (double)s->M, N = (double)s->N, K = (double)s->K;
+    switch (op) {
+    case COMET_KERNELS_GEMM_SOFTMAX:
+        return 2 * M * N * K + 5 * M * N; /* max, sub, exp, sum, div */
+    case COMET_KERNELS_GEMM_LAYERNORM:
+        return 2 * M * N * K + 8 * M * N; /* sum, sub, sq+acc, sub, mul, fma */
+    case COMET_KERNELS_ATTENTION: {
+        double bh = (double)s->batch * (double)s->heads, d = (double)s->d;
+        double pairs = visible_pairs(s, 0);
+        return bh * (4 * pairs * d + 5 * pairs);
+    }
+    }
+    return 0;
+}
+
+double comet_kernels_bytes(comet_kernels_op op, comet_kernels_variant v,
+                           const comet_kernels_shape *s)
+{
+    if (!s)
+        return 0;
+    double M = (double)s->M, N = (double)s->N, K = (double)s->K, f = sizeof(float);
+    switch (op) {
+    case COMET_KERNELS_GEMM_SOFTMAX:
+    case COMET_KERNELS_GEMM_LAYERNORM: {
+        double b = f * (M * K + K * N + M * N);
+        if (op == COMET_KERNELS_GEMM_LAYERNORM)
+            b += 2 * f * N;
+        if (v == COMET_KERNELS_UNFUSED)
+            b += 2 * f * M * N; /* intermediate written by the GEMM, read by the pass */
+        return b;
+    }
+    case COMET_KERNELS_ATTENTION: {
+        double bh = (double)s->batch * (double)s->heads, lq = (double)s->lq,
+               lk = (double)s->lk, d = (double)s->d;
+        double b = bh * f * (2 * lq * d + 2 * lk * d);
+        if (v == COMET_KERNELS_UNFUSED)
+            b += bh * f * 4 * lq * lk; /* S written, softmax read+write, PV read */
+        return b;
+    }
+    }
+    return 0;
+}

@@ -1,0 +1,120 @@
+/* Own register-blocked GEMM for the fused kernels at small K, where
+ * OpenBLAS re-packs B on every row-block call and loses to a simple kernel:
+ * B is packed once into 16-column panels ([panel][k][16], zero padded), and a
+ * 6x16 tile of C lives in 12 ymm registers across the whole K loop. */
+#include "kernels_internal.h"
+
+#include <cblas.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define UK_MR 6
+#define UK_NR 16
+
+size_t kern_packed_b_floats(size_t K, size_t N)
+{
+    return K * ((N + UK_NR - 1) / UK_NR) * UK_NR;
+}
+
+void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
+{
+    size_t np = (N + UK_NR - 1) / UK_NR;
+    for (size_t p = 0; p < np; p++) {
+        size_t j0 = p * UK_NR, w = N - j0 < UK_NR ? N - j0 : UK_NR;
+        float *dst = Bp + p * K * UK_NR;
+        for (size_t k = 0; k < K; k++) {
+            memcpy(dst + k * UK_NR, B + k * ldb + j0, w * sizeof(float));
+            if (w < UK_NR)
+                memset(dst + k * UK_NR + w, 0, (UK_NR - w) * sizeof(float));
+        }
+    }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) static void tile_6x16(size_t K, const float *A, size_t lda,
+                                                          const float *Bp, float *C, size_t ldc,
+                                                          float alpha)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda, *a4 = A + 4 * lda,
+                *a5 = A + 5 * lda;
+    for (size_t k = 0; k < K; k++) {
+        __m256 b0 = _mm256_loadu_ps(Bp + k * UK_NR), b1 = _mm256_loadu_ps(Bp + k * UK_NR + 8);
+        __m256 a = _mm256_broadcast_ss(a0 + k);
+        c00 = _mm256_fmadd_ps(a, b0, c00);
+        c01 = _mm256_fmadd_ps(a, b1, c01);
+        a = _mm256_broadcast_ss(a1 + k);
+        c10 = _mm256_fmadd_ps(a, b0, c10);
+        c11 = _mm256_fmadd_ps(a, b1, c11);
+        a = _mm256_broadcast_ss(a2 + k);
+        c20 = _mm256_fmadd_ps(a, b0, c20);
+        c21 = _mm256_fmadd_ps(a, b1, c21);
+        a = _mm256_broadcast_ss(a3 + k);
+        c30 = _mm256_fmadd_ps(a, b0, c30);
+        c31 = _mm256_fmadd_ps(a, b1, c31);
+        a = _mm256_broadcast_ss(a4 + k);
+        c40 = _mm256_fmadd_ps(a, b0, c40);
+        c41 = _mm256_fmadd_ps(a, b1, c41);
+        a = _mm256_broadcast_ss(a5 + k);
+        c50 = _mm256_fmadd_ps(a, b0, c50);
+        c51 = _mm256_fmadd_ps(a, b1, c51);
+    }
+    __m256 al = _mm256_set1_ps(alpha);
+    _mm256_storeu_ps(C, _mm256_mul_ps(c00, al));
+    _mm256_storeu_ps(C + 8, _mm256_mul_ps(c01, al));
+    _mm256_storeu_ps(C + ldc, _mm256_mul_ps(c10, al));
+    _mm256_storeu_ps(C + ldc + 8, _mm256_mul_ps(c11, al));
+    _mm256_storeu_ps(C + 2 * ldc, _mm256_mul_ps(c20, al));
+    _mm256_storeu_ps(C + 2 * ldc + 8, _mm256_mul_ps(c21, al));
+    _mm256_storeu_ps(C + 3 * ldc, _mm256_mul_ps(c30, al));
+    _mm256_storeu_ps(C + 3 * ldc + 8, _mm256_mul_ps(c31, al));
+    _mm256_storeu_ps(C + 4 * ldc, _mm256_mul_ps(c40, al));
+    _mm256_storeu_ps(C + 4 * ldc + 8, _mm256_mul_ps(c41, al));
+    _mm256_storeu_ps(C + 5 * ldc, _mm256_mul_ps(c50, al));
+    _mm256_storeu_ps(C + 5 * ldc + 8, _mm256_mul_ps(c51, al));
+}
+#endif
+
+/* Portable edge/fallback tile: mr x nr of the 6x16 tile. */
+static void tile_generic(size_t mr, size_t nr, size_t K, const float *A, size_t lda,
+                         const float *Bp, float *C, size_t ldc, float alpha)
+{
+    float acc[UK_MR][UK_NR];
+    memset(acc, 0, sizeof acc);
+    for (size_t k = 0; k < K; k++)
+        for (size_t i = 0; i < mr; i++) {
+            float a = A[i * lda + k];
+            for (size_t j = 0; j < UK_NR; j++)
+                acc[i][j] += a * Bp[k * UK_NR + j];
+        }
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nr; j++)
+            C[i * ldc + j] = alpha * acc[i][j];
+}
+
+void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                       const float *Bp, float *C, size_t ldc)
+{
+    size_t np = (N + UK_NR - 1) / UK_NR;
+    int avx2 = kern_use_avx2();
+    /* Panel-outer: the 16-column B panel (K*64 bytes) stays in L1 while all
+     * row groups of the block sweep over it. */
+    for (size_t p = 0; p < np; p++) {
+        size_t j0 = p * UK_NR, nr = N - j0 < UK_NR ? N - j0 : UK_NR;
+        const float *bp = Bp + p * K * UK_NR;
+        for (size_t i0 = 0; i0 < mb; i0 += UK_MR) {
+            size_t mr = mb - i0 < UK_MR ? mb - i0 : UK_MR;
+#if defined(__x86_64__)
+            if (avx2 && mr == UK_MR && nr == UK_NR) {
+                tile_6x16(K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
+                continue;
+            }
+#endif
+            tile_generic(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
+        }
+    }
+    (void)avx2;
+}

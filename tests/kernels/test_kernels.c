@@ -1,0 +1,383 @@
+/* Kernels against a double-precision reference: every variant, edge shapes,
+ * extreme inputs, masks, NaN, the exp's error, invalid arguments. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "comet_kernels.h"
+#include "kref.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* GEMM error grows ~ K * 2^-24 relative to sum |a||b|; softmax/LayerNorm
+ * outputs add a few ulps. Inputs are O(1) so an absolute floor scaled by K
+ * covers cancellation. */
+static double tol_for_k(size_t K)
+{
+    return 8.0 * (double)(K + 8) * 5.96e-8;
+}
+
+typedef struct case_t {
+    size_t M, N, K;
+} case_t;
+
+static void run_gemm_op(int layernorm, comet_kernels_variant v, size_t M, size_t N, size_t K,
+                        int threads, int ukernel, size_t tile_m, float lo, float hi)
+{
+    float *A = malloc(M * K * sizeof(float)), *B = malloc(K * N * sizeof(float));
+    float *Y = malloc(M * N * sizeof(float)), *g = malloc(N * sizeof(float)),
+          *b = malloc(N * sizeof(float));
+    double *R = malloc(M * N * sizeof(double));
+    kref_fill(A, M * K, (unsigned)(M + 3 * N + 7 * K), lo, hi);
+    kref_fill(B, K * N, (unsigned)(5 * M + N + K), -1, 1);
+    kref_fill(g, N, 11, 0.5f, 1.5f);
+    kref_fill(b, N, 12, -0.5f, 0.5f);
+    comet_kernels_params p;
+    memset(&p, 0, sizeof p);
+    p.threads = threads;
+    p.ukernel = ukernel;
+    p.tile_m = tile_m;
+    p.scale = layernorm ? 0 : 0.125f;
+    p.eps = 1e-5f;
+    comet_kernels_shape s = {.M = M, .N = N, .K = K};
+    comet_kernels_op op = layernorm ? COMET_KERNELS_GEMM_LAYERNORM : COMET_KERNELS_GEMM_SOFTMAX;
+    size_t ws = 0;
+    assert_int_equal(comet_kernels_workspace_size(op, v, &s, &p, &ws), 0);
+    void *w = ws ? malloc(ws) : NULL;
+    int rc = layernorm ? comet_kernels_gemm_layernorm(v, M, N, K, A, B, g, b, Y, &p, w, ws)
+                       : comet_kernels_gemm_softmax(v, M, N, K, A, B, Y, &p, w, ws);
+    assert_int_equal(rc, 0);
+    kref_gemm(M, N, K, layernorm ? 1.0 : 0.125, A, B, R);
+    for (size_t i = 0; i < M; i++) {
+        if (layernorm)
+            kref_layernorm_row(R + i * N, N, g, b, 1e-5);
+        else
+            kref_softmax_row(R + i * N, N);
+    }
+    size_t worst = 0;
+    double tol = tol_for_k(K) * (hi > 2 ? 64 : 1); /* large inputs amplify exp's error */
+    /* LayerNorm divides by the row's std: relative error scales with 1/std */
+    double e = kref_compare(Y, R, M * N, tol * (layernorm ? 16 : 1), layernorm ? 1e-4 : 1e-9,
+                            &worst);
+    if (e > 1.0)
+        fail_msg("%s %s M=%zu N=%zu K=%zu thr=%d uk=%d tile=%zu: err ratio %.3g at %zu "
+                 "(got %.9g want %.9g)",
+                 layernorm ? "layernorm" : "softmax", comet_kernels_variant_name(v), M, N, K,
+                 threads, ukernel, tile_m, e, worst, Y[worst], R[worst]);
+    free(A);
+    free(B);
+    free(Y);
+    free(g);
+    free(b);
+    free(R);
+    free(w);
+}
+
+static const case_t shapes[] = {{1, 1, 1},   {1, 17, 3},   {7, 1, 5},    {13, 31, 1},
+                                {6, 16, 16}, {37, 53, 29}, {64, 100, 64}, {97, 257, 96},
+                                {50, 70, 200}, {128, 1000, 16}};
+
+static void test_gemm_softmax_all(void **st)
+{
+    (void)st;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        for (int v = 0; v < 2; v++)
+            for (int uk = 0; uk <= 2; uk++)
+                for (int thr = 1; thr <= 2; thr++)
+                    run_gemm_op(0, (comet_kernels_variant)v, shapes[c].M, shapes[c].N,
+                                shapes[c].K, thr, uk, c % 2 ? 7 : 0, -1, 1);
+}
+
+static void test_gemm_layernorm_all(void **st)
+{
+    (void)st;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        for (int v = 0; v < 2; v++)
+            for (int uk = 0; uk <= 2; uk++)
+                run_gemm_op(1, (comet_kernels_variant)v, shapes[c].M, shapes[c].N, shapes[c].K,
+                            1 + (int)(c % 2), uk, c % 3 ? 5 : 0, -1, 1);
+}
+
+/* Inputs whose logits approach expf's overflow (|x| near 88). */
+static void test_softmax_large_logits(void **st)
+{
+    (void)st;
+    size_t M = 9, N = 300;
+    float *X = malloc(M * N * sizeof(float)), *Y = malloc(M * N * sizeof(float));
+    double *R = malloc(M * N * sizeof(double));
+    kref_fill(X, M * N, 5, -88.0f, 88.0f);
+    X[3] = 88.7f;
+    X[N + 5] = -88.7f;
+    for (size_t i = 0; i < M * N; i++)
+        R[i] = X[i];
+    for (size_t i = 0; i < M; i++)
+        kref_softmax_row(R + i * N, N);
+    assert_int_equal(comet_kernels_softmax_rows(M, N, X, N, Y, N, 1.0f, 2), 0);
+    size_t w = 0;
+    assert_true(kref_compare(Y, R, M * N, 1e-5, 1e-30, &w) <= 1.0);
+    free(X);
+    free(Y);
+    free(R);
+}
+
+static void test_softmax_masks_and_nan(void **st)
+{
+    (void)st;
+    for (int portable = 0; portable <= 1; portable++) {
+        comet_kernels_force_portable(portable);
+        size_t N = 37;
+        float X[4 * 37], Y[4 * 37];
+        kref_fill(X, 4 * N, 9, -3, 3);
+        for (size_t j = 0; j < N; j++)
+            X[j] = -INFINITY; /* row 0 fully masked -> zeros */
+        for (size_t j = 0; j < N; j += 2)
+            X[N + j] = -INFINITY; /* row 1 half masked */
+        X[2 * N + 36] = NAN;      /* row 2: NaN in the tail */
+        X[3 * N + 0] = NAN;       /* row 3: NaN first (order-dependent max drops it) */
+        assert_int_equal(comet_kernels_softmax_rows(4, N, X, N, Y, N, 1.0f, 1), 0);
+        for (size_t j = 0; j < N; j++) {
+            assert_true(Y[j] == 0.0f);
+            if (j % 2 == 0)
+                assert_true(Y[N + j] == 0.0f);
+            else
+                assert_true(Y[N + j] > 0.0f);
+            assert_true(isnan(Y[2 * N + j]));
+            assert_true(isnan(Y[3 * N + j]));
+        }
+        double s = 0;
+        for (size_t j = 0; j < N; j++)
+            s += Y[N + j];
+        assert_true(fabs(s - 1.0) < 1e-5);
+    }
+    comet_kernels_force_portable(0);
+}
+
+static void test_layernorm_rows_edge(void **st)
+{
+    (void)st;
+    /* constant row: variance 0 -> output beta; large offset: two-pass keeps precision */
+    size_t N = 1000;
+    float *X = malloc(2 * N * sizeof(float)), *Y = malloc(2 * N * sizeof(float));
+    double *R = malloc(2 * N * sizeof(double));
+    for (size_t j = 0; j < N; j++) {
+        X[j] = 3.0f;
+        X[N + j] = 10000.0f + (float)(j % 7) * 0.25f;
+    }
+    for (size_t i = 0; i < 2 * N; i++)
+        R[i] = X[i];
+    kref_layernorm_row(R, N, NULL, NULL, 1e-5);
+    kref_layernorm_row(R + N, N, NULL, NULL, 1e-5);
+    assert_int_equal(comet_kernels_layernorm_rows(2, N, X, N, Y, N, NULL, NULL, 1e-5f, 1), 0);
+    for (size_t j = 0; j < N; j++)
+        assert_true(Y[j] == 0.0f);
+    size_t w = 0;
+    /* E[x^2]-E[x]^2 in float would be off by O(1) here */
+    assert_true(kref_compare(Y + N, R + N, N, 1e-3, 1e-3, &w) <= 1.0);
+    X[5] = NAN;
+    assert_int_equal(comet_kernels_layernorm_rows(1, N, X, N, Y, N, NULL, NULL, 1e-5f, 1), 0);
+    assert_true(isnan(Y[0]) && isnan(Y[N - 1]));
+    free(X);
+    free(Y);
+    free(R);
+}
+
+static void ref_attention(const comet_kernels_shape *s, int causal, float scale, const float *Q,
+                          const float *K, const float *V, double *O)
+{
+    size_t lq = s->lq, lk = s->lk, d = s->d;
+    double *S = malloc(lk * sizeof(double));
+    for (size_t h = 0; h < s->batch * s->heads; h++)
+        for (size_t i = 0; i < lq; i++) {
+            for (size_t j = 0; j < lk; j++) {
+                double a = 0;
+                for (size_t c = 0; c < d; c++)
+                    a += (double)Q[(h * lq + i) * d + c] * K[(h * lk + j) * d + c];
+                S[j] = a * scale;
+                long lim = (long)i + (long)lk - (long)lq;
+                if (causal && (long)j > lim)
+                    S[j] = -INFINITY;
+            }
+            kref_softmax_row(S, lk);
+            for (size_t c = 0; c < d; c++) {
+                double a = 0;
+                for (size_t j = 0; j < lk; j++)
+                    a += S[j] * V[(h * lk + j) * d + c];
+                O[(h * lq + i) * d + c] = a;
+            }
+        }
+    free(S);
+}
+
+static void run_attention(comet_kernels_variant v, size_t B, size_t H, size_t lq, size_t lk,
+                          size_t d, int causal, int threads, size_t tm, size_t tn, int nan_row)
+{
+    comet_kernels_shape s = {.batch = B, .heads = H, .lq = lq, .lk = lk, .d = d};
+    size_t bh = B * H;
+    float *Q = malloc(bh * lq * d * 4), *K = malloc(bh * lk * d * 4), *V = malloc(bh * lk * d * 4),
+          *O = malloc(bh * lq * d * 4);
+    double *R = malloc(bh * lq * d * sizeof(double));
+    kref_fill(Q, bh * lq * d, 1, -1, 1);
+    kref_fill(K, bh * lk * d, 2, -1, 1);
+    kref_fill(V, bh * lk * d, 3, -1, 1);
+    if (nan_row)
+        Q[1 * d + 2] = NAN; /* query row 1 of head 0 */
+    comet_kernels_params p;
+    memset(&p, 0, sizeof p);
+    p.threads = threads;
+    p.causal = causal;
+    p.tile_m = tm;
+    p.tile_n = tn;
+    float scale = (float)(1.0 / sqrt((double)d));
+    size_t ws = 0;
+    assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_ATTENTION, v, &s, &p, &ws), 0);
+    void *w = malloc(ws ? ws : 1);
+    assert_int_equal(comet_kernels_attention(v, &s, Q, K, V, O, &p, w, ws), 0);
+    ref_attention(&s, causal, scale, Q, K, V, R);
+    size_t worst = 0;
+    double e = kref_compare(O, R, bh * lq * d, tol_for_k(lk + d) * 4, 1e-5, &worst);
+    if (e > 1.0)
+        fail_msg("attention %s lq=%zu lk=%zu d=%zu causal=%d tiles %zu/%zu: ratio %.3g at %zu "
+                 "(got %.8g want %.8g)",
+                 comet_kernels_variant_name(v), lq, lk, d, causal, tm, tn, e, worst, O[worst],
+                 R[worst]);
+    free(Q);
+    free(K);
+    free(V);
+    free(O);
+    free(R);
+    free(w);
+}
+
+static void test_attention_all(void **st)
+{
+    (void)st;
+    for (int v = 0; v < 2; v++)
+        for (int causal = 0; causal <= 1; causal++) {
+            run_attention((comet_kernels_variant)v, 1, 1, 1, 1, 1, causal, 1, 0, 0, 0);
+            run_attention((comet_kernels_variant)v, 2, 3, 37, 53, 16, causal, 2, 8, 16, 0);
+            run_attention((comet_kernels_variant)v, 1, 2, 64, 64, 64, causal, 1, 0, 0, 0);
+            run_attention((comet_kernels_variant)v, 1, 1, 53, 29, 8, causal, 2, 7, 5, 0);
+            run_attention((comet_kernels_variant)v, 1, 1, 20, 300, 32, causal, 1, 6, 64, 1);
+        }
+}
+
+static void test_fused_equals_unfused(void **st)
+{
+    (void)st;
+    size_t M = 67, N = 129, K = 48;
+    float *A = malloc(M * K * 4), *B = malloc(K * N * 4), *Y0 = malloc(M * N * 4),
+          *Y1 = malloc(M * N * 4);
+    kref_fill(A, M * K, 1, -2, 2);
+    kref_fill(B, K * N, 2, -2, 2);
+    comet_kernels_params p = {.threads = 2};
+    comet_kernels_shape s = {.M = M, .N = N, .K = K};
+    size_t w0, w1;
+    comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_UNFUSED, &s, &p, &w0);
+    comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &s, &p, &w1);
+    void *ws = malloc(w0 > w1 ? w0 : w1);
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, M, N, K, A, B, Y0, &p, ws, w0), 0);
+    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, M, N, K, A, B, Y1, &p, ws, w1),
+                     0);
+    for (size_t i = 0; i < M * N; i++)
+        assert_true(fabsf(Y0[i] - Y1[i]) <= 1e-5f * fabsf(Y0[i]) + 1e-7f);
+    free(A);
+    free(B);
+    free(Y0);
+    free(Y1);
+    free(ws);
+}
+
+static void test_exp_error(void **st)
+{
+    (void)st;
+    double worst = 0;
+    size_t n = 1 << 20;
+    float *x = malloc(n * 4), *y = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        x[i] = -87.3f + (88.7f + 87.3f) * (float)i / (float)(n - 1);
+    comet_kernels_vexp(x, y, n);
+    for (size_t i = 0; i < n; i++) {
+        double r = exp((double)x[i]);
+        double e = fabs(y[i] - r) / r;
+        if (e > worst)
+            worst = e;
+    }
+    printf("# vexp max relative error over [-87.3, 88.7]: %.3g (stated bound %.3g, avx2 %d)\n",
+           worst, comet_kernels_exp_max_rel_error(), comet_kernels_have_avx2());
+    assert_true(worst <= comet_kernels_exp_max_rel_error());
+    float sp[6] = {NAN, INFINITY, -INFINITY, 89.0f, -200.0f, 0.0f}, so[6];
+    comet_kernels_vexp(sp, so, 6);
+    assert_true(isnan(so[0]));
+    assert_true(isinf(so[1]) && so[1] > 0);
+    assert_true(so[2] == 0.0f);
+    assert_true(isinf(so[3]));
+    assert_true(so[4] == 0.0f);
+    assert_true(so[5] == 1.0f);
+    free(x);
+    free(y);
+}
+
+static void test_invalid_args(void **st)
+{
+    (void)st;
+    float a[4] = {0}, b[4] = {0}, y[4];
+    comet_kernels_params p = {.threads = 1};
+    comet_kernels_shape s = {.M = SIZE_MAX / 2, .N = 4, .K = 4};
+    size_t ws;
+    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 0, 2, 2, a, b, y, &p, NULL, 0),
+                     -EINVAL);
+    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 2, 2, 2, NULL, b, y, &p, NULL, 0),
+                     -EINVAL);
+    assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_UNFUSED,
+                                                  &s, &p, &ws),
+                     -EOVERFLOW);
+    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, SIZE_MAX / 2, 4, 4, a, b, y,
+                                                &p, NULL, 0),
+                     -EOVERFLOW);
+    /* workspace too small */
+    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, 2, 2, 1, a, b, y, &p, NULL, 0),
+                     -ENOMEM);
+    comet_kernels_params bad = {.threads = 0};
+    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 2, 2, 1, a, b, y, &bad, a, 16),
+                     -EINVAL);
+    comet_kernels_params neg = {.threads = 1, .eps = -1.0f};
+    assert_int_equal(comet_kernels_gemm_layernorm(COMET_KERNELS_FUSED, 2, 2, 1, a, b, NULL, NULL, y,
+                                                  &neg, a, 16),
+                     -EINVAL);
+    assert_int_equal(comet_kernels_softmax_rows(2, 2, a, 1, y, 2, 1.0f, 1), -EINVAL);
+    comet_kernels_op op;
+    assert_int_equal(comet_kernels_op_parse("gemm_frob", &op), -EINVAL);
+    assert_int_equal(comet_kernels_op_parse("attention", &op), 0);
+    assert_int_equal(op, COMET_KERNELS_ATTENTION);
+}
+
+static void test_analytic_counts(void **st)
+{
+    (void)st;
+    comet_kernels_shape s = {.M = 4096, .N = 4096, .K = 64};
+    double f = comet_kernels_flops(COMET_KERNELS_GEMM_SOFTMAX, &s);
+    assert_true(f == 2.0 * 4096 * 4096 * 64 + 5.0 * 4096 * 4096);
+    double bf = comet_kernels_bytes(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &s);
+    double bu = comet_kernels_bytes(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_UNFUSED, &s);
+    assert_true(bu - bf == 2.0 * 4 * 4096 * 4096);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_softmax_all),      cmocka_unit_test(test_gemm_layernorm_all),
+        cmocka_unit_test(test_softmax_large_logits),  cmocka_unit_test(test_softmax_masks_and_nan),
+        cmocka_unit_test(test_layernorm_rows_edge),   cmocka_unit_test(test_attention_all),
+        cmocka_unit_test(test_fused_equals_unfused),  cmocka_unit_test(test_exp_error),
+        cmocka_unit_test(test_invalid_args),          cmocka_unit_test(test_analytic_counts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,535 @@
+/* Hardware descriptions: YAML/JSON loader with file:line errors, JSON
+ * writer in the same schema, presets, scaled CPU systems. */
+#include "comet_model.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const vop_names[COMET_MODEL_NVOP] = {"add", "mul", "div", "exp", "max", "sqrt"};
+static const char *const topo_names[] = {"mesh2d", "torus2d", "ring", "switch", "full"};
+
+void comet_model_hw_free(comet_model_hw *hw)
+{
+    if (!hw)
+        return;
+    free(hw->grid.values);
+    hw->grid.values = NULL;
+    if (hw->calibration)
+        json_decref(hw->calibration);
+    hw->calibration = NULL;
+}
+
+int comet_model_preset_path(const char *name, char *path, size_t len)
+{
+    if (!name || !*name)
+        return -EINVAL;
+    if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".json")) {
+        snprintf(path, len, "%s", name);
+        return 0;
+    }
+    const char *dirs[3] = {getenv("COMET_CONFIGS"), COMET_SOURCE_DIR "/configs", "configs"};
+    for (int i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(path, len, "%s/hw/%s.yaml", dirs[i], name);
+        if (access(path, R_OK) == 0)
+            return 0;
+    }
+    snprintf(path, len, "%s", name);
+    return -ENOENT;
+}
+
+static json_t *doc_to_json(const comet_util_doc *d)
+{
+    if (d->kind == COMET_DOC_MAP) {
+        json_t *o = json_object();
+        for (size_t i = 0; i < d->n; i++)
+            json_object_set_new(o, d->child[i]->key, doc_to_json(d->child[i]));
+        return o;
+    }
+    if (d->kind == COMET_DOC_SEQ) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < d->n; i++)
+            json_array_append_new(a, doc_to_json(d->child[i]));
+        return a;
+    }
+    double v;
+    if (!d->quoted && comet_util_parse_double(d->value, &v) == 0)
+        return strchr(d->value, '.') || strchr(d->value, 'e') || strchr(d->value, 'E')
+                   ? json_real(v)
+                   : json_integer((json_int_t)v);
+    if (!d->quoted && (!strcmp(d->value, "true") || !strcmp(d->value, "false")))
+        return json_boolean(!strcmp(d->value, "true"));
+    if (!d->quoted && (!strcmp(d->value, "null") || !strcmp(d->value, "~")))
+        return json_null();
+    return json_string(d->value);
+}
+
+#define NUM(map, key, dflt, lo, hi, dst)                                                           \
+    do {                                                                                           \
+        double v_;                                                                                 \
+        const double d_ = (dflt);                                                                  \
+        rc = comet_util_doc_number(map, key, isnan(d_) ? NULL : &d_, lo, hi, &v_, err, errlen);   \
+        if (rc)                                                                                    \
+            goto fail;                                                                             \
+        dst = v_;                                                                                  \
+    } while (0)
+
+static int need_map(const comet_util_doc *parent, const char *key, const comet_util_doc **out,
+                    char *err, size_t errlen)
+{
+    char w[256];
+    const comet_util_doc *m = comet_util_doc_get(parent, key);
+    if (!m)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: missing section '%s'",
+                                 comet_util_doc_where(parent, w, sizeof w), key);
+    if (m->kind != COMET_DOC_MAP)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: '%s' must be a map",
+                                 comet_util_doc_where(m, w, sizeof w), key);
+    *out = m;
+    return 0;
+}
+
+static int load_net(const comet_util_doc *m, comet_model_net *n, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"topology", "dims", "link_bw", "hop_latency", "startup",
+                                       "broadcast", "reduction", "link_pj_per_byte", NULL};
+    char w[256];
+    const char *t;
+    int rc = comet_util_doc_check_keys(m, keys, err, errlen);
+    if (rc)
+        return rc;
+    if ((rc = comet_util_doc_string(m, "topology", NULL, &t, err, errlen)))
+        return rc;
+    n->topo = (comet_model_topo)-1;
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(t, topo_names[i]))
+            n->topo = (comet_model_topo)i;
+    if ((int)n->topo < 0)
+        return comet_util_seterr(err, errlen, -EINVAL,
+                                 "%s: unknown topology '%s' (mesh2d, torus2d, ring, switch, full)",
+                                 comet_util_doc_where(comet_util_doc_get(m, "topology"), w, sizeof w),
+                                 t);
+    const comet_util_doc *dims = comet_util_doc_get(m, "dims");
+    if (!dims || dims->kind != COMET_DOC_SEQ || dims->n < 1 || dims->n > 2)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: 'dims' must be a list [X] or [X, Y]",
+                                 comet_util_doc_where(dims ? dims : m, w, sizeof w));
+    for (size_t i = 0; i < 2; i++) {
+        double v = 1;
+        if (i < dims->n) {
+            const comet_util_doc *c = dims->child[i];
+            if (c->kind != COMET_DOC_SCALAR || comet_util_parse_double(c->value, &v) ||
+                v < 1 || v > 65536 || v != floor(v))
+                return comet_util_seterr(err, errlen, -EINVAL,
+                                         "%s: 'dims' entries must be integers in [1, 65536]",
+                                         comet_util_doc_where(c, w, sizeof w));
+        }
+        n->dims[i] = (int)v;
+    }
+    NUM(m, "link_bw", NAN, 1e-9, 1e12, n->link_bw);
+    NUM(m, "hop_latency", 0, 0, 1e9, n->hop_latency);
+    NUM(m, "startup", 0, 0, 1e12, n->startup);
+    NUM(m, "link_pj_per_byte", 0, 0, 1e6, n->link_pj_per_byte);
+    {
+        int z = 0;
+        if ((rc = comet_util_doc_bool(m, "broadcast", &z, &n->broadcast, err, errlen)) ||
+            (rc = comet_util_doc_bool(m, "reduction", &z, &n->reduction, err, errlen)))
+            return rc;
+    }
+fail:
+    return rc;
+}
+
+static int load_mem(const comet_util_doc *m, comet_model_mem *x, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"capacity", "bw", "read_pj", "write_pj", "access_bytes",
+                                       NULL};
+    int rc = comet_util_doc_check_keys(m, keys, err, errlen);
+    if (rc)
+        return rc;
+    NUM(m, "capacity", 1e18, 1, 1e18, x->capacity);
+    NUM(m, "bw", NAN, 1e-9, 1e12, x->bw);
+    NUM(m, "read_pj", 0, 0, 1e9, x->read_pj);
+    NUM(m, "write_pj", 0, 0, 1e9, x->write_pj);
+    NUM(m, "access_bytes", 1, 1, 1e9, x->access_bytes);
+fail:
+    return rc;
+}
+
+static int load_axis(const comet_util_doc *g, const char *key, double *dst, int *n, int max,
+                     char *err, size_t errlen)
+{
+    char w[256];
+    const comet_util_doc *a = comet_util_doc_get(g, key);
+    if (!a || a->kind != COMET_DOC_SEQ || a->n < 1 || (int)a->n > max)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: grid '%s' must be a list of 1..%d numbers",
+                                 comet_util_doc_where(a ? a : g, w, sizeof w), key, max);
+    for (size_t i = 0; i < a->n; i++) {
+        double v;
+        if (a->child[i]->kind != COMET_DOC_SCALAR || comet_util_parse_double(a->child[i]->value, &v) ||
+            !(v > 0) || (i > 0 && v <= dst[i - 1]))
+            return comet_util_seterr(err, errlen, -EINVAL,
+                                     "%s: grid '%s' must be positive and increasing",
+                                     comet_util_doc_where(a->child[i], w, sizeof w), key);
+        dst[i] = v;
+    }
+    *n = (int)a->n;
+    return 0;
+}
+
+static int load_grid(const comet_util_doc *g, comet_model_grid *gr, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"threads", "M", "N", "K", "values", "emax", "f_half", NULL};
+    char w[256];
+    int rc = comet_util_doc_check_keys(g, keys, err, errlen);
+    if (rc)
+        return rc;
+    if ((rc = load_axis(g, "threads", gr->threads, &gr->nt, 4, err, errlen)) ||
+        (rc = load_axis(g, "M", gr->M, &gr->nm, COMET_MODEL_GRID_MAX, err, errlen)) ||
+        (rc = load_axis(g, "N", gr->N, &gr->nn, COMET_MODEL_GRID_MAX, err, errlen)) ||
+        (rc = load_axis(g, "K", gr->K, &gr->nk, COMET_MODEL_GRID_MAX, err, errlen)))
+        return rc;
+    size_t total = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
+    const comet_util_doc *v = comet_util_doc_get(g, "values");
+    if (!v || v->kind != COMET_DOC_SEQ || v->n != total)
+        return comet_util_seterr(err, errlen, -EINVAL,
+                                 "%s: grid 'values' must hold threads*M*N*K = %zu numbers",
+                                 comet_util_doc_where(v ? v : g, w, sizeof w), total);
+    gr->values = malloc(total * sizeof(double));
+    if (!gr->values)
+        return comet_util_seterr(err, errlen, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < total; i++) {
+        double x;
+        if (v->child[i]->kind != COMET_DOC_SCALAR ||
+            comet_util_parse_double(v->child[i]->value, &x) || !(x > 0) || x > 1.5)
+            return comet_util_seterr(err, errlen, -EINVAL,
+                                     "%s: grid efficiency must be in (0, 1.5]",
+                                     comet_util_doc_where(v->child[i], w, sizeof w));
+        gr->values[i] = x;
+    }
+    NUM(g, "emax", 0.9, 1e-6, 1.5, gr->emax);
+    NUM(g, "f_half", 1e6, 0, 1e18, gr->f_half);
+fail:
+    return rc;
+}
+
+static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
+{
+    static const char *const top[] = {"name",   "kind",   "clock_ghz", "bytes_per_elem",
+                                      "clusters", "cores", "memory",   "gemm",
+                                      "vector", "calibration", "schema", NULL};
+    const comet_util_doc *sec, *sub;
+    const char *s;
+    char w[256];
+    int rc;
+    memset(hw, 0, sizeof *hw);
+    if (d->kind != COMET_DOC_MAP)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: a hardware description is a map",
+                                 comet_util_doc_where(d, w, sizeof w));
+    if ((rc = comet_util_doc_check_keys(d, top, err, errlen)))
+        goto fail;
+    if ((rc = comet_util_doc_string(d, "name", NULL, &s, err, errlen)))
+        goto fail;
+    snprintf(hw->name, sizeof hw->name, "%s", s);
+    if ((rc = comet_util_doc_string(d, "kind", "accelerator", &s, err, errlen)))
+        goto fail;
+    if (strcmp(s, "accelerator") && strcmp(s, "cpu")) {
+        rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'kind' must be accelerator or cpu",
+                               comet_util_doc_where(comet_util_doc_get(d, "kind"), w, sizeof w));
+        goto fail;
+    }
+    snprintf(hw->kind, sizeof hw->kind, "%s", s);
+    NUM(d, "clock_ghz", NAN, 1e-3, 100, hw->clock_ghz);
+    NUM(d, "bytes_per_elem", 2, 0.125, 16, hw->bytes_per_elem);
+
+    static const char *const grp[] = {"count", "network", NULL};
+    double cnt;
+    if ((rc = need_map(d, "clusters", &sec, err, errlen)) ||
+        (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
+        goto fail;
+    NUM(sec, "count", NAN, 1, 1 << 20, cnt);
+    hw->clusters = (int)cnt;
+    if ((rc = need_map(sec, "network", &sub, err, errlen)) ||
+        (rc = load_net(sub, &hw->cluster_net, err, errlen)))
+        goto fail;
+    if (hw->cluster_net.dims[0] * hw->cluster_net.dims[1] != hw->clusters) {
+        rc = comet_util_seterr(err, errlen, -EINVAL, "%s: network dims %dx%d do not match count %d",
+                               comet_util_doc_where(sub, w, sizeof w), hw->cluster_net.dims[0],
+                               hw->cluster_net.dims[1], hw->clusters);
+        goto fail;
+    }
+    if ((rc = need_map(d, "cores", &sec, err, errlen)) ||
+        (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
+        goto fail;
+    NUM(sec, "count", NAN, 1, 1 << 20, cnt);
+    hw->cores = (int)cnt;
+    if ((rc = need_map(sec, "network", &sub, err, errlen)) ||
+        (rc = load_net(sub, &hw->core_net, err, errlen)))
+        goto fail;
+
+    static const char *const mems[] = {"dram", "global_buffer", "local_buffer", NULL};
+    if ((rc = need_map(d, "memory", &sec, err, errlen)) ||
+        (rc = comet_util_doc_check_keys(sec, mems, err, errlen)))
+        goto fail;
+    if ((rc = need_map(sec, "dram", &sub, err, errlen)) || (rc = load_mem(sub, &hw->dram, err, errlen)) ||
+        (rc = need_map(sec, "global_buffer", &sub, err, errlen)) ||
+        (rc = load_mem(sub, &hw->gb, err, errlen)) ||
+        (rc = need_map(sec, "local_buffer", &sub, err, errlen)) ||
+        (rc = load_mem(sub, &hw->lb, err, errlen)))
+        goto fail;
+
+    static const char *const gk[] = {"engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
+                                     "efficiency", "mac_pj", "grid", NULL};
+    if ((rc = need_map(d, "gemm", &sec, err, errlen)) ||
+        (rc = comet_util_doc_check_keys(sec, gk, err, errlen)) ||
+        (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
+        goto fail;
+    if (!strcmp(s, "systolic")) {
+        double r, c, a;
+        hw->systolic = 1;
+        NUM(sec, "rows", NAN, 1, 4096, r);
+        NUM(sec, "cols", NAN, 1, 4096, c);
+        NUM(sec, "arrays", 1, 1, 1 << 16, a);
+        hw->sa_rows = (int)r;
+        hw->sa_cols = (int)c;
+        hw->sa_arrays = (int)a;
+        hw->peak_flops = 2.0 * r * c * a;
+    } else if (!strcmp(s, "peak")) {
+        NUM(sec, "peak_flops_per_cycle", NAN, 1e-3, 1e9, hw->peak_flops);
+    } else {
+        rc = comet_util_seterr(err, errlen, -EINVAL, "%s: gemm 'engine' must be systolic or peak",
+                               comet_util_doc_where(comet_util_doc_get(sec, "engine"), w, sizeof w));
+        goto fail;
+    }
+    NUM(sec, "efficiency", 1.0, 1e-4, 1.0, hw->gemm_eff);
+    NUM(sec, "mac_pj", 0, 0, 1e6, hw->mac_pj);
+    if ((sub = comet_util_doc_get(sec, "grid")) != NULL) {
+        if (sub->kind != COMET_DOC_MAP) {
+            rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'grid' must be a map",
+                                   comet_util_doc_where(sub, w, sizeof w));
+            goto fail;
+        }
+        if ((rc = load_grid(sub, &hw->grid, err, errlen)))
+            goto fail;
+    }
+
+    static const char *const vk[] = {"width", "cycles", "energy_pj", NULL};
+    double width;
+    if ((rc = need_map(d, "vector", &sec, err, errlen)) ||
+        (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
+        goto fail;
+    NUM(sec, "width", NAN, 1, 65536, width);
+    hw->simd_width = (int)width;
+    const comet_util_doc *cy = comet_util_doc_get(sec, "cycles"),
+                         *en = comet_util_doc_get(sec, "energy_pj");
+    for (int i = 0; i < COMET_MODEL_NVOP; i++) {
+        hw->vop_cycles[i] = 1;
+        hw->vop_pj[i] = 0;
+        if (cy)
+            NUM(cy, vop_names[i], 1, 1e-6, 1e6, hw->vop_cycles[i]);
+        if (en)
+            NUM(en, vop_names[i], 0, 0, 1e6, hw->vop_pj[i]);
+    }
+    if ((sub = comet_util_doc_get(d, "calibration")) != NULL)
+        hw->calibration = doc_to_json(sub);
+    return 0;
+fail:
+    comet_model_hw_free(hw);
+    return rc;
+}
+
+int comet_model_hw_parse(const char *file, const char *text, size_t len, comet_model_hw *hw,
+                         char *err, size_t errlen)
+{
+    comet_util_doc *d = NULL;
+    int rc = comet_util_doc_parse(file, text, len, &d, err, errlen);
+    if (rc)
+        return rc;
+    rc = load_doc(d, hw, err, errlen);
+    comet_util_doc_free(d);
+    return rc;
+}
+
+int comet_model_hw_load(const char *name, comet_model_hw *hw, char *err, size_t errlen)
+{
+    char path[4096];
+    comet_util_doc *d = NULL;
+    if (comet_model_preset_path(name, path, sizeof path) != 0)
+        return comet_util_seterr(err, errlen, -ENOENT,
+                                 "%s: no such hardware file or preset (presets: edge, cloud, ...)",
+                                 name);
+    int rc = comet_util_doc_load(path, &d, err, errlen);
+    if (rc)
+        return rc;
+    rc = load_doc(d, hw, err, errlen);
+    comet_util_doc_free(d);
+    return rc;
+}
+
+static json_t *net_json(const comet_model_net *n)
+{
+    return json_pack("{s:s,s:[i,i],s:f,s:f,s:f,s:b,s:b,s:f}", "topology", topo_names[n->topo],
+                     "dims", n->dims[0], n->dims[1], "link_bw", n->link_bw, "hop_latency",
+                     n->hop_latency, "startup", n->startup, "broadcast", n->broadcast,
+                     "reduction", n->reduction, "link_pj_per_byte", n->link_pj_per_byte);
+}
+
+static json_t *mem_json(const comet_model_mem *m)
+{
+    return json_pack("{s:f,s:f,s:f,s:f,s:f}", "capacity", m->capacity, "bw", m->bw, "read_pj",
+                     m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
+}
+
+static json_t *axis_json(const double *v, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_real(v[i]));
+    return a;
+}
+
+json_t *comet_model_hw_to_json(const comet_model_hw *hw)
+{
+    json_t *j = json_object(), *g = json_object(), *cy = json_object(), *en = json_object();
+    json_object_set_new(j, "schema", json_string("comet.hw.v1"));
+    json_object_set_new(j, "name", json_string(hw->name));
+    json_object_set_new(j, "kind", json_string(hw->kind));
+    json_object_set_new(j, "clock_ghz", json_real(hw->clock_ghz));
+    json_object_set_new(j, "bytes_per_elem", json_real(hw->bytes_per_elem));
+    json_object_set_new(j, "clusters", json_pack("{s:i,s:o}", "count", hw->clusters, "network",
+                                                 net_json(&hw->cluster_net)));
+    json_object_set_new(j, "cores",
+                        json_pack("{s:i,s:o}", "count", hw->cores, "network", net_json(&hw->core_net)));
+    json_object_set_new(j, "memory",
+                        json_pack("{s:o,s:o,s:o}", "dram", mem_json(&hw->dram), "global_buffer",
+                                  mem_json(&hw->gb), "local_buffer", mem_json(&hw->lb)));
+    if (hw->systolic) {
+        json_object_set_new(g, "engine", json_string("systolic"));
+        json_object_set_new(g, "rows", json_integer(hw->sa_rows));
+        json_object_set_new(g, "cols", json_integer(hw->sa_cols));
+        json_object_set_new(g, "arrays", json_integer(hw->sa_arrays));
+    } else {
+        json_object_set_new(g, "engine", json_string("peak"));
+        json_object_set_new(g, "peak_flops_per_cycle", json_real(hw->peak_flops));
+    }
+    json_object_set_new(g, "efficiency", json_real(hw->gemm_eff));
+    json_object_set_new(g, "mac_pj", json_real(hw->mac_pj));
+    if (hw->grid.values) {
+        const comet_model_grid *gr = &hw->grid;
+        size_t total = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
+        json_object_set_new(
+            g, "grid",
+            json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:f}", "threads", axis_json(gr->threads, gr->nt), "M",
+                      axis_json(gr->M, gr->nm), "N", axis_json(gr->N, gr->nn), "K",
+                      axis_json(gr->K, gr->nk), "values", axis_json(gr->values, (int)total), "emax",
+                      gr->emax, "f_half", gr->f_half));
+    }
+    json_object_set_new(j, "gemm", g);
+    for (int i = 0; i < COMET_MODEL_NVOP; i++) {
+        json_object_set_new(cy, vop_names[i], json_real(hw->vop_cycles[i]));
+        json_object_set_new(en, vop_names[i], json_real(hw->vop_pj[i]));
+    }
+    json_object_set_new(j, "vector", json_pack("{s:i,s:o,s:o}", "width", hw->simd_width, "cycles",
+                                               cy, "energy_pj", en));
+    if (hw->calibration)
+        json_object_set(j, "calibration", hw->calibration);
+    return j;
+}
+
+int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nodes,
+                         const comet_model_net *net, comet_model_hw *out)
+{
+    if (!base || !out || cores_per_node < 1 || nodes < 1 || cores_per_node > 1 << 20 ||
+        nodes > 1 << 20)
+        return -EINVAL;
+    *out = *base;
+    out->grid.values = NULL;
+    out->calibration = NULL;
+    if (base->grid.values) {
+        size_t total = (size_t)base->grid.nt * base->grid.nm * base->grid.nn * base->grid.nk;
+        out->grid.values = malloc(total * sizeof(double));
+        if (!out->grid.values)
+            return -ENOMEM;
+        memcpy(out->grid.values, base->grid.values, total * sizeof(double));
+    }
+    snprintf(out->name, sizeof out->name, "%.30s-%dc-x%d", base->name, cores_per_node, nodes);
+    /* DRAM bandwidth and the LLC scale with the node count: each node brings
+     * its own memory system (the per-node figures are the calibrated ones). */
+    double per_core_dram = base->dram.bw / (base->cores > 0 ? base->cores : 1);
+    out->cores = cores_per_node;
+    out->clusters = nodes;
+    out->dram.bw = base->dram.bw * nodes;
+    (void)per_core_dram;
+    if (net) {
+        out->cluster_net = *net;
+    } else {
+        out->cluster_net.topo = COMET_MODEL_SWITCH;
+    }
+    out->cluster_net.dims[0] = nodes;
+    out->cluster_net.dims[1] = 1;
+    return 0;
+}
+
+static double interp_axis(const double *ax, int n, double x, int *i0)
+{
+    /* position of x between ax[i0] and ax[i0+1] in log space, clamped */
+    if (n == 1 || x <= ax[0]) {
+        *i0 = 0;
+        return 0;
+    }
+    if (x >= ax[n - 1]) {
+        *i0 = n - 2;
+        return 1;
+    }
+    int i = 0;
+    while (i < n - 2 && x > ax[i + 1])
+        i++;
+    *i0 = i;
+    return (log(x) - log(ax[i])) / (log(ax[i + 1]) - log(ax[i]));
+}
+
+double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double thr)
+{
+    const comet_model_grid *g = &hw->grid;
+    if (!g->values)
+        return hw->gemm_eff;
+    int outside = M < g->M[0] || N < g->N[0] || K < g->K[0] || M > g->M[g->nm - 1] ||
+                  N > g->N[g->nn - 1] || K > g->K[g->nk - 1];
+    /* thread index: nearest */
+    int t = 0;
+    for (int i = 1; i < g->nt; i++)
+        if (fabs(g->threads[i] - thr) < fabs(g->threads[t] - thr))
+            t = i;
+    int im, in, ik;
+    double fm = g->nm > 1 ? interp_axis(g->M, g->nm, M, &im) : (im = 0, 0.0);
+    double fn = g->nn > 1 ? interp_axis(g->N, g->nn, N, &in) : (in = 0, 0.0);
+    double fk = g->nk > 1 ? interp_axis(g->K, g->nk, K, &ik) : (ik = 0, 0.0);
+    double e = 0;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            for (int c = 0; c < 2; c++) {
+                int ii = im + (g->nm > 1 ? a : 0), jj = in + (g->nn > 1 ? b : 0),
+                    kk = ik + (g->nk > 1 ? c : 0);
+                double w = (a ? fm : 1 - fm) * (b ? fn : 1 - fn) * (c ? fk : 1 - fk);
+                if (w == 0)
+                    continue;
+                e += w * g->values[(((size_t)t * g->nm + ii) * g->nn + jj) * g->nk + kk];
+            }
+    if (outside && g->f_half > 0) {
+        /* smooth fallback beyond the grid: saturating law on the flop count,
+         * joined to the grid's edge value */
+        double F = 2 * M * N * K;
+        double law = g->emax * F / (F + g->f_half);
+        double Fe = 2 * fmin(fmax(M, g->M[0]), g->M[g->nm - 1]) *
+                    fmin(fmax(N, g->N[0]), g->N[g->nn - 1]) * fmin(fmax(K, g->K[0]), g->K[g->nk - 1]);
+        double law_edge = g->emax * Fe / (Fe + g->f_half);
+        if (law_edge > 0)
+            e *= law / law_edge;
+    }
+    return e > 1e-4 ? e : 1e-4;
+}

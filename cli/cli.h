@@ -72,3 +72,9 @@ int comet_cmd_run(int argc, char **argv);
 extern const char *comet_cli_self;
 
 #endif
+
+/**
+ * Runs `comet <args...>` (this executable, /proc/self/exe) as a child,
+ * inheriting stderr; returns its exit status (or 1 if it could not run).
+ */
+int comet_cli_spawn_self(const char *const *args);

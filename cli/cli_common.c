@@ -85,3 +85,32 @@ void comet_cli_getopt_reset(void)
     optind = 0; /* glibc: 0 fully reinitialises getopt */
     opterr = 0;
 }
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+int comet_cli_spawn_self(const char *const *args)
+{
+    char *argv[64];
+    int n = 0;
+    argv[n++] = (char *)"comet";
+    for (int i = 0; args[i] && n < 63; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return COMET_EXIT_FAIL;
+    if (pid == 0) {
+        execv("/proc/self/exe", argv);
+        execvp(comet_cli_self, argv);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        ;
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st) == 127 ? COMET_EXIT_FAIL : WEXITSTATUS(st);
+    return COMET_EXIT_FAIL;
+}

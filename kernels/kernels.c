@@ -62,9 +62,11 @@ static int use_ukernel(const comet_kernels_params *p, size_t K)
         return 0;
     if (p->ukernel == 1)
         return 1;
-    /* Auto: the own kernel wins while OpenBLAS's per-call B packing and its
-     * small-K inefficiency dominate (measured crossover ~K=96 here). */
-    return kern_use_avx2() && K <= 96;
+    /* Auto: measured side by side at M=N=4096 (tests/perf/kernel_perf): the
+     * own kernel wins for 32 <= K <= 96, where OpenBLAS's per-call packing
+     * of B dominates; at K=16 the C-tile store per 16 FMAs makes it lose to
+     * OpenBLAS on 64-row blocks, and above ~96 OpenBLAS's blocking wins. */
+    return kern_use_avx2() && K >= 32 && K <= 96;
 }
 
 void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape *s, size_t l1,
@@ -94,7 +96,7 @@ void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape
     /* A fused tile of tile_m output rows stays in half of L2 while the
      * epilogue runs; the BLAS path prefers taller blocks (it re-packs B per
      * call), so it may use the whole L2. */
-    int uk = kern_use_avx2() && K <= 96;
+    int uk = kern_use_avx2() && K >= 32 && K <= 96;
     size_t budget = uk ? l2 / 2 : l2;
     size_t rows = budget / (N * sizeof(float));
     if (uk) {
@@ -106,8 +108,16 @@ void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape
         if (rows < 16)
             rows = 16;
     }
-    if (s && s->M && rows > s->M)
-        rows = s->M;
+    /* at least ~4 blocks per thread so dynamic scheduling balances */
+    if (s && s->M) {
+        size_t cap = (s->M + 4 * (size_t)p->threads - 1) / (4 * (size_t)p->threads);
+        size_t q = uk ? 6 : 16;
+        cap = (cap + q - 1) / q * q;
+        if (rows > cap)
+            rows = cap;
+        if (rows > s->M)
+            rows = s->M;
+    }
     p->tile_m = rows;
 }
 
@@ -216,12 +226,27 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
 
     if (v == COMET_KERNELS_UNFUSED) {
         float *C = ws;
-        /* the framework baseline: threaded BLAS over the whole problem,
-         * intermediate to memory, then a separate pass */
-        openblas_set_num_threads(p.threads);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha, A,
-                    (int)K, B, (int)N, 0.0f, C, (int)N);
-        openblas_set_num_threads(saved);
+        /* The framework baseline: the whole GEMM into a full intermediate in
+         * memory, then a separate pass. Parallel GEMM as contiguous row slabs
+         * per thread (single-threaded BLAS each): one thread pool for GEMM
+         * and passes, so OpenBLAS's spinning workers never fight OpenMP's. */
+        if (p.threads == 1) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha,
+                        A, (int)K, B, (int)N, 0.0f, C, (int)N);
+        } else {
+            openblas_set_num_threads(1);
+#pragma omp parallel num_threads(p.threads)
+            {
+                extern int omp_get_thread_num(void), omp_get_num_threads(void);
+                size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+                size_t r0 = M * t / nt, r1 = M * (t + 1) / nt;
+                if (r1 > r0)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)N,
+                                (int)K, alpha, A + r0 * K, (int)K, B, (int)N, 0.0f, C + r0 * N,
+                                (int)N);
+            }
+            openblas_set_num_threads(saved);
+        }
         if (ep->layernorm)
             return comet_kernels_layernorm_rows(M, N, C, N, Y, N, ep->gamma, ep->beta, ep->eps,
                                                 p.threads);
@@ -279,6 +304,23 @@ int comet_kernels_gemm_layernorm(comet_kernels_variant v, size_t M, size_t N, si
         return -EINVAL;
     row_epilogue ep = {1, q.eps, gamma, beta};
     return gemm_rowop(COMET_KERNELS_GEMM_LAYERNORM, v, M, N, K, A, B, &ep, Y, &q, ws, ws_bytes);
+}
+
+/* C[m x n] = alpha * A[m x k] * op(B), rows split into one slab per thread
+ * (single-threaded BLAS inside: the kernel owns the parallelism). */
+static void slab_gemm(int threads, size_t m, size_t n, size_t k, float alpha, const float *A,
+                      size_t lda, int transb, const float *B, size_t ldb, float *C, size_t ldc)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        extern int omp_get_thread_num(void), omp_get_num_threads(void);
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
+        if (r1 > r0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
+                        (int)(r1 - r0), (int)n, (int)k, alpha, A + r0 * lda, (int)lda, B, (int)ldb,
+                        0.0f, C + r0 * ldc, (int)ldc);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -378,11 +420,10 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
 
     if (v == COMET_KERNELS_UNFUSED) {
         float *S = ws;
-        openblas_set_num_threads(p.threads);
+        openblas_set_num_threads(1);
         for (size_t h = 0; h < bh; h++) {
             const float *q = Q + h * lq * d, *k = K + h * lk * d, *vv = V + h * lk * d;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)lq, (int)lk, (int)d, p.scale,
-                        q, (int)d, k, (int)d, 0.0f, S, (int)lk);
+            slab_gemm(p.threads, lq, lk, d, p.scale, q, d, 1, k, d, S, lk);
             if (p.causal) {
 #pragma omp parallel for num_threads(p.threads) schedule(static)
                 for (size_t i = 0; i < lq; i++)
@@ -390,8 +431,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                         S[i * lk + j] = -INFINITY;
             }
             comet_kernels_softmax_rows(lq, lk, S, lk, S, lk, 1.0f, p.threads);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)lq, (int)d, (int)lk, 1.0f,
-                        S, (int)lk, vv, (int)d, 0.0f, O + h * lq * d, (int)d);
+            slab_gemm(p.threads, lq, d, lk, 1.0f, S, lk, 0, vv, d, O + h * lq * d, d);
         }
         openblas_set_num_threads(saved);
         return 0;

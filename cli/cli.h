@@ -78,3 +78,6 @@ extern const char *comet_cli_self;
  * inheriting stderr; returns its exit status (or 1 if it could not run).
  */
 int comet_cli_spawn_self(const char *const *args);
+
+/** Same, with the child's stdout written atomically to out_path (kept only on success). */
+int comet_cli_spawn_self_to(const char *const *args, const char *out_path);

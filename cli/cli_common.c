@@ -86,11 +86,32 @@ void comet_cli_getopt_reset(void)
     opterr = 0;
 }
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+static int spawn(const char *const *args, const char *out_path);
+
 int comet_cli_spawn_self(const char *const *args)
 {
+    return spawn(args, NULL);
+}
+
+int comet_cli_spawn_self_to(const char *const *args, const char *out_path)
+{
+    return spawn(args, out_path);
+}
+
+static int spawn(const char *const *args, const char *out_path)
+{
+    char tmp[4200];
+    int fd = -1;
+    if (out_path) {
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            return COMET_EXIT_FAIL;
+    }
     char *argv[64];
     int n = 0;
     argv[n++] = (char *)"comet";
@@ -100,17 +121,33 @@ int comet_cli_spawn_self(const char *const *args)
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         return COMET_EXIT_FAIL;
+    }
     if (pid == 0) {
+        if (fd >= 0)
+            dup2(fd, 1);
         execv("/proc/self/exe", argv);
         execvp(comet_cli_self, argv);
         _exit(127);
     }
-    int st = 0;
+    int st = 0, rc = COMET_EXIT_FAIL;
     while (waitpid(pid, &st, 0) < 0)
         ;
     if (WIFEXITED(st))
-        return WEXITSTATUS(st) == 127 ? COMET_EXIT_FAIL : WEXITSTATUS(st);
-    return COMET_EXIT_FAIL;
+        rc = WEXITSTATUS(st) == 127 ? COMET_EXIT_FAIL : WEXITSTATUS(st);
+    if (fd >= 0) {
+        if (rc == 0 && fsync(fd) == 0 && close(fd) == 0) {
+            if (rename(tmp, out_path) != 0)
+                rc = COMET_EXIT_FAIL;
+        } else {
+            close(fd);
+            unlink(tmp);
+        }
+    }
+    return rc;
 }

@@ -126,7 +126,8 @@ int comet_cmd_validate(int argc, char **argv)
     for (int i = 0; i < nr; i++)
         e[i] = rows[i].rel_err;
     qsort(e, (size_t)nr, sizeof(double), cmp_d);
-    double med = e[nr / 2], p90 = e[(int)floor(0.9 * (nr - 1))];
+    double med = nr % 2 ? e[nr / 2] : 0.5 * (e[nr / 2 - 1] + e[nr / 2]),
+           p90 = e[(int)ceil(0.9 * (nr - 1))];
     json_t *groups = json_array();
     const char *ops[] = {"gemm_softmax", "gemm_layernorm", "attention"},
                *vars[] = {"fused", "unfused"};
@@ -141,8 +142,9 @@ int comet_cmd_validate(int argc, char **argv)
             qsort(e, (size_t)k, sizeof(double), cmp_d);
             json_array_append_new(groups,
                                   json_pack("{s:s,s:s,s:i,s:f,s:f}", "op", ops[o], "variant",
-                                            vars[v], "n", k, "median_rel_err", e[k / 2],
-                                            "p90_rel_err", e[(int)floor(0.9 * (k - 1))]));
+                                            vars[v], "n", k, "median_rel_err",
+                                            k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2]),
+                                            "p90_rel_err", e[(int)ceil(0.9 * (k - 1))]));
         }
     free(e);
     json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "profile", profile, "records",

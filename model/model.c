@@ -577,6 +577,7 @@ int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *
     if (!shape || strlen(shape) >= sizeof buf)
         return comet_util_seterr(err, errlen, -EINVAL, "--shape: missing or too long");
     strcpy(buf, shape);
+    pb->M = pb->N = pb->K = pb->heads = pb->lq = pb->lk = pb->d = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');

@@ -1,0 +1,1 @@
+comet_add_test(test_model SOURCES model/test_model.c LIBS comet_model comet_util LABELS model sanitize)

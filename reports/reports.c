@@ -338,9 +338,12 @@ int comet_reports_build(const char *dir, char *err, size_t errlen)
         if (peak > 0 && nbw > 0) {
             char lines[1024] = "";
             size_t off = 0;
-            static const char *lvname[] = {"L1/L2", "L2/L3", "L3", "DRAM", "5", "6", "7", "8"};
             for (int q = 0; q < nbw; q++) {
-                const char *nm = q == nbw - 1 ? "DRAM" : lvname[q];
+                char nm[32];
+                if (q == nbw - 1)
+                    snprintf(nm, sizeof nm, "DRAM");
+                else
+                    snprintf(nm, sizeof nm, "plateau %d", q + 1);
                 off += (size_t)snprintf(lines + off, sizeof lines - off,
                                         "(x*%g < %g ? x*%g : %g) with lines lw 2 title '%s %.0f GB/s', ",
                                         bwl[q], peak, bwl[q], peak, nm, bwl[q]);

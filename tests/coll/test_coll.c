@@ -1,0 +1,103 @@
+/* comet bench collectives end to end with 2 ranks: complete, validated
+ * records; a rank that dies ends the job with exit 1 and a clear message;
+ * bad flags exit 2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int run(const char *args, char *errout, size_t errlen)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>/tmp/comet-coll-test.err >/dev/null", getenv("COMET_BINARY"),
+             args);
+    int st = system(cmd);
+    FILE *fp = fopen("/tmp/comet-coll-test.err", "r");
+    size_t n = fp ? fread(errout, 1, errlen - 1, fp) : 0;
+    errout[n] = '\0';
+    if (fp)
+        fclose(fp);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void test_quick_records(void **s)
+{
+    (void)s;
+    char dir[] = "/tmp/comet-coll-XXXXXX", err[8192], cmd[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "bench collectives --np 2 --colls pingpong,allreduce,allgather,reduce_scatter,bcast,"
+             "alltoall,reduce --sizes 8,1K,64K --out %s -q",
+             dir);
+    int rc = run(cmd, err, sizeof err);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    snprintf(cmd, sizeof cmd, "cat %s/results/collectives-*.jsonl", dir);
+    FILE *p = popen(cmd, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    int runs = 0, recs = 0;
+    while (getline(&line, &cap, p) > 0) {
+        json_t *j = json_loads(line, 0, NULL);
+        assert_non_null(j);
+        const char *kind = json_string_value(json_object_get(j, "kind"));
+        if (!strcmp(kind, "run"))
+            runs++;
+        else {
+            recs++;
+            assert_true(json_is_true(json_object_get(j, "valid")));
+            assert_int_equal(json_integer_value(json_object_get(j, "ranks")), 2);
+            assert_true(json_number_value(json_object_get(json_object_get(j, "stats"), "median_s")) > 0);
+            assert_non_null(json_object_get(j, "busbw_GBs"));
+        }
+        json_decref(j);
+    }
+    free(line);
+    pclose(p);
+    assert_int_equal(runs, 1);
+    assert_true(recs >= 7 * 3 + 3); /* every coll x size, plus forced recursive doubling */
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_dead_rank(void **s)
+{
+    (void)s;
+    char err[8192];
+    setenv("COMET_TEST_KILL_RANK", "1", 1);
+    int rc = run("bench collectives --np 2 --colls allreduce --sizes 8 --timeout 30 --out /tmp/comet-coll-dead -q",
+                 err, sizeof err);
+    unsetenv("COMET_TEST_KILL_RANK");
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "comet: bench collectives:"));
+    assert_int_equal(system("rm -rf /tmp/comet-coll-dead"), 0);
+}
+
+static void test_bad_flags(void **s)
+{
+    (void)s;
+    char err[8192];
+    assert_int_equal(run("bench collectives --np 0", err, sizeof err), 2);
+    assert_int_equal(run("bench collectives --colls frobnicate", err, sizeof err), 2);
+    assert_non_null(strstr(err, "frobnicate"));
+    assert_int_equal(run("bench collectives --sizes -5", err, sizeof err), 2);
+    assert_int_equal(run("bench collectives --np 64", err, sizeof err), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quick_records),
+        cmocka_unit_test(test_dead_rank),
+        cmocka_unit_test(test_bad_flags),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

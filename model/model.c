@@ -214,7 +214,18 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
         vec_unfused = cdiv(M * N * causal_frac / (P * C), hw->simd_width) * per_elem +
                       (M / (P * C)) * per_row;
     }
-    double t_dram_step = (dram_step + dram_write_step) / hw->dram.bw;
+    /* CPUs: caches are transparent, so an unfused intermediate that fits in
+     * the last-level cache (the "global buffer" of a CPU description) is
+     * written and read back at that level's bandwidth, not DRAM's. */
+    double inter_bw = hw->dram.bw;
+    if (!mp->fused && !strcmp(hw->kind, "cpu")) {
+        double ib = M * N * causal_frac * b / (att ? M / pb->lq : 1); /* per head for attention */
+        if (ib <= hw->lb.capacity * C)
+            inter_bw = hw->lb.bw * C; /* private L2s, one slab per core */
+        else if (ib <= hw->gb.capacity)
+            inter_bw = hw->gb.bw;
+    }
+    double t_dram_step = dram_step / hw->dram.bw + dram_write_step / (mp->fused ? hw->dram.bw : inter_bw);
 
     /* ---- NoC: global buffer to cores ---- */
     double noc_bytes = tm * Kc * b * (hw->core_net.broadcast ? 1 : mp->ks_n) + tm * Nc * b;
@@ -272,15 +283,17 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
         /* the separate pass is bandwidth- or vector-bound, and depends on the
          * whole intermediate (sequential) */
         double pass_dram = (att ? 2 : 1) * M * N * causal_frac * b + M * Nout * b;
-        t_pass = mp->pipelined ? fmax(vec_unfused, pass_dram / hw->dram.bw)
-                               : vec_unfused + pass_dram / hw->dram.bw;
+        double inter = (att ? 2 : 1) * M * N * causal_frac * b, out = M * Nout * b;
+        double t_mem = inter / inter_bw + out / hw->dram.bw;
+        (void)pass_dram;
+        t_pass = mp->pipelined ? fmax(vec_unfused, t_mem) : vec_unfused + t_mem;
         total += t_pass;
     }
     r->cycles = total;
     r->seconds = total / (hw->clock_ghz * 1e9);
     r->t_gemm = steps * tg;
     r->t_vec = mp->fused ? steps * tv : vec_unfused;
-    r->t_dram = steps * t_dram_step + (!mp->fused ? dram_unfused / hw->dram.bw : 0);
+    r->t_dram = steps * t_dram_step + (!mp->fused ? dram_unfused / inter_bw : 0);
     r->t_noc = steps * t_noc_step;
     r->t_coll = steps * t_coll_step;
     r->t_ramp = ramp_up + ramp_down;

@@ -175,17 +175,9 @@ void comet_calibrate_err_stats(const double *err, size_t n, double *median, doub
 /* Profile                                                             */
 /* ------------------------------------------------------------------ */
 
-static double jnum(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+#define jnum comet_util_jnum
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
+#define jstr comet_util_jstr
 
 static int add_unique(double *ax, int *n, int max, double v)
 {

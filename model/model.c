@@ -500,11 +500,7 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
     mp->tile_k = pb->op == COMET_MODEL_ATTENTION ? pb->d : pb->K;
 }
 
-static double jnum(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+#define jnum comet_util_jnum
 
 int comet_model_validate_records(const comet_model_hw *hw, json_t *const *recs, size_t n,
                                  comet_model_vrow *rows, size_t cap)

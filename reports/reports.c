@@ -17,17 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static double jnum(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+#define jnum comet_util_jnum
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
+#define jstr comet_util_jstr
 
 static void shape_str(const json_t *sh, char *buf, size_t len)
 {

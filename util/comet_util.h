@@ -145,6 +145,16 @@ int comet_util_parse_double(const char *s, double *out);
 int comet_util_mul_size(size_t a, size_t b, size_t *out);
 
 /* ------------------------------------------------------------------ */
+/* JSON field access (records, profiles)                              */
+/* ------------------------------------------------------------------ */
+
+struct json_t;
+/** Number field k of object o, or NaN when absent or not a number. */
+double comet_util_jnum(const struct json_t *o, const char *k);
+/** String field k of object o, or "" when absent or not a string. */
+const char *comet_util_jstr(const struct json_t *o, const char *k);
+
+/* ------------------------------------------------------------------ */
 /* Clocks, logging, progress                                          */
 /* ------------------------------------------------------------------ */
 

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 int comet_util_verbosity = 0;
 volatile int comet_util_interrupted = 0;
 
@@ -357,4 +359,16 @@ void comet_util_install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+double comet_util_jnum(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *comet_util_jstr(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
 }

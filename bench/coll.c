@@ -487,6 +487,9 @@ int comet_bench_coll_main(int argc, char **argv)
             return 2;
         }
     }
+    /* default: every algorithm with --full; with --quick auto everywhere plus
+     * the forced allreduce algorithms (the collective the kernels use) */
+    int quick_default = all_algs < 0 && !full;
     if (all_algs < 0)
         all_algs = full;
     if (timeout == 0)
@@ -585,7 +588,7 @@ int comet_bench_coll_main(int argc, char **argv)
     size_t total = 0;
     for (int i = 0; i < nc; i++) {
         const char *const *algs = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0; algs[a] && (all_algs || a == 0 || !strcmp(list[i], "allreduce")); a++)
+        for (int a = 0; algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce"))); a++)
             total += (size_t)launches;
     }
     comet_util_progress prog;
@@ -593,7 +596,7 @@ int comet_bench_coll_main(int argc, char **argv)
     int failures = 0;
     for (int i = 0; i < nc; i++) {
         const char *const *algs = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0; algs[a] && (all_algs || a == 0 || !strcmp(list[i], "allreduce")); a++)
+        for (int a = 0; algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce"))); a++)
             for (int l = 0; l < launches; l++) {
                 int r = launch(self, np, largs, list[i], algs[a], sizes, l, path, deadline);
                 char note[96];

@@ -1,0 +1,77 @@
+/* Collectives across two network namespaces joined by a tbf-shaped veth:
+ * the bench runs over TCP and writes complete, validated records. Skips
+ * (exit 77) where namespaces cannot be made. The measured bandwidth against
+ * the tbf rate is printed, not asserted (no test asserts a timing). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char script[1024];
+
+static void test_veth(void **s)
+{
+    (void)s;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "%s run sh -c '%s bench collectives --colls pingpong,allreduce --algs auto "
+             "--sizes 1K,1M,16M --timeout 200 --launcher-args \"$COMET_NETNS_LAUNCHER\" "
+             "--out /tmp/comet-netns-test -q'",
+             script, getenv("COMET_BINARY"));
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    FILE *p = popen("cat /tmp/comet-netns-test/results/collectives-*.jsonl", "r");
+    char *line = NULL;
+    size_t cap = 0;
+    int recs = 0;
+    double big = 0;
+    while (getline(&line, &cap, p) > 0) {
+        json_t *j = json_loads(line, 0, NULL);
+        assert_non_null(j);
+        if (strcmp(json_string_value(json_object_get(j, "kind")), "run")) {
+            recs++;
+            assert_true(json_is_true(json_object_get(j, "valid")));
+            assert_true(!strncmp(json_string_value(json_object_get(j, "link")), "tcp", 3));
+            if (!strcmp(json_string_value(json_object_get(j, "op")), "pingpong") &&
+                json_integer_value(json_object_get(json_object_get(j, "shape"), "bytes")) == 16 << 20)
+                big = json_number_value(json_object_get(j, "algbw_GBs"));
+        }
+        json_decref(j);
+    }
+    free(line);
+    pclose(p);
+    assert_int_equal(recs, 6);
+    printf("# 16 MiB ping-pong over the 1 Gbit/s tbf veth: %.4f GB/s = %.1f%% of the rate\n", big,
+           100 * big / 0.125);
+}
+
+int main(void)
+{
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(script, sizeof script, "%s/scripts/netns-veth.sh", src ? src : "..");
+    if (geteuid() != 0 || system("command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1") != 0) {
+        printf("# skipped: needs root, ip and tc\n");
+        return 77;
+    }
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s up 1gbit >/dev/null 2>&1", script);
+    if (system(cmd) != 0) {
+        printf("# skipped: network namespaces cannot be made here\n");
+        snprintf(cmd, sizeof cmd, "%s down >/dev/null 2>&1", script);
+        (void)system(cmd);
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_veth)};
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(cmd, sizeof cmd, "%s down >/dev/null 2>&1; rm -rf /tmp/comet-netns-test", script);
+    (void)system(cmd);
+    return rc;
+}

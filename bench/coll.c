@@ -25,17 +25,17 @@
 #define COMET_MPIEXEC "mpiexec"
 #endif
 
-static const char *const colls_all[] = {"pingpong", "allreduce", "allgather", "reduce_scatter",
-                                        "reduce",   "bcast",     "alltoall",  NULL};
-static const char *const alg_none[] = {"auto", NULL};
-static const char *const alg_allreduce[] = {"auto", "recursive_doubling",
-                                            "reduce_scatter_allgather", NULL};
-static const char *const alg_allgather[] = {"auto", "ring", "recursive_doubling", "brucks", NULL};
-static const char *const alg_rs[] = {"auto", "recursive_halving", "pairwise", NULL};
-static const char *const alg_reduce[] = {"auto", "binomial", "reduce_scatter_gather", NULL};
-static const char *const alg_bcast[] = {"auto", "binomial", "scatter_recursive_doubling_allgather",
-                                        "scatter_ring_allgather", NULL};
-static const char *const alg_alltoall[] = {"auto", "brucks", "pairwise", "scattered", NULL};
+static const char *const colls_all[] = { "pingpong", "allreduce", "allgather", "reduce_scatter",
+    "reduce", "bcast", "alltoall", NULL };
+static const char *const alg_none[] = { "auto", NULL };
+static const char *const alg_allreduce[]
+    = { "auto", "recursive_doubling", "reduce_scatter_allgather", NULL };
+static const char *const alg_allgather[] = { "auto", "ring", "recursive_doubling", "brucks", NULL };
+static const char *const alg_rs[] = { "auto", "recursive_halving", "pairwise", NULL };
+static const char *const alg_reduce[] = { "auto", "binomial", "reduce_scatter_gather", NULL };
+static const char *const alg_bcast[] = { "auto", "binomial", "scatter_recursive_doubling_allgather",
+    "scatter_ring_allgather", NULL };
+static const char *const alg_alltoall[] = { "auto", "brucks", "pairwise", "scattered", NULL };
 
 const char *const *comet_bench_coll_algorithms(const char *c)
 {
@@ -99,14 +99,15 @@ static int one_call(const char *c, float *sb, float *rb, int count, int rank, in
     if (!strcmp(c, "allgather"))
         return MPI_Allgather(sb, count, MPI_FLOAT, rb, count, MPI_FLOAT, comm);
     if (!strcmp(c, "reduce_scatter"))
-        return MPI_Reduce_scatter_block(sb, rb, count / p > 0 ? count / p : 1, MPI_FLOAT, MPI_SUM, comm);
+        return MPI_Reduce_scatter_block(
+            sb, rb, count / p > 0 ? count / p : 1, MPI_FLOAT, MPI_SUM, comm);
     if (!strcmp(c, "reduce"))
         return MPI_Reduce(sb, rb, count, MPI_FLOAT, MPI_SUM, 0, comm);
     if (!strcmp(c, "bcast"))
         return MPI_Bcast(rank == 0 ? sb : rb, count, MPI_FLOAT, 0, comm);
     if (!strcmp(c, "alltoall"))
         return MPI_Alltoall(sb, count / p > 0 ? count / p : 1, MPI_FLOAT, rb,
-                            count / p > 0 ? count / p : 1, MPI_FLOAT, comm);
+            count / p > 0 ? count / p : 1, MPI_FLOAT, comm);
     if (!strcmp(c, "pingpong")) {
         if (rank == 0) {
             MPI_Send(sb, count, MPI_FLOAT, 1, 1, comm);
@@ -170,7 +171,7 @@ static int check(const char *c, const float *rb, int count, int rank, int p)
 }
 
 static int worker(const char *coll, const char *alg, const char *sizes, int launch,
-                  const char *outpath, double min_sample)
+    const char *outpath, double min_sample)
 {
     int rank, p, rc = 0;
     MPI_Init(NULL, NULL);
@@ -185,10 +186,10 @@ static int worker(const char *coll, const char *alg, const char *sizes, int laun
         raise(SIGKILL); /* test hook: a rank that dies */
     if (rank == 0) {
         comet_probe_machine m;
-        comet_probe_opts po = {.skip_papi = 1};
+        comet_probe_opts po = { .skip_papi = 1 };
         comet_probe_run(&po, &m, NULL, 0);
-        if (comet_bench_run_init(&run, "collectives", comet_probe_to_json(&m), err, sizeof err) != 0 ||
-            comet_bench_writer_open(&w, outpath, err, sizeof err) != 0) {
+        if (comet_bench_run_init(&run, "collectives", comet_probe_to_json(&m), err, sizeof err) != 0
+            || comet_bench_writer_open(&w, outpath, err, sizeof err) != 0) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -229,7 +230,8 @@ static int worker(const char *coll, const char *alg, const char *sizes, int laun
         if (!all_usable) {
             /* a forced algorithm's restrictions fail at this size (fallback=error) */
             if (rank == 0)
-                comet_util_debug("bench collectives: %s/%s not usable at %ld bytes", coll, alg, bytes);
+                comet_util_debug(
+                    "bench collectives: %s/%s not usable at %ld bytes", coll, alg, bytes);
             free(sb);
             free(rb);
             continue;
@@ -269,33 +271,35 @@ static int worker(const char *coll, const char *alg, const char *sizes, int laun
         if (rank == 0) {
             comet_bench_stats st;
             comet_bench_stats_compute(samples, NS, &st);
-            json_t *rec = comet_bench_record_new(
-                &run, !strcmp(coll, "pingpong") ? "p2p" : "collective", coll, alg,
-                json_pack("{s:I,s:i}", "bytes", (json_int_t)((size_t)count * 4), "count", count), 0);
+            json_t *rec = comet_bench_record_new(&run,
+                !strcmp(coll, "pingpong") ? "p2p" : "collective", coll, alg,
+                json_pack("{s:I,s:i}", "bytes", (json_int_t)((size_t)count * 4), "count", count),
+                0);
             json_object_set_new(rec, "threads", json_integer(1));
             json_object_set_new(rec, "ranks", json_integer(p));
             json_object_set_new(rec, "stats", comet_bench_stats_json(&st, samples, NS));
             double algbw = (double)count * 4 / st.median * 1e-9;
             json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
             json_object_set_new(rec, "algbw_GBs", json_real(algbw));
-            json_object_set_new(rec, "busbw_GBs",
-                                json_real(algbw * comet_bench_coll_busbw_factor(coll, p)));
+            json_object_set_new(
+                rec, "busbw_GBs", json_real(algbw * comet_bench_coll_busbw_factor(coll, p)));
             json_object_set_new(rec, "iterations", json_integer(iters));
             json_object_set_new(rec, "launch", json_integer(launch));
             json_object_set_new(rec, "link", json_string(linkbuf));
             json_object_set_new(rec, "valid", json_boolean(all_ok));
             const char *gt = getenv("GLIBC_TUNABLES");
-            json_object_set_new(rec, "env", json_pack("{s:s,s:s}", "glibc_tunables", gt ? gt : "",
-                                                      "algorithm_forced",
-                                                      strcmp(alg, "auto") ? "yes" : "no"));
+            json_object_set_new(rec, "env",
+                json_pack("{s:s,s:s}", "glibc_tunables", gt ? gt : "", "algorithm_forced",
+                    strcmp(alg, "auto") ? "yes" : "no"));
             if (comet_bench_writer_append(&w, rec, err, sizeof err) != 0) {
                 fprintf(stderr, "comet: bench collectives: %s\n", err);
                 rc = 1;
             }
             json_decref(rec);
             if (!all_ok) {
-                fprintf(stderr, "comet: bench collectives: %s/%s at %ld bytes returned a wrong result\n",
-                        coll, alg, bytes);
+                fprintf(stderr,
+                    "comet: bench collectives: %s/%s at %ld bytes returned a wrong result\n", coll,
+                    alg, bytes);
                 rc = 1;
             }
         }
@@ -319,32 +323,33 @@ static int worker(const char *coll, const char *alg, const char *sizes, int laun
 static void usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: comet bench collectives [options]\n"
-            "\n"
-            "Measures MPI ping-pong (latency = half round trip, OSU convention) and allreduce,\n"
-            "allgather, reduce_scatter, reduce, bcast, alltoall under every MPICH algorithm\n"
-            "that can be forced (MPIR_CVAR_DEVICE_COLLECTIVES=none, MPIR_CVAR_<COLL>_INTRA_\n"
-            "ALGORITHM=<alg>, MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each).\n"
-            "Barrier before every call, time = max over ranks, > 5 warm-up calls, every result\n"
-            "validated; latency (us), algbw and busbw (nccl-tests factors) per record.\n"
-            "\n"
-            "options:\n"
-            "  --quick | --full          sizes 4 B..1 MiB, auto + forced algs of allreduce\n"
-            "                            (quick) or 4 B..64 MiB, every alg (full)\n"
-            "  --np N                    ranks (default 2; never more than cores unless\n"
-            "                            --oversubscribe: MPICH busy-polls)\n"
-            "  --sizes LIST              bytes, e.g. 8,1K,64K,1M\n"
-            "  --colls LIST              subset of pingpong,allreduce,allgather,reduce_scatter,\n"
-            "                            reduce,bcast,alltoall\n"
-            "  --algs auto|all           only MPICH's choice, or every forceable algorithm\n"
-            "  --launches K              mpiexec launches per configuration (default 1 quick,\n"
-            "                            3 full: timings differ between launches)\n"
-            "  --timeout S               one deadline for the whole job (default 120 s\n                            quick, 1800 s full)\n"
-            "  --launcher-args \"...\"     passed to mpiexec (-f hostfile, -iface eth1, ...)\n"
-            "  --oversubscribe           allow more ranks than cores\n"
-            "  --out DIR                 results in DIR/results (default comet-out)\n"
-            "  -q, -v, -h                quiet, verbose, this help\n"
-            "UCX_TLS / UCX_NET_DEVICES pass through; the record names the link.\n");
+        "usage: comet bench collectives [options]\n"
+        "\n"
+        "Measures MPI ping-pong (latency = half round trip, OSU convention) and allreduce,\n"
+        "allgather, reduce_scatter, reduce, bcast, alltoall under every MPICH algorithm\n"
+        "that can be forced (MPIR_CVAR_DEVICE_COLLECTIVES=none, MPIR_CVAR_<COLL>_INTRA_\n"
+        "ALGORITHM=<alg>, MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each).\n"
+        "Barrier before every call, time = max over ranks, > 5 warm-up calls, every result\n"
+        "validated; latency (us), algbw and busbw (nccl-tests factors) per record.\n"
+        "\n"
+        "options:\n"
+        "  --quick | --full          sizes 4 B..1 MiB, auto + forced algs of allreduce\n"
+        "                            (quick) or 4 B..64 MiB, every alg (full)\n"
+        "  --np N                    ranks (default 2; never more than cores unless\n"
+        "                            --oversubscribe: MPICH busy-polls)\n"
+        "  --sizes LIST              bytes, e.g. 8,1K,64K,1M\n"
+        "  --colls LIST              subset of pingpong,allreduce,allgather,reduce_scatter,\n"
+        "                            reduce,bcast,alltoall\n"
+        "  --algs auto|all           only MPICH's choice, or every forceable algorithm\n"
+        "  --launches K              mpiexec launches per configuration (default 1 quick,\n"
+        "                            3 full: timings differ between launches)\n"
+        "  --timeout S               one deadline for the whole job (default 120 s\n               "
+        "             quick, 1800 s full)\n"
+        "  --launcher-args \"...\"     passed to mpiexec (-f hostfile, -iface eth1, ...)\n"
+        "  --oversubscribe           allow more ranks than cores\n"
+        "  --out DIR                 results in DIR/results (default comet-out)\n"
+        "  -q, -v, -h                quiet, verbose, this help\n"
+        "UCX_TLS / UCX_NET_DEVICES pass through; the record names the link.\n");
 }
 
 static volatile sig_atomic_t alarm_fired = 0;
@@ -356,8 +361,7 @@ static void on_alarm(int s)
 
 /* Launches one worker job; returns 0, 1 (failed) or 3 (deadline). */
 static int launch(const char *self, int np, const char *launcher_args, const char *coll,
-                  const char *alg, const char *sizes, int launch_idx, const char *out,
-                  double deadline)
+    const char *alg, const char *sizes, int launch_idx, const char *out, double deadline)
 {
     char npbuf[16], lbuf[16];
     snprintf(npbuf, sizeof npbuf, "%d", np);
@@ -390,7 +394,7 @@ static int launch(const char *self, int np, const char *launcher_args, const cha
     if (pid == 0) {
         setpgid(0, 0); /* its own group: the deadline kills every rank */
         setenv("GLIBC_TUNABLES",
-               "glibc.malloc.mmap_threshold=2147483647:glibc.malloc.trim_threshold=4294967295", 0);
+            "glibc.malloc.mmap_threshold=2147483647:glibc.malloc.trim_threshold=4294967295", 0);
         if (strcmp(alg, "auto") && cvar_of(coll)) {
             setenv("MPIR_CVAR_DEVICE_COLLECTIVES", "none", 1);
             setenv(cvar_of(coll), alg, 1);
@@ -426,15 +430,17 @@ int comet_bench_coll_main(int argc, char **argv)
         /* comet bench collectives --worker COLL ALG SIZES LAUNCH OUTFILE */
         return worker(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], 2e-3);
     }
-    static const struct option longopts[] = {
-        {"quick", no_argument, NULL, 0x2001},     {"full", no_argument, NULL, 0x2002},
-        {"np", required_argument, NULL, 0x2003},  {"sizes", required_argument, NULL, 0x2004},
-        {"colls", required_argument, NULL, 0x2005}, {"algs", required_argument, NULL, 0x2006},
-        {"launches", required_argument, NULL, 0x2007}, {"timeout", required_argument, NULL, 0x2008},
-        {"launcher-args", required_argument, NULL, 0x2009}, {"oversubscribe", no_argument, NULL, 0x200a},
-        {"out", required_argument, NULL, 0x200b}, {"json", no_argument, NULL, 0x200c},
-        {"quiet", no_argument, NULL, 'q'},        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = { { "quick", no_argument, NULL, 0x2001 },
+        { "full", no_argument, NULL, 0x2002 }, { "np", required_argument, NULL, 0x2003 },
+        { "sizes", required_argument, NULL, 0x2004 }, { "colls", required_argument, NULL, 0x2005 },
+        { "algs", required_argument, NULL, 0x2006 },
+        { "launches", required_argument, NULL, 0x2007 },
+        { "timeout", required_argument, NULL, 0x2008 },
+        { "launcher-args", required_argument, NULL, 0x2009 },
+        { "oversubscribe", no_argument, NULL, 0x200a }, { "out", required_argument, NULL, 0x200b },
+        { "json", no_argument, NULL, 0x200c }, { "quiet", no_argument, NULL, 'q' },
+        { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 } };
     int full = 0, np = 2, launches = 0, over = 0, all_algs = -1, c;
     double timeout = 0;
     const char *sizes = NULL, *colls = NULL, *largs = NULL, *out = "comet-out";
@@ -443,11 +449,21 @@ int comet_bench_coll_main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         uint64_t v;
         switch (c) {
-        case 'h': usage(stdout); return 0;
-        case 'q': comet_util_verbosity = -1; break;
-        case 'v': comet_util_verbosity = 1; break;
-        case 0x2001: full = 0; break;
-        case 0x2002: full = 1; break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'q':
+            comet_util_verbosity = -1;
+            break;
+        case 'v':
+            comet_util_verbosity = 1;
+            break;
+        case 0x2001:
+            full = 0;
+            break;
+        case 0x2002:
+            full = 1;
+            break;
         case 0x2003:
             if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 4096) {
                 fprintf(stderr, "comet: bench collectives: --np '%s': expected 1..4096\n", optarg);
@@ -455,35 +471,50 @@ int comet_bench_coll_main(int argc, char **argv)
             }
             np = (int)v;
             break;
-        case 0x2004: sizes = optarg; break;
-        case 0x2005: colls = optarg; break;
+        case 0x2004:
+            sizes = optarg;
+            break;
+        case 0x2005:
+            colls = optarg;
+            break;
         case 0x2006:
             if (strcmp(optarg, "auto") && strcmp(optarg, "all")) {
-                fprintf(stderr, "comet: bench collectives: --algs '%s': expected auto or all\n", optarg);
+                fprintf(stderr, "comet: bench collectives: --algs '%s': expected auto or all\n",
+                    optarg);
                 return 2;
             }
             all_algs = !strcmp(optarg, "all");
             break;
         case 0x2007:
             if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 100) {
-                fprintf(stderr, "comet: bench collectives: --launches '%s': expected 1..100\n", optarg);
+                fprintf(
+                    stderr, "comet: bench collectives: --launches '%s': expected 1..100\n", optarg);
                 return 2;
             }
             launches = (int)v;
             break;
         case 0x2008:
             if (comet_util_parse_double(optarg, &timeout) || timeout <= 0 || timeout > 86400) {
-                fprintf(stderr, "comet: bench collectives: --timeout '%s': expected seconds in (0, 86400]\n", optarg);
+                fprintf(stderr,
+                    "comet: bench collectives: --timeout '%s': expected seconds in (0, 86400]\n",
+                    optarg);
                 return 2;
             }
             break;
-        case 0x2009: largs = optarg; break;
-        case 0x200a: over = 1; break;
-        case 0x200b: out = optarg; break;
-        case 0x200c: break;
+        case 0x2009:
+            largs = optarg;
+            break;
+        case 0x200a:
+            over = 1;
+            break;
+        case 0x200b:
+            out = optarg;
+            break;
+        case 0x200c:
+            break;
         default:
             fprintf(stderr, "comet: bench collectives: option '%s' is unknown or needs a value\n",
-                    argv[optind - 1 < argc ? optind - 1 : 0]);
+                argv[optind - 1 < argc ? optind - 1 : 0]);
             return 2;
         }
     }
@@ -498,8 +529,10 @@ int comet_bench_coll_main(int argc, char **argv)
         launches = full ? 3 : 1;
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     if (np > ncores && !over && !largs) {
-        fprintf(stderr, "comet: bench collectives: --np %d exceeds the %ld cores (MPICH busy-polls; "
-                        "use --oversubscribe to insist)\n", np, ncores);
+        fprintf(stderr,
+            "comet: bench collectives: --np %d exceeds the %ld cores (MPICH busy-polls; "
+            "use --oversubscribe to insist)\n",
+            np, ncores);
         return 2;
     }
     char sizebuf[1024];
@@ -518,11 +551,12 @@ int comet_bench_coll_main(int argc, char **argv)
         for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             uint64_t v;
             if (comet_util_parse_u64(t, &v) || v == 0 || v > (1ull << 31)) {
-                fprintf(stderr, "comet: bench collectives: --sizes '%s': bad size (1 B .. 2 GiB)\n", t);
+                fprintf(
+                    stderr, "comet: bench collectives: --sizes '%s': bad size (1 B .. 2 GiB)\n", t);
                 return 2;
             }
-            o += (size_t)snprintf(sizebuf + o, sizeof sizebuf - o, "%s%llu", o ? "," : "",
-                                  (unsigned long long)v);
+            o += (size_t)snprintf(
+                sizebuf + o, sizeof sizebuf - o, "%s%llu", o ? "," : "", (unsigned long long)v);
         }
         sizes = sizebuf;
     }
@@ -558,12 +592,12 @@ int comet_bench_coll_main(int argc, char **argv)
     /* the run record first, so the file is self-describing */
     {
         comet_probe_machine m;
-        comet_probe_opts po = {.skip_papi = 1};
+        comet_probe_opts po = { .skip_papi = 1 };
         comet_bench_run run;
         comet_bench_writer w;
         comet_probe_run(&po, &m, NULL, 0);
-        if (comet_bench_run_init(&run, "collectives", comet_probe_to_json(&m), err, sizeof err) ||
-            comet_bench_writer_open(&w, path, err, sizeof err)) {
+        if (comet_bench_run_init(&run, "collectives", comet_probe_to_json(&m), err, sizeof err)
+            || comet_bench_writer_open(&w, path, err, sizeof err)) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
             return 1;
         }
@@ -588,7 +622,9 @@ int comet_bench_coll_main(int argc, char **argv)
     size_t total = 0;
     for (int i = 0; i < nc; i++) {
         const char *const *algs = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0; algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce"))); a++)
+        for (int a = 0;
+             algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce")));
+             a++)
             total += (size_t)launches;
     }
     comet_util_progress prog;
@@ -596,7 +632,9 @@ int comet_bench_coll_main(int argc, char **argv)
     int failures = 0;
     for (int i = 0; i < nc; i++) {
         const char *const *algs = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0; algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce"))); a++)
+        for (int a = 0;
+             algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce")));
+             a++)
             for (int l = 0; l < launches; l++) {
                 int r = launch(self, np, largs, list[i], algs[a], sizes, l, path, deadline);
                 char note[96];
@@ -604,20 +642,24 @@ int comet_bench_coll_main(int argc, char **argv)
                 comet_util_progress_step(&prog, 1, note);
                 if (r == 3) {
                     comet_util_progress_end(&prog);
-                    fprintf(stderr, "comet: bench collectives: %s/%s: the job exceeded the %.0f s "
-                                    "deadline (a rank hung or died); killed; partial results in %s\n",
-                            list[i], algs[a], timeout, path);
+                    fprintf(stderr,
+                        "comet: bench collectives: %s/%s: the job exceeded the %.0f s "
+                        "deadline (a rank hung or died); killed; partial results in %s\n",
+                        list[i], algs[a], timeout, path);
                     return 1;
                 }
                 if (r == 4) {
                     comet_util_progress_end(&prog);
-                    fprintf(stderr, "comet: bench collectives: interrupted; partial results in %s\n", path);
+                    fprintf(stderr,
+                        "comet: bench collectives: interrupted; partial results in %s\n", path);
                     return 1;
                 }
                 if (r != 0) {
                     failures++;
-                    fprintf(stderr, "\ncomet: bench collectives: %s/%s failed (a rank died, or the "
-                                    "algorithm is not usable here)\n", list[i], algs[a]);
+                    fprintf(stderr,
+                        "\ncomet: bench collectives: %s/%s failed (a rank died, or the "
+                        "algorithm is not usable here)\n",
+                        list[i], algs[a]);
                 }
             }
     }

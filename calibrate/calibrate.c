@@ -64,8 +64,8 @@ static double line_err(const comet_calibrate_line *l, const double *x, const dou
     return e;
 }
 
-int comet_calibrate_fit_hockney(const double *x, const double *y, size_t n,
-                                comet_calibrate_hockney *out)
+int comet_calibrate_fit_hockney(
+    const double *x, const double *y, size_t n, comet_calibrate_hockney *out)
 {
     int rc;
     memset(out, 0, sizeof *out);
@@ -77,7 +77,8 @@ int comet_calibrate_fit_hockney(const double *x, const double *y, size_t n,
      * least 3 points per side and keep it if it halves the error */
     for (size_t s = 3; s + 3 <= n; s++) {
         comet_calibrate_line a, b;
-        if (comet_calibrate_fit_line(x, y, s, &a) || comet_calibrate_fit_line(x + s, y + s, n - s, &b))
+        if (comet_calibrate_fit_line(x, y, s, &a)
+            || comet_calibrate_fit_line(x + s, y + s, n - s, &b))
             continue;
         double e = line_err(&a, x, y, s) + line_err(&b, x + s, y + s, n - s);
         if (e < 0.5 * best) {
@@ -96,8 +97,8 @@ double comet_calibrate_hockney_eval(const comet_calibrate_hockney *h, double x)
     return l->a + l->b * x;
 }
 
-int comet_calibrate_plateaus(const double *size, const double *bw, size_t n, double *level_bw,
-                             double *level_size, int max)
+int comet_calibrate_plateaus(
+    const double *size, const double *bw, size_t n, double *level_bw, double *level_size, int max)
 {
     int nl = 0;
     size_t start = 0;
@@ -131,8 +132,8 @@ int comet_calibrate_plateaus(const double *size, const double *bw, size_t n, dou
     return nl;
 }
 
-int comet_calibrate_fit_saturating(const double *F, const double *eff, size_t n, double *emax,
-                                   double *f_half)
+int comet_calibrate_fit_saturating(
+    const double *F, const double *eff, size_t n, double *emax, double *f_half)
 {
     double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
     comet_calibrate_line l;
@@ -209,11 +210,11 @@ static json_t *err_json(const double *e, size_t n)
     double med, p90;
     comet_calibrate_err_stats(e, n, &med, &p90);
     return json_pack("{s:I,s:f,s:f}", "points", (json_int_t)n, "median_rel_err",
-                     isnan(med) ? -1.0 : med, "p90_rel_err", isnan(p90) ? -1.0 : p90);
+        isnan(med) ? -1.0 : med, "p90_rel_err", isnan(p90) ? -1.0 : p90);
 }
 
-int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, char *err,
-                          size_t errlen)
+int comet_calibrate_build(
+    json_t *const *recs, size_t n, comet_model_hw *hw, char *err, size_t errlen)
 {
     const json_t *machine = NULL;
     json_t *fits = json_object(), *prov = json_object(), *runs = json_array();
@@ -224,11 +225,13 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
         if (!strcmp(jstr(recs[i], "kind"), "run")) {
             if (!machine)
                 machine = json_object_get(recs[i], "machine");
-            json_array_append_new(runs, json_pack("{s:s,s:s}", "run_id", jstr(recs[i], "run_id"),
-                                                  "cmdline", jstr(recs[i], "cmdline")));
+            json_array_append_new(runs,
+                json_pack("{s:s,s:s}", "run_id", jstr(recs[i], "run_id"), "cmdline",
+                    jstr(recs[i], "cmdline")));
         }
     if (!machine) {
-        rc = comet_util_seterr(err, errlen, -EINVAL, "calibrate: no run record (machine) in the results");
+        rc = comet_util_seterr(
+            err, errlen, -EINVAL, "calibrate: no run record (machine) in the results");
         goto fail;
     }
     double mhz = jnum(machine, "mhz"), ghz = mhz > 0 ? mhz / 1000 : 1.0;
@@ -261,8 +264,8 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
     hw->gemm_eff = 0.9;
     hw->simd_width = 1; /* vector costs are measured per element */
     hw->mac_pj = 0;
-    hw->cluster_net = (comet_model_net){COMET_MODEL_SWITCH, {1, 1}, 1, 0, 0, 0, 0, 0};
-    hw->core_net = (comet_model_net){COMET_MODEL_FULL, {cores, 1}, 64, 0, 0, 1, 0, 0};
+    hw->cluster_net = (comet_model_net) { COMET_MODEL_SWITCH, { 1, 1 }, 1, 0, 0, 0, 0, 0 };
+    hw->core_net = (comet_model_net) { COMET_MODEL_FULL, { cores, 1 }, 64, 0, 0, 1, 0, 0 };
 
     /* ---- GEMM efficiency grid (sgemm records) ---- */
     comet_model_grid *g = &hw->grid;
@@ -272,16 +275,16 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
         if (strcmp(jstr(r, "kind"), "kernel") || strcmp(jstr(r, "op"), "sgemm"))
             continue;
         const json_t *sh = json_object_get(r, "shape");
-        if (add_unique(g->threads, &g->nt, 4, jnum(r, "threads")) ||
-            add_unique(g->M, &g->nm, COMET_MODEL_GRID_MAX, jnum(sh, "M")) ||
-            add_unique(g->N, &g->nn, COMET_MODEL_GRID_MAX, jnum(sh, "N")) ||
-            add_unique(g->K, &g->nk, COMET_MODEL_GRID_MAX, jnum(sh, "K")))
+        if (add_unique(g->threads, &g->nt, 4, jnum(r, "threads"))
+            || add_unique(g->M, &g->nm, COMET_MODEL_GRID_MAX, jnum(sh, "M"))
+            || add_unique(g->N, &g->nn, COMET_MODEL_GRID_MAX, jnum(sh, "N"))
+            || add_unique(g->K, &g->nk, COMET_MODEL_GRID_MAX, jnum(sh, "K")))
             continue;
         ng++;
     }
     if (!ng) {
-        rc = comet_util_seterr(err, errlen, -EINVAL,
-                               "calibrate: no sgemm records (run 'comet bench kernels')");
+        rc = comet_util_seterr(
+            err, errlen, -EINVAL, "calibrate: no sgemm records (run 'comet bench kernels')");
         goto fail;
     }
     size_t total = (size_t)g->nt * g->nm * g->nn * g->nk;
@@ -333,18 +336,18 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
         held[i] = (E[i] - law) / law; /* time ratio error = eff ratio error */
     }
     json_object_set_new(fits, "gemm",
-                        json_pack("{s:f,s:f,s:f,s:I,s:o,s:s}", "peak_flops_per_cycle_per_core",
-                                  peak, "emax", g->emax, "f_half", g->f_half, "grid_holes",
-                                  (json_int_t)holes, "heldout", err_json(held, k), "heldout_method",
-                                  "leave-one-out: grid point predicted by the saturating law fitted on all points"));
+        json_pack("{s:f,s:f,s:f,s:I,s:o,s:s}", "peak_flops_per_cycle_per_core", peak, "emax",
+            g->emax, "f_half", g->f_half, "grid_holes", (json_int_t)holes, "heldout",
+            err_json(held, k), "heldout_method",
+            "leave-one-out: grid point predicted by the saturating law fitted on all points"));
 
     /* ---- memory plateaus (triad, 1 thread) ---- */
     double sz[128], bwv[128];
     size_t nm = 0;
     for (size_t i = 0; i < n && nm < 128; i++) {
         const json_t *r = recs[i];
-        if (strcmp(jstr(r, "kind"), "memory") || strcmp(jstr(r, "op"), "triad") ||
-            jnum(r, "threads") != 1)
+        if (strcmp(jstr(r, "kind"), "memory") || strcmp(jstr(r, "op"), "triad")
+            || jnum(r, "threads") != 1)
             continue;
         sz[nm] = jnum(json_object_get(r, "shape"), "bytes");
         bwv[nm] = jnum(r, "gbs");
@@ -352,8 +355,8 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
             nm++;
     }
     if (nm < 2) {
-        rc = comet_util_seterr(err, errlen, -EINVAL,
-                               "calibrate: too few triad records (run 'comet bench memory')");
+        rc = comet_util_seterr(
+            err, errlen, -EINVAL, "calibrate: too few triad records (run 'comet bench memory')");
         goto fail;
     }
     /* sort by size */
@@ -370,9 +373,9 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
     int nl = comet_calibrate_plateaus(sz, bwv, nm, lbw, lsz, 8);
     double dram_gbs = lbw[nl - 1], gb_gbs = nl >= 2 ? lbw[nl - 2] : dram_gbs,
            lb_gbs = nl >= 3 ? lbw[nl - 3] : gb_gbs;
-    hw->dram = (comet_model_mem){1e12, dram_gbs / ghz, 0, 0, 64};
-    hw->gb = (comet_model_mem){l3 > 0 ? l3 : 32e6, gb_gbs / ghz, 0, 0, 64};
-    hw->lb = (comet_model_mem){l2 > 0 ? l2 : 1e6, lb_gbs / ghz, 0, 0, 64};
+    hw->dram = (comet_model_mem) { 1e12, dram_gbs / ghz, 0, 0, 64 };
+    hw->gb = (comet_model_mem) { l3 > 0 ? l3 : 32e6, gb_gbs / ghz, 0, 0, 64 };
+    hw->lb = (comet_model_mem) { l2 > 0 ? l2 : 1e6, lb_gbs / ghz, 0, 0, 64 };
     json_t *lv = json_array();
     double mem_held[128];
     size_t nh = 0;
@@ -386,20 +389,19 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
         mem_held[nh++] = (bwv[i] - lbw[l]) / lbw[l];
     }
     json_object_set_new(fits, "memory",
-                        json_pack("{s:o,s:f,s:o,s:s}", "levels", lv, "dram_gbs", dram_gbs,
-                                  "heldout", err_json(mem_held, nh), "heldout_method",
-                                  "each sweep point predicted by its plateau"));
+        json_pack("{s:o,s:f,s:o,s:s}", "levels", lv, "dram_gbs", dram_gbs, "heldout",
+            err_json(mem_held, nh), "heldout_method", "each sweep point predicted by its plateau"));
 
     /* ---- vector ops: cycles per element in cache ---- */
-    static const char *const vn[COMET_MODEL_NVOP] = {"add", "mul", "div", "exp", "max", "sqrt"};
-    static const char *const bn[COMET_MODEL_NVOP] = {"sum", "mul", "div", "exp", "max", "sqrt"};
+    static const char *const vn[COMET_MODEL_NVOP] = { "add", "mul", "div", "exp", "max", "sqrt" };
+    static const char *const bn[COMET_MODEL_NVOP] = { "sum", "mul", "div", "exp", "max", "sqrt" };
     json_t *vj = json_object();
     for (int o = 0; o < COMET_MODEL_NVOP; o++) {
         hw->vop_cycles[o] = 0.25; /* replaced below when measured */
         for (size_t i = 0; i < n; i++) {
             const json_t *r = recs[i];
-            if (strcmp(jstr(r, "kind"), "vecop") || strcmp(jstr(r, "op"), bn[o]) ||
-                strcmp(jstr(json_object_get(r, "params"), "regime"), "cache"))
+            if (strcmp(jstr(r, "kind"), "vecop") || strcmp(jstr(r, "op"), bn[o])
+                || strcmp(jstr(json_object_get(r, "params"), "regime"), "cache"))
                 continue;
             double ne = jnum(json_object_get(r, "shape"), "n");
             double t = jnum(json_object_get(r, "stats"), "median_s");
@@ -441,11 +443,9 @@ int comet_calibrate_build(json_t *const *recs, size_t n, comet_model_hw *hw, cha
         hw->cluster_net.startup = h.lo.a * ghz * 1e9;
         hw->cluster_net.link_bw = h.hi.b > 0 ? 1.0 / (h.hi.b * ghz * 1e9) : 1e3;
         json_object_set_new(fits, "p2p",
-                            json_pack("{s:f,s:f,s:f,s:f,s:f,s:o}", "alpha_us", h.lo.a * 1e6,
-                                      "beta_ns_per_byte", h.lo.b * 1e9, "breakpoint_bytes",
-                                      h.breakpoint, "alpha_hi_us", h.hi.a * 1e6,
-                                      "bandwidth_GBs", h.hi.b > 0 ? 1e-9 / h.hi.b : 0, "residuals",
-                                      err_json(he, np)));
+            json_pack("{s:f,s:f,s:f,s:f,s:f,s:o}", "alpha_us", h.lo.a * 1e6, "beta_ns_per_byte",
+                h.lo.b * 1e9, "breakpoint_bytes", h.breakpoint, "alpha_hi_us", h.hi.a * 1e6,
+                "bandwidth_GBs", h.hi.b > 0 ? 1e-9 / h.hi.b : 0, "residuals", err_json(he, np)));
     } else {
         json_object_set_new(fits, "p2p", json_pack("{s:s}", "status", "no point-to-point records"));
     }

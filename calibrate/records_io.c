@@ -15,8 +15,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int comet_calibrate_load_results(const char *const *paths, size_t npaths, json_t ***recs,
-                                 size_t *n, char *err, size_t errlen)
+int comet_calibrate_load_results(
+    const char *const *paths, size_t npaths, json_t ***recs, size_t *n, char *err, size_t errlen)
 {
     json_t **all = NULL;
     size_t cnt = 0, cap = 0;

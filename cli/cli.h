@@ -21,10 +21,10 @@
 
 /** Options every subcommand accepts. */
 typedef struct comet_cli_global {
-    int json;          /**< --json: machine-readable stdout */
-    const char *out;   /**< --out DIR: where files go */
-    int quiet;         /**< -q */
-    int verbose;       /**< -v */
+    int json; /**< --json: machine-readable stdout */
+    const char *out; /**< --out DIR: where files go */
+    int quiet; /**< -q */
+    int verbose; /**< -v */
 } comet_cli_global;
 
 /** Default output folder (git-ignored). */
@@ -32,9 +32,11 @@ typedef struct comet_cli_global {
 
 /** Long options shared by all subcommands; append to a subcommand's table. */
 #define COMET_CLI_GLOBAL_LONGOPTS                                                                  \
-    {"json", no_argument, NULL, 0x1001}, {"out", required_argument, NULL, 0x1002},                 \
-        {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},                    \
-        {"help", no_argument, NULL, 'h'}
+    { "json", no_argument, NULL, 0x1001 }, { "out", required_argument, NULL, 0x1002 },             \
+        { "quiet", no_argument, NULL, 'q' }, { "verbose", no_argument, NULL, 'v' },                \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
 
 /**
  * Handles a global option returned by getopt_long. Returns 1 if it was one
@@ -52,8 +54,8 @@ int comet_cli_bad_option(const char *sub, int argc, char **argv);
 void comet_cli_error(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /** Parses a positive integer flag value; prints an error naming the flag. */
-int comet_cli_parse_pos(const char *sub, const char *flag, const char *val, uint64_t max,
-                        uint64_t *out);
+int comet_cli_parse_pos(
+    const char *sub, const char *flag, const char *val, uint64_t max, uint64_t *out);
 
 /** getopt_long with opterr off, reset for this subcommand. */
 void comet_cli_getopt_reset(void);

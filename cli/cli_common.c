@@ -54,17 +54,18 @@ int comet_cli_bad_option(const char *sub, int argc, char **argv)
     const char *arg = (optind - 1 >= 0 && optind - 1 < argc) ? argv[optind - 1] : "?";
     char where[64];
     snprintf(where, sizeof where, "%s", sub);
-    if (optopt && optopt < 0x1000 && strchr("qvh", optopt) == NULL && arg[0] == '-' && arg[1] != '-')
-        comet_cli_error(where, "option '-%c' is unknown or needs a value (see 'comet %s --help')",
-                        optopt, sub);
+    if (optopt && optopt < 0x1000 && strchr("qvh", optopt) == NULL && arg[0] == '-'
+        && arg[1] != '-')
+        comet_cli_error(
+            where, "option '-%c' is unknown or needs a value (see 'comet %s --help')", optopt, sub);
     else
-        comet_cli_error(where, "option '%s' is unknown or needs a value (see 'comet %s --help')",
-                        arg, sub);
+        comet_cli_error(
+            where, "option '%s' is unknown or needs a value (see 'comet %s --help')", arg, sub);
     return COMET_EXIT_USAGE;
 }
 
-int comet_cli_parse_pos(const char *sub, const char *flag, const char *val, uint64_t max,
-                        uint64_t *out)
+int comet_cli_parse_pos(
+    const char *sub, const char *flag, const char *val, uint64_t max, uint64_t *out)
 {
     uint64_t v = 0;
     int rc = comet_util_parse_u64(val, &v);

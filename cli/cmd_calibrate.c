@@ -13,32 +13,32 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: comet calibrate [--quick|--full] [--from RESULTS]... [--out PROFILE|DIR]\n"
-            "\n"
-            "Fits this machine's profile: GEMM efficiency grid (log-space interpolation, a\n"
-            "saturating law outside it), memory plateaus and bandwidths, per-element vector-op\n"
-            "costs, Hockney point-to-point with its eager/rendezvous breakpoint; each fit states\n"
-            "R^2 and a held-out error. Without --from it first runs the benches it needs\n"
-            "(comet bench memory and kernels; collectives when available) into DIR/results.\n"
-            "The profile (hardware-description schema, docs/hardware.md) is written atomically:\n"
-            "an interrupted calibration leaves the previous profile untouched.\n"
-            "\n"
-            "options:\n"
-            "  --quick | --full   bench set when measuring (default --quick)\n"
-            "  --from PATH        results file or directory (repeatable; no measuring)\n"
-            "  --out PATH         profile file (*.json) or directory (default %s;\n"
-            "                     the profile is DIR/profile.json)\n"
-            "  --json             print the profile on stdout\n"
-            "  -q, -v, -h         quiet, verbose, this help\n",
-            COMET_CLI_DEFAULT_OUT);
+        "usage: comet calibrate [--quick|--full] [--from RESULTS]... [--out PROFILE|DIR]\n"
+        "\n"
+        "Fits this machine's profile: GEMM efficiency grid (log-space interpolation, a\n"
+        "saturating law outside it), memory plateaus and bandwidths, per-element vector-op\n"
+        "costs, Hockney point-to-point with its eager/rendezvous breakpoint; each fit states\n"
+        "R^2 and a held-out error. Without --from it first runs the benches it needs\n"
+        "(comet bench memory and kernels; collectives when available) into DIR/results.\n"
+        "The profile (hardware-description schema, docs/hardware.md) is written atomically:\n"
+        "an interrupted calibration leaves the previous profile untouched.\n"
+        "\n"
+        "options:\n"
+        "  --quick | --full   bench set when measuring (default --quick)\n"
+        "  --from PATH        results file or directory (repeatable; no measuring)\n"
+        "  --out PATH         profile file (*.json) or directory (default %s;\n"
+        "                     the profile is DIR/profile.json)\n"
+        "  --json             print the profile on stdout\n"
+        "  -q, -v, -h         quiet, verbose, this help\n",
+        COMET_CLI_DEFAULT_OUT);
 }
 
 int comet_cmd_calibrate(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"quick", no_argument, NULL, 0x2001}, {"full", no_argument, NULL, 0x2002},
-        {"from", required_argument, NULL, 0x2003}, COMET_CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
-    comet_cli_global g = {0};
+    static const struct option longopts[] = { { "quick", no_argument, NULL, 0x2001 },
+        { "full", no_argument, NULL, 0x2002 }, { "from", required_argument, NULL, 0x2003 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+    comet_cli_global g = { 0 };
     const char *from[64];
     size_t nfrom = 0;
     int full = 0, c, rc = COMET_EXIT_OK;
@@ -50,8 +50,12 @@ int comet_cmd_calibrate(int argc, char **argv)
         case 'h':
             usage(stdout);
             return COMET_EXIT_OK;
-        case 0x2001: full = 0; break;
-        case 0x2002: full = 1; break;
+        case 0x2001:
+            full = 0;
+            break;
+        case 0x2002:
+            full = 1;
+            break;
         case 0x2003:
             if (nfrom >= 64) {
                 comet_cli_error("calibrate", "--from: at most 64 paths");
@@ -59,7 +63,8 @@ int comet_cmd_calibrate(int argc, char **argv)
             }
             from[nfrom++] = optarg;
             break;
-        default: return comet_cli_bad_option("calibrate", argc, argv);
+        default:
+            return comet_cli_bad_option("calibrate", argc, argv);
         }
     }
     while (optind < argc && nfrom < 64)
@@ -86,16 +91,16 @@ int comet_cmd_calibrate(int argc, char **argv)
         /* measure what the fits need */
         const char *set = full ? "--full" : "--quick";
         const char *quiet = g.quiet ? "-q" : NULL;
-        const char *mem[] = {"bench", "memory", set, "--out", dir, quiet, NULL};
-        const char *ker[] = {"bench", "kernels", set, "--out", dir, quiet, NULL};
-        const char *col[] = {"bench", "collectives", set, "--out", dir, quiet, NULL};
+        const char *mem[] = { "bench", "memory", set, "--out", dir, quiet, NULL };
+        const char *ker[] = { "bench", "kernels", set, "--out", dir, quiet, NULL };
+        const char *col[] = { "bench", "collectives", set, "--out", dir, quiet, NULL };
         comet_util_info("calibrate: measuring (%s) into %s/results", set + 2, dir);
         int r1 = comet_cli_spawn_self(mem);
         if (r1 == 0)
             r1 = comet_cli_spawn_self(ker);
         if (r1 != 0) {
-            comet_cli_error("calibrate", "the benches failed (exit %d); the previous profile is kept",
-                            r1);
+            comet_cli_error(
+                "calibrate", "the benches failed (exit %d); the previous profile is kept", r1);
             return COMET_EXIT_FAIL;
         }
         if (comet_cli_spawn_self(col) != 0)
@@ -131,14 +136,14 @@ int comet_cmd_calibrate(int argc, char **argv)
         const json_t *mh = json_object_get(json_object_get(fits, "memory"), "heldout");
         printf("profile %s\n", profile);
         printf("  clock %.3g GHz, %d cores, peak %.0f flop/cycle/core\n", hw.clock_ghz, hw.cores,
-               hw.peak_flops);
+            hw.peak_flops);
         printf("  GEMM grid %dx%dx%dx%d, held-out median %.1f%% p90 %.1f%%\n", hw.grid.nt,
-               hw.grid.nm, hw.grid.nn, hw.grid.nk,
-               100 * json_number_value(json_object_get(gh, "median_rel_err")),
-               100 * json_number_value(json_object_get(gh, "p90_rel_err")));
+            hw.grid.nm, hw.grid.nn, hw.grid.nk,
+            100 * json_number_value(json_object_get(gh, "median_rel_err")),
+            100 * json_number_value(json_object_get(gh, "p90_rel_err")));
         printf("  memory: DRAM %.1f GB/s, LLC %.1f GB/s, L2 %.1f GB/s; held-out median %.1f%%\n",
-               hw.dram.bw * hw.clock_ghz, hw.gb.bw * hw.clock_ghz, hw.lb.bw * hw.clock_ghz,
-               100 * json_number_value(json_object_get(mh, "median_rel_err")));
+            hw.dram.bw * hw.clock_ghz, hw.gb.bw * hw.clock_ghz, hw.lb.bw * hw.clock_ghz,
+            100 * json_number_value(json_object_get(mh, "median_rel_err")));
     }
 out:
     free(text);

@@ -13,45 +13,45 @@ static void usage(FILE *fp, int explore)
 {
     if (explore)
         fprintf(fp,
-                "usage: comet explore --hw HW --op OP --shape DIMS [options]\n"
-                "\n"
-                "Enumerates the mapping space of OP on HW (cluster and core splits of M/N/K,\n"
-                "temporal tiles, fused or unfused, sequential or pipelined binding), prunes by\n"
-                "buffer capacity first, and reports the best fused and best unfused mappings,\n"
-                "their speedup, the latency-energy Pareto set, and the evaluation rate.\n");
-    else
-        fprintf(fp, "usage: comet predict --hw HW --op OP --shape DIMS [options]\n"
-                    "\n"
-                    "Predicts latency, energy and their breakdown of OP on HW for one mapping\n"
-                    "(the best fused, best unfused or overall best from the search).\n");
-    fprintf(fp,
+            "usage: comet explore --hw HW --op OP --shape DIMS [options]\n"
             "\n"
-            "options:\n"
-            "  --hw HW          hardware description: a preset (edge, cloud) or a YAML/JSON file\n"
-            "                   (a calibrated profile works too)\n"
-            "  --op OP          gemm_softmax | gemm_layernorm | attention\n"
-            "  --shape DIMS     M=1024,N=1024,K=256  (attention: heads=16,lq=4096,lk=4096,d=64)\n"
-            "  --causal         attention with a causal mask\n"
-            "%s"
-            "  --json           JSON on stdout\n"
-            "  -q, -v, -h       quiet, verbose, this help\n",
-            explore ? "  --pareto FILE    also write the Pareto set as CSV\n"
-                    : "  --mapping M      best | fused | unfused (default best)\n"
-                      "  --explain        print each term with its formula and numbers\n");
+            "Enumerates the mapping space of OP on HW (cluster and core splits of M/N/K,\n"
+            "temporal tiles, fused or unfused, sequential or pipelined binding), prunes by\n"
+            "buffer capacity first, and reports the best fused and best unfused mappings,\n"
+            "their speedup, the latency-energy Pareto set, and the evaluation rate.\n");
+    else
+        fprintf(fp,
+            "usage: comet predict --hw HW --op OP --shape DIMS [options]\n"
+            "\n"
+            "Predicts latency, energy and their breakdown of OP on HW for one mapping\n"
+            "(the best fused, best unfused or overall best from the search).\n");
+    fprintf(fp,
+        "\n"
+        "options:\n"
+        "  --hw HW          hardware description: a preset (edge, cloud) or a YAML/JSON file\n"
+        "                   (a calibrated profile works too)\n"
+        "  --op OP          gemm_softmax | gemm_layernorm | attention\n"
+        "  --shape DIMS     M=1024,N=1024,K=256  (attention: heads=16,lq=4096,lk=4096,d=64)\n"
+        "  --causal         attention with a causal mask\n"
+        "%s"
+        "  --json           JSON on stdout\n"
+        "  -q, -v, -h       quiet, verbose, this help\n",
+        explore ? "  --pareto FILE    also write the Pareto set as CSV\n"
+                : "  --mapping M      best | fused | unfused (default best)\n"
+                  "  --explain        print each term with its formula and numbers\n");
 }
 
 static int run(int argc, char **argv, int explore)
 {
-    static const struct option longopts[] = {
-        {"hw", required_argument, NULL, 0x2001},      {"op", required_argument, NULL, 0x2002},
-        {"shape", required_argument, NULL, 0x2003},   {"causal", no_argument, NULL, 0x2004},
-        {"mapping", required_argument, NULL, 0x2005}, {"explain", no_argument, NULL, 0x2006},
-        {"pareto", required_argument, NULL, 0x2007},  COMET_CLI_GLOBAL_LONGOPTS,
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = { { "hw", required_argument, NULL, 0x2001 },
+        { "op", required_argument, NULL, 0x2002 }, { "shape", required_argument, NULL, 0x2003 },
+        { "causal", no_argument, NULL, 0x2004 }, { "mapping", required_argument, NULL, 0x2005 },
+        { "explain", no_argument, NULL, 0x2006 }, { "pareto", required_argument, NULL, 0x2007 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *opname = NULL, *shape = NULL, *mapping = "best", *pareto = NULL;
     int causal = 0, explain = 0, c, rc = COMET_EXIT_OK;
-    comet_cli_global g = {0};
+    comet_cli_global g = { 0 };
     char err[COMET_ERRLEN];
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
@@ -60,14 +60,29 @@ static int run(int argc, char **argv, int explore)
         case 'h':
             usage(stdout, explore);
             return COMET_EXIT_OK;
-        case 0x2001: hwname = optarg; break;
-        case 0x2002: opname = optarg; break;
-        case 0x2003: shape = optarg; break;
-        case 0x2004: causal = 1; break;
-        case 0x2005: mapping = optarg; break;
-        case 0x2006: explain = 1; break;
-        case 0x2007: pareto = optarg; break;
-        default: return comet_cli_bad_option(sub, argc, argv);
+        case 0x2001:
+            hwname = optarg;
+            break;
+        case 0x2002:
+            opname = optarg;
+            break;
+        case 0x2003:
+            shape = optarg;
+            break;
+        case 0x2004:
+            causal = 1;
+            break;
+        case 0x2005:
+            mapping = optarg;
+            break;
+        case 0x2006:
+            explain = 1;
+            break;
+        case 0x2007:
+            pareto = optarg;
+            break;
+        default:
+            return comet_cli_bad_option(sub, argc, argv);
         }
     }
     if (optind < argc) {
@@ -81,7 +96,8 @@ static int run(int argc, char **argv, int explore)
     comet_model_problem pb;
     memset(&pb, 0, sizeof pb);
     if (comet_model_op_parse(opname, &pb.op) != 0) {
-        comet_cli_error(sub, "--op '%s': unknown (gemm_softmax, gemm_layernorm, attention)", opname);
+        comet_cli_error(
+            sub, "--op '%s': unknown (gemm_softmax, gemm_layernorm, attention)", opname);
         return COMET_EXIT_USAGE;
     }
     pb.causal = causal;
@@ -124,8 +140,8 @@ static int run(int argc, char **argv, int explore)
             fprintf(a.fp, "cycles,seconds,energy_pj,mapping\n");
             for (size_t i = 0; i < s->npareto; i++)
                 fprintf(a.fp, "%.0f,%.9g,%.6g,\"%s\"\n", s->pareto_r[i].cycles,
-                        s->pareto_r[i].seconds, s->pareto_r[i].energy_pj,
-                        comet_model_mapping_str(&s->pareto[i], b1, sizeof b1));
+                    s->pareto_r[i].seconds, s->pareto_r[i].energy_pj,
+                    comet_model_mapping_str(&s->pareto[i], b1, sizeof b1));
             if (comet_util_atomic_commit(&a, err, sizeof err) != 0) {
                 comet_cli_error(sub, "%s", err);
                 rc = COMET_EXIT_FAIL;
@@ -134,20 +150,18 @@ static int run(int argc, char **argv, int explore)
         }
         if (g.json) {
             json_t *j = json_pack("{s:s,s:s,s:s,s:{s:o,s:o},s:{s:o,s:o},s:f,s:I,s:I,s:f,s:f}", "hw",
-                                  hw.name, "op", opname, "shape", shape, "best_fused", "mapping",
-                                  comet_model_mapping_json(&s->best_fused), "result",
-                                  comet_model_result_json(&s->r_fused), "best_unfused", "mapping",
-                                  comet_model_mapping_json(&s->best_unfused), "result",
-                                  comet_model_result_json(&s->r_unfused), "speedup", speedup,
-                                  "evaluated", (json_int_t)s->evaluated, "pruned",
-                                  (json_int_t)s->pruned, "seconds", s->seconds,
-                                  "mappings_per_second", rate);
+                hw.name, "op", opname, "shape", shape, "best_fused", "mapping",
+                comet_model_mapping_json(&s->best_fused), "result",
+                comet_model_result_json(&s->r_fused), "best_unfused", "mapping",
+                comet_model_mapping_json(&s->best_unfused), "result",
+                comet_model_result_json(&s->r_unfused), "speedup", speedup, "evaluated",
+                (json_int_t)s->evaluated, "pruned", (json_int_t)s->pruned, "seconds", s->seconds,
+                "mappings_per_second", rate);
             json_t *par = json_array();
             for (size_t i = 0; i < s->npareto; i++)
-                json_array_append_new(par, json_pack("{s:o,s:f,s:f}", "mapping",
-                                                     comet_model_mapping_json(&s->pareto[i]),
-                                                     "cycles", s->pareto_r[i].cycles, "energy_pj",
-                                                     s->pareto_r[i].energy_pj));
+                json_array_append_new(par,
+                    json_pack("{s:o,s:f,s:f}", "mapping", comet_model_mapping_json(&s->pareto[i]),
+                        "cycles", s->pareto_r[i].cycles, "energy_pj", s->pareto_r[i].energy_pj));
             json_object_set_new(j, "pareto", par);
             json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
             printf("\n");
@@ -155,33 +169,32 @@ static int run(int argc, char **argv, int explore)
         } else {
             printf("%s on %s, %s\n", opname, hw.name, shape);
             printf("  best fused:   %.0f cycles (%.4g s), %.4g uJ  [%s]\n", s->r_fused.cycles,
-                   s->r_fused.seconds, s->r_fused.energy_pj * 1e-6,
-                   comet_model_mapping_str(&s->best_fused, b1, sizeof b1));
+                s->r_fused.seconds, s->r_fused.energy_pj * 1e-6,
+                comet_model_mapping_str(&s->best_fused, b1, sizeof b1));
             printf("  best unfused: %.0f cycles (%.4g s), %.4g uJ  [%s]\n", s->r_unfused.cycles,
-                   s->r_unfused.seconds, s->r_unfused.energy_pj * 1e-6,
-                   comet_model_mapping_str(&s->best_unfused, b2, sizeof b2));
+                s->r_unfused.seconds, s->r_unfused.energy_pj * 1e-6,
+                comet_model_mapping_str(&s->best_unfused, b2, sizeof b2));
             printf("  fused speedup %.2fx, energy ratio %.2fx\n", speedup,
-                   s->r_unfused.energy_pj / s->r_fused.energy_pj);
+                s->r_unfused.energy_pj / s->r_fused.energy_pj);
             printf("  %zu mappings evaluated (%zu pruned by capacity) in %.3g s: %.3g mappings/s\n",
-                   s->evaluated, s->pruned, s->seconds, rate);
+                s->evaluated, s->pruned, s->seconds, rate);
             printf("  Pareto set (latency vs energy): %zu points\n", s->npareto);
             for (size_t i = 0; i < s->npareto; i++)
                 printf("    %12.0f cycles %12.4g uJ  %s\n", s->pareto_r[i].cycles,
-                       s->pareto_r[i].energy_pj * 1e-6,
-                       comet_model_mapping_str(&s->pareto[i], b1, sizeof b1));
+                    s->pareto_r[i].energy_pj * 1e-6,
+                    comet_model_mapping_str(&s->pareto[i], b1, sizeof b1));
         }
         goto out;
     }
-    const comet_model_mapping *mp = !strcmp(mapping, "fused")     ? &s->best_fused
-                                    : !strcmp(mapping, "unfused") ? &s->best_unfused
-                                    : s->r_fused.cycles <= s->r_unfused.cycles ? &s->best_fused
-                                                                               : &s->best_unfused;
+    const comet_model_mapping *mp = !strcmp(mapping, "fused") ? &s->best_fused
+        : !strcmp(mapping, "unfused")                         ? &s->best_unfused
+        : s->r_fused.cycles <= s->r_unfused.cycles            ? &s->best_fused
+                                                              : &s->best_unfused;
     comet_model_result r;
     comet_model_eval(&hw, &pb, mp, &r);
     if (g.json) {
         json_t *j = json_pack("{s:s,s:s,s:s,s:o,s:o}", "hw", hw.name, "op", opname, "shape", shape,
-                              "mapping", comet_model_mapping_json(mp), "result",
-                              comet_model_result_json(&r));
+            "mapping", comet_model_mapping_json(mp), "result", comet_model_result_json(&r));
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("\n");
         json_decref(j);
@@ -191,11 +204,11 @@ static int run(int argc, char **argv, int explore)
         printf("  latency:  %.0f cycles = %.6g s\n", r.cycles, r.seconds);
         printf("    gemm %.0f, vector %.0f, dram %.0f, noc %.0f, collectives %.0f, ramp %.0f, "
                "stall %.0f\n",
-               r.t_gemm, r.t_vec, r.t_dram, r.t_noc, r.t_coll, r.t_ramp, r.t_stall);
+            r.t_gemm, r.t_vec, r.t_dram, r.t_noc, r.t_coll, r.t_ramp, r.t_stall);
         printf("  energy:   %.6g uJ (dram %.4g, GB %.4g, LB %.4g, MAC %.4g, vector %.4g, link "
                "%.4g uJ)\n",
-               r.energy_pj * 1e-6, r.e_dram * 1e-6, r.e_gb * 1e-6, r.e_lb * 1e-6, r.e_mac * 1e-6,
-               r.e_vec * 1e-6, r.e_link * 1e-6);
+            r.energy_pj * 1e-6, r.e_dram * 1e-6, r.e_gb * 1e-6, r.e_lb * 1e-6, r.e_mac * 1e-6,
+            r.e_vec * 1e-6, r.e_link * 1e-6);
         printf("  collectives: %s\n", r.coll_desc[0] ? r.coll_desc : "none");
         if (explain)
             comet_model_explain(&hw, &pb, mp, stdout);

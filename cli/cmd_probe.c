@@ -12,32 +12,32 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: comet probe [options]\n"
-            "\n"
-            "Describes this machine: packages, cores, PUs, caches (size, line, sharing), NUMA\n"
-            "nodes and memory (hwloc; /proc/meminfo where hwloc's figure is implausible), ISA\n"
-            "flags, OpenBLAS configuration and threads, MPI library, compiler, and for each PAPI\n"
-            "event whether it can really be added and started (with the reason if not).\n"
-            "\n"
-            "options:\n"
-            "  --l1 SIZE, --l2 SIZE, --l3 SIZE   override a cache size (e.g. 32K, 512KiB, 32M)\n"
-            "  --caches FILE                     overrides from a file of lines 'L2=512K'\n"
-            "  --synthetic DESC                  probe an hwloc synthetic topology instead\n"
-            "                                    (e.g. 'pack:2 l3:1 core:4 pu:2')\n"
-            "  --no-papi                         do not initialise PAPI\n"
-            "  --json                            print the machine description as JSON\n"
-            "  --out DIR                         also write DIR/machine.json\n"
-            "  -q, -v, -h                        quiet, verbose, this help\n");
+        "usage: comet probe [options]\n"
+        "\n"
+        "Describes this machine: packages, cores, PUs, caches (size, line, sharing), NUMA\n"
+        "nodes and memory (hwloc; /proc/meminfo where hwloc's figure is implausible), ISA\n"
+        "flags, OpenBLAS configuration and threads, MPI library, compiler, and for each PAPI\n"
+        "event whether it can really be added and started (with the reason if not).\n"
+        "\n"
+        "options:\n"
+        "  --l1 SIZE, --l2 SIZE, --l3 SIZE   override a cache size (e.g. 32K, 512KiB, 32M)\n"
+        "  --caches FILE                     overrides from a file of lines 'L2=512K'\n"
+        "  --synthetic DESC                  probe an hwloc synthetic topology instead\n"
+        "                                    (e.g. 'pack:2 l3:1 core:4 pu:2')\n"
+        "  --no-papi                         do not initialise PAPI\n"
+        "  --json                            print the machine description as JSON\n"
+        "  --out DIR                         also write DIR/machine.json\n"
+        "  -q, -v, -h                        quiet, verbose, this help\n");
 }
 
 int comet_cmd_probe(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"l1", required_argument, NULL, 0x2001},      {"l2", required_argument, NULL, 0x2002},
-        {"l3", required_argument, NULL, 0x2003},      {"caches", required_argument, NULL, 0x2010},
-        {"synthetic", required_argument, NULL, 0x2011}, {"no-papi", no_argument, NULL, 0x2012},
-        COMET_CLI_GLOBAL_LONGOPTS,                    {NULL, 0, NULL, 0}};
-    comet_cli_global g = {0};
+    static const struct option longopts[] = { { "l1", required_argument, NULL, 0x2001 },
+        { "l2", required_argument, NULL, 0x2002 }, { "l3", required_argument, NULL, 0x2003 },
+        { "caches", required_argument, NULL, 0x2010 },
+        { "synthetic", required_argument, NULL, 0x2011 }, { "no-papi", no_argument, NULL, 0x2012 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+    comet_cli_global g = { 0 };
     comet_probe_opts opts;
     comet_probe_machine m;
     char err[COMET_ERRLEN];
@@ -102,8 +102,8 @@ int comet_cmd_probe(int argc, char **argv)
         snprintf(path, sizeof path, "%s/machine.json", g.out);
         size_t len = strlen(text);
         text[len] = '\n';
-        if (comet_util_mkdir_p(g.out, err, sizeof err) ||
-            comet_util_write_atomic(path, text, len + 1, err, sizeof err)) {
+        if (comet_util_mkdir_p(g.out, err, sizeof err)
+            || comet_util_write_atomic(path, text, len + 1, err, sizeof err)) {
             free(text);
             comet_cli_error("probe", "%s", err);
             return COMET_EXIT_FAIL;

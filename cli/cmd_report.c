@@ -10,24 +10,24 @@
 
 static void usage(FILE *fp)
 {
-    fprintf(fp, "usage: comet report [--from DIR]\n"
-                "\n"
-                "Rebuilds DIR/report (index.html, summary.md, SVG plots with their CSV and JSON\n"
-                "data) from stored results without measuring: DIR/results/*.jsonl, DIR/profile.json,\n"
-                "DIR/validate.json and DIR/predictions/*.json.\n"
-                "\n"
-                "options:\n"
-                "  --from DIR   results folder (default %s; --out is a synonym)\n"
-                "  -q, -v, -h   quiet, verbose, this help\n",
-            COMET_CLI_DEFAULT_OUT);
+    fprintf(fp,
+        "usage: comet report [--from DIR]\n"
+        "\n"
+        "Rebuilds DIR/report (index.html, summary.md, SVG plots with their CSV and JSON\n"
+        "data) from stored results without measuring: DIR/results/*.jsonl, DIR/profile.json,\n"
+        "DIR/validate.json and DIR/predictions/*.json.\n"
+        "\n"
+        "options:\n"
+        "  --from DIR   results folder (default %s; --out is a synonym)\n"
+        "  -q, -v, -h   quiet, verbose, this help\n",
+        COMET_CLI_DEFAULT_OUT);
 }
 
 int comet_cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"from", required_argument, NULL, 0x2001},
-                                             COMET_CLI_GLOBAL_LONGOPTS,
-                                             {NULL, 0, NULL, 0}};
-    comet_cli_global g = {0};
+    static const struct option longopts[] = { { "from", required_argument, NULL, 0x2001 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+    comet_cli_global g = { 0 };
     const char *from = NULL;
     char err[COMET_ERRLEN];
     int c;
@@ -38,8 +38,11 @@ int comet_cmd_report(int argc, char **argv)
         case 'h':
             usage(stdout);
             return COMET_EXIT_OK;
-        case 0x2001: from = optarg; break;
-        default: return comet_cli_bad_option("report", argc, argv);
+        case 0x2001:
+            from = optarg;
+            break;
+        default:
+            return comet_cli_bad_option("report", argc, argv);
         }
     }
     if (optind < argc) {

@@ -20,24 +20,24 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: comet run [--quick|--full] [--out DIR] [--np N] [--fresh]\n"
-            "\n"
-            "The main job, from a fresh machine to a report: probe this machine, measure\n"
-            "(memory, kernels, collectives), calibrate the profile, validate the model on the\n"
-            "measurements, predict this machine, a scaled cluster of it and the COMET edge and\n"
-            "cloud accelerators for GEMM-Softmax, GEMM-LayerNorm and self-attention, and write\n"
-            "DIR/report/index.html and summary.md. Resumable: results in DIR/results from\n"
-            "this machine younger than 24 h are reused (--fresh measures again).\n"
-            "\n"
-            "options:\n"
-            "  --quick | --full        bench sets (default --quick, about 1-2 minutes here)\n"
-            "  --out DIR               output folder (default %s)\n"
-            "  --np N                  MPI ranks for the collectives bench (default 2)\n"
-            "  --scale-cores N         cores per node of the scaled system (default 32)\n"
-            "  --scale-nodes M         nodes of the scaled system (default 8)\n"
-            "  --fresh                 re-measure even when fresh results exist\n"
-            "  -q, -v, -h              quiet, verbose, this help\n",
-            COMET_CLI_DEFAULT_OUT);
+        "usage: comet run [--quick|--full] [--out DIR] [--np N] [--fresh]\n"
+        "\n"
+        "The main job, from a fresh machine to a report: probe this machine, measure\n"
+        "(memory, kernels, collectives), calibrate the profile, validate the model on the\n"
+        "measurements, predict this machine, a scaled cluster of it and the COMET edge and\n"
+        "cloud accelerators for GEMM-Softmax, GEMM-LayerNorm and self-attention, and write\n"
+        "DIR/report/index.html and summary.md. Resumable: results in DIR/results from\n"
+        "this machine younger than 24 h are reused (--fresh measures again).\n"
+        "\n"
+        "options:\n"
+        "  --quick | --full        bench sets (default --quick, about 1-2 minutes here)\n"
+        "  --out DIR               output folder (default %s)\n"
+        "  --np N                  MPI ranks for the collectives bench (default 2)\n"
+        "  --scale-cores N         cores per node of the scaled system (default 32)\n"
+        "  --scale-nodes M         nodes of the scaled system (default 8)\n"
+        "  --fresh                 re-measure even when fresh results exist\n"
+        "  -q, -v, -h              quiet, verbose, this help\n",
+        COMET_CLI_DEFAULT_OUT);
 }
 
 /* A fresh results file of this kind from this machine? */
@@ -61,8 +61,8 @@ static int have_fresh(const char *dir, const char *prefix, const char *machine_i
         size_t cap = 0;
         if (fp && getline(&line, &cap, fp) > 0) {
             json_t *j = json_loads(line, 0, NULL);
-            const char *id =
-                json_string_value(json_object_get(json_object_get(j, "machine"), "id"));
+            const char *id
+                = json_string_value(json_object_get(json_object_get(j, "machine"), "id"));
             found = id && !strcmp(id, machine_id);
             json_decref(j);
         }
@@ -82,12 +82,12 @@ static void stage(int i, int n, const char *what)
 
 int comet_cmd_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"quick", no_argument, NULL, 0x2001},          {"full", no_argument, NULL, 0x2002},
-        {"np", required_argument, NULL, 0x2003},       {"fresh", no_argument, NULL, 0x2004},
-        {"scale-cores", required_argument, NULL, 0x2005}, {"scale-nodes", required_argument, NULL, 0x2006},
-        COMET_CLI_GLOBAL_LONGOPTS,                     {NULL, 0, NULL, 0}};
-    comet_cli_global g = {0};
+    static const struct option longopts[] = { { "quick", no_argument, NULL, 0x2001 },
+        { "full", no_argument, NULL, 0x2002 }, { "np", required_argument, NULL, 0x2003 },
+        { "fresh", no_argument, NULL, 0x2004 }, { "scale-cores", required_argument, NULL, 0x2005 },
+        { "scale-nodes", required_argument, NULL, 0x2006 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
+    comet_cli_global g = { 0 };
     int full = 0, fresh = 0, c, failures = 0;
     uint64_t np = 2, scores = 32, snodes = 8;
     char err[COMET_ERRLEN];
@@ -98,13 +98,19 @@ int comet_cmd_run(int argc, char **argv)
         case 'h':
             usage(stdout);
             return COMET_EXIT_OK;
-        case 0x2001: full = 0; break;
-        case 0x2002: full = 1; break;
+        case 0x2001:
+            full = 0;
+            break;
+        case 0x2002:
+            full = 1;
+            break;
         case 0x2003:
             if (comet_cli_parse_pos("run", "--np", optarg, 4096, &np))
                 return COMET_EXIT_USAGE;
             break;
-        case 0x2004: fresh = 1; break;
+        case 0x2004:
+            fresh = 1;
+            break;
         case 0x2005:
             if (comet_cli_parse_pos("run", "--scale-cores", optarg, 1 << 20, &scores))
                 return COMET_EXIT_USAGE;
@@ -113,7 +119,8 @@ int comet_cmd_run(int argc, char **argv)
             if (comet_cli_parse_pos("run", "--scale-nodes", optarg, 1 << 20, &snodes))
                 return COMET_EXIT_USAGE;
             break;
-        default: return comet_cli_bad_option("run", argc, argv);
+        default:
+            return comet_cli_bad_option("run", argc, argv);
         }
     }
     if (optind < argc) {
@@ -132,26 +139,26 @@ int comet_cmd_run(int argc, char **argv)
     double t0 = comet_util_now();
 
     stage(1, N, "probe");
-    const char *probe[] = {"probe", "--out", dir, NULL};
+    const char *probe[] = { "probe", "--out", dir, NULL };
     if (comet_cli_spawn_self(probe) != 0) {
         comet_cli_error("run", "probe failed");
         return COMET_EXIT_FAIL;
     }
     comet_probe_machine m;
-    comet_probe_opts po = {.skip_papi = 1};
+    comet_probe_opts po = { .skip_papi = 1 };
     comet_probe_run(&po, &m, NULL, 0);
 
     stage(2, N, "bench: memory and kernels");
-    const char *kinds[2] = {"memory", "kernels"};
+    const char *kinds[2] = { "memory", "kernels" };
     for (int k = 0; k < 2; k++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s-", kinds[k]);
         if (!fresh && have_fresh(dir, prefix, m.id)) {
             comet_util_info("run: reusing fresh %s results in %s/results (--fresh to re-measure)",
-                            kinds[k], dir);
+                kinds[k], dir);
             continue;
         }
-        const char *b[] = {"bench", kinds[k], set, "--out", dir, qv, NULL};
+        const char *b[] = { "bench", kinds[k], set, "--out", dir, qv, NULL };
         if (comet_cli_spawn_self(b) != 0) {
             comet_cli_error("run", "bench %s failed; continuing with what exists", kinds[k]);
             failures++;
@@ -162,13 +169,13 @@ int comet_cmd_run(int argc, char **argv)
     if (!fresh && have_fresh(dir, "collectives-", m.id)) {
         comet_util_info("run: reusing fresh collectives results");
     } else {
-        const char *b[] = {"bench", "collectives", set, "--np", npbuf, "--out", dir, qv, NULL};
+        const char *b[] = { "bench", "collectives", set, "--np", npbuf, "--out", dir, qv, NULL };
         if (comet_cli_spawn_self(b) != 0)
             comet_util_info("run: collectives not measured; the report says so");
     }
 
     stage(4, N, "calibrate");
-    const char *cal[] = {"calibrate", "--from", dir, "--out", dir, qv, NULL};
+    const char *cal[] = { "calibrate", "--from", dir, "--out", dir, qv, NULL };
     int have_profile = comet_cli_spawn_self(cal) == 0;
     if (!have_profile) {
         comet_cli_error("run", "calibration failed; predictions of this machine are skipped");
@@ -177,7 +184,7 @@ int comet_cmd_run(int argc, char **argv)
 
     stage(5, N, "validate the model on this machine");
     if (have_profile) {
-        const char *v[] = {"validate", "--out", dir, qv, NULL};
+        const char *v[] = { "validate", "--out", dir, qv, NULL };
         if (comet_cli_spawn_self(v) != 0)
             failures++;
     }
@@ -209,12 +216,12 @@ int comet_cmd_run(int argc, char **argv)
     }
     struct {
         const char *hw, *tag;
-    } hws[4] = {{"edge", "edge"}, {"cloud", "cloud"}, {NULL, "local"}, {NULL, "scaled"}};
+    } hws[4] = { { "edge", "edge" }, { "cloud", "cloud" }, { NULL, "local" }, { NULL, "scaled" } };
     char local[4300];
     snprintf(local, sizeof local, "%s/profile.json", dir);
     hws[2].hw = have_profile ? local : NULL;
     hws[3].hw = scaled[0] ? scaled : NULL;
-    const char *ops[3] = {"gemm_softmax", "gemm_layernorm", "attention"};
+    const char *ops[3] = { "gemm_softmax", "gemm_layernorm", "attention" };
     for (int h = 0; h < 4; h++) {
         if (!hws[h].hw)
             continue;
@@ -225,8 +232,8 @@ int comet_cmd_run(int argc, char **argv)
             gshape = "M=4096,N=4096,K=64";
         for (int o = 0; o < 3; o++) {
             snprintf(path, sizeof path, "%s/%s-%s.json", pdir, hws[h].tag, ops[o]);
-            const char *e[] = {"explore", "--hw", hws[h].hw, "--op", ops[o], "--shape",
-                               o == 2 ? ashape : gshape, "--json", NULL};
+            const char *e[] = { "explore", "--hw", hws[h].hw, "--op", ops[o], "--shape",
+                o == 2 ? ashape : gshape, "--json", NULL };
             if (comet_cli_spawn_self_to(e, path) != 0) {
                 comet_cli_error("run", "explore %s %s failed", hws[h].tag, ops[o]);
                 failures++;
@@ -239,8 +246,8 @@ int comet_cmd_run(int argc, char **argv)
         comet_cli_error("run", "report: %s", err);
         return COMET_EXIT_FAIL;
     }
-    comet_util_info("\nrun: done in %.0f s; report: %s/report/index.html and %s/report/summary.md%s",
-                    comet_util_now() - t0, dir, dir,
-                    failures ? " (some stages failed, see above)" : "");
+    comet_util_info(
+        "\nrun: done in %.0f s; report: %s/report/index.html and %s/report/summary.md%s",
+        comet_util_now() - t0, dir, dir, failures ? " (some stages failed, see above)" : "");
     return failures ? COMET_EXIT_FAIL : COMET_EXIT_OK;
 }

@@ -14,19 +14,20 @@
 
 static void usage(FILE *fp)
 {
-    fprintf(fp, "usage: comet validate [--profile PROFILE] [--results PATH]... [--json]\n"
-                "\n"
-                "Predicts every measured compound-kernel record (fused and unfused, local and\n"
-                "distributed) with the mapping the kernel actually ran (row-block tiles for fused,\n"
-                "BLAS + passes for unfused, N split over ranks) on the calibrated profile, and\n"
-                "reports the relative error per op and variant (median, p90) and whether the\n"
-                "predicted winner (fused vs unfused) is the measured one for each shape.\n"
-                "\n"
-                "options:\n"
-                "  --profile FILE   machine profile (default comet-out/profile.json)\n"
-                "  --results PATH   results file or directory (default comet-out; repeatable)\n"
-                "  --json           JSON on stdout\n"
-                "  -q, -v, -h       quiet, verbose, this help\n");
+    fprintf(fp,
+        "usage: comet validate [--profile PROFILE] [--results PATH]... [--json]\n"
+        "\n"
+        "Predicts every measured compound-kernel record (fused and unfused, local and\n"
+        "distributed) with the mapping the kernel actually ran (row-block tiles for fused,\n"
+        "BLAS + passes for unfused, N split over ranks) on the calibrated profile, and\n"
+        "reports the relative error per op and variant (median, p90) and whether the\n"
+        "predicted winner (fused vs unfused) is the measured one for each shape.\n"
+        "\n"
+        "options:\n"
+        "  --profile FILE   machine profile (default comet-out/profile.json)\n"
+        "  --results PATH   results file or directory (default comet-out; repeatable)\n"
+        "  --json           JSON on stdout\n"
+        "  -q, -v, -h       quiet, verbose, this help\n");
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -37,11 +38,10 @@ static int cmp_d(const void *a, const void *b)
 
 int comet_cmd_validate(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"profile", required_argument, NULL, 0x2001},
-                                             {"results", required_argument, NULL, 0x2002},
-                                             COMET_CLI_GLOBAL_LONGOPTS,
-                                             {NULL, 0, NULL, 0}};
-    comet_cli_global g = {0};
+    static const struct option longopts[] = { { "profile", required_argument, NULL, 0x2001 },
+        { "results", required_argument, NULL, 0x2002 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
+    comet_cli_global g = { 0 };
     const char *profile = NULL, *paths[64];
     size_t np = 0;
     int c, rc = COMET_EXIT_OK;
@@ -53,12 +53,15 @@ int comet_cmd_validate(int argc, char **argv)
         case 'h':
             usage(stdout);
             return COMET_EXIT_OK;
-        case 0x2001: profile = optarg; break;
+        case 0x2001:
+            profile = optarg;
+            break;
         case 0x2002:
             if (np < 64)
                 paths[np++] = optarg;
             break;
-        default: return comet_cli_bad_option("validate", argc, argv);
+        default:
+            return comet_cli_bad_option("validate", argc, argv);
         }
     }
     if (optind < argc) {
@@ -95,30 +98,27 @@ int comet_cmd_validate(int argc, char **argv)
     int pairs = 0, agree = 0;
     json_t *jrows = json_array(), *jw = json_array();
     for (int i = 0; i < nr; i++) {
-        json_array_append_new(jrows, json_pack("{s:s,s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:f}", "op",
-                                               rows[i].op, "variant", rows[i].variant, "M",
-                                               rows[i].M, "N", rows[i].N, "K", rows[i].K,
-                                               "threads", rows[i].threads, "ranks", rows[i].ranks,
-                                               "measured_s", rows[i].measured_s, "predicted_s",
-                                               rows[i].predicted_s, "rel_err", rows[i].rel_err));
+        json_array_append_new(jrows,
+            json_pack("{s:s,s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:f}", "op", rows[i].op, "variant",
+                rows[i].variant, "M", rows[i].M, "N", rows[i].N, "K", rows[i].K, "threads",
+                rows[i].threads, "ranks", rows[i].ranks, "measured_s", rows[i].measured_s,
+                "predicted_s", rows[i].predicted_s, "rel_err", rows[i].rel_err));
         if (strcmp(rows[i].variant, "fused"))
             continue;
         for (int j = 0; j < nr; j++) {
-            if (strcmp(rows[j].variant, "unfused") || strcmp(rows[j].op, rows[i].op) ||
-                rows[j].M != rows[i].M || rows[j].N != rows[i].N || rows[j].K != rows[i].K ||
-                rows[j].threads != rows[i].threads || rows[j].ranks != rows[i].ranks)
+            if (strcmp(rows[j].variant, "unfused") || strcmp(rows[j].op, rows[i].op)
+                || rows[j].M != rows[i].M || rows[j].N != rows[i].N || rows[j].K != rows[i].K
+                || rows[j].threads != rows[i].threads || rows[j].ranks != rows[i].ranks)
                 continue;
             int mw = rows[i].measured_s < rows[j].measured_s,
                 pw = rows[i].predicted_s < rows[j].predicted_s;
             pairs++;
             agree += mw == pw;
-            json_array_append_new(
-                jw, json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f,s:b}", "op", rows[i].op, "M",
-                              rows[i].M, "N", rows[i].N, "K", rows[i].K, "threads",
-                              rows[i].threads, "measured_speedup",
-                              rows[j].measured_s / rows[i].measured_s, "predicted_speedup",
-                              rows[j].predicted_s / rows[i].predicted_s, "winner_agrees",
-                              mw == pw));
+            json_array_append_new(jw,
+                json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f,s:b}", "op", rows[i].op, "M", rows[i].M,
+                    "N", rows[i].N, "K", rows[i].K, "threads", rows[i].threads, "measured_speedup",
+                    rows[j].measured_s / rows[i].measured_s, "predicted_speedup",
+                    rows[j].predicted_s / rows[i].predicted_s, "winner_agrees", mw == pw));
             break;
         }
     }
@@ -129,8 +129,8 @@ int comet_cmd_validate(int argc, char **argv)
     double med = nr % 2 ? e[nr / 2] : 0.5 * (e[nr / 2 - 1] + e[nr / 2]),
            p90 = e[(int)ceil(0.9 * (nr - 1))];
     json_t *groups = json_array();
-    const char *ops[] = {"gemm_softmax", "gemm_layernorm", "attention"},
-               *vars[] = {"fused", "unfused"};
+    const char *ops[] = { "gemm_softmax", "gemm_layernorm", "attention" },
+               *vars[] = { "fused", "unfused" };
     for (int o = 0; o < 3; o++)
         for (int v = 0; v < 2; v++) {
             int k = 0;
@@ -141,27 +141,24 @@ int comet_cmd_validate(int argc, char **argv)
                 continue;
             qsort(e, (size_t)k, sizeof(double), cmp_d);
             json_array_append_new(groups,
-                                  json_pack("{s:s,s:s,s:i,s:f,s:f}", "op", ops[o], "variant",
-                                            vars[v], "n", k, "median_rel_err",
-                                            k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2]),
-                                            "p90_rel_err", e[(int)ceil(0.9 * (k - 1))]));
+                json_pack("{s:s,s:s,s:i,s:f,s:f}", "op", ops[o], "variant", vars[v], "n", k,
+                    "median_rel_err", k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2]),
+                    "p90_rel_err", e[(int)ceil(0.9 * (k - 1))]));
         }
     free(e);
-    json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "profile", profile, "records",
-                          nr, "median_rel_err", med, "p90_rel_err", p90, "pairs", pairs,
-                          "winner_agrees", agree, "winner_agreement",
-                          pairs ? (double)agree / pairs : 0.0, "groups", groups, "winners", jw,
-                          "rows", jrows);
+    json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "profile", profile,
+        "records", nr, "median_rel_err", med, "p90_rel_err", p90, "pairs", pairs, "winner_agrees",
+        agree, "winner_agreement", pairs ? (double)agree / pairs : 0.0, "groups", groups, "winners",
+        jw, "rows", jrows);
     if (g.json) {
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("\n");
     } else {
         printf("validate: %d records, median relative error %.1f%%, p90 %.1f%%\n", nr, 100 * med,
-               100 * p90);
+            100 * p90);
         size_t i;
         json_t *x;
-        json_array_foreach(groups, i, x) printf(
-            "  %-15s %-8s n=%-3d median %5.1f%%  p90 %5.1f%%\n",
+        json_array_foreach(groups, i, x) printf("  %-15s %-8s n=%-3d median %5.1f%%  p90 %5.1f%%\n",
             json_string_value(json_object_get(x, "op")),
             json_string_value(json_object_get(x, "variant")),
             (int)json_integer_value(json_object_get(x, "n")),

@@ -13,39 +13,43 @@ typedef struct subcommand {
 } subcommand;
 
 static const subcommand subcommands[] = {
-    {"probe", comet_cmd_probe, "describe this machine (topology, caches, ISA, BLAS, MPI, PAPI)"},
-    {"bench", comet_cmd_bench, "measure kernels, memory and MPI collectives into JSON Lines"},
-    {"calibrate", comet_cmd_calibrate, "fit a machine profile from bench results"},
-    {"predict", comet_cmd_predict, "predict latency/energy of a compound op on a hardware description"},
-    {"explore", comet_cmd_explore, "search the mapping space: best fused/unfused, Pareto set"},
-    {"validate", comet_cmd_validate, "predict this machine's measured records and report the error"},
-    {"report", comet_cmd_report, "build the HTML/markdown report from stored results"},
-    {"run", comet_cmd_run, "the main job: probe, bench, calibrate, validate, predict, report"},
+    { "probe", comet_cmd_probe, "describe this machine (topology, caches, ISA, BLAS, MPI, PAPI)" },
+    { "bench", comet_cmd_bench, "measure kernels, memory and MPI collectives into JSON Lines" },
+    { "calibrate", comet_cmd_calibrate, "fit a machine profile from bench results" },
+    { "predict", comet_cmd_predict,
+        "predict latency/energy of a compound op on a hardware description" },
+    { "explore", comet_cmd_explore, "search the mapping space: best fused/unfused, Pareto set" },
+    { "validate", comet_cmd_validate,
+        "predict this machine's measured records and report the error" },
+    { "report", comet_cmd_report, "build the HTML/markdown report from stored results" },
+    { "run", comet_cmd_run, "the main job: probe, bench, calibrate, validate, predict, report" },
 };
 
 static void usage(FILE *fp)
 {
-    fprintf(fp, "usage: comet <subcommand> [options]\n"
-                "\n"
-                "comet profiles compound ML operations (GEMM-Softmax, GEMM-LayerNorm,\n"
-                "self-attention) and MPI collectives on this machine, calibrates an analytical\n"
-                "dataflow model from the measurements and predicts scaled-up machines and\n"
-                "accelerators, fused against unfused.\n"
-                "\n"
-                "subcommands:\n");
+    fprintf(fp,
+        "usage: comet <subcommand> [options]\n"
+        "\n"
+        "comet profiles compound ML operations (GEMM-Softmax, GEMM-LayerNorm,\n"
+        "self-attention) and MPI collectives on this machine, calibrates an analytical\n"
+        "dataflow model from the measurements and predicts scaled-up machines and\n"
+        "accelerators, fused against unfused.\n"
+        "\n"
+        "subcommands:\n");
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
         fprintf(fp, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
-    fprintf(fp, "\n"
-                "global options (every subcommand):\n"
-                "  --json         machine-readable output on stdout\n"
-                "  --out DIR      where files go (default: %s)\n"
-                "  -q, --quiet    only errors on stderr\n"
-                "  -v, --verbose  more detail on stderr\n"
-                "  -h, --help     help for the subcommand\n"
-                "\n"
-                "exit status: 0 success, 1 runtime failure, 2 usage or input error.\n"
-                "'comet <subcommand> --help' describes each subcommand.\n",
-            COMET_CLI_DEFAULT_OUT);
+    fprintf(fp,
+        "\n"
+        "global options (every subcommand):\n"
+        "  --json         machine-readable output on stdout\n"
+        "  --out DIR      where files go (default: %s)\n"
+        "  -q, --quiet    only errors on stderr\n"
+        "  -v, --verbose  more detail on stderr\n"
+        "  -h, --help     help for the subcommand\n"
+        "\n"
+        "exit status: 0 success, 1 runtime failure, 2 usage or input error.\n"
+        "'comet <subcommand> --help' describes each subcommand.\n",
+        COMET_CLI_DEFAULT_OUT);
 }
 
 int main(int argc, char **argv)

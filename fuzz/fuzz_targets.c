@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[COMET_ERRLEN];
     if (comet_model_hw_parse("fuzz.yaml", (const char *)data, size, &hw, err, sizeof err) == 0) {
         /* a description that loads must evaluate without faults */
-        comet_model_problem pb = {.op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 64, .K = 64};
+        comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 64, .K = 64 };
         comet_model_search *s = calloc(1, sizeof *s);
         if (s && hw.clusters <= 64 && hw.cores <= 64)
             comet_model_explore(&hw, &pb, s);

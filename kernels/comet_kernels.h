@@ -35,72 +35,69 @@ extern "C" {
 
 /** Compound operations. */
 typedef enum comet_kernels_op {
-    COMET_KERNELS_GEMM_SOFTMAX = 0,   /**< Y = softmax_rows(scale * A B) */
+    COMET_KERNELS_GEMM_SOFTMAX = 0, /**< Y = softmax_rows(scale * A B) */
     COMET_KERNELS_GEMM_LAYERNORM = 1, /**< Y = LayerNorm_rows(A B) * gamma + beta */
-    COMET_KERNELS_ATTENTION = 2       /**< O = softmax(scale * Q K^T [+ mask]) V */
+    COMET_KERNELS_ATTENTION = 2 /**< O = softmax(scale * Q K^T [+ mask]) V */
 } comet_kernels_op;
 
 /** Implementation variants. */
 typedef enum comet_kernels_variant {
     COMET_KERNELS_UNFUSED = 0, /**< BLAS GEMM into a full intermediate, then passes */
-    COMET_KERNELS_FUSED = 1    /**< row-block tiles, epilogue while hot */
+    COMET_KERNELS_FUSED = 1 /**< row-block tiles, epilogue while hot */
 } comet_kernels_variant;
 
 /** Problem shape. GEMM ops use M, N, K; attention uses batch..d. */
 typedef struct comet_kernels_shape {
-    size_t M, N, K;       /**< A is MxK, B is KxN, Y is MxN */
-    size_t batch, heads;  /**< attention: B x H independent heads */
-    size_t lq, lk, d;     /**< attention: query/key lengths, head dim */
+    size_t M, N, K; /**< A is MxK, B is KxN, Y is MxN */
+    size_t batch, heads; /**< attention: B x H independent heads */
+    size_t lq, lk, d; /**< attention: query/key lengths, head dim */
 } comet_kernels_shape;
 
 /** Knobs. Zero fields take defaults (see comet_kernels_default_params()). */
 typedef struct comet_kernels_params {
-    int threads;     /**< threads the kernel may use (>= 1) */
-    size_t tile_m;   /**< fused: rows per block (attention: query rows per block) */
-    size_t tile_n;   /**< attention fused: keys per KV tile */
-    int ukernel;     /**< fused GEMM engine: 0 auto, 1 own AVX2 micro-kernel, 2 OpenBLAS */
-    float scale;     /**< softmax/attention scale (0 means 1, or 1/sqrt(d) for attention) */
-    float eps;       /**< LayerNorm epsilon (> 0; 0 means 1e-5) */
-    int causal;      /**< attention: mask keys j > i (aligned at the end when lk > lq) */
+    int threads; /**< threads the kernel may use (>= 1) */
+    size_t tile_m; /**< fused: rows per block (attention: query rows per block) */
+    size_t tile_n; /**< attention fused: keys per KV tile */
+    int ukernel; /**< fused GEMM engine: 0 auto, 1 own AVX2 micro-kernel, 2 OpenBLAS */
+    float scale; /**< softmax/attention scale (0 means 1, or 1/sqrt(d) for attention) */
+    float eps; /**< LayerNorm epsilon (> 0; 0 means 1e-5) */
+    int causal; /**< attention: mask keys j > i (aligned at the end when lk > lq) */
 } comet_kernels_params;
 
 /**
  * Fills params with defaults derived from the cache sizes (bytes; 0 if
  * unknown): a fused tile of tile_m rows of N floats fits half of L2.
  */
-void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape *shape,
-                                  size_t l1, size_t l2, size_t l3, int threads,
-                                  comet_kernels_params *p);
+void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape *shape, size_t l1,
+    size_t l2, size_t l3, int threads, comet_kernels_params *p);
 
 /**
  * Bytes of workspace op/variant needs (so benchmarks allocate outside the
  * timed region). @return 0 or a negative errno (bad shape, overflow).
  */
 int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
-                                 const comet_kernels_shape *shape,
-                                 const comet_kernels_params *p, size_t *bytes);
+    const comet_kernels_shape *shape, const comet_kernels_params *p, size_t *bytes);
 
 /**
  * GEMM-Softmax: Y = softmax_rows(scale * A B). ws must hold
  * comet_kernels_workspace_size() bytes (NULL allowed when that is 0).
  */
 int comet_kernels_gemm_softmax(comet_kernels_variant v, size_t M, size_t N, size_t K,
-                               const float *A, const float *B, float *Y,
-                               const comet_kernels_params *p, void *ws, size_t ws_bytes);
+    const float *A, const float *B, float *Y, const comet_kernels_params *p, void *ws,
+    size_t ws_bytes);
 
 /** GEMM-LayerNorm: Y = (AB - mean) / sqrt(var + eps) * gamma + beta, per row. */
 int comet_kernels_gemm_layernorm(comet_kernels_variant v, size_t M, size_t N, size_t K,
-                                 const float *A, const float *B, const float *gamma,
-                                 const float *beta, float *Y, const comet_kernels_params *p,
-                                 void *ws, size_t ws_bytes);
+    const float *A, const float *B, const float *gamma, const float *beta, float *Y,
+    const comet_kernels_params *p, void *ws, size_t ws_bytes);
 
 /**
  * Self-attention over batch*heads heads: Q is [bh][lq][d], K and V are
  * [bh][lk][d], O is [bh][lq][d].
  */
 int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *shape,
-                            const float *Q, const float *K, const float *V, float *O,
-                            const comet_kernels_params *p, void *ws, size_t ws_bytes);
+    const float *Q, const float *K, const float *V, float *O, const comet_kernels_params *p,
+    void *ws, size_t ws_bytes);
 
 /** Analytic floating-point operations of one call (GEMM 2MNK + epilogue). */
 double comet_kernels_flops(comet_kernels_op op, const comet_kernels_shape *shape);
@@ -108,8 +105,8 @@ double comet_kernels_flops(comet_kernels_op op, const comet_kernels_shape *shape
  * Analytic compulsory DRAM bytes of one call of variant v: inputs read once,
  * output written once, plus (unfused) the intermediate written and read back.
  */
-double comet_kernels_bytes(comet_kernels_op op, comet_kernels_variant v,
-                           const comet_kernels_shape *shape);
+double comet_kernels_bytes(
+    comet_kernels_op op, comet_kernels_variant v, const comet_kernels_shape *shape);
 
 /** Short names: "gemm_softmax", ... and "fused"/"unfused". */
 const char *comet_kernels_op_name(comet_kernels_op op);
@@ -133,12 +130,11 @@ int comet_kernels_have_avx2(void);
 void comet_kernels_force_portable(int on);
 
 /** Row passes used by the unfused variants (also benchmarked on their own). */
-int comet_kernels_softmax_rows(size_t M, size_t N, const float *X, size_t ldx, float *Y,
-                               size_t ldy, float scale, int threads);
+int comet_kernels_softmax_rows(
+    size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy, float scale, int threads);
 /** LayerNorm over rows of X into Y (two-pass). */
 int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx, float *Y,
-                                 size_t ldy, const float *gamma, const float *beta, float eps,
-                                 int threads);
+    size_t ldy, const float *gamma, const float *beta, float eps, int threads);
 
 /* ------------------------------------------------------------------ */
 /* Distributed variants (ranks are COMET's spatial clusters)           */
@@ -149,17 +145,17 @@ int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx,
 
 /** One kind of collective a distributed call issued. */
 typedef struct comet_kernels_coll {
-    char kind[16];  /**< "allreduce", "allgather" */
-    char op[8];     /**< reduction: "max", "sum", or "" */
-    size_t count;   /**< elements per call (per rank contribution) */
-    size_t bytes;   /**< bytes per call (per rank contribution) */
-    int calls;      /**< how many calls of this kind/size */
+    char kind[16]; /**< "allreduce", "allgather" */
+    char op[8]; /**< reduction: "max", "sum", or "" */
+    size_t count; /**< elements per call (per rank contribution) */
+    size_t bytes; /**< bytes per call (per rank contribution) */
+    int calls; /**< how many calls of this kind/size */
 } comet_kernels_coll;
 
 /** The collectives of one distributed call. */
 typedef struct comet_kernels_coll_log {
-    int n;                                         /**< entries used */
-    comet_kernels_coll e[COMET_KERNELS_MAX_COLL];  /**< entries */
+    int n; /**< entries used */
+    comet_kernels_coll e[COMET_KERNELS_MAX_COLL]; /**< entries */
 } comet_kernels_coll_log;
 
 /**
@@ -171,9 +167,8 @@ typedef struct comet_kernels_coll_log {
  * log (may be NULL) receives the collectives issued.
  */
 int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size_t M,
-                                    size_t n_local, size_t K, const float *A,
-                                    const float *B_local, float *Y_local,
-                                    const comet_kernels_params *p, comet_kernels_coll_log *log);
+    size_t n_local, size_t K, const float *A, const float *B_local, float *Y_local,
+    const comet_kernels_params *p, comet_kernels_coll_log *log);
 
 /**
  * Distributed GEMM-LayerNorm, N split: all-reduce of row sums, then of sums
@@ -181,11 +176,9 @@ int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size
  * beta_local are the rank's slices.
  */
 int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, size_t M,
-                                      size_t n_local, size_t K, const float *A,
-                                      const float *B_local, const float *gamma_local,
-                                      const float *beta_local, float *Y_local,
-                                      const comet_kernels_params *p,
-                                      comet_kernels_coll_log *log);
+    size_t n_local, size_t K, const float *A, const float *B_local, const float *gamma_local,
+    const float *beta_local, float *Y_local, const comet_kernels_params *p,
+    comet_kernels_coll_log *log);
 
 /**
  * Distributed attention with the KV sequence split: each rank holds Q (all
@@ -194,9 +187,8 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
  * per-rank lk_local. Causal masking is not supported here (-ENOTSUP).
  */
 int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
-                                 const comet_kernels_shape *shape, const float *Q,
-                                 const float *K_local, const float *V_local, float *O,
-                                 const comet_kernels_params *p, comet_kernels_coll_log *log);
+    const comet_kernels_shape *shape, const float *Q, const float *K_local, const float *V_local,
+    float *O, const comet_kernels_params *p, comet_kernels_coll_log *log);
 
 #ifdef __cplusplus
 }

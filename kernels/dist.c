@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void log_add(comet_kernels_coll_log *log, const char *kind, const char *op, size_t count,
-                    size_t bytes)
+static void log_add(
+    comet_kernels_coll_log *log, const char *kind, const char *op, size_t count, size_t bytes)
 {
     if (!log)
         return;
     for (int i = 0; i < log->n; i++)
-        if (!strcmp(log->e[i].kind, kind) && !strcmp(log->e[i].op, op) &&
-            log->e[i].count == count) {
+        if (!strcmp(log->e[i].kind, kind) && !strcmp(log->e[i].op, op)
+            && log->e[i].count == count) {
             log->e[i].calls++;
             return;
         }
@@ -38,17 +38,17 @@ static int mpi_rc(int rc)
 
 /* Local GEMM of the rank's slice: C (M x n) = alpha * A B_local, threaded. */
 static void local_gemm(size_t M, size_t n, size_t K, float alpha, const float *A, const float *B,
-                       float *C, int threads)
+    float *C, int threads)
 {
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(threads);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)n, (int)K, alpha, A,
-                (int)K, B, (int)n, 0.0f, C, (int)n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)n, (int)K, alpha, A, (int)K,
+        B, (int)n, 0.0f, C, (int)n);
     openblas_set_num_threads(saved);
 }
 
 static int dist_checks(MPI_Comm comm, size_t M, size_t n, size_t K, const void *A, const void *B,
-                       const void *Y, const comet_kernels_params *p)
+    const void *Y, const comet_kernels_params *p)
 {
     size_t prod;
     int rc;
@@ -64,8 +64,8 @@ static int dist_checks(MPI_Comm comm, size_t M, size_t n, size_t K, const void *
 /* Unfused baseline: all-gather the N-slices of the intermediate so every
  * rank holds full rows, then run the pass on the rank's own columns with
  * full-row statistics. */
-static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float **full,
-                       int *nranks, int *rank, comet_kernels_coll_log *log)
+static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float **full, int *nranks,
+    int *rank, comet_kernels_coll_log *log)
 {
     int P, r, rc;
     MPI_Comm_size(comm, &P);
@@ -89,8 +89,8 @@ static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float 
 }
 
 int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size_t M, size_t n,
-                                    size_t K, const float *A, const float *B, float *Y,
-                                    const comet_kernels_params *p, comet_kernels_coll_log *log)
+    size_t K, const float *A, const float *B, float *Y, const comet_kernels_params *p,
+    comet_kernels_coll_log *log)
 {
     int rc = dist_checks(comm, M, n, K, A, B, Y, p);
     float *stat = NULL, *full = NULL, *row = NULL;
@@ -176,9 +176,8 @@ fail:
 }
 
 int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, size_t M, size_t n,
-                                      size_t K, const float *A, const float *B,
-                                      const float *gamma, const float *beta, float *Y,
-                                      const comet_kernels_params *p, comet_kernels_coll_log *log)
+    size_t K, const float *A, const float *B, const float *gamma, const float *beta, float *Y,
+    const comet_kernels_params *p, comet_kernels_coll_log *log)
 {
     int rc = dist_checks(comm, M, n, K, A, B, Y, p);
     double *st = NULL;
@@ -260,9 +259,8 @@ fail:
 }
 
 int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
-                                 const comet_kernels_shape *s, const float *Q, const float *K,
-                                 const float *V, float *O, const comet_kernels_params *p,
-                                 comet_kernels_coll_log *log)
+    const comet_kernels_shape *s, const float *Q, const float *K, const float *V, float *O,
+    const comet_kernels_params *p, comet_kernels_coll_log *log)
 {
     float *S = NULL, *buf = NULL, *full = NULL;
     int rc = 0, P = 1, r = 0;
@@ -271,9 +269,9 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
     if (p->causal)
         return -ENOTSUP;
     size_t prod;
-    if ((rc = kern_check_dims(s->batch, s->heads, s->lq, NULL)) != 0 ||
-        (rc = kern_check_dims(s->lk, s->d, 1, NULL)) != 0 ||
-        (rc = kern_check_dims(s->lq, s->lk, 1, &prod)) != 0)
+    if ((rc = kern_check_dims(s->batch, s->heads, s->lq, NULL)) != 0
+        || (rc = kern_check_dims(s->lk, s->d, 1, NULL)) != 0
+        || (rc = kern_check_dims(s->lq, s->lk, 1, &prod)) != 0)
         return rc;
     if (log)
         memset(log, 0, sizeof *log);
@@ -298,9 +296,9 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
         }
         for (size_t h = 0; h < bh; h++) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)lq, (int)lk, (int)d, scale,
-                        Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
-            rc = mpi_rc(MPI_Allgather(S, (int)(lq * lk), MPI_FLOAT, buf, (int)(lq * lk),
-                                      MPI_FLOAT, comm));
+                Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
+            rc = mpi_rc(
+                MPI_Allgather(S, (int)(lq * lk), MPI_FLOAT, buf, (int)(lq * lk), MPI_FLOAT, comm));
             log_add(log, "allgather", "", lq * lk, lq * lk * sizeof(float));
             if (rc)
                 goto out;
@@ -308,11 +306,11 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
             for (size_t i = 0; i < lq; i++)
                 for (int q = 0; q < P; q++)
                     memcpy(full + i * L + (size_t)q * lk, buf + ((size_t)q * lq + i) * lk,
-                           lk * sizeof(float));
+                        lk * sizeof(float));
             comet_kernels_softmax_rows(lq, L, full, L, full, L, 1.0f, p->threads);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)lq, (int)d, (int)lk, 1.0f,
-                        full + (size_t)r * lk, (int)L, V + h * lk * d, (int)d, 0.0f,
-                        O + h * lq * d, (int)d);
+                full + (size_t)r * lk, (int)L, V + h * lk * d, (int)d, 0.0f, O + h * lq * d,
+                (int)d);
         }
         rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, O, (int)(bh * lq * d), MPI_FLOAT, MPI_SUM, comm));
         log_add(log, "allreduce", "sum", bh * lq * d, bh * lq * d * sizeof(float));
@@ -328,8 +326,9 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
         lp.scale = scale;
         lp.causal = 0;
         size_t ws = 0;
-        if ((rc = comet_kernels_workspace_size(COMET_KERNELS_ATTENTION, COMET_KERNELS_UNFUSED,
-                                               &ls, &lp, &ws)) != 0)
+        if ((rc = comet_kernels_workspace_size(
+                 COMET_KERNELS_ATTENTION, COMET_KERNELS_UNFUSED, &ls, &lp, &ws))
+            != 0)
             goto out;
         S = malloc(lq * lk * sizeof(float));
         buf = malloc(bh * lq * (d + 1) * sizeof(float));
@@ -341,7 +340,7 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
         float *mg = full;
         for (size_t h = 0; h < bh; h++) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)lq, (int)lk, (int)d, scale,
-                        Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
+                Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
             for (size_t i = 0; i < lq; i++) {
                 int nan = 0;
                 float m = kern_row_max(S + i * lk, lk, &nan);
@@ -359,7 +358,7 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
                 buf[(h * lq + i) * (d + 1) + d] = (float)l;
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)lq, (int)d, (int)lk, 1.0f,
-                        S, (int)lk, V + h * lk * d, (int)d, 0.0f, O + h * lq * d, (int)d);
+                S, (int)lk, V + h * lk * d, (int)d, 0.0f, O + h * lq * d, (int)d);
         }
         /* local maxima kept in S's first bh*lq slots for the rescale */
         float *mloc = malloc(bh * lq * sizeof(float));
@@ -382,8 +381,8 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
             row[d] *= f;
         }
         free(mloc);
-        rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, buf, (int)(bh * lq * (d + 1)), MPI_FLOAT, MPI_SUM,
-                                  comm));
+        rc = mpi_rc(
+            MPI_Allreduce(MPI_IN_PLACE, buf, (int)(bh * lq * (d + 1)), MPI_FLOAT, MPI_SUM, comm));
         log_add(log, "allreduce", "sum", bh * lq * (d + 1), bh * lq * (d + 1) * sizeof(float));
         if (rc)
             goto out;

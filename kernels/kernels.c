@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-static const char *const op_names[] = {"gemm_softmax", "gemm_layernorm", "attention"};
-static const char *const variant_names[] = {"unfused", "fused"};
+static const char *const op_names[] = { "gemm_softmax", "gemm_layernorm", "attention" };
+static const char *const variant_names[] = { "unfused", "fused" };
 
 const char *comet_kernels_op_name(comet_kernels_op op)
 {
@@ -70,7 +70,7 @@ static int use_ukernel(const comet_kernels_params *p, size_t K)
 }
 
 void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape *s, size_t l1,
-                                  size_t l2, size_t l3, int threads, comet_kernels_params *p)
+    size_t l2, size_t l3, int threads, comet_kernels_params *p)
 {
     (void)l3;
     memset(p, 0, sizeof *p);
@@ -87,8 +87,7 @@ void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape
         /* measured at Lq=Lk=4096, d=64: 128x512 tiles within 3% of the best */
         p->tile_m = 128;
         p->tile_n = 512;
-        while (p->tile_n > 32 &&
-               (p->tile_m * p->tile_n + p->tile_m * (s ? s->d : 64)) * 4 > l2 / 2)
+        while (p->tile_n > 32 && (p->tile_m * p->tile_n + p->tile_m * (s ? s->d : 64)) * 4 > l2 / 2)
             p->tile_n /= 2;
         return;
     }
@@ -123,7 +122,7 @@ void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape
 }
 
 static void fill_defaults(comet_kernels_op op, const comet_kernels_shape *s,
-                          const comet_kernels_params *in, comet_kernels_params *p)
+    const comet_kernels_params *in, comet_kernels_params *p)
 {
     comet_kernels_default_params(op, s, 0, 0, 0, in ? in->threads : 1, p);
     if (!in)
@@ -143,15 +142,14 @@ static void fill_defaults(comet_kernels_op op, const comet_kernels_shape *s,
 
 static int check_params(const comet_kernels_params *p)
 {
-    if (!p || p->threads <= 0 || p->threads > 4096 || !isfinite(p->scale) || !(p->eps > 0) ||
-        !isfinite(p->eps))
+    if (!p || p->threads <= 0 || p->threads > 4096 || !isfinite(p->scale) || !(p->eps > 0)
+        || !isfinite(p->eps))
         return -EINVAL;
     return 0;
 }
 
 int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
-                                 const comet_kernels_shape *s, const comet_kernels_params *in,
-                                 size_t *bytes)
+    const comet_kernels_shape *s, const comet_kernels_params *in, size_t *bytes)
 {
     comet_kernels_params p;
     size_t prod;
@@ -175,9 +173,9 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
             *bytes = kern_packed_b_floats(s->K, s->N) * sizeof(float);
         return 0;
     case COMET_KERNELS_ATTENTION:
-        if ((rc = kern_check_dims(s->batch, s->heads, s->lq, NULL)) != 0 ||
-            (rc = kern_check_dims(s->lk, s->d, 1, NULL)) != 0 ||
-            (rc = kern_check_dims(s->lq, s->lk, 1, &prod)) != 0)
+        if ((rc = kern_check_dims(s->batch, s->heads, s->lq, NULL)) != 0
+            || (rc = kern_check_dims(s->lk, s->d, 1, NULL)) != 0
+            || (rc = kern_check_dims(s->lq, s->lk, 1, &prod)) != 0)
             return rc;
         if (v == COMET_KERNELS_UNFUSED) {
             *bytes = prod * sizeof(float);
@@ -204,10 +202,10 @@ typedef struct row_epilogue {
 } row_epilogue;
 
 static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, size_t N, size_t K,
-                      const float *A, const float *B, const row_epilogue *ep, float *Y,
-                      const comet_kernels_params *in, void *ws, size_t ws_bytes)
+    const float *A, const float *B, const row_epilogue *ep, float *Y,
+    const comet_kernels_params *in, void *ws, size_t ws_bytes)
 {
-    comet_kernels_shape s = {.M = M, .N = N, .K = K};
+    comet_kernels_shape s = { .M = M, .N = N, .K = K };
     comet_kernels_params p;
     size_t need = 0;
     int rc;
@@ -232,8 +230,8 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
          * per thread (single-threaded BLAS each): one thread pool for GEMM
          * and passes, so OpenBLAS's spinning workers never fight OpenMP's. */
         if (p.threads == 1) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha,
-                        A, (int)K, B, (int)N, 0.0f, C, (int)N);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha, A,
+                (int)K, B, (int)N, 0.0f, C, (int)N);
         } else {
             openblas_set_num_threads(1);
 #pragma omp parallel num_threads(p.threads)
@@ -243,14 +241,13 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
                 size_t r0 = M * t / nt, r1 = M * (t + 1) / nt;
                 if (r1 > r0)
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)N,
-                                (int)K, alpha, A + r0 * K, (int)K, B, (int)N, 0.0f, C + r0 * N,
-                                (int)N);
+                        (int)K, alpha, A + r0 * K, (int)K, B, (int)N, 0.0f, C + r0 * N, (int)N);
             }
             openblas_set_num_threads(saved);
         }
         if (ep->layernorm)
-            return comet_kernels_layernorm_rows(M, N, C, N, Y, N, ep->gamma, ep->beta, ep->eps,
-                                                p.threads);
+            return comet_kernels_layernorm_rows(
+                M, N, C, N, Y, N, ep->gamma, ep->beta, ep->eps, p.threads);
         return comet_kernels_softmax_rows(M, N, C, N, Y, N, 1.0f, p.threads);
     }
 
@@ -270,7 +267,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
             kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, Yb, N);
         else
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K, alpha,
-                        A + i0 * K, (int)K, B, (int)N, 0.0f, Yb, (int)N);
+                A + i0 * K, (int)K, B, (int)N, 0.0f, Yb, (int)N);
         for (size_t r = 0; r < mb; r++) {
             if (ep->layernorm)
                 kern_layernorm_row(Yb + r * N, Yb + r * N, N, ep->gamma, ep->beta, ep->eps);
@@ -283,17 +280,16 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
 }
 
 int comet_kernels_gemm_softmax(comet_kernels_variant v, size_t M, size_t N, size_t K,
-                               const float *A, const float *B, float *Y,
-                               const comet_kernels_params *p, void *ws, size_t ws_bytes)
+    const float *A, const float *B, float *Y, const comet_kernels_params *p, void *ws,
+    size_t ws_bytes)
 {
-    row_epilogue ep = {0, 0, NULL, NULL};
+    row_epilogue ep = { 0, 0, NULL, NULL };
     return gemm_rowop(COMET_KERNELS_GEMM_SOFTMAX, v, M, N, K, A, B, &ep, Y, p, ws, ws_bytes);
 }
 
 int comet_kernels_gemm_layernorm(comet_kernels_variant v, size_t M, size_t N, size_t K,
-                                 const float *A, const float *B, const float *gamma,
-                                 const float *beta, float *Y, const comet_kernels_params *p,
-                                 void *ws, size_t ws_bytes)
+    const float *A, const float *B, const float *gamma, const float *beta, float *Y,
+    const comet_kernels_params *p, void *ws, size_t ws_bytes)
 {
     comet_kernels_params q;
     if (!p)
@@ -303,14 +299,14 @@ int comet_kernels_gemm_layernorm(comet_kernels_variant v, size_t M, size_t N, si
         q.eps = 1e-5f;
     if (!(q.eps > 0) || !isfinite(q.eps))
         return -EINVAL;
-    row_epilogue ep = {1, q.eps, gamma, beta};
+    row_epilogue ep = { 1, q.eps, gamma, beta };
     return gemm_rowop(COMET_KERNELS_GEMM_LAYERNORM, v, M, N, K, A, B, &ep, Y, &q, ws, ws_bytes);
 }
 
 /* C[m x n] = alpha * A[m x k] * op(B), rows split into one slab per thread
  * (single-threaded BLAS inside: the kernel owns the parallelism). */
 static void slab_gemm(int threads, size_t m, size_t n, size_t k, float alpha, const float *A,
-                      size_t lda, int transb, const float *B, size_t ldb, float *C, size_t ldc)
+    size_t lda, int transb, const float *B, size_t ldb, float *C, size_t ldc)
 {
 #pragma omp parallel num_threads(threads)
     {
@@ -319,8 +315,8 @@ static void slab_gemm(int threads, size_t m, size_t n, size_t k, float alpha, co
         size_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
         if (r1 > r0)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
-                        (int)(r1 - r0), (int)n, (int)k, alpha, A + r0 * lda, (int)lda, B, (int)ldb,
-                        0.0f, C + r0 * ldc, (int)ldc);
+                (int)(r1 - r0), (int)n, (int)k, alpha, A + r0 * lda, (int)lda, B, (int)ldb, 0.0f,
+                C + r0 * ldc, (int)ldc);
     }
 }
 
@@ -338,9 +334,8 @@ static size_t causal_limit(size_t i, size_t lq, size_t lk)
 }
 
 static void attention_block_fused(const comet_kernels_params *p, size_t lq, size_t lk, size_t d,
-                                  const float *Q, const float *K, const float *V, float *O,
-                                  size_t q0, size_t mb, float *S, float *Oacc, float *m, float *l,
-                                  float *nanf)
+    const float *Q, const float *K, const float *V, float *O, size_t q0, size_t mb, float *S,
+    float *Oacc, float *m, float *l, float *nanf)
 {
     size_t tn = p->tile_n;
     for (size_t i = 0; i < mb; i++) {
@@ -357,7 +352,7 @@ static void attention_block_fused(const comet_kernels_params *p, size_t lq, size
     for (size_t j0 = 0; j0 < kv_end; j0 += tn) {
         size_t nb = kv_end - j0 < tn ? kv_end - j0 : tn;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)nb, (int)d, p->scale,
-                    Q + q0 * d, (int)d, K + j0 * d, (int)d, 0.0f, S, (int)nb);
+            Q + q0 * d, (int)d, K + j0 * d, (int)d, 0.0f, S, (int)nb);
         for (size_t i = 0; i < mb; i++) {
             float *srow = S + i * nb;
             if (p->causal) {
@@ -383,7 +378,7 @@ static void attention_block_fused(const comet_kernels_params *p, size_t lq, size
             m[i] = mn;
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)d, (int)nb, 1.0f, S,
-                    (int)nb, V + j0 * d, (int)d, 1.0f, Oacc, (int)d);
+            (int)nb, V + j0 * d, (int)d, 1.0f, Oacc, (int)d);
     }
     for (size_t i = 0; i < mb; i++) {
         float *o = O + (q0 + i) * d;
@@ -401,8 +396,8 @@ static void attention_block_fused(const comet_kernels_params *p, size_t lq, size
 }
 
 int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *s, const float *Q,
-                            const float *K, const float *V, float *O,
-                            const comet_kernels_params *in, void *ws, size_t ws_bytes)
+    const float *K, const float *V, float *O, const comet_kernels_params *in, void *ws,
+    size_t ws_bytes)
 {
     comet_kernels_params p;
     size_t need = 0;
@@ -448,13 +443,12 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
         t = omp_get_thread_num();
 #endif
         float *base = (float *)ws + (size_t)t * per;
-        float *S = base, *Oacc = S + tm * p.tile_n, *m = Oacc + tm * d, *l = m + tm,
-              *nanf = l + tm;
+        float *S = base, *Oacc = S + tm * p.tile_n, *m = Oacc + tm * d, *l = m + tm, *nanf = l + tm;
 #pragma omp for schedule(dynamic, 1)
         for (size_t w = 0; w < bh * nqb; w++) {
             size_t h = w / nqb, q0 = (w % nqb) * tm, mb = lq - q0 < tm ? lq - q0 : tm;
             attention_block_fused(&p, lq, lk, d, Q + h * lq * d, K + h * lk * d, V + h * lk * d,
-                                  O + h * lq * d, q0, mb, S, Oacc, m, l, nanf);
+                O + h * lq * d, q0, mb, S, Oacc, m, l, nanf);
         }
     }
     openblas_set_num_threads(saved);
@@ -497,8 +491,8 @@ double comet_kernels_flops(comet_kernels_op op, const comet_kernels_shape *s)
     return 0;
 }
 
-double comet_kernels_bytes(comet_kernels_op op, comet_kernels_variant v,
-                           const comet_kernels_shape *s)
+double comet_kernels_bytes(
+    comet_kernels_op op, comet_kernels_variant v, const comet_kernels_shape *s)
 {
     if (!s)
         return 0;
@@ -514,8 +508,8 @@ double comet_kernels_bytes(comet_kernels_op op, comet_kernels_variant v,
         return b;
     }
     case COMET_KERNELS_ATTENTION: {
-        double bh = (double)s->batch * (double)s->heads, lq = (double)s->lq,
-               lk = (double)s->lk, d = (double)s->d;
+        double bh = (double)s->batch * (double)s->heads, lq = (double)s->lq, lk = (double)s->lk,
+               d = (double)s->d;
         double b = bh * f * (2 * lq * d + 2 * lk * d);
         if (v == COMET_KERNELS_UNFUSED)
             b += bh * f * 4 * lq * lk; /* S written, softmax read+write, PV read */

@@ -15,8 +15,8 @@ int kern_use_avx2(void);
 
 /* In-place/out-of-place single-row passes (dispatching AVX2 or portable). */
 void kern_softmax_row(const float *x, float *y, size_t n, float scale);
-void kern_layernorm_row(const float *x, float *y, size_t n, const float *gamma,
-                        const float *beta, float eps);
+void kern_layernorm_row(
+    const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps);
 /* Row statistics used by the distributed kernels. */
 float kern_row_max(const float *x, size_t n, int *has_nan);
 double kern_row_sum(const float *x, size_t n);
@@ -29,7 +29,7 @@ size_t kern_packed_b_floats(size_t K, size_t N);
 void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp);
 /* C[mb x N] = alpha * A[mb x K] * B (packed), row-major, ldc. */
 void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                       const float *Bp, float *C, size_t ldc);
+    const float *Bp, float *C, size_t ldc);
 
 int kern_check_dims(size_t a, size_t b, size_t c, size_t *prod);
 

@@ -33,9 +33,8 @@ void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) static void tile_6x16(size_t K, const float *A, size_t lda,
-                                                          const float *Bp, float *C, size_t ldc,
-                                                          float alpha)
+__attribute__((target("avx2,fma"))) static void tile_6x16(
+    size_t K, const float *A, size_t lda, const float *Bp, float *C, size_t ldc, float alpha)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -80,7 +79,7 @@ __attribute__((target("avx2,fma"))) static void tile_6x16(size_t K, const float 
 
 /* Portable edge/fallback tile: mr x nr of the 6x16 tile. */
 static void tile_generic(size_t mr, size_t nr, size_t K, const float *A, size_t lda,
-                         const float *Bp, float *C, size_t ldc, float alpha)
+    const float *Bp, float *C, size_t ldc, float alpha)
 {
     float acc[UK_MR][UK_NR];
     memset(acc, 0, sizeof acc);
@@ -96,7 +95,7 @@ static void tile_generic(size_t mr, size_t nr, size_t K, const float *A, size_t 
 }
 
 void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                       const float *Bp, float *C, size_t ldc)
+    const float *Bp, float *C, size_t ldc)
 {
     size_t np = (N + UK_NR - 1) / UK_NR;
     int avx2 = kern_use_avx2();

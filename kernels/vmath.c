@@ -86,7 +86,7 @@ AVX2 static void vexp_avx2(const float *x, float *y, size_t n)
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
     if (i < n) {
-        float tx[8] = {0}, ty[8];
+        float tx[8] = { 0 }, ty[8];
         memcpy(tx, x + i, (n - i) * sizeof(float));
         _mm256_storeu_ps(ty, exp8(_mm256_loadu_ps(tx)));
         memcpy(y + i, ty, (n - i) * sizeof(float));
@@ -233,7 +233,7 @@ AVX2 static double sqdev_avx2(const float *x, size_t n, float mean)
 }
 
 AVX2 static void ln_apply_avx2(const float *x, float *y, size_t n, float mean, float rstd,
-                               const float *gamma, const float *beta)
+    const float *gamma, const float *beta)
 {
     __m256 m = _mm256_set1_ps(mean), r = _mm256_set1_ps(rstd);
     size_t i = 0;
@@ -267,7 +267,7 @@ static float row_max_port(const float *x, size_t n, float scale, int *has_nan)
 
 static double exp_shift_sum_port(const float *x, float *y, size_t n, float scale, float m)
 {
-    double s[4] = {0, 0, 0, 0};
+    double s[4] = { 0, 0, 0, 0 };
     for (size_t i = 0; i < n; i++) {
         y[i] = expf(x[i] * scale - m);
         s[i & 3] += y[i];
@@ -277,7 +277,7 @@ static double exp_shift_sum_port(const float *x, float *y, size_t n, float scale
 
 static double sum_port(const float *x, size_t n)
 {
-    double s[4] = {0, 0, 0, 0};
+    double s[4] = { 0, 0, 0, 0 };
     for (size_t i = 0; i < n; i++)
         s[i & 3] += x[i];
     return (s[0] + s[1]) + (s[2] + s[3]);
@@ -285,7 +285,7 @@ static double sum_port(const float *x, size_t n)
 
 static double sqdev_port(const float *x, size_t n, float mean)
 {
-    double s[4] = {0, 0, 0, 0};
+    double s[4] = { 0, 0, 0, 0 };
     for (size_t i = 0; i < n; i++) {
         double d = (double)x[i] - mean;
         s[i & 3] += d * d;
@@ -385,8 +385,8 @@ void kern_softmax_row(const float *x, float *y, size_t n, float scale)
     kern_scale(y, n, (float)(1.0 / s));
 }
 
-void kern_layernorm_row(const float *x, float *y, size_t n, const float *gamma,
-                        const float *beta, float eps)
+void kern_layernorm_row(
+    const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps)
 {
     /* Two passes over the cache-resident row: mean, then squared deviations
      * (never E[x^2]-E[x]^2, which cancels catastrophically). */
@@ -403,8 +403,8 @@ void kern_layernorm_row(const float *x, float *y, size_t n, const float *gamma,
         y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
 }
 
-int comet_kernels_softmax_rows(size_t M, size_t N, const float *X, size_t ldx, float *Y,
-                               size_t ldy, float scale, int threads)
+int comet_kernels_softmax_rows(
+    size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy, float scale, int threads)
 {
     if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !isfinite(scale))
         return -EINVAL;
@@ -415,11 +415,10 @@ int comet_kernels_softmax_rows(size_t M, size_t N, const float *X, size_t ldx, f
 }
 
 int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx, float *Y,
-                                 size_t ldy, const float *gamma, const float *beta, float eps,
-                                 int threads)
+    size_t ldy, const float *gamma, const float *beta, float eps, int threads)
 {
-    if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !(eps > 0) ||
-        !isfinite(eps))
+    if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !(eps > 0)
+        || !isfinite(eps))
         return -EINVAL;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (size_t i = 0; i < M; i++)

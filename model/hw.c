@@ -10,8 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const vop_names[COMET_MODEL_NVOP] = {"add", "mul", "div", "exp", "max", "sqrt"};
-static const char *const topo_names[] = {"mesh2d", "torus2d", "ring", "switch", "full"};
+static const char *const vop_names[COMET_MODEL_NVOP]
+    = { "add", "mul", "div", "exp", "max", "sqrt" };
+static const char *const topo_names[] = { "mesh2d", "torus2d", "ring", "switch", "full" };
 
 void comet_model_hw_free(comet_model_hw *hw)
 {
@@ -32,7 +33,7 @@ int comet_model_preset_path(const char *name, char *path, size_t len)
         snprintf(path, len, "%s", name);
         return 0;
     }
-    const char *dirs[3] = {getenv("COMET_CONFIGS"), COMET_SOURCE_DIR "/configs", "configs"};
+    const char *dirs[3] = { getenv("COMET_CONFIGS"), COMET_SOURCE_DIR "/configs", "configs" };
     for (int i = 0; i < 3; i++) {
         if (!dirs[i])
             continue;
@@ -61,8 +62,8 @@ static json_t *doc_to_json(const comet_util_doc *d)
     double v;
     if (!d->quoted && comet_util_parse_double(d->value, &v) == 0)
         return strchr(d->value, '.') || strchr(d->value, 'e') || strchr(d->value, 'E')
-                   ? json_real(v)
-                   : json_integer((json_int_t)v);
+            ? json_real(v)
+            : json_integer((json_int_t)v);
     if (!d->quoted && (!strcmp(d->value, "true") || !strcmp(d->value, "false")))
         return json_boolean(!strcmp(d->value, "true"));
     if (!d->quoted && (!strcmp(d->value, "null") || !strcmp(d->value, "~")))
@@ -74,31 +75,31 @@ static json_t *doc_to_json(const comet_util_doc *d)
     do {                                                                                           \
         double v_;                                                                                 \
         const double d_ = (dflt);                                                                  \
-        rc = comet_util_doc_number(map, key, isnan(d_) ? NULL : &d_, lo, hi, &v_, err, errlen);   \
+        rc = comet_util_doc_number(map, key, isnan(d_) ? NULL : &d_, lo, hi, &v_, err, errlen);    \
         if (rc)                                                                                    \
             goto fail;                                                                             \
         dst = v_;                                                                                  \
     } while (0)
 
 static int need_map(const comet_util_doc *parent, const char *key, const comet_util_doc **out,
-                    char *err, size_t errlen)
+    char *err, size_t errlen)
 {
     char w[256];
     const comet_util_doc *m = comet_util_doc_get(parent, key);
     if (!m)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: missing section '%s'",
-                                 comet_util_doc_where(parent, w, sizeof w), key);
+            comet_util_doc_where(parent, w, sizeof w), key);
     if (m->kind != COMET_DOC_MAP)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: '%s' must be a map",
-                                 comet_util_doc_where(m, w, sizeof w), key);
+            comet_util_doc_where(m, w, sizeof w), key);
     *out = m;
     return 0;
 }
 
 static int load_net(const comet_util_doc *m, comet_model_net *n, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"topology", "dims", "link_bw", "hop_latency", "startup",
-                                       "broadcast", "reduction", "link_pj_per_byte", NULL};
+    static const char *const keys[] = { "topology", "dims", "link_bw", "hop_latency", "startup",
+        "broadcast", "reduction", "link_pj_per_byte", NULL };
     char w[256];
     const char *t;
     int rc = comet_util_doc_check_keys(m, keys, err, errlen);
@@ -112,22 +113,21 @@ static int load_net(const comet_util_doc *m, comet_model_net *n, char *err, size
             n->topo = (comet_model_topo)i;
     if ((int)n->topo < 0)
         return comet_util_seterr(err, errlen, -EINVAL,
-                                 "%s: unknown topology '%s' (mesh2d, torus2d, ring, switch, full)",
-                                 comet_util_doc_where(comet_util_doc_get(m, "topology"), w, sizeof w),
-                                 t);
+            "%s: unknown topology '%s' (mesh2d, torus2d, ring, switch, full)",
+            comet_util_doc_where(comet_util_doc_get(m, "topology"), w, sizeof w), t);
     const comet_util_doc *dims = comet_util_doc_get(m, "dims");
     if (!dims || dims->kind != COMET_DOC_SEQ || dims->n < 1 || dims->n > 2)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: 'dims' must be a list [X] or [X, Y]",
-                                 comet_util_doc_where(dims ? dims : m, w, sizeof w));
+            comet_util_doc_where(dims ? dims : m, w, sizeof w));
     for (size_t i = 0; i < 2; i++) {
         double v = 1;
         if (i < dims->n) {
             const comet_util_doc *c = dims->child[i];
-            if (c->kind != COMET_DOC_SCALAR || comet_util_parse_double(c->value, &v) ||
-                v < 1 || v > 65536 || v != floor(v))
+            if (c->kind != COMET_DOC_SCALAR || comet_util_parse_double(c->value, &v) || v < 1
+                || v > 65536 || v != floor(v))
                 return comet_util_seterr(err, errlen, -EINVAL,
-                                         "%s: 'dims' entries must be integers in [1, 65536]",
-                                         comet_util_doc_where(c, w, sizeof w));
+                    "%s: 'dims' entries must be integers in [1, 65536]",
+                    comet_util_doc_where(c, w, sizeof w));
         }
         n->dims[i] = (int)v;
     }
@@ -137,8 +137,8 @@ static int load_net(const comet_util_doc *m, comet_model_net *n, char *err, size
     NUM(m, "link_pj_per_byte", 0, 0, 1e6, n->link_pj_per_byte);
     {
         int z = 0;
-        if ((rc = comet_util_doc_bool(m, "broadcast", &z, &n->broadcast, err, errlen)) ||
-            (rc = comet_util_doc_bool(m, "reduction", &z, &n->reduction, err, errlen)))
+        if ((rc = comet_util_doc_bool(m, "broadcast", &z, &n->broadcast, err, errlen))
+            || (rc = comet_util_doc_bool(m, "reduction", &z, &n->reduction, err, errlen)))
             return rc;
     }
 fail:
@@ -147,8 +147,8 @@ fail:
 
 static int load_mem(const comet_util_doc *m, comet_model_mem *x, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"capacity", "bw", "read_pj", "write_pj", "access_bytes",
-                                       NULL};
+    static const char *const keys[]
+        = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", NULL };
     int rc = comet_util_doc_check_keys(m, keys, err, errlen);
     if (rc)
         return rc;
@@ -162,20 +162,21 @@ fail:
 }
 
 static int load_axis(const comet_util_doc *g, const char *key, double *dst, int *n, int max,
-                     char *err, size_t errlen)
+    char *err, size_t errlen)
 {
     char w[256];
     const comet_util_doc *a = comet_util_doc_get(g, key);
     if (!a || a->kind != COMET_DOC_SEQ || a->n < 1 || (int)a->n > max)
-        return comet_util_seterr(err, errlen, -EINVAL, "%s: grid '%s' must be a list of 1..%d numbers",
-                                 comet_util_doc_where(a ? a : g, w, sizeof w), key, max);
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "%s: grid '%s' must be a list of 1..%d numbers",
+            comet_util_doc_where(a ? a : g, w, sizeof w), key, max);
     for (size_t i = 0; i < a->n; i++) {
         double v;
-        if (a->child[i]->kind != COMET_DOC_SCALAR || comet_util_parse_double(a->child[i]->value, &v) ||
-            !(v > 0) || (i > 0 && v <= dst[i - 1]))
+        if (a->child[i]->kind != COMET_DOC_SCALAR || comet_util_parse_double(a->child[i]->value, &v)
+            || !(v > 0) || (i > 0 && v <= dst[i - 1]))
             return comet_util_seterr(err, errlen, -EINVAL,
-                                     "%s: grid '%s' must be positive and increasing",
-                                     comet_util_doc_where(a->child[i], w, sizeof w), key);
+                "%s: grid '%s' must be positive and increasing",
+                comet_util_doc_where(a->child[i], w, sizeof w), key);
         dst[i] = v;
     }
     *n = (int)a->n;
@@ -184,32 +185,33 @@ static int load_axis(const comet_util_doc *g, const char *key, double *dst, int 
 
 static int load_grid(const comet_util_doc *g, comet_model_grid *gr, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"threads", "M", "N", "K", "values", "emax", "f_half", NULL};
+    static const char *const keys[]
+        = { "threads", "M", "N", "K", "values", "emax", "f_half", NULL };
     char w[256];
     int rc = comet_util_doc_check_keys(g, keys, err, errlen);
     if (rc)
         return rc;
-    if ((rc = load_axis(g, "threads", gr->threads, &gr->nt, 4, err, errlen)) ||
-        (rc = load_axis(g, "M", gr->M, &gr->nm, COMET_MODEL_GRID_MAX, err, errlen)) ||
-        (rc = load_axis(g, "N", gr->N, &gr->nn, COMET_MODEL_GRID_MAX, err, errlen)) ||
-        (rc = load_axis(g, "K", gr->K, &gr->nk, COMET_MODEL_GRID_MAX, err, errlen)))
+    if ((rc = load_axis(g, "threads", gr->threads, &gr->nt, 4, err, errlen))
+        || (rc = load_axis(g, "M", gr->M, &gr->nm, COMET_MODEL_GRID_MAX, err, errlen))
+        || (rc = load_axis(g, "N", gr->N, &gr->nn, COMET_MODEL_GRID_MAX, err, errlen))
+        || (rc = load_axis(g, "K", gr->K, &gr->nk, COMET_MODEL_GRID_MAX, err, errlen)))
         return rc;
     size_t total = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
     const comet_util_doc *v = comet_util_doc_get(g, "values");
     if (!v || v->kind != COMET_DOC_SEQ || v->n != total)
         return comet_util_seterr(err, errlen, -EINVAL,
-                                 "%s: grid 'values' must hold threads*M*N*K = %zu numbers",
-                                 comet_util_doc_where(v ? v : g, w, sizeof w), total);
+            "%s: grid 'values' must hold threads*M*N*K = %zu numbers",
+            comet_util_doc_where(v ? v : g, w, sizeof w), total);
     gr->values = malloc(total * sizeof(double));
     if (!gr->values)
         return comet_util_seterr(err, errlen, -ENOMEM, "out of memory");
     for (size_t i = 0; i < total; i++) {
         double x;
-        if (v->child[i]->kind != COMET_DOC_SCALAR ||
-            comet_util_parse_double(v->child[i]->value, &x) || !(x > 0) || x > 1.5)
+        if (v->child[i]->kind != COMET_DOC_SCALAR || comet_util_parse_double(v->child[i]->value, &x)
+            || !(x > 0) || x > 1.5)
             return comet_util_seterr(err, errlen, -EINVAL,
-                                     "%s: grid efficiency must be in (0, 1.5]",
-                                     comet_util_doc_where(v->child[i], w, sizeof w));
+                "%s: grid efficiency must be in (0, 1.5]",
+                comet_util_doc_where(v->child[i], w, sizeof w));
         gr->values[i] = x;
     }
     NUM(g, "emax", 0.9, 1e-6, 1.5, gr->emax);
@@ -220,9 +222,8 @@ fail:
 
 static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
 {
-    static const char *const top[] = {"name",   "kind",   "clock_ghz", "bytes_per_elem",
-                                      "clusters", "cores", "memory",   "gemm",
-                                      "vector", "calibration", "schema", NULL};
+    static const char *const top[] = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters",
+        "cores", "memory", "gemm", "vector", "calibration", "schema", NULL };
     const comet_util_doc *sec, *sub;
     const char *s;
     char w[256];
@@ -230,7 +231,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     memset(hw, 0, sizeof *hw);
     if (d->kind != COMET_DOC_MAP)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: a hardware description is a map",
-                                 comet_util_doc_where(d, w, sizeof w));
+            comet_util_doc_where(d, w, sizeof w));
     if ((rc = comet_util_doc_check_keys(d, top, err, errlen)))
         goto fail;
     if ((rc = comet_util_doc_string(d, "name", NULL, &s, err, errlen)))
@@ -240,54 +241,55 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         goto fail;
     if (strcmp(s, "accelerator") && strcmp(s, "cpu")) {
         rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'kind' must be accelerator or cpu",
-                               comet_util_doc_where(comet_util_doc_get(d, "kind"), w, sizeof w));
+            comet_util_doc_where(comet_util_doc_get(d, "kind"), w, sizeof w));
         goto fail;
     }
     snprintf(hw->kind, sizeof hw->kind, "%s", s);
     NUM(d, "clock_ghz", NAN, 1e-3, 100, hw->clock_ghz);
     NUM(d, "bytes_per_elem", 2, 0.125, 16, hw->bytes_per_elem);
 
-    static const char *const grp[] = {"count", "network", NULL};
+    static const char *const grp[] = { "count", "network", NULL };
     double cnt;
-    if ((rc = need_map(d, "clusters", &sec, err, errlen)) ||
-        (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
+    if ((rc = need_map(d, "clusters", &sec, err, errlen))
+        || (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
         goto fail;
     NUM(sec, "count", NAN, 1, 1 << 20, cnt);
     hw->clusters = (int)cnt;
-    if ((rc = need_map(sec, "network", &sub, err, errlen)) ||
-        (rc = load_net(sub, &hw->cluster_net, err, errlen)))
+    if ((rc = need_map(sec, "network", &sub, err, errlen))
+        || (rc = load_net(sub, &hw->cluster_net, err, errlen)))
         goto fail;
     if (hw->cluster_net.dims[0] * hw->cluster_net.dims[1] != hw->clusters) {
         rc = comet_util_seterr(err, errlen, -EINVAL, "%s: network dims %dx%d do not match count %d",
-                               comet_util_doc_where(sub, w, sizeof w), hw->cluster_net.dims[0],
-                               hw->cluster_net.dims[1], hw->clusters);
+            comet_util_doc_where(sub, w, sizeof w), hw->cluster_net.dims[0],
+            hw->cluster_net.dims[1], hw->clusters);
         goto fail;
     }
-    if ((rc = need_map(d, "cores", &sec, err, errlen)) ||
-        (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
+    if ((rc = need_map(d, "cores", &sec, err, errlen))
+        || (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
         goto fail;
     NUM(sec, "count", NAN, 1, 1 << 20, cnt);
     hw->cores = (int)cnt;
-    if ((rc = need_map(sec, "network", &sub, err, errlen)) ||
-        (rc = load_net(sub, &hw->core_net, err, errlen)))
+    if ((rc = need_map(sec, "network", &sub, err, errlen))
+        || (rc = load_net(sub, &hw->core_net, err, errlen)))
         goto fail;
 
-    static const char *const mems[] = {"dram", "global_buffer", "local_buffer", NULL};
-    if ((rc = need_map(d, "memory", &sec, err, errlen)) ||
-        (rc = comet_util_doc_check_keys(sec, mems, err, errlen)))
+    static const char *const mems[] = { "dram", "global_buffer", "local_buffer", NULL };
+    if ((rc = need_map(d, "memory", &sec, err, errlen))
+        || (rc = comet_util_doc_check_keys(sec, mems, err, errlen)))
         goto fail;
-    if ((rc = need_map(sec, "dram", &sub, err, errlen)) || (rc = load_mem(sub, &hw->dram, err, errlen)) ||
-        (rc = need_map(sec, "global_buffer", &sub, err, errlen)) ||
-        (rc = load_mem(sub, &hw->gb, err, errlen)) ||
-        (rc = need_map(sec, "local_buffer", &sub, err, errlen)) ||
-        (rc = load_mem(sub, &hw->lb, err, errlen)))
+    if ((rc = need_map(sec, "dram", &sub, err, errlen))
+        || (rc = load_mem(sub, &hw->dram, err, errlen))
+        || (rc = need_map(sec, "global_buffer", &sub, err, errlen))
+        || (rc = load_mem(sub, &hw->gb, err, errlen))
+        || (rc = need_map(sec, "local_buffer", &sub, err, errlen))
+        || (rc = load_mem(sub, &hw->lb, err, errlen)))
         goto fail;
 
-    static const char *const gk[] = {"engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
-                                     "efficiency", "mac_pj", "grid", NULL};
-    if ((rc = need_map(d, "gemm", &sec, err, errlen)) ||
-        (rc = comet_util_doc_check_keys(sec, gk, err, errlen)) ||
-        (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
+    static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
+        "efficiency", "mac_pj", "grid", NULL };
+    if ((rc = need_map(d, "gemm", &sec, err, errlen))
+        || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
+        || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
         goto fail;
     if (!strcmp(s, "systolic")) {
         double r, c, a;
@@ -303,7 +305,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         NUM(sec, "peak_flops_per_cycle", NAN, 1e-3, 1e9, hw->peak_flops);
     } else {
         rc = comet_util_seterr(err, errlen, -EINVAL, "%s: gemm 'engine' must be systolic or peak",
-                               comet_util_doc_where(comet_util_doc_get(sec, "engine"), w, sizeof w));
+            comet_util_doc_where(comet_util_doc_get(sec, "engine"), w, sizeof w));
         goto fail;
     }
     NUM(sec, "efficiency", 1.0, 1e-4, 1.0, hw->gemm_eff);
@@ -311,17 +313,17 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if ((sub = comet_util_doc_get(sec, "grid")) != NULL) {
         if (sub->kind != COMET_DOC_MAP) {
             rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'grid' must be a map",
-                                   comet_util_doc_where(sub, w, sizeof w));
+                comet_util_doc_where(sub, w, sizeof w));
             goto fail;
         }
         if ((rc = load_grid(sub, &hw->grid, err, errlen)))
             goto fail;
     }
 
-    static const char *const vk[] = {"width", "cycles", "energy_pj", NULL};
+    static const char *const vk[] = { "width", "cycles", "energy_pj", NULL };
     double width;
-    if ((rc = need_map(d, "vector", &sec, err, errlen)) ||
-        (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
+    if ((rc = need_map(d, "vector", &sec, err, errlen))
+        || (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
         goto fail;
     NUM(sec, "width", NAN, 1, 65536, width);
     hw->simd_width = (int)width;
@@ -343,8 +345,8 @@ fail:
     return rc;
 }
 
-int comet_model_hw_parse(const char *file, const char *text, size_t len, comet_model_hw *hw,
-                         char *err, size_t errlen)
+int comet_model_hw_parse(
+    const char *file, const char *text, size_t len, comet_model_hw *hw, char *err, size_t errlen)
 {
     comet_util_doc *d = NULL;
     int rc = comet_util_doc_parse(file, text, len, &d, err, errlen);
@@ -361,8 +363,7 @@ int comet_model_hw_load(const char *name, comet_model_hw *hw, char *err, size_t 
     comet_util_doc *d = NULL;
     if (comet_model_preset_path(name, path, sizeof path) != 0)
         return comet_util_seterr(err, errlen, -ENOENT,
-                                 "%s: no such hardware file or preset (presets: edge, cloud, ...)",
-                                 name);
+            "%s: no such hardware file or preset (presets: edge, cloud, ...)", name);
     int rc = comet_util_doc_load(path, &d, err, errlen);
     if (rc)
         return rc;
@@ -374,15 +375,15 @@ int comet_model_hw_load(const char *name, comet_model_hw *hw, char *err, size_t 
 static json_t *net_json(const comet_model_net *n)
 {
     return json_pack("{s:s,s:[i,i],s:f,s:f,s:f,s:b,s:b,s:f}", "topology", topo_names[n->topo],
-                     "dims", n->dims[0], n->dims[1], "link_bw", n->link_bw, "hop_latency",
-                     n->hop_latency, "startup", n->startup, "broadcast", n->broadcast,
-                     "reduction", n->reduction, "link_pj_per_byte", n->link_pj_per_byte);
+        "dims", n->dims[0], n->dims[1], "link_bw", n->link_bw, "hop_latency", n->hop_latency,
+        "startup", n->startup, "broadcast", n->broadcast, "reduction", n->reduction,
+        "link_pj_per_byte", n->link_pj_per_byte);
 }
 
 static json_t *mem_json(const comet_model_mem *m)
 {
     return json_pack("{s:f,s:f,s:f,s:f,s:f}", "capacity", m->capacity, "bw", m->bw, "read_pj",
-                     m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
+        m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
 }
 
 static json_t *axis_json(const double *v, int n)
@@ -401,13 +402,13 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     json_object_set_new(j, "kind", json_string(hw->kind));
     json_object_set_new(j, "clock_ghz", json_real(hw->clock_ghz));
     json_object_set_new(j, "bytes_per_elem", json_real(hw->bytes_per_elem));
-    json_object_set_new(j, "clusters", json_pack("{s:i,s:o}", "count", hw->clusters, "network",
-                                                 net_json(&hw->cluster_net)));
-    json_object_set_new(j, "cores",
-                        json_pack("{s:i,s:o}", "count", hw->cores, "network", net_json(&hw->core_net)));
+    json_object_set_new(j, "clusters",
+        json_pack("{s:i,s:o}", "count", hw->clusters, "network", net_json(&hw->cluster_net)));
+    json_object_set_new(
+        j, "cores", json_pack("{s:i,s:o}", "count", hw->cores, "network", net_json(&hw->core_net)));
     json_object_set_new(j, "memory",
-                        json_pack("{s:o,s:o,s:o}", "dram", mem_json(&hw->dram), "global_buffer",
-                                  mem_json(&hw->gb), "local_buffer", mem_json(&hw->lb)));
+        json_pack("{s:o,s:o,s:o}", "dram", mem_json(&hw->dram), "global_buffer", mem_json(&hw->gb),
+            "local_buffer", mem_json(&hw->lb)));
     if (hw->systolic) {
         json_object_set_new(g, "engine", json_string("systolic"));
         json_object_set_new(g, "rows", json_integer(hw->sa_rows));
@@ -422,30 +423,29 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     if (hw->grid.values) {
         const comet_model_grid *gr = &hw->grid;
         size_t total = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
-        json_object_set_new(
-            g, "grid",
-            json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:f}", "threads", axis_json(gr->threads, gr->nt), "M",
-                      axis_json(gr->M, gr->nm), "N", axis_json(gr->N, gr->nn), "K",
-                      axis_json(gr->K, gr->nk), "values", axis_json(gr->values, (int)total), "emax",
-                      gr->emax, "f_half", gr->f_half));
+        json_object_set_new(g, "grid",
+            json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:f}", "threads", axis_json(gr->threads, gr->nt),
+                "M", axis_json(gr->M, gr->nm), "N", axis_json(gr->N, gr->nn), "K",
+                axis_json(gr->K, gr->nk), "values", axis_json(gr->values, (int)total), "emax",
+                gr->emax, "f_half", gr->f_half));
     }
     json_object_set_new(j, "gemm", g);
     for (int i = 0; i < COMET_MODEL_NVOP; i++) {
         json_object_set_new(cy, vop_names[i], json_real(hw->vop_cycles[i]));
         json_object_set_new(en, vop_names[i], json_real(hw->vop_pj[i]));
     }
-    json_object_set_new(j, "vector", json_pack("{s:i,s:o,s:o}", "width", hw->simd_width, "cycles",
-                                               cy, "energy_pj", en));
+    json_object_set_new(j, "vector",
+        json_pack("{s:i,s:o,s:o}", "width", hw->simd_width, "cycles", cy, "energy_pj", en));
     if (hw->calibration)
         json_object_set(j, "calibration", hw->calibration);
     return j;
 }
 
 int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nodes,
-                         const comet_model_net *net, comet_model_hw *out)
+    const comet_model_net *net, comet_model_hw *out)
 {
-    if (!base || !out || cores_per_node < 1 || nodes < 1 || cores_per_node > 1 << 20 ||
-        nodes > 1 << 20)
+    if (!base || !out || cores_per_node < 1 || nodes < 1 || cores_per_node > 1 << 20
+        || nodes > 1 << 20)
         return -EINVAL;
     *out = *base;
     out->grid.values = NULL;
@@ -498,8 +498,8 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
     const comet_model_grid *g = &hw->grid;
     if (!g->values)
         return hw->gemm_eff;
-    int outside = M < g->M[0] || N < g->N[0] || K < g->K[0] || M > g->M[g->nm - 1] ||
-                  N > g->N[g->nn - 1] || K > g->K[g->nk - 1];
+    int outside = M < g->M[0] || N < g->N[0] || K < g->K[0] || M > g->M[g->nm - 1]
+        || N > g->N[g->nn - 1] || K > g->K[g->nk - 1];
     /* thread index: nearest */
     int t = 0;
     for (int i = 1; i < g->nt; i++)
@@ -525,8 +525,8 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
          * joined to the grid's edge value */
         double F = 2 * M * N * K;
         double law = g->emax * F / (F + g->f_half);
-        double Fe = 2 * fmin(fmax(M, g->M[0]), g->M[g->nm - 1]) *
-                    fmin(fmax(N, g->N[0]), g->N[g->nn - 1]) * fmin(fmax(K, g->K[0]), g->K[g->nk - 1]);
+        double Fe = 2 * fmin(fmax(M, g->M[0]), g->M[g->nm - 1])
+            * fmin(fmax(N, g->N[0]), g->N[g->nn - 1]) * fmin(fmax(K, g->K[0]), g->K[g->nk - 1]);
         double law_edge = g->emax * Fe / (Fe + g->f_half);
         if (law_edge > 0)
             e *= law / law_edge;

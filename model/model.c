@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const op_names[] = {"gemm_softmax", "gemm_layernorm", "attention"};
+static const char *const op_names[] = { "gemm_softmax", "gemm_layernorm", "attention" };
 
 const char *comet_model_op_name(comet_model_op op)
 {
@@ -41,10 +41,10 @@ typedef struct coll_cost {
 } coll_cost;
 
 /* All-reduce of n bytes over p nodes of net (elements of esize bytes). */
-static coll_cost allreduce_cost(const comet_model_hw *hw, const comet_model_net *net, int p,
-                                double n, double esize)
+static coll_cost allreduce_cost(
+    const comet_model_hw *hw, const comet_model_net *net, int p, double n, double esize)
 {
-    coll_cost best = {0, 0, "none"};
+    coll_cost best = { 0, 0, "none" };
     if (p <= 1 || n <= 0)
         return best;
     double beta = 1.0 / net->link_bw, a0 = net->startup, h = net->hop_latency;
@@ -52,7 +52,7 @@ static coll_cost allreduce_cost(const comet_model_hw *hw, const comet_model_net 
     double red = (n / esize) / hw->simd_width * hw->vop_cycles[COMET_MODEL_VOP_ADD];
     int X = net->dims[0] < p ? net->dims[0] : p, Y = (p + X - 1) / X;
     double cand[4];
-    const char *names[4] = {"ring", "recursive_doubling", "mesh_tree", "in_network"};
+    const char *names[4] = { "ring", "recursive_doubling", "mesh_tree", "in_network" };
     for (int i = 0; i < 4; i++)
         cand[i] = INFINITY;
     double hops_ring = 1, hops_rd = 1;
@@ -105,8 +105,8 @@ static coll_cost allreduce_cost(const comet_model_hw *hw, const comet_model_net 
 /* Evaluation                                                          */
 /* ------------------------------------------------------------------ */
 
-static double gemm_cycles(const comet_model_hw *hw, double m, double n, double k, double eff_m,
-                          double eff_n, double thr)
+static double gemm_cycles(
+    const comet_model_hw *hw, double m, double n, double k, double eff_m, double eff_n, double thr)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
@@ -122,32 +122,32 @@ static double gemm_cycles(const comet_model_hw *hw, double m, double n, double k
 }
 
 /* Per-element vector cycles of the epilogue and per-row reduction cycles. */
-static void vec_costs(const comet_model_hw *hw, comet_model_op op, double *per_elem,
-                      double *per_row, double *pj_elem)
+static void vec_costs(
+    const comet_model_hw *hw, comet_model_op op, double *per_elem, double *per_row, double *pj_elem)
 {
     const double *c = hw->vop_cycles, *e = hw->vop_pj;
     double lgw = hw->simd_width > 1 ? ceil(log2((double)hw->simd_width)) : 0;
     if (op == COMET_MODEL_GEMM_LAYERNORM) {
         /* sum, sub, sq-acc (mul+add), sub, mul(rstd), mul(gamma), add(beta) */
-        *per_elem = 3 * c[COMET_MODEL_VOP_ADD] + 2 * c[COMET_MODEL_VOP_ADD] +
-                    3 * c[COMET_MODEL_VOP_MUL];
-        *per_row = 2 * lgw * c[COMET_MODEL_VOP_ADD] + c[COMET_MODEL_VOP_SQRT] +
-                   c[COMET_MODEL_VOP_DIV];
+        *per_elem
+            = 3 * c[COMET_MODEL_VOP_ADD] + 2 * c[COMET_MODEL_VOP_ADD] + 3 * c[COMET_MODEL_VOP_MUL];
+        *per_row
+            = 2 * lgw * c[COMET_MODEL_VOP_ADD] + c[COMET_MODEL_VOP_SQRT] + c[COMET_MODEL_VOP_DIV];
         *pj_elem = 5 * e[COMET_MODEL_VOP_ADD] + 3 * e[COMET_MODEL_VOP_MUL];
     } else {
         /* max, sub, exp, sum, div */
-        *per_elem = c[COMET_MODEL_VOP_MAX] + 2 * c[COMET_MODEL_VOP_ADD] + c[COMET_MODEL_VOP_EXP] +
-                    c[COMET_MODEL_VOP_DIV];
+        *per_elem = c[COMET_MODEL_VOP_MAX] + 2 * c[COMET_MODEL_VOP_ADD] + c[COMET_MODEL_VOP_EXP]
+            + c[COMET_MODEL_VOP_DIV];
         *per_row = lgw * (c[COMET_MODEL_VOP_MAX] + c[COMET_MODEL_VOP_ADD]);
-        *pj_elem = e[COMET_MODEL_VOP_MAX] + 2 * e[COMET_MODEL_VOP_ADD] + e[COMET_MODEL_VOP_EXP] +
-                   e[COMET_MODEL_VOP_DIV];
+        *pj_elem = e[COMET_MODEL_VOP_MAX] + 2 * e[COMET_MODEL_VOP_ADD] + e[COMET_MODEL_VOP_EXP]
+            + e[COMET_MODEL_VOP_DIV];
         if (op == COMET_MODEL_ATTENTION) /* online rescale of O and l */
             *per_elem += c[COMET_MODEL_VOP_MUL];
     }
 }
 
 void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
-                      const comet_model_mapping *mp, comet_model_result *r)
+    const comet_model_mapping *mp, comet_model_result *r)
 {
     memset(r, 0, sizeof *r);
     const int att = pb->op == COMET_MODEL_ATTENTION;
@@ -157,8 +157,8 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
                  K = att ? pb->d : pb->K, Nout = att ? pb->d : N;
     const double causal_frac = att && pb->causal ? 0.5 + 0.5 / fmax(pb->lk, 1) : 1.0;
     const int P = hw->clusters, C = hw->cores;
-    if (mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1 ||
-        mp->tile_k < 1 || (att && mp->cs_k > 1))
+    if (mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1
+        || mp->tile_k < 1 || (att && mp->cs_k > 1))
         return;
     const double Mc = cdiv(M, mp->cs_m), Nc = cdiv(N, mp->cs_n), Kc = cdiv(K, mp->cs_k);
     const double tm = fmin(mp->tile_m, Mc), tk = fmin(mp->tile_k, Kc);
@@ -174,7 +174,8 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
         tile_bytes += tm * pb->d * acc + 2 * tm * acc; /* O accumulator, m, l */
     int b_resident = tile_bytes + bslice <= hw->gb.capacity;
     double gb_need = tile_bytes + (b_resident ? bslice : dbuf * tk * Nc * b * (att ? 2 : 1));
-    double lb_need = dbuf * (mcore * tk * b + tk * fmin(ncore, 256) * b) + mcore * fmin(ncore, 256) * acc;
+    double lb_need
+        = dbuf * (mcore * tk * b + tk * fmin(ncore, 256) * b) + mcore * fmin(ncore, 256) * acc;
     if (gb_need > hw->gb.capacity || lb_need > hw->lb.capacity)
         return;
     r->valid = 1;
@@ -192,7 +193,8 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
     /* ---- DRAM traffic ---- */
     /* A tile is read once per step per M-partition (broadcast to N-split
      * clusters when the network can, else once per cluster). */
-    double a_reads = hw->cluster_net.broadcast ? mp->cs_m * mp->cs_k : mp->cs_m * mp->cs_n * mp->cs_k;
+    double a_reads
+        = hw->cluster_net.broadcast ? mp->cs_m * mp->cs_k : mp->cs_m * mp->cs_n * mp->cs_k;
     double dram_step = a_reads * tm * Kc * b;
     double b_total = (att ? 2 : 1) * K * N * b * (att ? pb->heads : 1);
     double dram_once = b_resident ? b_total : 0;
@@ -211,8 +213,8 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
         dram_unfused = (att ? 3 : 2) * inter - (att ? 0 : 0);
         if (att)
             dram_unfused += M * pb->d * b; /* O written */
-        vec_unfused = cdiv(M * N * causal_frac / (P * C), hw->simd_width) * per_elem +
-                      (M / (P * C)) * per_row;
+        vec_unfused = cdiv(M * N * causal_frac / (P * C), hw->simd_width) * per_elem
+            + (M / (P * C)) * per_row;
     }
     /* CPUs: caches are transparent, so an unfused intermediate that fits in
      * the last-level cache (the "global buffer" of a CPU description) is
@@ -225,14 +227,15 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
         else if (ib <= hw->gb.capacity)
             inter_bw = hw->gb.bw;
     }
-    double t_dram_step = dram_step / hw->dram.bw + dram_write_step / (mp->fused ? hw->dram.bw : inter_bw);
+    double t_dram_step
+        = dram_step / hw->dram.bw + dram_write_step / (mp->fused ? hw->dram.bw : inter_bw);
 
     /* ---- NoC: global buffer to cores ---- */
     double noc_bytes = tm * Kc * b * (hw->core_net.broadcast ? 1 : mp->ks_n) + tm * Nc * b;
     if (!b_resident)
         noc_bytes += bslice;
-    double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw)) +
-                        hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]);
+    double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
+        + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]);
 
     /* ---- explicit collectives ---- */
     double t_coll_step = 0, coll_bytes = 0, link_bytes = 0;
@@ -250,7 +253,7 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
         ncoll += 2;
         alg = c1.alg;
         snprintf(r->coll_desc, sizeof r->coll_desc, "2 all-reduces (%.0f + %.0f B) x %.0f steps",
-                 tm * acc, n2, steps);
+            tm * acc, n2, steps);
     }
     if (mp->cs_k > 1) {
         /* split reduction dimension: partial GEMM tiles must be summed */
@@ -262,7 +265,7 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
         alg = c.alg;
         size_t l = strlen(r->coll_desc);
         snprintf(r->coll_desc + l, sizeof r->coll_desc - l, "%sK-split all-reduce %.0f B x %.0f",
-                 l ? "; " : "", tm * Nc * acc, steps);
+            l ? "; " : "", tm * Nc * acc, steps);
     }
     if (!mp->fused && mp->cs_n > 1 && !r->coll_desc[0])
         snprintf(r->coll_desc, sizeof r->coll_desc, "none (intermediate through DRAM)");
@@ -276,7 +279,7 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
     else
         step = comp_step + t_dram_step + t_noc_step + t_coll_step;
     double ramp_up = (dram_once + dram_step) / hw->dram.bw + t_noc_step; /* first loads */
-    double ramp_down = dram_write_step / hw->dram.bw;                    /* last write-back */
+    double ramp_down = dram_write_step / hw->dram.bw; /* last write-back */
     double total = ramp_up + steps * step + ramp_down;
     double t_pass = 0;
     if (!mp->fused) {
@@ -306,7 +309,8 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
     /* ---- energy ---- */
     double total_steps = steps * mp->cs_m * mp->cs_n * mp->cs_k; /* cluster-steps */
     r->dram_bytes = dram_once + steps * (dram_step + dram_write_step) + dram_unfused;
-    r->e_dram = r->dram_bytes / hw->dram.access_bytes * 0.5 * (hw->dram.read_pj + hw->dram.write_pj);
+    r->e_dram
+        = r->dram_bytes / hw->dram.access_bytes * 0.5 * (hw->dram.read_pj + hw->dram.write_pj);
     double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_total;
     r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
     double macs = M * N * K * causal_frac * (att ? 2 : 1);
@@ -323,8 +327,8 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
 /* Search                                                              */
 /* ------------------------------------------------------------------ */
 
-static void pareto_add(comet_model_search *s, const comet_model_mapping *mp,
-                       const comet_model_result *r)
+static void pareto_add(
+    comet_model_search *s, const comet_model_mapping *mp, const comet_model_result *r)
 {
     for (size_t i = 0; i < s->npareto; i++)
         if (s->pareto_r[i].cycles <= r->cycles && s->pareto_r[i].energy_pj <= r->energy_pj)
@@ -343,8 +347,8 @@ static void pareto_add(comet_model_search *s, const comet_model_mapping *mp,
     }
 }
 
-int comet_model_explore(const comet_model_hw *hw, const comet_model_problem *pb,
-                        comet_model_search *out)
+int comet_model_explore(
+    const comet_model_hw *hw, const comet_model_problem *pb, comet_model_search *out)
 {
     if (!hw || !pb || !out)
         return -EINVAL;
@@ -378,7 +382,8 @@ int comet_model_explore(const comet_model_hw *hw, const comet_model_problem *pb,
                     for (double tk = Kc; tk >= 1 && tk >= Kc / 64; tk = floor(tk / 2)) {
                         for (int fused = 0; fused <= 1; fused++)
                             for (int pipe = 0; pipe <= 1; pipe++) {
-                                mp = (comet_model_mapping){fused, pipe, cm, cn, ck, km, kn, tmv, tk};
+                                mp = (comet_model_mapping) { fused, pipe, cm, cn, ck, km, kn, tmv,
+                                    tk };
                                 comet_model_eval(hw, pb, &mp, &r);
                                 out->evaluated++;
                                 if (!r.valid) {
@@ -410,37 +415,35 @@ int comet_model_explore(const comet_model_hw *hw, const comet_model_problem *pb,
 
 const char *comet_model_mapping_str(const comet_model_mapping *mp, char *buf, size_t len)
 {
-    snprintf(buf, len,
-             "%s %s, clusters M/N/K %d/%d/%d, cores M/N %d/%d, tile_m %.0f, tile_k %.0f",
-             mp->fused ? "fused" : "unfused", mp->pipelined ? "pipelined" : "sequential", mp->cs_m,
-             mp->cs_n, mp->cs_k, mp->ks_m, mp->ks_n, mp->tile_m, mp->tile_k);
+    snprintf(buf, len, "%s %s, clusters M/N/K %d/%d/%d, cores M/N %d/%d, tile_m %.0f, tile_k %.0f",
+        mp->fused ? "fused" : "unfused", mp->pipelined ? "pipelined" : "sequential", mp->cs_m,
+        mp->cs_n, mp->cs_k, mp->ks_m, mp->ks_n, mp->tile_m, mp->tile_k);
     return buf;
 }
 
 json_t *comet_model_mapping_json(const comet_model_mapping *mp)
 {
-    return json_pack("{s:b,s:s,s:{s:i,s:i,s:i},s:{s:i,s:i},s:f,s:f}", "fused", mp->fused,
-                     "binding", mp->pipelined ? "pipelined" : "sequential", "cluster_split", "M",
-                     mp->cs_m, "N", mp->cs_n, "K", mp->cs_k, "core_split", "M", mp->ks_m, "N",
-                     mp->ks_n, "tile_m", mp->tile_m, "tile_k", mp->tile_k);
+    return json_pack("{s:b,s:s,s:{s:i,s:i,s:i},s:{s:i,s:i},s:f,s:f}", "fused", mp->fused, "binding",
+        mp->pipelined ? "pipelined" : "sequential", "cluster_split", "M", mp->cs_m, "N", mp->cs_n,
+        "K", mp->cs_k, "core_split", "M", mp->ks_m, "N", mp->ks_n, "tile_m", mp->tile_m, "tile_k",
+        mp->tile_k);
 }
 
 json_t *comet_model_result_json(const comet_model_result *r)
 {
     return json_pack("{s:b,s:f,s:f,s:f,s:{s:f,s:f,s:f,s:f,s:f,s:f,s:f},s:{s:f,s:f,s:f,s:f,s:f,s:f},"
                      "s:f,s:f,s:i,s:s,s:s}",
-                     "valid", r->valid, "cycles", r->cycles, "seconds", r->seconds, "energy_pj",
-                     r->energy_pj, "latency_breakdown", "gemm", r->t_gemm, "vector", r->t_vec,
-                     "dram", r->t_dram, "noc", r->t_noc, "collectives", r->t_coll, "ramp",
-                     r->t_ramp, "stall", r->t_stall, "energy_breakdown_pj", "dram", r->e_dram,
-                     "global_buffer", r->e_gb, "local_buffer", r->e_lb, "mac", r->e_mac, "vector",
-                     r->e_vec, "link", r->e_link, "dram_bytes", r->dram_bytes, "coll_bytes",
-                     r->coll_bytes, "coll_calls", r->coll_calls, "collectives", r->coll_desc,
-                     "coll_algorithm", r->coll_alg);
+        "valid", r->valid, "cycles", r->cycles, "seconds", r->seconds, "energy_pj", r->energy_pj,
+        "latency_breakdown", "gemm", r->t_gemm, "vector", r->t_vec, "dram", r->t_dram, "noc",
+        r->t_noc, "collectives", r->t_coll, "ramp", r->t_ramp, "stall", r->t_stall,
+        "energy_breakdown_pj", "dram", r->e_dram, "global_buffer", r->e_gb, "local_buffer", r->e_lb,
+        "mac", r->e_mac, "vector", r->e_vec, "link", r->e_link, "dram_bytes", r->dram_bytes,
+        "coll_bytes", r->coll_bytes, "coll_calls", r->coll_calls, "collectives", r->coll_desc,
+        "coll_algorithm", r->coll_alg);
 }
 
 void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb,
-                         const comet_model_mapping *mp, FILE *fp)
+    const comet_model_mapping *mp, FILE *fp)
 {
     comet_model_result r;
     char buf[256];
@@ -451,32 +454,40 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     fprintf(fp, "mapping: %s\n", comet_model_mapping_str(mp, buf, sizeof buf));
     if (!r.valid) {
         fprintf(fp, "  does not fit: tiles exceed the global (%.0f B) or local (%.0f B) buffer\n",
-                hw->gb.capacity, hw->lb.capacity);
+            hw->gb.capacity, hw->lb.capacity);
         return;
     }
     fprintf(fp, "  steps = ceil(M_cluster / tile_m) = ceil(%.0f / %.0f) = %.0f\n", Mc, tm, steps);
     if (hw->systolic)
         fprintf(fp,
-                "  gemm    = steps x folds x (2R + C + m_core - 2), R=%d C=%d arrays=%d  -> %.0f cycles\n",
-                hw->sa_rows, hw->sa_cols, hw->sa_arrays, r.t_gemm);
+            "  gemm    = steps x folds x (2R + C + m_core - 2), R=%d C=%d arrays=%d  -> %.0f "
+            "cycles\n",
+            hw->sa_rows, hw->sa_cols, hw->sa_arrays, r.t_gemm);
     else
-        fprintf(fp, "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K))  -> %.0f cycles\n",
-                hw->peak_flops, r.t_gemm);
-    fprintf(fp, "  vector  = elements / width %d x cycles per element (+ row reductions) -> %.0f cycles\n",
-            hw->simd_width, r.t_vec);
+        fprintf(fp,
+            "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K))  -> %.0f cycles\n",
+            hw->peak_flops, r.t_gemm);
+    fprintf(fp,
+        "  vector  = elements / width %d x cycles per element (+ row reductions) -> %.0f cycles\n",
+        hw->simd_width, r.t_vec);
     fprintf(fp, "  dram    = bytes / %.2f B/cycle: %.0f bytes -> %.0f cycles\n", hw->dram.bw,
-            r.dram_bytes, r.t_dram);
-    fprintf(fp, "  noc     = max(bytes / GB bw %.0f, bytes / (cores x link %.0f)) + hops -> %.0f cycles\n",
-            hw->gb.bw, hw->core_net.link_bw, r.t_noc);
+        r.dram_bytes, r.t_dram);
+    fprintf(fp,
+        "  noc     = max(bytes / GB bw %.0f, bytes / (cores x link %.0f)) + hops -> %.0f cycles\n",
+        hw->gb.bw, hw->core_net.link_bw, r.t_noc);
     fprintf(fp, "  colls   = %s, algorithm %s -> %.0f cycles (%d calls, %.0f bytes)\n",
-            r.coll_desc[0] ? r.coll_desc : "none", r.coll_alg, r.t_coll, r.coll_calls, r.coll_bytes);
+        r.coll_desc[0] ? r.coll_desc : "none", r.coll_alg, r.t_coll, r.coll_calls, r.coll_bytes);
     fprintf(fp, "  ramp    = first loads + last write-back -> %.0f cycles\n", r.t_ramp);
     fprintf(fp, "  %s: step = %s\n", mp->pipelined ? "pipelined" : "sequential",
-            mp->pipelined ? "max(compute, dram, noc) + collectives" : "compute + dram + noc + collectives");
-    fprintf(fp, "  total   = %.0f cycles = %.6g s at %.3g GHz\n", r.cycles, r.seconds, hw->clock_ghz);
-    fprintf(fp, "  energy  = dram %.4g + GB %.4g + LB %.4g + MAC %.4g (%.0f MACs x %.4g pJ) + vector %.4g + link %.4g = %.4g pJ\n",
-            r.e_dram, r.e_gb, r.e_lb, r.e_mac, M * N * K * (att ? 2 : 1), hw->mac_pj, r.e_vec,
-            r.e_link, r.energy_pj);
+        mp->pipelined ? "max(compute, dram, noc) + collectives"
+                      : "compute + dram + noc + collectives");
+    fprintf(
+        fp, "  total   = %.0f cycles = %.6g s at %.3g GHz\n", r.cycles, r.seconds, hw->clock_ghz);
+    fprintf(fp,
+        "  energy  = dram %.4g + GB %.4g + LB %.4g + MAC %.4g (%.0f MACs x %.4g pJ) + vector %.4g "
+        "+ link %.4g = %.4g pJ\n",
+        r.e_dram, r.e_gb, r.e_lb, r.e_mac, M * N * K * (att ? 2 : 1), hw->mac_pj, r.e_vec, r.e_link,
+        r.energy_pj);
 }
 
 /* ------------------------------------------------------------------ */
@@ -484,7 +495,7 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
 /* ------------------------------------------------------------------ */
 
 void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
-                               double tile_m, int threads, int ranks, comet_model_mapping *mp)
+    double tile_m, int threads, int ranks, comet_model_mapping *mp)
 {
     (void)hw;
     memset(mp, 0, sizeof *mp);
@@ -502,8 +513,8 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
 
 #define jnum comet_util_jnum
 
-int comet_model_validate_records(const comet_model_hw *hw, json_t *const *recs, size_t n,
-                                 comet_model_vrow *rows, size_t cap)
+int comet_model_validate_records(
+    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_vrow *rows, size_t cap)
 {
     size_t k = 0;
     if (!hw || (!recs && n))
@@ -552,8 +563,8 @@ int comet_model_validate_records(const comet_model_hw *hw, json_t *const *recs, 
         local.cluster_net.dims[0] = (int)ranks;
         local.cluster_net.dims[1] = 1;
         comet_model_mapping mp;
-        comet_model_local_mapping(&local, &pb, !strcmp(var, "fused"), tile > 0 ? tile : 0,
-                                  (int)thr, (int)ranks, &mp);
+        comet_model_local_mapping(
+            &local, &pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, &mp);
         comet_model_result r;
         /* the local description's buffers are the caches: a kernel that
          * runs is by definition a fitting mapping, so capacities are not
@@ -597,7 +608,7 @@ int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *
         int rc = comet_util_parse_u64(eq + 1, &v);
         if (rc || v == 0 || v > (1ull << 40))
             return comet_util_seterr(err, errlen, -EINVAL,
-                                     "--shape: %s=%s must be an integer in [1, 2^40]", tok, eq + 1);
+                "--shape: %s=%s must be an integer in [1, 2^40]", tok, eq + 1);
         double *dst = NULL;
         if (!att && !strcmp(tok, "M"))
             dst = &pb->M;
@@ -615,14 +626,14 @@ int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *
             dst = &pb->d;
         if (!dst)
             return comet_util_seterr(err, errlen, -EINVAL, "--shape: unknown dimension '%s' for %s",
-                                     tok, comet_model_op_name(pb->op));
+                tok, comet_model_op_name(pb->op));
         *dst = (double)v;
         seen++;
     }
     if (att ? !(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0)
             : !(pb->M > 0 && pb->N > 0 && pb->K > 0))
-        return comet_util_seterr(err, errlen, -EINVAL, "--shape: needs %s",
-                                 att ? "heads, lq, lk and d" : "M, N and K");
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "--shape: needs %s", att ? "heads, lq, lk and d" : "M, N and K");
     (void)seen;
     return 0;
 }

@@ -27,55 +27,55 @@ extern "C" {
 
 /** One cache level as seen by hwloc. */
 typedef struct comet_probe_cache {
-    int level;            /**< 1, 2, 3, ... */
-    char type[12];        /**< "data", "unified", "instruction" */
-    uint64_t size;        /**< bytes per instance */
-    unsigned line;        /**< line size in bytes */
-    unsigned shared_by;   /**< PUs sharing one instance */
-    unsigned count;       /**< instances in the machine */
-    int overridden;       /**< size set by the user, not hwloc */
+    int level; /**< 1, 2, 3, ... */
+    char type[12]; /**< "data", "unified", "instruction" */
+    uint64_t size; /**< bytes per instance */
+    unsigned line; /**< line size in bytes */
+    unsigned shared_by; /**< PUs sharing one instance */
+    unsigned count; /**< instances in the machine */
+    int overridden; /**< size set by the user, not hwloc */
 } comet_probe_cache;
 
 /** Availability of one PAPI event. */
 typedef struct comet_probe_event {
-    char name[32];        /**< e.g. "PAPI_TOT_CYC" */
-    int usable;           /**< 1 if it could be added and started */
-    char reason[128];     /**< why not, e.g. "PAPI_add_event: Event does not exist (PAPI_ENOEVNT)" */
+    char name[32]; /**< e.g. "PAPI_TOT_CYC" */
+    int usable; /**< 1 if it could be added and started */
+    char reason[128]; /**< why not, e.g. "PAPI_add_event: Event does not exist (PAPI_ENOEVNT)" */
 } comet_probe_event;
 
 /** A description of the machine comet runs on. */
 typedef struct comet_probe_machine {
-    char hostname[64];          /**< gethostname() */
-    char cpu_model[128];        /**< from hwloc CPUModel or /proc/cpuinfo */
-    unsigned packages;          /**< sockets */
-    unsigned cores;             /**< physical cores */
-    unsigned pus;               /**< hardware threads */
-    unsigned numa_nodes;        /**< NUMA nodes */
-    uint64_t memory_bytes;      /**< total memory used by comet */
-    uint64_t memory_hwloc;      /**< what hwloc reported */
-    char memory_source[16];     /**< "hwloc" or "meminfo" */
-    char memory_note[160];      /**< why meminfo was taken, if it was */
-    size_t ncaches;             /**< entries in caches[] */
+    char hostname[64]; /**< gethostname() */
+    char cpu_model[128]; /**< from hwloc CPUModel or /proc/cpuinfo */
+    unsigned packages; /**< sockets */
+    unsigned cores; /**< physical cores */
+    unsigned pus; /**< hardware threads */
+    unsigned numa_nodes; /**< NUMA nodes */
+    uint64_t memory_bytes; /**< total memory used by comet */
+    uint64_t memory_hwloc; /**< what hwloc reported */
+    char memory_source[16]; /**< "hwloc" or "meminfo" */
+    char memory_note[160]; /**< why meminfo was taken, if it was */
+    size_t ncaches; /**< entries in caches[] */
     comet_probe_cache caches[COMET_PROBE_MAX_CACHES]; /**< data/unified caches L1..Ln */
     int avx, avx2, fma, avx512f; /**< ISA flags (cpuid via the compiler builtins) */
-    double mhz;                 /**< nominal clock from /proc/cpuinfo (0 if unknown) */
-    char blas[160];             /**< OpenBLAS config string */
-    int blas_threads;           /**< OpenBLAS thread count at probe time */
-    char mpi[160];              /**< MPI library version (first line) */
-    char compiler[96];          /**< compiler that built comet */
-    char papi_version[32];      /**< PAPI version, or "" */
-    char papi_status[160];      /**< "ok", or why PAPI is disabled */
-    size_t nevents;             /**< entries in events[] */
+    double mhz; /**< nominal clock from /proc/cpuinfo (0 if unknown) */
+    char blas[160]; /**< OpenBLAS config string */
+    int blas_threads; /**< OpenBLAS thread count at probe time */
+    char mpi[160]; /**< MPI library version (first line) */
+    char compiler[96]; /**< compiler that built comet */
+    char papi_version[32]; /**< PAPI version, or "" */
+    char papi_status[160]; /**< "ok", or why PAPI is disabled */
+    size_t nevents; /**< entries in events[] */
     comet_probe_event events[COMET_PROBE_MAX_EVENTS]; /**< per-event availability */
-    char id[17];                /**< short hash of the stable fields (same machine -> same id) */
+    char id[17]; /**< short hash of the stable fields (same machine -> same id) */
 } comet_probe_machine;
 
 /** Probe options: user overrides, as CARM allows. Zero means "probe". */
 typedef struct comet_probe_opts {
     uint64_t cache_override[5]; /**< [1]=L1d, [2]=L2, [3]=L3, [4]=L4 in bytes; 0 = hwloc */
-    const char *synthetic;      /**< hwloc synthetic topology string (tests), or NULL */
-    int skip_papi;              /**< do not touch PAPI */
-    int skip_mpi;               /**< do not query the MPI library */
+    const char *synthetic; /**< hwloc synthetic topology string (tests), or NULL */
+    int skip_papi; /**< do not touch PAPI */
+    int skip_mpi; /**< do not query the MPI library */
 } comet_probe_opts;
 
 /**

@@ -6,8 +6,8 @@
 #include <cblas.h>
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <hwloc.h>
+#include <inttypes.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +20,8 @@
 char *openblas_get_config(void);
 int openblas_get_num_threads(void);
 
-static const char *const papi_events[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_SP_OPS",
-                                          "PAPI_DP_OPS",  "PAPI_L2_TCM",  "PAPI_L3_TCM"};
+static const char *const papi_events[] = { "PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_SP_OPS",
+    "PAPI_DP_OPS", "PAPI_L2_TCM", "PAPI_L3_TCM" };
 
 static void copy_str(char *dst, size_t n, const char *src)
 {
@@ -77,10 +77,10 @@ static void probe_papi(comet_probe_machine *m)
 #ifdef COMET_HAVE_PAPI
     int rc = PAPI_library_init(PAPI_VER_CURRENT);
     snprintf(m->papi_version, sizeof m->papi_version, "%d.%d.%d", PAPI_VERSION_MAJOR(PAPI_VERSION),
-             PAPI_VERSION_MINOR(PAPI_VERSION), PAPI_VERSION_REVISION(PAPI_VERSION));
+        PAPI_VERSION_MINOR(PAPI_VERSION), PAPI_VERSION_REVISION(PAPI_VERSION));
     if (rc != PAPI_VER_CURRENT) {
         snprintf(m->papi_status, sizeof m->papi_status, "PAPI_library_init failed: %s",
-                 rc > 0 ? "version mismatch" : PAPI_strerror(rc));
+            rc > 0 ? "version mismatch" : PAPI_strerror(rc));
         for (size_t i = 0; i < ne; i++)
             copy_str(m->events[i].reason, sizeof m->events[i].reason, m->papi_status);
         return;
@@ -112,14 +112,13 @@ static void probe_papi(comet_probe_machine *m)
             e->usable = 1;
             usable++;
         } else {
-            static const char *const names[] = {
-                "PAPI_OK",        "PAPI_EINVAL",  "PAPI_ENOMEM",        "PAPI_ESYS",
-                "PAPI_ECMP",      "PAPI_ECLOST",  "PAPI_EBUG",          "PAPI_ENOEVNT",
-                "PAPI_ECNFLCT",   "PAPI_ENOTRUN", "PAPI_EISRUN",        "PAPI_ENOEVST",
-                "PAPI_ENOTPRESET", "PAPI_ENOCNTR", "PAPI_EMISC",        "PAPI_EPERM",
-                "PAPI_ENOINIT",   "PAPI_ENOCMP",  "PAPI_ENOSUPP",       "PAPI_ENOIMPL",
-                "PAPI_EBUF",      "PAPI_EINVAL_DOM", "PAPI_EATTR",      "PAPI_ECOUNT",
-                "PAPI_ECOMBO",    "PAPI_ECMP_DISABLED", "PAPI_EDELAY_INIT", "PAPI_EMULPASS"};
+            static const char *const names[]
+                = { "PAPI_OK", "PAPI_EINVAL", "PAPI_ENOMEM", "PAPI_ESYS", "PAPI_ECMP",
+                      "PAPI_ECLOST", "PAPI_EBUG", "PAPI_ENOEVNT", "PAPI_ECNFLCT", "PAPI_ENOTRUN",
+                      "PAPI_EISRUN", "PAPI_ENOEVST", "PAPI_ENOTPRESET", "PAPI_ENOCNTR",
+                      "PAPI_EMISC", "PAPI_EPERM", "PAPI_ENOINIT", "PAPI_ENOCMP", "PAPI_ENOSUPP",
+                      "PAPI_ENOIMPL", "PAPI_EBUF", "PAPI_EINVAL_DOM", "PAPI_EATTR", "PAPI_ECOUNT",
+                      "PAPI_ECOMBO", "PAPI_ECMP_DISABLED", "PAPI_EDELAY_INIT", "PAPI_EMULPASS" };
             char ename[32];
             if (rc < 0 && -rc < (int)(sizeof names / sizeof names[0]))
                 copy_str(ename, sizeof ename, names[-rc]);
@@ -144,7 +143,7 @@ static void probe_papi(comet_probe_machine *m)
                 why = cinfo->disabled_reason;
         }
         snprintf(m->papi_status, sizeof m->papi_status, "no event can be counted%s%.96s",
-                 why[0] ? ": perf_event component disabled: " : " (no usable PMU)", why);
+            why[0] ? ": perf_event component disabled: " : " (no usable PMU)", why);
     }
 #else
     copy_str(m->papi_status, sizeof m->papi_status, "built without PAPI (-DCOMET_PAPI=OFF)");
@@ -158,10 +157,10 @@ static void make_id(comet_probe_machine *m)
     /* FNV-1a over the fields that identify the hardware (not its load). */
     char buf[1024];
     int n = snprintf(buf, sizeof buf, "%s|%s|%u|%u|%u|%" PRIu64, m->hostname, m->cpu_model,
-                     m->packages, m->cores, m->pus, m->memory_bytes >> 30);
+        m->packages, m->cores, m->pus, m->memory_bytes >> 30);
     for (size_t i = 0; i < m->ncaches && n > 0 && (size_t)n < sizeof buf; i++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "|L%d:%" PRIu64, m->caches[i].level,
-                      m->caches[i].size);
+            m->caches[i].size);
     uint64_t h = 1469598103934665603ull;
     for (const char *p = buf; *p; p++) {
         h ^= (unsigned char)*p;
@@ -186,13 +185,13 @@ int comet_probe_run(const comet_probe_opts *opts, comet_probe_machine *m, char *
         goto fail;
     }
     if (opts->synthetic && hwloc_topology_set_synthetic(topo, opts->synthetic) != 0) {
-        rc = comet_util_seterr(err, errlen, -EINVAL, "probe: invalid synthetic topology '%s'",
-                               opts->synthetic);
+        rc = comet_util_seterr(
+            err, errlen, -EINVAL, "probe: invalid synthetic topology '%s'", opts->synthetic);
         goto fail;
     }
     if (hwloc_topology_load(topo) != 0) {
-        rc = comet_util_seterr(err, errlen, -EIO, "probe: hwloc_topology_load failed: %s",
-                               strerror(errno));
+        rc = comet_util_seterr(
+            err, errlen, -EIO, "probe: hwloc_topology_load failed: %s", strerror(errno));
         goto fail;
     }
     m->packages = (unsigned)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
@@ -202,9 +201,8 @@ int comet_probe_run(const comet_probe_opts *opts, comet_probe_machine *m, char *
     if (m->cores == 0)
         m->cores = m->pus; /* some VMs expose PUs without cores */
 
-    static const hwloc_obj_type_t ctypes[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,
-                                              HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
-                                              HWLOC_OBJ_L5CACHE};
+    static const hwloc_obj_type_t ctypes[] = { HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,
+        HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE };
     for (size_t t = 0; t < sizeof ctypes / sizeof ctypes[0]; t++) {
         int nb = hwloc_get_nbobjs_by_type(topo, ctypes[t]);
         if (nb <= 0 || m->ncaches >= COMET_PROBE_MAX_CACHES)
@@ -217,7 +215,7 @@ int comet_probe_run(const comet_probe_opts *opts, comet_probe_machine *m, char *
         comet_probe_cache *c = &m->caches[m->ncaches++];
         c->level = (int)o->attr->cache.depth;
         copy_str(c->type, sizeof c->type,
-                 o->attr->cache.type == HWLOC_OBJ_CACHE_DATA ? "data" : "unified");
+            o->attr->cache.type == HWLOC_OBJ_CACHE_DATA ? "data" : "unified");
         c->size = o->attr->cache.size;
         c->line = o->attr->cache.linesize;
         c->shared_by = o->cpuset ? (unsigned)hwloc_bitmap_weight(o->cpuset) : 1;
@@ -262,8 +260,8 @@ int comet_probe_run(const comet_probe_opts *opts, comet_probe_machine *m, char *
          * report a fraction of what the kernel manages. */
         if (mi && (m->memory_hwloc == 0 || (double)m->memory_hwloc < 0.75 * (double)mi)) {
             snprintf(m->memory_note, sizeof m->memory_note,
-                     "hwloc reported %.1f GiB, /proc/meminfo %.1f GiB: using /proc/meminfo",
-                     (double)m->memory_hwloc / (1 << 30), (double)mi / (1 << 30));
+                "hwloc reported %.1f GiB, /proc/meminfo %.1f GiB: using /proc/meminfo",
+                (double)m->memory_hwloc / (1 << 30), (double)mi / (1 << 30));
             m->memory_bytes = mi;
             copy_str(m->memory_source, sizeof m->memory_source, "meminfo");
         }
@@ -335,19 +333,18 @@ int comet_probe_read_overrides(const char *path, comet_probe_opts *opts, char *e
         char val[64];
         uint64_t bytes = 0;
         if (sscanf(p, "L%d = %63s", &lvl, val) != 2 && sscanf(p, "L%d=%63s", &lvl, val) != 2) {
-            rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%d: expected 'L<level>=<size>'", path,
-                                   lineno);
+            rc = comet_util_seterr(
+                err, errlen, -EINVAL, "%s:%d: expected 'L<level>=<size>'", path, lineno);
             goto fail;
         }
         if (lvl < 1 || lvl > 4) {
-            rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%d: cache level must be 1..4", path,
-                                   lineno);
+            rc = comet_util_seterr(
+                err, errlen, -EINVAL, "%s:%d: cache level must be 1..4", path, lineno);
             goto fail;
         }
         if (comet_util_parse_u64(val, &bytes) != 0 || bytes == 0 || bytes > (1ull << 40)) {
             rc = comet_util_seterr(err, errlen, -EINVAL,
-                                   "%s:%d: invalid cache size '%s' (e.g. 32K, 512KiB, 32M)", path,
-                                   lineno, val);
+                "%s:%d: invalid cache size '%s' (e.g. 32K, 512KiB, 32M)", path, lineno, val);
             goto fail;
         }
         opts->cache_override[lvl] = bytes;
@@ -395,18 +392,17 @@ json_t *comet_probe_to_json(const comet_probe_machine *m)
     for (size_t i = 0; i < m->ncaches; i++) {
         const comet_probe_cache *c = &m->caches[i];
         json_array_append_new(caches,
-                              json_pack("{s:i,s:s,s:I,s:i,s:i,s:i,s:b}", "level", c->level, "type",
-                                        c->type, "size", (json_int_t)c->size, "line", c->line,
-                                        "shared_by", c->shared_by, "count", c->count,
-                                        "overridden", c->overridden));
+            json_pack("{s:i,s:s,s:I,s:i,s:i,s:i,s:b}", "level", c->level, "type", c->type, "size",
+                (json_int_t)c->size, "line", c->line, "shared_by", c->shared_by, "count", c->count,
+                "overridden", c->overridden));
     }
     json_object_set_new(j, "caches", caches);
     json_object_set_new(j, "isa",
-                        json_pack("{s:b,s:b,s:b,s:b}", "avx", m->avx, "avx2", m->avx2, "fma",
-                                  m->fma, "avx512f", m->avx512f));
+        json_pack("{s:b,s:b,s:b,s:b}", "avx", m->avx, "avx2", m->avx2, "fma", m->fma, "avx512f",
+            m->avx512f));
     json_object_set_new(j, "mhz", json_real(m->mhz));
-    json_object_set_new(j, "blas", json_pack("{s:s,s:i}", "config", m->blas, "threads",
-                                             m->blas_threads));
+    json_object_set_new(
+        j, "blas", json_pack("{s:s,s:i}", "config", m->blas, "threads", m->blas_threads));
     json_object_set_new(j, "mpi", json_string(m->mpi));
     json_object_set_new(j, "compiler", json_string(m->compiler));
     for (size_t i = 0; i < m->nevents; i++) {
@@ -416,8 +412,9 @@ json_t *comet_probe_to_json(const comet_probe_machine *m)
             json_object_set_new(ev, "reason", json_string(e->reason));
         json_array_append_new(events, ev);
     }
-    json_object_set_new(j, "papi", json_pack("{s:s,s:s,s:o}", "version", m->papi_version,
-                                             "status", m->papi_status, "events", events));
+    json_object_set_new(j, "papi",
+        json_pack("{s:s,s:s,s:o}", "version", m->papi_version, "status", m->papi_status, "events",
+            events));
     return j;
 }
 
@@ -510,28 +507,28 @@ void comet_probe_print(const comet_probe_machine *m, FILE *fp)
     if (m->mhz > 0)
         fprintf(fp, " @ %.0f MHz\n", m->mhz);
     fprintf(fp, "topology     %u package(s), %u core(s), %u PU(s), %u NUMA node(s)\n", m->packages,
-            m->cores, m->pus, m->numa_nodes);
+        m->cores, m->pus, m->numa_nodes);
     fprintf(fp, "memory       %s (from %s)\n", human_bytes(m->memory_bytes, b, sizeof b),
-            m->memory_source);
+        m->memory_source);
     if (m->memory_note[0])
         fprintf(fp, "             note: %s\n", m->memory_note);
     fprintf(fp, "caches       level  type      size        line  shared by  instances\n");
     for (size_t i = 0; i < m->ncaches; i++) {
         const comet_probe_cache *c = &m->caches[i];
         fprintf(fp, "             L%-5d %-9s %-11s %-5u %-10u %u%s\n", c->level, c->type,
-                human_bytes(c->size, b, sizeof b), c->line, c->shared_by, c->count,
-                c->overridden ? "  (user override)" : "");
+            human_bytes(c->size, b, sizeof b), c->line, c->shared_by, c->count,
+            c->overridden ? "  (user override)" : "");
     }
     fprintf(fp, "isa          avx %s, avx2 %s, fma %s, avx512f %s\n", m->avx ? "yes" : "no",
-            m->avx2 ? "yes" : "no", m->fma ? "yes" : "no", m->avx512f ? "yes" : "no");
+        m->avx2 ? "yes" : "no", m->fma ? "yes" : "no", m->avx512f ? "yes" : "no");
     fprintf(fp, "blas         %s (%d thread%s)\n", m->blas, m->blas_threads,
-            m->blas_threads == 1 ? "" : "s");
+        m->blas_threads == 1 ? "" : "s");
     fprintf(fp, "mpi          %s\n", m->mpi[0] ? m->mpi : "(not queried)");
     fprintf(fp, "compiler     %s\n", m->compiler);
     fprintf(fp, "papi         %s%s%s\n", m->papi_version[0] ? m->papi_version : "-",
-            m->papi_status[0] ? ": " : "", m->papi_status);
+        m->papi_status[0] ? ": " : "", m->papi_status);
     for (size_t i = 0; i < m->nevents; i++)
         fprintf(fp, "  %-13s %s%s%s\n", m->events[i].name,
-                m->events[i].usable ? "usable" : "unavailable", m->events[i].usable ? "" : ": ",
-                m->events[i].usable ? "" : m->events[i].reason);
+            m->events[i].usable ? "usable" : "unavailable", m->events[i].usable ? "" : ": ",
+            m->events[i].usable ? "" : m->events[i].reason);
 }

@@ -22,20 +22,20 @@ extern "C" {
 
 /** One measured fused-vs-unfused comparison. */
 typedef struct comet_reports_speedup {
-    char op[24];           /**< compound op */
-    char shape[64];        /**< "M=..,N=..,K=.." or attention dims */
-    int threads;           /**< threads */
+    char op[24]; /**< compound op */
+    char shape[64]; /**< "M=..,N=..,K=.." or attention dims */
+    int threads; /**< threads */
     double fused_s, unfused_s; /**< median seconds */
-    double speedup;        /**< unfused / fused medians */
-    double lo, hi;         /**< conservative 95% interval: from the medians' CIs */
+    double speedup; /**< unfused / fused medians */
+    double lo, hi; /**< conservative 95% interval: from the medians' CIs */
 } comet_reports_speedup;
 
 /**
  * Pairs fused and unfused kernel records (same op, shape, threads).
  * @return pairs written (<= cap).
  */
-size_t comet_reports_speedups(json_t *const *recs, size_t n, comet_reports_speedup *out,
-                              size_t cap);
+size_t comet_reports_speedups(
+    json_t *const *recs, size_t n, comet_reports_speedup *out, size_t cap);
 
 /**
  * Builds DIR/report from the inputs in DIR. gnuplot (a child process under

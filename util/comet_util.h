@@ -44,17 +44,17 @@ int comet_util_seterr(char *err, size_t errlen, int rc, const char *fmt, ...)
  * On any failure path is left as it was and the temporary is removed.
  * @return 0 or a negative errno.
  */
-int comet_util_write_atomic(const char *path, const void *data, size_t len, char *err,
-                            size_t errlen);
+int comet_util_write_atomic(
+    const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 /**
  * Opens a temporary file next to path for streaming output. Finish with
  * comet_util_atomic_commit() (fsync + rename) or comet_util_atomic_abort().
  */
 typedef struct comet_util_atomic {
-    FILE *fp;        /**< stream to write to */
-    char *path;      /**< final path */
-    char *tmp_path;  /**< temporary path */
+    FILE *fp; /**< stream to write to */
+    char *path; /**< final path */
+    char *tmp_path; /**< temporary path */
 } comet_util_atomic;
 
 /** Starts an atomic write of path. @return 0 or a negative errno. */
@@ -77,21 +77,21 @@ int comet_util_read_file(const char *path, char **data, size_t *len, char *err, 
 /** Kind of a document node. */
 typedef enum comet_util_doc_kind {
     COMET_DOC_SCALAR = 0, /**< a string, number, boolean or null */
-    COMET_DOC_MAP = 1,    /**< key/value pairs in document order */
-    COMET_DOC_SEQ = 2     /**< a list */
+    COMET_DOC_MAP = 1, /**< key/value pairs in document order */
+    COMET_DOC_SEQ = 2 /**< a list */
 } comet_util_doc_kind;
 
 /** A node of a parsed YAML/JSON document. Keys are kept in order. */
 typedef struct comet_util_doc {
     comet_util_doc_kind kind; /**< node kind */
-    char *key;                /**< key in the parent map, or NULL */
-    char *value;              /**< scalar text (COMET_DOC_SCALAR only) */
-    int quoted;               /**< scalar was quoted (so "1" is a string) */
-    int line;                 /**< 1-based source line */
-    int column;               /**< 1-based source column */
-    size_t n;                 /**< number of children */
+    char *key; /**< key in the parent map, or NULL */
+    char *value; /**< scalar text (COMET_DOC_SCALAR only) */
+    int quoted; /**< scalar was quoted (so "1" is a string) */
+    int line; /**< 1-based source line */
+    int column; /**< 1-based source column */
+    size_t n; /**< number of children */
     struct comet_util_doc **child; /**< children (map values carry key) */
-    const char *file;         /**< source file name (shared by the tree) */
+    const char *file; /**< source file name (shared by the tree) */
 } comet_util_doc;
 
 /**
@@ -101,8 +101,8 @@ typedef struct comet_util_doc {
  */
 int comet_util_doc_load(const char *path, comet_util_doc **out, char *err, size_t errlen);
 /** Same as comet_util_doc_load() on an in-memory buffer; name is used in messages. */
-int comet_util_doc_parse(const char *name, const char *text, size_t len, comet_util_doc **out,
-                         char *err, size_t errlen);
+int comet_util_doc_parse(
+    const char *name, const char *text, size_t len, comet_util_doc **out, char *err, size_t errlen);
 /** Frees a tree returned by the loaders (NULL is fine). */
 void comet_util_doc_free(comet_util_doc *doc);
 
@@ -113,20 +113,20 @@ const comet_util_doc *comet_util_doc_get(const comet_util_doc *map, const char *
  * Reads a required (or optional, if dflt != NULL) finite number field of a
  * map, checking lo <= value <= hi. Messages name file:line and the field.
  */
-int comet_util_doc_number(const comet_util_doc *map, const char *key, const double *dflt,
-                          double lo, double hi, double *out, char *err, size_t errlen);
+int comet_util_doc_number(const comet_util_doc *map, const char *key, const double *dflt, double lo,
+    double hi, double *out, char *err, size_t errlen);
 /** Reads a string field (required unless dflt != NULL). *out points into the tree or dflt. */
 int comet_util_doc_string(const comet_util_doc *map, const char *key, const char *dflt,
-                          const char **out, char *err, size_t errlen);
+    const char **out, char *err, size_t errlen);
 /** Reads a boolean field (true/false/yes/no/on/off/1/0). */
 int comet_util_doc_bool(const comet_util_doc *map, const char *key, const int *dflt, int *out,
-                        char *err, size_t errlen);
+    char *err, size_t errlen);
 /**
  * Checks that every key of map is in the NULL-terminated list allowed,
  * so that a misspelt field is an error, not silently ignored.
  */
-int comet_util_doc_check_keys(const comet_util_doc *map, const char *const *allowed, char *err,
-                              size_t errlen);
+int comet_util_doc_check_keys(
+    const comet_util_doc *map, const char *const *allowed, char *err, size_t errlen);
 /** Formats "file:line" of a node into buf. */
 const char *comet_util_doc_where(const comet_util_doc *node, char *buf, size_t len);
 
@@ -174,10 +174,10 @@ void comet_util_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /** Progress reporter on stderr: "label  i/n  pct  ETA". */
 typedef struct comet_util_progress {
     const char *label; /**< what is being done */
-    size_t total;      /**< number of steps (0 if unknown) */
-    size_t done;       /**< steps finished */
-    double t0;         /**< start time */
-    double last;       /**< last print time */
+    size_t total; /**< number of steps (0 if unknown) */
+    size_t done; /**< steps finished */
+    double t0; /**< start time */
+    double last; /**< last print time */
 } comet_util_progress;
 
 /** Starts a progress line. */

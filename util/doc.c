@@ -65,8 +65,8 @@ static int node_add(comet_util_doc *parent, comet_util_doc *c)
     return 0;
 }
 
-int comet_util_doc_parse(const char *name, const char *text, size_t len, comet_util_doc **out,
-                         char *err, size_t errlen)
+int comet_util_doc_parse(
+    const char *name, const char *text, size_t len, comet_util_doc **out, char *err, size_t errlen)
 {
     yaml_parser_t parser;
     yaml_event_t ev;
@@ -91,45 +91,45 @@ int comet_util_doc_parse(const char *name, const char *text, size_t len, comet_u
     for (;;) {
         if (!yaml_parser_parse(&parser, &ev)) {
             rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu:%zu: %s%s%s", file,
-                                   parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                   parser.problem ? parser.problem : "syntax error",
-                                   parser.context ? " " : "", parser.context ? parser.context : "");
+                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                parser.problem ? parser.problem : "syntax error", parser.context ? " " : "",
+                parser.context ? parser.context : "");
             goto fail;
         }
         have_event = 1;
         if (ev.type == YAML_STREAM_END_EVENT)
             break;
         if (ev.type == YAML_DOCUMENT_START_EVENT && root) {
-            rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu: only one document allowed",
-                                   file, ev.start_mark.line + 1);
+            rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu: only one document allowed", file,
+                ev.start_mark.line + 1);
             goto fail;
         }
-        if (ev.type == YAML_ALIAS_EVENT ||
-            ((ev.type == YAML_SCALAR_EVENT && ev.data.scalar.anchor) ||
-             (ev.type == YAML_MAPPING_START_EVENT && ev.data.mapping_start.anchor) ||
-             (ev.type == YAML_SEQUENCE_START_EVENT && ev.data.sequence_start.anchor))) {
+        if (ev.type == YAML_ALIAS_EVENT
+            || ((ev.type == YAML_SCALAR_EVENT && ev.data.scalar.anchor)
+                || (ev.type == YAML_MAPPING_START_EVENT && ev.data.mapping_start.anchor)
+                || (ev.type == YAML_SEQUENCE_START_EVENT && ev.data.sequence_start.anchor))) {
             rc = comet_util_seterr(err, errlen, -EINVAL,
-                                   "%s:%zu:%zu: anchors and aliases are not supported", file,
-                                   ev.start_mark.line + 1, ev.start_mark.column + 1);
+                "%s:%zu:%zu: anchors and aliases are not supported", file, ev.start_mark.line + 1,
+                ev.start_mark.column + 1);
             goto fail;
         }
         comet_util_doc *nd = NULL;
-        if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT ||
-            ev.type == YAML_SEQUENCE_START_EVENT) {
+        if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_MAPPING_START_EVENT
+            || ev.type == YAML_SEQUENCE_START_EVENT) {
             if (++nodes > DOC_MAX_NODES) {
                 rc = comet_util_seterr(err, errlen, -E2BIG, "%s: document too large", file);
                 goto fail;
             }
             /* Scalar in key position of a map: remember it as the pending key. */
-            if (ev.type == YAML_SCALAR_EVENT && depth > 0 && stack[depth - 1]->kind == COMET_DOC_MAP &&
-                !pending_key[depth - 1]) {
+            if (ev.type == YAML_SCALAR_EVENT && depth > 0 && stack[depth - 1]->kind == COMET_DOC_MAP
+                && !pending_key[depth - 1]) {
                 const char *k = (const char *)ev.data.scalar.value;
                 comet_util_doc *m = stack[depth - 1];
                 for (size_t i = 0; i < m->n; i++)
                     if (!strcmp(m->child[i]->key, k)) {
-                        rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu:%zu: duplicate key '%s'",
-                                               file, ev.start_mark.line + 1,
-                                               ev.start_mark.column + 1, k);
+                        rc = comet_util_seterr(err, errlen, -EINVAL,
+                            "%s:%zu:%zu: duplicate key '%s'", file, ev.start_mark.line + 1,
+                            ev.start_mark.column + 1, k);
                         goto fail;
                     }
                 pending_key[depth - 1] = strdup(k);
@@ -143,13 +143,13 @@ int comet_util_doc_parse(const char *name, const char *text, size_t len, comet_u
             }
             if (depth > 0 && stack[depth - 1]->kind == COMET_DOC_MAP && !pending_key[depth - 1]) {
                 rc = comet_util_seterr(err, errlen, -EINVAL,
-                                       "%s:%zu:%zu: map keys must be plain scalars", file,
-                                       ev.start_mark.line + 1, ev.start_mark.column + 1);
+                    "%s:%zu:%zu: map keys must be plain scalars", file, ev.start_mark.line + 1,
+                    ev.start_mark.column + 1);
                 goto fail;
             }
-            comet_util_doc_kind kind = ev.type == YAML_SCALAR_EVENT          ? COMET_DOC_SCALAR
-                                       : ev.type == YAML_MAPPING_START_EVENT ? COMET_DOC_MAP
-                                                                             : COMET_DOC_SEQ;
+            comet_util_doc_kind kind = ev.type == YAML_SCALAR_EVENT ? COMET_DOC_SCALAR
+                : ev.type == YAML_MAPPING_START_EVENT               ? COMET_DOC_MAP
+                                                                    : COMET_DOC_SEQ;
             nd = node_new(kind, &ev.start_mark, file);
             if (!nd) {
                 rc = comet_util_seterr(err, errlen, -ENOMEM, "out of memory");
@@ -157,8 +157,8 @@ int comet_util_doc_parse(const char *name, const char *text, size_t len, comet_u
             }
             if (kind == COMET_DOC_SCALAR) {
                 nd->value = strdup((const char *)ev.data.scalar.value);
-                nd->quoted = ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                             ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+                nd->quoted = ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE
+                    || ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
                 if (!nd->value) {
                     node_free(nd);
                     rc = comet_util_seterr(err, errlen, -ENOMEM, "out of memory");
@@ -182,7 +182,7 @@ int comet_util_doc_parse(const char *name, const char *text, size_t len, comet_u
             if (kind != COMET_DOC_SCALAR) {
                 if (depth >= DOC_MAX_DEPTH) {
                     rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu: nesting deeper than %d",
-                                           file, ev.start_mark.line + 1, DOC_MAX_DEPTH);
+                        file, ev.start_mark.line + 1, DOC_MAX_DEPTH);
                     goto fail;
                 }
                 stack[depth++] = nd;
@@ -248,8 +248,8 @@ const char *comet_util_doc_where(const comet_util_doc *node, char *buf, size_t l
     return buf;
 }
 
-int comet_util_doc_number(const comet_util_doc *map, const char *key, const double *dflt,
-                          double lo, double hi, double *out, char *err, size_t errlen)
+int comet_util_doc_number(const comet_util_doc *map, const char *key, const double *dflt, double lo,
+    double hi, double *out, char *err, size_t errlen)
 {
     char w[256];
     const comet_util_doc *n = comet_util_doc_get(map, key);
@@ -259,25 +259,25 @@ int comet_util_doc_number(const comet_util_doc *map, const char *key, const doub
             return 0;
         }
         return comet_util_seterr(err, errlen, -EINVAL, "%s: missing field '%s'",
-                                 comet_util_doc_where(map, w, sizeof w), key);
+            comet_util_doc_where(map, w, sizeof w), key);
     }
     if (n->kind != COMET_DOC_SCALAR || n->quoted)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: field '%s' must be a number",
-                                 comet_util_doc_where(n, w, sizeof w), key);
+            comet_util_doc_where(n, w, sizeof w), key);
     double v;
     if (comet_util_parse_double(n->value, &v) != 0)
         return comet_util_seterr(err, errlen, -EINVAL,
-                                 "%s: field '%s': '%s' is not a finite number",
-                                 comet_util_doc_where(n, w, sizeof w), key, n->value);
+            "%s: field '%s': '%s' is not a finite number", comet_util_doc_where(n, w, sizeof w),
+            key, n->value);
     if (v < lo || v > hi)
         return comet_util_seterr(err, errlen, -ERANGE, "%s: field '%s' = %g is outside [%g, %g]",
-                                 comet_util_doc_where(n, w, sizeof w), key, v, lo, hi);
+            comet_util_doc_where(n, w, sizeof w), key, v, lo, hi);
     *out = v;
     return 0;
 }
 
 int comet_util_doc_string(const comet_util_doc *map, const char *key, const char *dflt,
-                          const char **out, char *err, size_t errlen)
+    const char **out, char *err, size_t errlen)
 {
     char w[256];
     const comet_util_doc *n = comet_util_doc_get(map, key);
@@ -287,17 +287,17 @@ int comet_util_doc_string(const comet_util_doc *map, const char *key, const char
             return 0;
         }
         return comet_util_seterr(err, errlen, -EINVAL, "%s: missing field '%s'",
-                                 comet_util_doc_where(map, w, sizeof w), key);
+            comet_util_doc_where(map, w, sizeof w), key);
     }
     if (n->kind != COMET_DOC_SCALAR)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: field '%s' must be a string",
-                                 comet_util_doc_where(n, w, sizeof w), key);
+            comet_util_doc_where(n, w, sizeof w), key);
     *out = n->value;
     return 0;
 }
 
-int comet_util_doc_bool(const comet_util_doc *map, const char *key, const int *dflt, int *out,
-                        char *err, size_t errlen)
+int comet_util_doc_bool(
+    const comet_util_doc *map, const char *key, const int *dflt, int *out, char *err, size_t errlen)
 {
     char w[256];
     const comet_util_doc *n = comet_util_doc_get(map, key);
@@ -307,9 +307,9 @@ int comet_util_doc_bool(const comet_util_doc *map, const char *key, const int *d
             return 0;
         }
         return comet_util_seterr(err, errlen, -EINVAL, "%s: missing field '%s'",
-                                 comet_util_doc_where(map, w, sizeof w), key);
+            comet_util_doc_where(map, w, sizeof w), key);
     }
-    static const char *yes[] = {"true", "yes", "on", "1"}, *no[] = {"false", "no", "off", "0"};
+    static const char *yes[] = { "true", "yes", "on", "1" }, *no[] = { "false", "no", "off", "0" };
     if (n->kind == COMET_DOC_SCALAR)
         for (int i = 0; i < 4; i++) {
             if (!strcasecmp(n->value, yes[i])) {
@@ -322,16 +322,16 @@ int comet_util_doc_bool(const comet_util_doc *map, const char *key, const int *d
             }
         }
     return comet_util_seterr(err, errlen, -EINVAL, "%s: field '%s' must be true or false",
-                             comet_util_doc_where(n, w, sizeof w), key);
+        comet_util_doc_where(n, w, sizeof w), key);
 }
 
-int comet_util_doc_check_keys(const comet_util_doc *map, const char *const *allowed, char *err,
-                              size_t errlen)
+int comet_util_doc_check_keys(
+    const comet_util_doc *map, const char *const *allowed, char *err, size_t errlen)
 {
     char w[256];
     if (!map || map->kind != COMET_DOC_MAP)
-        return comet_util_seterr(err, errlen, -EINVAL, "%s: expected a map",
-                                 comet_util_doc_where(map, w, sizeof w));
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "%s: expected a map", comet_util_doc_where(map, w, sizeof w));
     for (size_t i = 0; i < map->n; i++) {
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
@@ -341,8 +341,7 @@ int comet_util_doc_check_keys(const comet_util_doc *map, const char *const *allo
             }
         if (!ok)
             return comet_util_seterr(err, errlen, -EINVAL, "%s: unknown field '%s'",
-                                     comet_util_doc_where(map->child[i], w, sizeof w),
-                                     map->child[i]->key);
+                comet_util_doc_where(map->child[i], w, sizeof w), map->child[i]->key);
     }
     return 0;
 }

@@ -110,20 +110,20 @@ int comet_util_atomic_commit(comet_util_atomic *a, char *err, size_t errlen)
     if (!a->fp)
         return comet_util_seterr(err, errlen, -EINVAL, "atomic write not open");
     if (fflush(a->fp) != 0 || ferror(a->fp) || fsync(fileno(a->fp)) != 0) {
-        rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s",
-                               a->path, strerror(errno ? errno : EIO));
+        rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s", a->path,
+            strerror(errno ? errno : EIO));
         goto fail;
     }
     if (fclose(a->fp) != 0) {
         a->fp = NULL;
-        rc = comet_util_seterr(err, errlen, -errno, "%s: write failed: %s", a->path,
-                               strerror(errno));
+        rc = comet_util_seterr(
+            err, errlen, -errno, "%s: write failed: %s", a->path, strerror(errno));
         goto fail;
     }
     a->fp = NULL;
     if (rename(a->tmp_path, a->path) != 0) {
-        rc = comet_util_seterr(err, errlen, -errno, "%s: cannot rename into place: %s", a->path,
-                               strerror(errno));
+        rc = comet_util_seterr(
+            err, errlen, -errno, "%s: cannot rename into place: %s", a->path, strerror(errno));
         goto fail;
     }
     fsync_dir_of(a->path);
@@ -136,8 +136,8 @@ fail:
     return rc;
 }
 
-int comet_util_write_atomic(const char *path, const void *data, size_t len, char *err,
-                            size_t errlen)
+int comet_util_write_atomic(
+    const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     comet_util_atomic a;
     int rc = comet_util_atomic_open(&a, path, err, errlen);
@@ -145,7 +145,7 @@ int comet_util_write_atomic(const char *path, const void *data, size_t len, char
         return rc;
     if (len && fwrite(data, 1, len, a.fp) != len) {
         rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s", path,
-                               strerror(errno ? errno : EIO));
+            strerror(errno ? errno : EIO));
         comet_util_atomic_abort(&a);
         return rc;
     }
@@ -163,19 +163,18 @@ int comet_util_mkdir_p(const char *path, char *err, size_t errlen)
             continue;
         *p = '\0';
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return comet_util_seterr(err, errlen, -errno, "%s: cannot create directory: %s", buf,
-                                     strerror(errno));
+            return comet_util_seterr(
+                err, errlen, -errno, "%s: cannot create directory: %s", buf, strerror(errno));
         *p = '/';
     }
     if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return comet_util_seterr(err, errlen, -errno, "%s: cannot create directory: %s", buf,
-                                 strerror(errno));
+        return comet_util_seterr(
+            err, errlen, -errno, "%s: cannot create directory: %s", buf, strerror(errno));
     struct stat st;
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
         return comet_util_seterr(err, errlen, -ENOTDIR, "%s: not a directory", buf);
     if (access(buf, W_OK) != 0)
-        return comet_util_seterr(err, errlen, -errno, "%s: not writable: %s", buf,
-                                 strerror(errno));
+        return comet_util_seterr(err, errlen, -errno, "%s: not writable: %s", buf, strerror(errno));
     return 0;
 }
 
@@ -330,10 +329,9 @@ void comet_util_progress_step(comet_util_progress *p, size_t steps, const char *
         double frac = (double)p->done / (double)p->total;
         double eta = frac > 0 ? el * (1.0 / frac - 1.0) : 0.0;
         fprintf(stderr, "\r%s: %zu/%zu (%3.0f%%) %6.1fs elapsed, ETA %5.1fs %s\033[K", p->label,
-                p->done, p->total, 100.0 * frac, el, eta, note ? note : "");
+            p->done, p->total, 100.0 * frac, el, eta, note ? note : "");
     } else {
-        fprintf(stderr, "\r%s: %zu done %6.1fs %s\033[K", p->label, p->done, el,
-                note ? note : "");
+        fprintf(stderr, "\r%s: %zu done %6.1fs %s\033[K", p->label, p->done, el, note ? note : "");
     }
     fflush(stderr);
 }
@@ -342,7 +340,7 @@ void comet_util_progress_end(comet_util_progress *p)
 {
     if (comet_util_verbosity >= 0)
         fprintf(stderr, "\r%s: %zu steps in %.1fs\033[K\n", p->label, p->done,
-                comet_util_now() - p->t0);
+            comet_util_now() - p->t0);
 }
 
 static void on_signal(int sig)

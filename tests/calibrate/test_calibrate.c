@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "comet_calibrate.h"
@@ -99,7 +100,7 @@ static void test_saturating(void **st)
 static void test_err_stats(void **st)
 {
     (void)st;
-    double e[5] = {0.1, -0.3, 0.2, 0.05, -0.5}, med, p90;
+    double e[5] = { 0.1, -0.3, 0.2, 0.05, -0.5 }, med, p90;
     comet_calibrate_err_stats(e, 5, &med, &p90);
     assert_true(fabs(med - 0.2) < 1e-12);
     assert_true(p90 > 0.3 && p90 <= 0.5);
@@ -113,30 +114,40 @@ static void test_profile_roundtrip(void **st)
     char path[] = "/tmp/comet-cal-XXXXXX";
     int fd = mkstemp(path);
     FILE *fp = fdopen(fd, "w");
-    fprintf(fp, "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"machine\":{\"id\":\"abc\","
-                "\"hostname\":\"h\",\"cores\":2,\"mhz\":2000,\"isa\":{\"fma\":true},\"caches\":[{\"level\":2,\"size\":1048576},"
-                "{\"level\":3,\"size\":33554432}]}}\n");
-    double Ms[2] = {256, 1024};
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"machine\":{\"id\":"
+        "\"abc\","
+        "\"hostname\":\"h\",\"cores\":2,\"mhz\":2000,\"isa\":{\"fma\":true},\"caches\":[{\"level\":"
+        "2,\"size\":1048576},"
+        "{\"level\":3,\"size\":33554432}]}}\n");
+    double Ms[2] = { 256, 1024 };
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < 2; c++) {
                 double M = Ms[a], N = Ms[b], K = Ms[c], eff = 0.5 + 0.1 * a + 0.1 * b + 0.1 * c;
                 double t = 2 * M * N * K / (eff * 32 * 2e9);
-                fprintf(fp, "{\"schema\":\"comet.record.v1\",\"kind\":\"kernel\",\"run_id\":\"r1\",\"op\":\"sgemm\",\"variant\":\"blas\","
-                            "\"shape\":{\"M\":%g,\"N\":%g,\"K\":%g},\"threads\":1,\"stats\":{\"n\":1,\"median_s\":%.9g,\"ci_lo_s\":%.9g,\"ci_hi_s\":%.9g,\"min_s\":%.9g,\"samples_s\":[%.9g]}}\n",
-                        M, N, K, t, t, t, t, t);
+                fprintf(fp,
+                    "{\"schema\":\"comet.record.v1\",\"kind\":\"kernel\",\"run_id\":\"r1\",\"op\":"
+                    "\"sgemm\",\"variant\":\"blas\","
+                    "\"shape\":{\"M\":%g,\"N\":%g,\"K\":%g},\"threads\":1,\"stats\":{\"n\":1,"
+                    "\"median_s\":%.9g,\"ci_lo_s\":%.9g,\"ci_hi_s\":%.9g,\"min_s\":%.9g,\"samples_"
+                    "s\":[%.9g]}}\n",
+                    M, N, K, t, t, t, t, t);
             }
-    double sizes[8] = {4096, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456},
-           bws[8] = {200, 200, 200, 90, 90, 90, 30, 30};
+    double sizes[8] = { 4096, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456 },
+           bws[8] = { 200, 200, 200, 90, 90, 90, 30, 30 };
     for (int i = 0; i < 8; i++)
-        fprintf(fp, "{\"schema\":\"comet.record.v1\",\"kind\":\"memory\",\"run_id\":\"r1\",\"op\":\"triad\",\"variant\":\"avx2\","
-                    "\"shape\":{\"bytes\":%g},\"threads\":1,\"gbs\":%g,\"stats\":{\"n\":1,\"median_s\":1e-3,\"ci_lo_s\":1e-3,\"ci_hi_s\":1e-3,\"min_s\":1e-3,\"samples_s\":[1e-3]}}\n",
-                sizes[i], bws[i]);
+        fprintf(fp,
+            "{\"schema\":\"comet.record.v1\",\"kind\":\"memory\",\"run_id\":\"r1\",\"op\":"
+            "\"triad\",\"variant\":\"avx2\","
+            "\"shape\":{\"bytes\":%g},\"threads\":1,\"gbs\":%g,\"stats\":{\"n\":1,\"median_s\":1e-"
+            "3,\"ci_lo_s\":1e-3,\"ci_hi_s\":1e-3,\"min_s\":1e-3,\"samples_s\":[1e-3]}}\n",
+            sizes[i], bws[i]);
     fclose(fp);
     json_t **recs = NULL;
     size_t n = 0;
     char err[COMET_ERRLEN];
-    const char *paths[1] = {path};
+    const char *paths[1] = { path };
     assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
     comet_model_hw hw, back;
     if (comet_calibrate_build(recs, n, &hw, err, sizeof err) != 0)
@@ -144,7 +155,8 @@ static void test_profile_roundtrip(void **st)
     assert_true(fabs(hw.dram.bw * hw.clock_ghz - 30) < 1e-9);
     assert_true(fabs(comet_model_gemm_eff(&hw, 256, 256, 256, 1) - 0.5) < 1e-9);
     assert_true(fabs(comet_model_gemm_eff(&hw, 1024, 1024, 1024, 1) - 0.8) < 1e-9);
-    double e1 = comet_model_gemm_eff(&hw, 300, 256, 256, 1), e2 = comet_model_gemm_eff(&hw, 600, 256, 256, 1);
+    double e1 = comet_model_gemm_eff(&hw, 300, 256, 256, 1),
+           e2 = comet_model_gemm_eff(&hw, 600, 256, 256, 1);
     assert_true(e1 > 0.5 && e1 < e2 && e2 < 0.6); /* monotone between grid points */
     json_t *j = comet_model_hw_to_json(&hw);
     char *text = json_dumps(j, 0);
@@ -161,7 +173,9 @@ static void test_profile_roundtrip(void **st)
     free(recs);
     /* a corrupted middle line is an error naming the line */
     fp = fopen(path, "a");
-    fprintf(fp, "{\"schema\":\"comet.record.v1\",\"kind\":\"memory\",\"op\":\ngarbage\n{\"schema\":\"comet.record.v1\",\"kind\":\"run\"}\n");
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v1\",\"kind\":\"memory\",\"op\":\ngarbage\n{\"schema\":\"comet."
+        "record.v1\",\"kind\":\"run\"}\n");
     fclose(fp);
     assert_int_not_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
     assert_non_null(strstr(err, ":18"));
@@ -171,9 +185,12 @@ static void test_profile_roundtrip(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_recovers_alpha_beta), cmocka_unit_test(test_hockney_breakpoint),
-        cmocka_unit_test(test_plateaus),                 cmocka_unit_test(test_saturating),
-        cmocka_unit_test(test_err_stats),                cmocka_unit_test(test_profile_roundtrip),
+        cmocka_unit_test(test_line_recovers_alpha_beta),
+        cmocka_unit_test(test_hockney_breakpoint),
+        cmocka_unit_test(test_plateaus),
+        cmocka_unit_test(test_saturating),
+        cmocka_unit_test(test_err_stats),
+        cmocka_unit_test(test_profile_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

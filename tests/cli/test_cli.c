@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <fcntl.h>
@@ -75,47 +76,47 @@ static void expect_usage_error(char *const args[], const char *must_contain)
 static void test_unknown_subcommand(void **s)
 {
     (void)s;
-    char *a[] = {"frobnicate", NULL};
+    char *a[] = { "frobnicate", NULL };
     expect_usage_error(a, "frobnicate");
 }
 
 static void test_unknown_flag(void **s)
 {
     (void)s;
-    char *a[] = {"probe", "--no-such-flag", NULL};
+    char *a[] = { "probe", "--no-such-flag", NULL };
     expect_usage_error(a, "--no-such-flag");
 }
 
 static void test_missing_value(void **s)
 {
     (void)s;
-    char *a[] = {"probe", "--l2", NULL};
+    char *a[] = { "probe", "--l2", NULL };
     expect_usage_error(a, "--l2");
 }
 
 static void test_bad_value(void **s)
 {
     (void)s;
-    char *a[] = {"probe", "--l2", "-5", NULL};
+    char *a[] = { "probe", "--l2", "-5", NULL };
     expect_usage_error(a, "--l2");
-    char *b[] = {"probe", "--l3", "99999999999999999999999", NULL};
+    char *b[] = { "probe", "--l3", "99999999999999999999999", NULL };
     expect_usage_error(b, "--l3");
 }
 
 static void test_help_everywhere(void **s)
 {
     (void)s;
-    const char *subs[] = {"probe", "bench", "calibrate", "predict", "explore",
-                          "validate", "report", "run"};
+    const char *subs[]
+        = { "probe", "bench", "calibrate", "predict", "explore", "validate", "report", "run" };
     char out[65536], err[65536];
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        char *a[] = {(char *)subs[i], "--help", NULL};
+        char *a[] = { (char *)subs[i], "--help", NULL };
         int st = run(a, out, sizeof out, err, sizeof err);
         if (st != 0)
             fail_msg("comet %s --help exited %d", subs[i], st);
         assert_non_null(strstr(out, "usage: comet"));
     }
-    char *a[] = {"--help", NULL};
+    char *a[] = { "--help", NULL };
     assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         assert_non_null(strstr(out, subs[i]));
@@ -125,7 +126,7 @@ static void test_no_args(void **s)
 {
     (void)s;
     char out[65536], err[65536];
-    char *a[] = {NULL};
+    char *a[] = { NULL };
     assert_int_equal(run(a, out, sizeof out, err, sizeof err), 2);
 }
 
@@ -133,7 +134,7 @@ static void test_probe_json(void **s)
 {
     (void)s;
     char out[65536], err[65536];
-    char *a[] = {"probe", "--json", "--no-papi", NULL};
+    char *a[] = { "probe", "--json", "--no-papi", NULL };
     assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);
     assert_non_null(strstr(out, "\"cores\""));
     assert_non_null(strstr(out, "\"caches\""));
@@ -142,9 +143,12 @@ static void test_probe_json(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unknown_subcommand), cmocka_unit_test(test_unknown_flag),
-        cmocka_unit_test(test_missing_value),      cmocka_unit_test(test_bad_value),
-        cmocka_unit_test(test_help_everywhere),    cmocka_unit_test(test_no_args),
+        cmocka_unit_test(test_unknown_subcommand),
+        cmocka_unit_test(test_unknown_flag),
+        cmocka_unit_test(test_missing_value),
+        cmocka_unit_test(test_bad_value),
+        cmocka_unit_test(test_help_everywhere),
+        cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_probe_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

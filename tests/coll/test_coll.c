@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -18,7 +19,7 @@ static int run(const char *args, char *errout, size_t errlen)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s %s 2>/tmp/comet-coll-test.err >/dev/null", getenv("COMET_BINARY"),
-             args);
+        args);
     int st = system(cmd);
     FILE *fp = fopen("/tmp/comet-coll-test.err", "r");
     size_t n = fp ? fread(errout, 1, errlen - 1, fp) : 0;
@@ -34,9 +35,9 @@ static void test_quick_records(void **s)
     char dir[] = "/tmp/comet-coll-XXXXXX", err[8192], cmd[512];
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof cmd,
-             "bench collectives --np 2 --colls pingpong,allreduce,allgather,reduce_scatter,bcast,"
-             "alltoall,reduce --sizes 8,1K,64K --out %s -q",
-             dir);
+        "bench collectives --np 2 --colls pingpong,allreduce,allgather,reduce_scatter,bcast,"
+        "alltoall,reduce --sizes 8,1K,64K --out %s -q",
+        dir);
     int rc = run(cmd, err, sizeof err);
     if (rc != 0)
         fail_msg("exit %d: %s", rc, err);
@@ -55,7 +56,8 @@ static void test_quick_records(void **s)
             recs++;
             assert_true(json_is_true(json_object_get(j, "valid")));
             assert_int_equal(json_integer_value(json_object_get(j, "ranks")), 2);
-            assert_true(json_number_value(json_object_get(json_object_get(j, "stats"), "median_s")) > 0);
+            assert_true(
+                json_number_value(json_object_get(json_object_get(j, "stats"), "median_s")) > 0);
             assert_non_null(json_object_get(j, "busbw_GBs"));
         }
         json_decref(j);
@@ -73,8 +75,9 @@ static void test_dead_rank(void **s)
     (void)s;
     char err[8192];
     setenv("COMET_TEST_KILL_RANK", "1", 1);
-    int rc = run("bench collectives --np 2 --colls allreduce --sizes 8 --timeout 30 --out /tmp/comet-coll-dead -q",
-                 err, sizeof err);
+    int rc = run("bench collectives --np 2 --colls allreduce --sizes 8 --timeout 30 --out "
+                 "/tmp/comet-coll-dead -q",
+        err, sizeof err);
     unsetenv("COMET_TEST_KILL_RANK");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err, "comet: bench collectives:"));

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -22,10 +23,10 @@ static void test_veth(void **s)
     (void)s;
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "%s run sh -c '%s bench collectives --colls pingpong,allreduce --algs auto "
-             "--sizes 1K,1M,16M --timeout 200 --launcher-args \"$COMET_NETNS_LAUNCHER\" "
-             "--out /tmp/comet-netns-test -q'",
-             script, getenv("COMET_BINARY"));
+        "%s run sh -c '%s bench collectives --colls pingpong,allreduce --algs auto "
+        "--sizes 1K,1M,16M --timeout 200 --launcher-args \"$COMET_NETNS_LAUNCHER\" "
+        "--out /tmp/comet-netns-test -q'",
+        script, getenv("COMET_BINARY"));
     int st = system(cmd);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     FILE *p = popen("cat /tmp/comet-netns-test/results/collectives-*.jsonl", "r");
@@ -40,8 +41,9 @@ static void test_veth(void **s)
             recs++;
             assert_true(json_is_true(json_object_get(j, "valid")));
             assert_true(!strncmp(json_string_value(json_object_get(j, "link")), "tcp", 3));
-            if (!strcmp(json_string_value(json_object_get(j, "op")), "pingpong") &&
-                json_integer_value(json_object_get(json_object_get(j, "shape"), "bytes")) == 16 << 20)
+            if (!strcmp(json_string_value(json_object_get(j, "op")), "pingpong")
+                && json_integer_value(json_object_get(json_object_get(j, "shape"), "bytes"))
+                    == 16 << 20)
                 big = json_number_value(json_object_get(j, "algbw_GBs"));
         }
         json_decref(j);
@@ -50,14 +52,15 @@ static void test_veth(void **s)
     pclose(p);
     assert_int_equal(recs, 6);
     printf("# 16 MiB ping-pong over the 1 Gbit/s tbf veth: %.4f GB/s = %.1f%% of the rate\n", big,
-           100 * big / 0.125);
+        100 * big / 0.125);
 }
 
 int main(void)
 {
     const char *src = getenv("COMET_SOURCE_DIR");
     snprintf(script, sizeof script, "%s/scripts/netns-veth.sh", src ? src : "..");
-    if (geteuid() != 0 || system("command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1") != 0) {
+    if (geteuid() != 0
+        || system("command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1") != 0) {
         printf("# skipped: needs root, ip and tc\n");
         return 77;
     }
@@ -69,7 +72,7 @@ int main(void)
         (void)system(cmd);
         return 77;
     }
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_veth)};
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_veth) };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     snprintf(cmd, sizeof cmd, "%s down >/dev/null 2>&1; rm -rf /tmp/comet-netns-test", script);
     (void)system(cmd);

@@ -14,8 +14,8 @@ static inline void kref_fill(float *x, size_t n, unsigned seed, float lo, float 
     }
 }
 
-static inline void kref_gemm(size_t M, size_t N, size_t K, double alpha, const float *A,
-                             const float *B, double *C)
+static inline void kref_gemm(
+    size_t M, size_t N, size_t K, double alpha, const float *A, const float *B, double *C)
 {
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
@@ -53,8 +53,8 @@ static inline void kref_softmax_row(double *x, size_t n)
         x[j] /= s;
 }
 
-static inline void kref_layernorm_row(double *x, size_t n, const float *g, const float *b,
-                                      double eps)
+static inline void kref_layernorm_row(
+    double *x, size_t n, const float *g, const float *b, double eps)
 {
     double mean = 0, var = 0;
     for (size_t j = 0; j < n; j++)
@@ -70,8 +70,8 @@ static inline void kref_layernorm_row(double *x, size_t n, const float *g, const
 
 /* Returns the max |got - ref| / (tol_rel*|ref| + tol_abs) (<= 1 passes);
  * NaN must match NaN. */
-static inline double kref_compare(const float *got, const double *ref, size_t n, double tol_rel,
-                                  double tol_abs, size_t *worst)
+static inline double kref_compare(
+    const float *got, const double *ref, size_t n, double tol_rel, double tol_abs, size_t *worst)
 {
     double w = 0;
     for (size_t i = 0; i < n; i++) {

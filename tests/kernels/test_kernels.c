@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "comet_kernels.h"
@@ -29,7 +30,7 @@ typedef struct case_t {
 } case_t;
 
 static void run_gemm_op(int layernorm, comet_kernels_variant v, size_t M, size_t N, size_t K,
-                        int threads, int ukernel, size_t tile_m, float lo, float hi)
+    int threads, int ukernel, size_t tile_m, float lo, float hi)
 {
     float *A = malloc(M * K * sizeof(float)), *B = malloc(K * N * sizeof(float));
     float *Y = malloc(M * N * sizeof(float)), *g = malloc(N * sizeof(float)),
@@ -46,7 +47,7 @@ static void run_gemm_op(int layernorm, comet_kernels_variant v, size_t M, size_t
     p.tile_m = tile_m;
     p.scale = layernorm ? 0 : 0.125f;
     p.eps = 1e-5f;
-    comet_kernels_shape s = {.M = M, .N = N, .K = K};
+    comet_kernels_shape s = { .M = M, .N = N, .K = K };
     comet_kernels_op op = layernorm ? COMET_KERNELS_GEMM_LAYERNORM : COMET_KERNELS_GEMM_SOFTMAX;
     size_t ws = 0;
     assert_int_equal(comet_kernels_workspace_size(op, v, &s, &p, &ws), 0);
@@ -64,13 +65,13 @@ static void run_gemm_op(int layernorm, comet_kernels_variant v, size_t M, size_t
     size_t worst = 0;
     double tol = tol_for_k(K) * (hi > 2 ? 64 : 1); /* large inputs amplify exp's error */
     /* LayerNorm divides by the row's std: relative error scales with 1/std */
-    double e = kref_compare(Y, R, M * N, tol * (layernorm ? 16 : 1), layernorm ? 1e-4 : 1e-9,
-                            &worst);
+    double e
+        = kref_compare(Y, R, M * N, tol * (layernorm ? 16 : 1), layernorm ? 1e-4 : 1e-9, &worst);
     if (e > 1.0)
         fail_msg("%s %s M=%zu N=%zu K=%zu thr=%d uk=%d tile=%zu: err ratio %.3g at %zu "
                  "(got %.9g want %.9g)",
-                 layernorm ? "layernorm" : "softmax", comet_kernels_variant_name(v), M, N, K,
-                 threads, ukernel, tile_m, e, worst, Y[worst], R[worst]);
+            layernorm ? "layernorm" : "softmax", comet_kernels_variant_name(v), M, N, K, threads,
+            ukernel, tile_m, e, worst, Y[worst], R[worst]);
     free(A);
     free(B);
     free(Y);
@@ -80,9 +81,9 @@ static void run_gemm_op(int layernorm, comet_kernels_variant v, size_t M, size_t
     free(w);
 }
 
-static const case_t shapes[] = {{1, 1, 1},   {1, 17, 3},   {7, 1, 5},    {13, 31, 1},
-                                {6, 16, 16}, {37, 53, 29}, {64, 100, 64}, {97, 257, 96},
-                                {50, 70, 200}, {128, 1000, 16}};
+static const case_t shapes[]
+    = { { 1, 1, 1 }, { 1, 17, 3 }, { 7, 1, 5 }, { 13, 31, 1 }, { 6, 16, 16 }, { 37, 53, 29 },
+          { 64, 100, 64 }, { 97, 257, 96 }, { 50, 70, 200 }, { 128, 1000, 16 } };
 
 static void test_gemm_softmax_all(void **st)
 {
@@ -91,8 +92,8 @@ static void test_gemm_softmax_all(void **st)
         for (int v = 0; v < 2; v++)
             for (int uk = 0; uk <= 2; uk++)
                 for (int thr = 1; thr <= 2; thr++)
-                    run_gemm_op(0, (comet_kernels_variant)v, shapes[c].M, shapes[c].N,
-                                shapes[c].K, thr, uk, c % 2 ? 7 : 0, -1, 1);
+                    run_gemm_op(0, (comet_kernels_variant)v, shapes[c].M, shapes[c].N, shapes[c].K,
+                        thr, uk, c % 2 ? 7 : 0, -1, 1);
 }
 
 static void test_gemm_layernorm_all(void **st)
@@ -102,7 +103,7 @@ static void test_gemm_layernorm_all(void **st)
         for (int v = 0; v < 2; v++)
             for (int uk = 0; uk <= 2; uk++)
                 run_gemm_op(1, (comet_kernels_variant)v, shapes[c].M, shapes[c].N, shapes[c].K,
-                            1 + (int)(c % 2), uk, c % 3 ? 5 : 0, -1, 1);
+                    1 + (int)(c % 2), uk, c % 3 ? 5 : 0, -1, 1);
 }
 
 /* Inputs whose logits approach expf's overflow (|x| near 88). */
@@ -139,8 +140,8 @@ static void test_softmax_masks_and_nan(void **st)
             X[j] = -INFINITY; /* row 0 fully masked -> zeros */
         for (size_t j = 0; j < N; j += 2)
             X[N + j] = -INFINITY; /* row 1 half masked */
-        X[2 * N + 36] = NAN;      /* row 2: NaN in the tail */
-        X[3 * N + 0] = NAN;       /* row 3: NaN first (order-dependent max drops it) */
+        X[2 * N + 36] = NAN; /* row 2: NaN in the tail */
+        X[3 * N + 0] = NAN; /* row 3: NaN first (order-dependent max drops it) */
         assert_int_equal(comet_kernels_softmax_rows(4, N, X, N, Y, N, 1.0f, 1), 0);
         for (size_t j = 0; j < N; j++) {
             assert_true(Y[j] == 0.0f);
@@ -189,7 +190,7 @@ static void test_layernorm_rows_edge(void **st)
 }
 
 static void ref_attention(const comet_kernels_shape *s, int causal, float scale, const float *Q,
-                          const float *K, const float *V, double *O)
+    const float *K, const float *V, double *O)
 {
     size_t lq = s->lq, lk = s->lk, d = s->d;
     double *S = malloc(lk * sizeof(double));
@@ -216,9 +217,9 @@ static void ref_attention(const comet_kernels_shape *s, int causal, float scale,
 }
 
 static void run_attention(comet_kernels_variant v, size_t B, size_t H, size_t lq, size_t lk,
-                          size_t d, int causal, int threads, size_t tm, size_t tn, int nan_row)
+    size_t d, int causal, int threads, size_t tm, size_t tn, int nan_row)
 {
-    comet_kernels_shape s = {.batch = B, .heads = H, .lq = lq, .lk = lk, .d = d};
+    comet_kernels_shape s = { .batch = B, .heads = H, .lq = lq, .lk = lk, .d = d };
     size_t bh = B * H;
     float *Q = malloc(bh * lq * d * 4), *K = malloc(bh * lk * d * 4), *V = malloc(bh * lk * d * 4),
           *O = malloc(bh * lq * d * 4);
@@ -245,8 +246,7 @@ static void run_attention(comet_kernels_variant v, size_t B, size_t H, size_t lq
     if (e > 1.0)
         fail_msg("attention %s lq=%zu lk=%zu d=%zu causal=%d tiles %zu/%zu: ratio %.3g at %zu "
                  "(got %.8g want %.8g)",
-                 comet_kernels_variant_name(v), lq, lk, d, causal, tm, tn, e, worst, O[worst],
-                 R[worst]);
+            comet_kernels_variant_name(v), lq, lk, d, causal, tm, tn, e, worst, O[worst], R[worst]);
     free(Q);
     free(K);
     free(V);
@@ -276,16 +276,16 @@ static void test_fused_equals_unfused(void **st)
           *Y1 = malloc(M * N * 4);
     kref_fill(A, M * K, 1, -2, 2);
     kref_fill(B, K * N, 2, -2, 2);
-    comet_kernels_params p = {.threads = 2};
-    comet_kernels_shape s = {.M = M, .N = N, .K = K};
+    comet_kernels_params p = { .threads = 2 };
+    comet_kernels_shape s = { .M = M, .N = N, .K = K };
     size_t w0, w1;
     comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_UNFUSED, &s, &p, &w0);
     comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &s, &p, &w1);
     void *ws = malloc(w0 > w1 ? w0 : w1);
     assert_int_equal(
         comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, M, N, K, A, B, Y0, &p, ws, w0), 0);
-    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, M, N, K, A, B, Y1, &p, ws, w1),
-                     0);
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, M, N, K, A, B, Y1, &p, ws, w1), 0);
     for (size_t i = 0; i < M * N; i++)
         assert_true(fabsf(Y0[i] - Y1[i]) <= 1e-5f * fabsf(Y0[i]) + 1e-7f);
     free(A);
@@ -311,9 +311,9 @@ static void test_exp_error(void **st)
             worst = e;
     }
     printf("# vexp max relative error over [-87.3, 88.7]: %.3g (stated bound %.3g, avx2 %d)\n",
-           worst, comet_kernels_exp_max_rel_error(), comet_kernels_have_avx2());
+        worst, comet_kernels_exp_max_rel_error(), comet_kernels_have_avx2());
     assert_true(worst <= comet_kernels_exp_max_rel_error());
-    float sp[6] = {NAN, INFINITY, -INFINITY, 89.0f, -200.0f, 0.0f}, so[6];
+    float sp[6] = { NAN, INFINITY, -INFINITY, 89.0f, -200.0f, 0.0f }, so[6];
     comet_kernels_vexp(sp, so, 6);
     assert_true(isnan(so[0]));
     assert_true(isinf(so[1]) && so[1] > 0);
@@ -328,30 +328,30 @@ static void test_exp_error(void **st)
 static void test_invalid_args(void **st)
 {
     (void)st;
-    float a[4] = {0}, b[4] = {0}, y[4];
-    comet_kernels_params p = {.threads = 1};
-    comet_kernels_shape s = {.M = SIZE_MAX / 2, .N = 4, .K = 4};
+    float a[4] = { 0 }, b[4] = { 0 }, y[4];
+    comet_kernels_params p = { .threads = 1 };
+    comet_kernels_shape s = { .M = SIZE_MAX / 2, .N = 4, .K = 4 };
     size_t ws;
-    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 0, 2, 2, a, b, y, &p, NULL, 0),
-                     -EINVAL);
-    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 2, 2, 2, NULL, b, y, &p, NULL, 0),
-                     -EINVAL);
-    assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_UNFUSED,
-                                                  &s, &p, &ws),
-                     -EOVERFLOW);
-    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, SIZE_MAX / 2, 4, 4, a, b, y,
-                                                &p, NULL, 0),
-                     -EOVERFLOW);
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 0, 2, 2, a, b, y, &p, NULL, 0), -EINVAL);
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 2, 2, 2, NULL, b, y, &p, NULL, 0), -EINVAL);
+    assert_int_equal(comet_kernels_workspace_size(
+                         COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_UNFUSED, &s, &p, &ws),
+        -EOVERFLOW);
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, SIZE_MAX / 2, 4, 4, a, b, y, &p, NULL, 0),
+        -EOVERFLOW);
     /* workspace too small */
-    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, 2, 2, 1, a, b, y, &p, NULL, 0),
-                     -ENOMEM);
-    comet_kernels_params bad = {.threads = 0};
-    assert_int_equal(comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 2, 2, 1, a, b, y, &bad, a, 16),
-                     -EINVAL);
-    comet_kernels_params neg = {.threads = 1, .eps = -1.0f};
-    assert_int_equal(comet_kernels_gemm_layernorm(COMET_KERNELS_FUSED, 2, 2, 1, a, b, NULL, NULL, y,
-                                                  &neg, a, 16),
-                     -EINVAL);
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, 2, 2, 1, a, b, y, &p, NULL, 0), -ENOMEM);
+    comet_kernels_params bad = { .threads = 0 };
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, 2, 2, 1, a, b, y, &bad, a, 16), -EINVAL);
+    comet_kernels_params neg = { .threads = 1, .eps = -1.0f };
+    assert_int_equal(comet_kernels_gemm_layernorm(
+                         COMET_KERNELS_FUSED, 2, 2, 1, a, b, NULL, NULL, y, &neg, a, 16),
+        -EINVAL);
     assert_int_equal(comet_kernels_softmax_rows(2, 2, a, 1, y, 2, 1.0f, 1), -EINVAL);
     comet_kernels_op op;
     assert_int_equal(comet_kernels_op_parse("gemm_frob", &op), -EINVAL);
@@ -362,7 +362,7 @@ static void test_invalid_args(void **st)
 static void test_analytic_counts(void **st)
 {
     (void)st;
-    comet_kernels_shape s = {.M = 4096, .N = 4096, .K = 64};
+    comet_kernels_shape s = { .M = 4096, .N = 4096, .K = 64 };
     double f = comet_kernels_flops(COMET_KERNELS_GEMM_SOFTMAX, &s);
     assert_true(f == 2.0 * 4096 * 4096 * 64 + 5.0 * 4096 * 4096);
     double bf = comet_kernels_bytes(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &s);
@@ -373,11 +373,16 @@ static void test_analytic_counts(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemm_softmax_all),      cmocka_unit_test(test_gemm_layernorm_all),
-        cmocka_unit_test(test_softmax_large_logits),  cmocka_unit_test(test_softmax_masks_and_nan),
-        cmocka_unit_test(test_layernorm_rows_edge),   cmocka_unit_test(test_attention_all),
-        cmocka_unit_test(test_fused_equals_unfused),  cmocka_unit_test(test_exp_error),
-        cmocka_unit_test(test_invalid_args),          cmocka_unit_test(test_analytic_counts),
+        cmocka_unit_test(test_gemm_softmax_all),
+        cmocka_unit_test(test_gemm_layernorm_all),
+        cmocka_unit_test(test_softmax_large_logits),
+        cmocka_unit_test(test_softmax_masks_and_nan),
+        cmocka_unit_test(test_layernorm_rows_edge),
+        cmocka_unit_test(test_attention_all),
+        cmocka_unit_test(test_fused_equals_unfused),
+        cmocka_unit_test(test_exp_error),
+        cmocka_unit_test(test_invalid_args),
+        cmocka_unit_test(test_analytic_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

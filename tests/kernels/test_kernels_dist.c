@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "comet_kernels.h"
@@ -35,22 +36,21 @@ static void check_gemm(int layernorm, comet_kernels_variant v)
     kref_fill(b, N, 4, -1, 1);
     A[5 * K + 1] = layernorm ? A[5 * K + 1] : NAN; /* one NaN row for softmax */
     slice_cols(B, K, N, n, rank, Bl);
-    comet_kernels_params p = {.threads = 1, .scale = 0.5f, .eps = 1e-5f};
+    comet_kernels_params p = { .threads = 1, .scale = 0.5f, .eps = 1e-5f };
     comet_kernels_coll_log log;
-    int rc = layernorm ? comet_kernels_dist_gemm_layernorm(MPI_COMM_WORLD, v, M, n, K, A, Bl,
-                                                           g + (size_t)rank * n,
-                                                           b + (size_t)rank * n, Yl, &p, &log)
-                       : comet_kernels_dist_gemm_softmax(MPI_COMM_WORLD, v, M, n, K, A, Bl, Yl, &p,
-                                                         &log);
+    int rc = layernorm
+        ? comet_kernels_dist_gemm_layernorm(MPI_COMM_WORLD, v, M, n, K, A, Bl, g + (size_t)rank * n,
+            b + (size_t)rank * n, Yl, &p, &log)
+        : comet_kernels_dist_gemm_softmax(MPI_COMM_WORLD, v, M, n, K, A, Bl, Yl, &p, &log);
     assert_int_equal(rc, 0);
-    comet_kernels_shape s = {.M = M, .N = N, .K = K};
+    comet_kernels_shape s = { .M = M, .N = N, .K = K };
     size_t ws = 0;
     comet_kernels_op op = layernorm ? COMET_KERNELS_GEMM_LAYERNORM : COMET_KERNELS_GEMM_SOFTMAX;
     comet_kernels_workspace_size(op, COMET_KERNELS_UNFUSED, &s, &p, &ws);
     void *w = malloc(ws);
-    rc = layernorm ? comet_kernels_gemm_layernorm(COMET_KERNELS_UNFUSED, M, N, K, A, B, g, b, Y, &p,
-                                                  w, ws)
-                   : comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, M, N, K, A, B, Y, &p, w, ws);
+    rc = layernorm
+        ? comet_kernels_gemm_layernorm(COMET_KERNELS_UNFUSED, M, N, K, A, B, g, b, Y, &p, w, ws)
+        : comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, M, N, K, A, B, Y, &p, w, ws);
     assert_int_equal(rc, 0);
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < n; j++) {
@@ -61,8 +61,8 @@ static void check_gemm(int layernorm, comet_kernels_variant v)
             }
             if (!(fabsf(got - want) <= 2e-5f * fabsf(want) + 2e-5f))
                 fail_msg("rank %d %s %s (%zu,%zu): got %.8g want %.8g", rank,
-                         layernorm ? "layernorm" : "softmax", comet_kernels_variant_name(v), i, j,
-                         got, want);
+                    layernorm ? "layernorm" : "softmax", comet_kernels_variant_name(v), i, j, got,
+                    want);
         }
     if (v == COMET_KERNELS_FUSED) {
         /* two all-reduces of M-vectors, never whole tiles */
@@ -106,8 +106,8 @@ static void test_dist_attention(void **st)
     (void)st;
     size_t bh = 2, lq = 13, lkl = 21, d = 8, lk = lkl * (size_t)nranks;
     float *Q = malloc(bh * lq * d * 4), *K = malloc(bh * lk * d * 4), *V = malloc(bh * lk * d * 4),
-          *Kl = malloc(bh * lkl * d * 4), *Vl = malloc(bh * lkl * d * 4), *O = malloc(bh * lq * d * 4),
-          *Ol = malloc(bh * lq * d * 4);
+          *Kl = malloc(bh * lkl * d * 4), *Vl = malloc(bh * lkl * d * 4),
+          *O = malloc(bh * lq * d * 4), *Ol = malloc(bh * lq * d * 4);
     kref_fill(Q, bh * lq * d, 1, -1, 1);
     kref_fill(K, bh * lk * d, 2, -1, 1);
     kref_fill(V, bh * lk * d, 3, -1, 1);
@@ -115,19 +115,20 @@ static void test_dist_attention(void **st)
         memcpy(Kl + h * lkl * d, K + (h * lk + (size_t)rank * lkl) * d, lkl * d * 4);
         memcpy(Vl + h * lkl * d, V + (h * lk + (size_t)rank * lkl) * d, lkl * d * 4);
     }
-    comet_kernels_shape full = {.batch = 1, .heads = bh, .lq = lq, .lk = lk, .d = d};
+    comet_kernels_shape full = { .batch = 1, .heads = bh, .lq = lq, .lk = lk, .d = d };
     comet_kernels_shape loc = full;
     loc.lk = lkl;
-    comet_kernels_params p = {.threads = 1};
+    comet_kernels_params p = { .threads = 1 };
     size_t ws = 0;
     comet_kernels_workspace_size(COMET_KERNELS_ATTENTION, COMET_KERNELS_UNFUSED, &full, &p, &ws);
     void *w = malloc(ws);
-    assert_int_equal(comet_kernels_attention(COMET_KERNELS_UNFUSED, &full, Q, K, V, O, &p, w, ws), 0);
+    assert_int_equal(
+        comet_kernels_attention(COMET_KERNELS_UNFUSED, &full, Q, K, V, O, &p, w, ws), 0);
     for (int v = 0; v < 2; v++) {
         comet_kernels_coll_log log;
         assert_int_equal(comet_kernels_dist_attention(MPI_COMM_WORLD, (comet_kernels_variant)v,
-                                                      &loc, Q, Kl, Vl, Ol, &p, &log),
-                         0);
+                             &loc, Q, Kl, Vl, Ol, &p, &log),
+            0);
         for (size_t i = 0; i < bh * lq * d; i++)
             if (!(fabsf(Ol[i] - O[i]) <= 1e-5f * fabsf(O[i]) + 1e-5f))
                 fail_msg("rank %d attention v=%d at %zu: %.8g vs %.8g", rank, v, i, Ol[i], O[i]);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "comet_model.h"
@@ -14,17 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *tiny_hw =
-    "name: tiny\nkind: accelerator\nclock_ghz: 1.0\nbytes_per_elem: 2\n"
-    "clusters:\n  count: 4\n  network: {topology: TOPO, dims: [2, 2], link_bw: 64, hop_latency: 5, "
-    "startup: 2, broadcast: true, reduction: RED}\n"
-    "cores:\n  count: 1\n  network: {topology: mesh2d, dims: [1, 1], link_bw: 64, hop_latency: 0}\n"
-    "memory:\n  dram: {bw: 32, read_pj: 800, write_pj: 800, access_bytes: 8}\n"
-    "  global_buffer: {capacity: 1048576, bw: 1024, read_pj: 100, write_pj: 100, access_bytes: 64}\n"
-    "  local_buffer: {capacity: 262144, bw: 1024, read_pj: 10, write_pj: 10, access_bytes: 64}\n"
-    "gemm: {engine: systolic, rows: 32, cols: 32, arrays: 1, mac_pj: 0.5}\n"
-    "vector:\n  width: 16\n  cycles: {add: 1, mul: 1, div: 1, exp: 3, max: 1, sqrt: 1}\n"
-    "  energy_pj: {add: 0.1, mul: 0.5, div: 1, exp: 4, max: 0.01, sqrt: 3}\n";
+static const char *tiny_hw
+    = "name: tiny\nkind: accelerator\nclock_ghz: 1.0\nbytes_per_elem: 2\n"
+      "clusters:\n  count: 4\n  network: {topology: TOPO, dims: [2, 2], link_bw: 64, hop_latency: "
+      "5, "
+      "startup: 2, broadcast: true, reduction: RED}\n"
+      "cores:\n  count: 1\n  network: {topology: mesh2d, dims: [1, 1], link_bw: 64, hop_latency: "
+      "0}\n"
+      "memory:\n  dram: {bw: 32, read_pj: 800, write_pj: 800, access_bytes: 8}\n"
+      "  global_buffer: {capacity: 1048576, bw: 1024, read_pj: 100, write_pj: 100, access_bytes: "
+      "64}\n"
+      "  local_buffer: {capacity: 262144, bw: 1024, read_pj: 10, write_pj: 10, access_bytes: 64}\n"
+      "gemm: {engine: systolic, rows: 32, cols: 32, arrays: 1, mac_pj: 0.5}\n"
+      "vector:\n  width: 16\n  cycles: {add: 1, mul: 1, div: 1, exp: 3, max: 1, sqrt: 1}\n"
+      "  energy_pj: {add: 0.1, mul: 0.5, div: 1, exp: 4, max: 0.01, sqrt: 3}\n";
 
 static void load_tiny(comet_model_hw *hw, const char *topo, const char *red)
 {
@@ -54,9 +58,16 @@ static void test_gemm_cycles(void **s)
     (void)s;
     comet_model_hw hw;
     load_tiny(&hw, "mesh2d", "false");
-    comet_model_problem pb = {.op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 32, .K = 32};
-    comet_model_mapping mp = {.fused = 1, .pipelined = 0, .cs_m = 1, .cs_n = 1, .cs_k = 1,
-                              .ks_m = 1, .ks_n = 1, .tile_m = 16, .tile_k = 32};
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 32, .K = 32 };
+    comet_model_mapping mp = { .fused = 1,
+        .pipelined = 0,
+        .cs_m = 1,
+        .cs_n = 1,
+        .cs_k = 1,
+        .ks_m = 1,
+        .ks_n = 1,
+        .tile_m = 16,
+        .tile_k = 32 };
     comet_model_result r;
     comet_model_eval(&hw, &pb, &mp, &r);
     assert_true(r.valid);
@@ -78,13 +89,13 @@ static void test_gemm_cycles(void **s)
 static void test_collectives_topologies(void **s)
 {
     (void)s;
-    const char *topos[] = {"mesh2d", "torus2d", "ring", "switch", "full"};
+    const char *topos[] = { "mesh2d", "torus2d", "ring", "switch", "full" };
     double prev = -1;
     for (int t = 0; t < 5; t++) {
         comet_model_hw hw;
         load_tiny(&hw, topos[t], "false");
-        comet_model_problem pb = {.op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 256, .K = 32};
-        comet_model_mapping mp = {1, 0, 1, 4, 1, 1, 1, 16, 32};
+        comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 256, .K = 32 };
+        comet_model_mapping mp = { 1, 0, 1, 4, 1, 1, 1, 16, 32 };
         comet_model_result r;
         comet_model_eval(&hw, &pb, &mp, &r);
         assert_true(r.valid);
@@ -103,8 +114,8 @@ static void test_collectives_topologies(void **s)
     comet_model_hw a, b;
     load_tiny(&a, "mesh2d", "false");
     load_tiny(&b, "mesh2d", "true");
-    comet_model_problem pb = {.op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 256, .K = 32};
-    comet_model_mapping mp = {1, 0, 1, 4, 1, 1, 1, 16, 32};
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 256, .K = 32 };
+    comet_model_mapping mp = { 1, 0, 1, 4, 1, 1, 1, 16, 32 };
     comet_model_result ra, rb;
     comet_model_eval(&a, &pb, &mp, &ra);
     comet_model_eval(&b, &pb, &mp, &rb);
@@ -118,17 +129,17 @@ static void test_collective_insertion(void **s)
     (void)s;
     comet_model_hw hw;
     load_tiny(&hw, "mesh2d", "false");
-    comet_model_problem pb = {.op = COMET_MODEL_GEMM_LAYERNORM, .M = 64, .N = 256, .K = 128};
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_LAYERNORM, .M = 64, .N = 256, .K = 128 };
     comet_model_result r;
-    comet_model_mapping unsplit = {1, 1, 4, 1, 1, 1, 1, 16, 128};
+    comet_model_mapping unsplit = { 1, 1, 4, 1, 1, 1, 1, 16, 128 };
     comet_model_eval(&hw, &pb, &unsplit, &r);
     assert_int_equal(r.coll_calls, 0); /* M split: rows independent, no collective */
-    comet_model_mapping ksplit = {1, 1, 1, 1, 4, 1, 1, 16, 32};
+    comet_model_mapping ksplit = { 1, 1, 1, 1, 4, 1, 1, 16, 32 };
     comet_model_eval(&hw, &pb, &ksplit, &r);
     assert_true(r.valid);
     assert_true(r.coll_calls > 0); /* K is a reduction dimension: partial sums merged */
     assert_non_null(strstr(r.coll_desc, "K-split"));
-    comet_model_mapping unfused = {0, 1, 1, 4, 1, 1, 1, 16, 128};
+    comet_model_mapping unfused = { 0, 1, 1, 4, 1, 1, 1, 16, 128 };
     comet_model_eval(&hw, &pb, &unfused, &r);
     assert_int_equal(r.coll_calls, 0); /* intermediate goes through DRAM instead */
     comet_model_hw_free(&hw);
@@ -140,8 +151,8 @@ static void test_capacity_pruning(void **s)
     comet_model_hw hw;
     load_tiny(&hw, "mesh2d", "false");
     /* a 512-row fused tile of N=4096 fp32 accumulators is 8 MiB > 1 MiB GB */
-    comet_model_problem pb = {.op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 4096, .K = 64};
-    comet_model_mapping mp = {1, 0, 1, 1, 1, 1, 1, 512, 64};
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 4096, .K = 64 };
+    comet_model_mapping mp = { 1, 0, 1, 1, 1, 1, 1, 512, 64 };
     comet_model_result r;
     comet_model_eval(&hw, &pb, &mp, &r);
     assert_false(r.valid);
@@ -157,18 +168,19 @@ static void test_explore_bruteforce(void **s)
     (void)s;
     comet_model_hw hw;
     load_tiny(&hw, "mesh2d", "false");
-    comet_model_problem pb = {.op = COMET_MODEL_GEMM_SOFTMAX, .M = 128, .N = 128, .K = 64};
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 128, .N = 128, .K = 64 };
     comet_model_search *se = calloc(1, sizeof *se);
     assert_int_equal(comet_model_explore(&hw, &pb, se), 0);
     double best_f = INFINITY, best_u = INFINITY;
-    int splits[6][3] = {{4, 1, 1}, {1, 4, 1}, {1, 1, 4}, {2, 2, 1}, {2, 1, 2}, {1, 2, 2}};
+    int splits[6][3]
+        = { { 4, 1, 1 }, { 1, 4, 1 }, { 1, 1, 4 }, { 2, 2, 1 }, { 2, 1, 2 }, { 1, 2, 2 } };
     for (int sp = 0; sp < 6; sp++)
         for (double tm = 1; tm <= 128; tm *= 2)
             for (double tk = 1; tk <= 64; tk *= 2)
                 for (int f = 0; f <= 1; f++)
                     for (int pi = 0; pi <= 1; pi++) {
-                        comet_model_mapping mp = {f, pi, splits[sp][0], splits[sp][1],
-                                                  splits[sp][2], 1, 1, tm, tk};
+                        comet_model_mapping mp
+                            = { f, pi, splits[sp][0], splits[sp][1], splits[sp][2], 1, 1, tm, tk };
                         comet_model_result r;
                         comet_model_eval(&hw, &pb, &mp, &r);
                         if (!r.valid)
@@ -189,7 +201,8 @@ static void expect_bad(const char *text, const char *needle)
 {
     comet_model_hw hw;
     char err[COMET_ERRLEN] = "";
-    assert_int_not_equal(comet_model_hw_parse("bad.yaml", text, strlen(text), &hw, err, sizeof err), 0);
+    assert_int_not_equal(
+        comet_model_hw_parse("bad.yaml", text, strlen(text), &hw, err, sizeof err), 0);
     if (!strstr(err, needle))
         fail_msg("error '%s' lacks '%s'", err, needle);
 }
@@ -219,7 +232,7 @@ static void test_bad_files(void **s)
 static void test_roundtrip_and_presets(void **s)
 {
     (void)s;
-    const char *names[] = {"edge", "cloud"};
+    const char *names[] = { "edge", "cloud" };
     for (int i = 0; i < 2; i++) {
         comet_model_hw hw, back;
         char err[COMET_ERRLEN];
@@ -227,15 +240,16 @@ static void test_roundtrip_and_presets(void **s)
             fail_msg("%s", err);
         json_t *j = comet_model_hw_to_json(&hw);
         char *text = json_dumps(j, 0);
-        assert_int_equal(comet_model_hw_parse("rt.json", text, strlen(text), &back, err, sizeof err), 0);
+        assert_int_equal(
+            comet_model_hw_parse("rt.json", text, strlen(text), &back, err, sizeof err), 0);
         assert_int_equal(back.clusters, hw.clusters);
         assert_true(back.dram.bw == hw.dram.bw);
         assert_true(back.gb.capacity == hw.gb.capacity);
         /* on both presets fused beats unfused for all three ops */
-        comet_model_problem pbs[3] = {
-            {.op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 1024, .K = 256},
-            {.op = COMET_MODEL_GEMM_LAYERNORM, .M = 1024, .N = 1024, .K = 256},
-            {.op = COMET_MODEL_ATTENTION, .heads = 8, .lq = 1024, .lk = 1024, .d = 64}};
+        comet_model_problem pbs[3]
+            = { { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 1024, .K = 256 },
+                  { .op = COMET_MODEL_GEMM_LAYERNORM, .M = 1024, .N = 1024, .K = 256 },
+                  { .op = COMET_MODEL_ATTENTION, .heads = 8, .lq = 1024, .lk = 1024, .d = 64 } };
         for (int o = 0; o < 3; o++) {
             comet_model_search *se = calloc(1, sizeof *se);
             assert_int_equal(comet_model_explore(&hw, &pbs[o], se), 0);
@@ -252,23 +266,28 @@ static void test_roundtrip_and_presets(void **s)
 static void test_shape_parse(void **s)
 {
     (void)s;
-    comet_model_problem pb = {.op = COMET_MODEL_GEMM_SOFTMAX};
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX };
     char err[COMET_ERRLEN];
     assert_int_equal(comet_model_problem_parse("M=1K,N=512,K=64", &pb, err, sizeof err), 0);
     assert_true(pb.M == 1024 && pb.N == 512 && pb.K == 64);
     assert_int_not_equal(comet_model_problem_parse("M=-1,N=2,K=3", &pb, err, sizeof err), 0);
     assert_int_not_equal(comet_model_problem_parse("M=1,N=2", &pb, err, sizeof err), 0);
-    assert_int_not_equal(comet_model_problem_parse("M=1,N=2,K=99999999999999999999", &pb, err, sizeof err), 0);
+    assert_int_not_equal(
+        comet_model_problem_parse("M=1,N=2,K=99999999999999999999", &pb, err, sizeof err), 0);
     assert_int_not_equal(comet_model_problem_parse("Q=1", &pb, err, sizeof err), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemm_cycles),        cmocka_unit_test(test_collectives_topologies),
-        cmocka_unit_test(test_collective_insertion), cmocka_unit_test(test_capacity_pruning),
-        cmocka_unit_test(test_explore_bruteforce), cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_roundtrip_and_presets), cmocka_unit_test(test_shape_parse),
+        cmocka_unit_test(test_gemm_cycles),
+        cmocka_unit_test(test_collectives_topologies),
+        cmocka_unit_test(test_collective_insertion),
+        cmocka_unit_test(test_capacity_pruning),
+        cmocka_unit_test(test_explore_bruteforce),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_roundtrip_and_presets),
+        cmocka_unit_test(test_shape_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1, reps = argc > 2 ? atoi(argv[2]) : 7;
     size_t M = 4096, N = 4096;
-    size_t Ks[3] = {16, 64, 256};
+    size_t Ks[3] = { 16, 64, 256 };
     float *A = malloc(M * 256 * 4), *B = malloc(256 * N * 4), *Y = malloc(M * N * 4),
           *C = malloc(M * N * 4), *g = malloc(N * 4), *bt = malloc(N * 4);
     void *ws = malloc(M * N * 4 + 256 * N * 4 + 4096);
@@ -56,19 +56,19 @@ int main(int argc, char **argv)
     fill(bt, N);
     memset(Y, 0, M * N * 4);
     memset(C, 0, M * N * 4);
-    printf("# M=N=%zu, threads=%d, %d interleaved rounds, median ms (GFLOP/s of the GEMM part)\n", M,
-           threads, reps);
+    printf("# M=N=%zu, threads=%d, %d interleaved rounds, median ms (GFLOP/s of the GEMM part)\n",
+        M, threads, reps);
     for (int op = 0; op < 2; op++)
         for (int ki = 0; ki < 3; ki++) {
             size_t K = Ks[ki];
             enum { SG, UNF, FUK, FBL, NV };
-            const char *names[NV] = {"sgemm", "unfused", "fused(ukernel)", "fused(openblas)"};
+            const char *names[NV] = { "sgemm", "unfused", "fused(ukernel)", "fused(openblas)" };
             double t[NV][64];
-            comet_kernels_params p = {.threads = threads, .scale = 1.0f, .eps = 1e-5f};
-            comet_kernels_shape s = {.M = M, .N = N, .K = K};
-            comet_kernels_default_params(op ? COMET_KERNELS_GEMM_LAYERNORM
-                                            : COMET_KERNELS_GEMM_SOFTMAX,
-                                         &s, 48 << 10, 1 << 20, 32 << 20, threads, &p);
+            comet_kernels_params p = { .threads = threads, .scale = 1.0f, .eps = 1e-5f };
+            comet_kernels_shape s = { .M = M, .N = N, .K = K };
+            comet_kernels_default_params(
+                op ? COMET_KERNELS_GEMM_LAYERNORM : COMET_KERNELS_GEMM_SOFTMAX, &s, 48 << 10,
+                1 << 20, 32 << 20, threads, &p);
             for (int r = 0; r < reps + 1; r++)
                 for (int vv = 0; vv < NV; vv++) {
                     int v = (vv + r) % NV; /* rotate the order every round */
@@ -77,21 +77,22 @@ int main(int argc, char **argv)
                     if (v == SG) {
                         openblas_set_num_threads(threads);
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
-                                    (int)K, 1.0f, A, (int)K, B, (int)N, 0.0f, C, (int)N);
+                            (int)K, 1.0f, A, (int)K, B, (int)N, 0.0f, C, (int)N);
                     } else {
-                        comet_kernels_variant var = v == UNF ? COMET_KERNELS_UNFUSED
-                                                             : COMET_KERNELS_FUSED;
+                        comet_kernels_variant var
+                            = v == UNF ? COMET_KERNELS_UNFUSED : COMET_KERNELS_FUSED;
                         q.ukernel = v == FUK ? 1 : (v == FBL ? 2 : 0);
                         if (v == FBL) { /* taller blocks amortise OpenBLAS's B packing */
                             q.tile_m = 64;
                         }
                         size_t wsb = 0;
-                        comet_kernels_workspace_size(op ? COMET_KERNELS_GEMM_LAYERNORM
-                                                        : COMET_KERNELS_GEMM_SOFTMAX,
-                                                     var, &s, &q, &wsb);
-                        int rc = op ? comet_kernels_gemm_layernorm(var, M, N, K, A, B, g, bt, Y,
-                                                                   &q, ws, wsb)
-                                    : comet_kernels_gemm_softmax(var, M, N, K, A, B, Y, &q, ws, wsb);
+                        comet_kernels_workspace_size(
+                            op ? COMET_KERNELS_GEMM_LAYERNORM : COMET_KERNELS_GEMM_SOFTMAX, var, &s,
+                            &q, &wsb);
+                        int rc = op
+                            ? comet_kernels_gemm_layernorm(
+                                var, M, N, K, A, B, g, bt, Y, &q, ws, wsb)
+                            : comet_kernels_gemm_softmax(var, M, N, K, A, B, Y, &q, ws, wsb);
                         if (rc) {
                             fprintf(stderr, "kernel failed: %d\n", rc);
                             return 1;
@@ -108,7 +109,7 @@ int main(int argc, char **argv)
                 printf("  %s %.2f (%.1f)", names[v], med[v] * 1e3, fl / med[v] * 1e-9);
             }
             printf("\n   speedup fused(ukernel)/unfused %.2fx, fused(openblas)/unfused %.2fx\n",
-                   med[UNF] / med[FUK], med[UNF] / med[FBL]);
+                med[UNF] / med[FUK], med[UNF] / med[FBL]);
         }
     /* unfused pass bandwidth: softmax/layernorm over a 64 MiB intermediate */
     {
@@ -123,11 +124,11 @@ int main(int argc, char **argv)
         }
         double bytes = 2.0 * M * N * 4;
         printf("passes: softmax %.1f GB/s, layernorm %.1f GB/s (read + write of %zux%zu floats)\n",
-               bytes / median(ts, reps) * 1e-9, bytes / median(tl, reps) * 1e-9, M, N);
+            bytes / median(ts, reps) * 1e-9, bytes / median(tl, reps) * 1e-9, M, N);
     }
     /* attention Lq = Lk = 4096, d = 64 */
     {
-        comet_kernels_shape s = {.batch = 1, .heads = 1, .lq = 4096, .lk = 4096, .d = 64};
+        comet_kernels_shape s = { .batch = 1, .heads = 1, .lq = 4096, .lk = 4096, .d = 64 };
         size_t n = 4096 * 64;
         float *Q = malloc(n * 4), *K = malloc(n * 4), *V = malloc(n * 4), *O = malloc(n * 4);
         fill(Q, n);
@@ -135,8 +136,8 @@ int main(int argc, char **argv)
         fill(V, n);
         double tu[64], tf[64];
         comet_kernels_params p;
-        comet_kernels_default_params(COMET_KERNELS_ATTENTION, &s, 48 << 10, 1 << 20, 32 << 20,
-                                     threads, &p);
+        comet_kernels_default_params(
+            COMET_KERNELS_ATTENTION, &s, 48 << 10, 1 << 20, 32 << 20, threads, &p);
         for (int r = 0; r < reps; r++)
             for (int v = 0; v < 2; v++) {
                 int var = (v + r) % 2;
@@ -148,7 +149,7 @@ int main(int argc, char **argv)
             }
         double mu = median(tu, reps), mf = median(tf, reps);
         printf("attention Lq=Lk=4096 d=64: unfused %.2f ms, fused %.2f ms, speedup %.2fx\n",
-               mu * 1e3, mf * 1e3, mu / mf);
+            mu * 1e3, mf * 1e3, mu / mf);
     }
     return 0;
 }

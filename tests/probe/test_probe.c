@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "comet_probe.h"
@@ -165,9 +166,12 @@ static void test_real_machine(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_packages_smt), cmocka_unit_test(test_shared_l3_no_smt),
-        cmocka_unit_test(test_numa),             cmocka_unit_test(test_bad_synthetic),
-        cmocka_unit_test(test_overrides),        cmocka_unit_test(test_json_roundtrip),
+        cmocka_unit_test(test_two_packages_smt),
+        cmocka_unit_test(test_shared_l3_no_smt),
+        cmocka_unit_test(test_numa),
+        cmocka_unit_test(test_bad_synthetic),
+        cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_json_roundtrip),
         cmocka_unit_test(test_real_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

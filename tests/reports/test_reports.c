@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "comet_reports.h"
@@ -94,9 +95,9 @@ static void test_build_and_numbers(void **s)
         const char *kind = json_string_value(json_object_get(r, "kind"));
         const char *var = json_string_value(json_object_get(r, "variant"));
         const char *o = json_string_value(json_object_get(r, "op"));
-        if (kind && !strcmp(kind, "kernel") && var && !strcmp(var, "unfused") && o &&
-            !strcmp(o, op) && json_integer_value(json_object_get(r, "threads")) == threads &&
-            json_equal(json_object_get(r, "shape"), fshape) && !unfused)
+        if (kind && !strcmp(kind, "kernel") && var && !strcmp(var, "unfused") && o && !strcmp(o, op)
+            && json_integer_value(json_object_get(r, "threads")) == threads
+            && json_equal(json_object_get(r, "shape"), fshape) && !unfused)
             unfused = json_number_value(json_object_get(json_object_get(r, "stats"), "median_s"));
         json_decref(r);
     }
@@ -105,19 +106,20 @@ static void test_build_and_numbers(void **s)
     json_decref(fshape);
     assert_true(fused > 0 && unfused > 0);
     char want[64];
-    snprintf(want, sizeof want, "| %.3f | %.3f | %.2fx |", fused * 1e3, unfused * 1e3, unfused / fused);
+    snprintf(
+        want, sizeof want, "| %.3f | %.3f | %.2fx |", fused * 1e3, unfused * 1e3, unfused / fused);
     if (!strstr(md, want))
         fail_msg("summary.md lacks the recomputed row '%s'", want);
     /* validation headline matches validate.json */
     json_t *v = json_load_file(strcat(strcpy(path, dir), "/validate.json"), 0, NULL);
     snprintf(want, sizeof want, "median relative error %.1f%%",
-             100 * json_number_value(json_object_get(v, "median_rel_err")));
+        100 * json_number_value(json_object_get(v, "median_rel_err")));
     json_decref(v);
     assert_non_null(strstr(md, want));
     free(md);
 }
 
-static const char *const voids[] = {"meta", "br", "img", "hr", "link", "input", NULL};
+static const char *const voids[] = { "meta", "br", "img", "hr", "link", "input", NULL };
 
 static void test_html_wellformed(void **s)
 {
@@ -140,7 +142,8 @@ static void test_html_wellformed(void **s)
         int closing = q[1] == '/';
         char name[32];
         int k = 0;
-        for (char *c = q + 1 + closing; (isalnum((unsigned char)*c) || *c == ':' || *c == '-') && k < 31; c++)
+        for (char *c = q + 1 + closing;
+             (isalnum((unsigned char)*c) || *c == ':' || *c == '-') && k < 31; c++)
             name[k++] = (char)tolower((unsigned char)*c);
         name[k] = '\0';
         char *end = strchr(q, '>');

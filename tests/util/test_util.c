@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "comet_util.h"
@@ -25,7 +26,8 @@ static void test_yaml_positions(void **s)
 {
     (void)s;
     char err[COMET_ERRLEN];
-    comet_util_doc *d = parse("name: edge\nclock_ghz: 1.5\nlevels:\n  - {bw: 25}\n  - bw: -3\n", err);
+    comet_util_doc *d
+        = parse("name: edge\nclock_ghz: 1.5\nlevels:\n  - {bw: 25}\n  - bw: -3\n", err);
     assert_non_null(d);
     assert_int_equal(d->kind, COMET_DOC_MAP);
     double v;
@@ -35,18 +37,18 @@ static void test_yaml_positions(void **s)
     assert_non_null(lv);
     assert_int_equal(lv->kind, COMET_DOC_SEQ);
     assert_int_equal(lv->n, 2);
-    assert_int_equal(comet_util_doc_number(lv->child[1], "bw", NULL, 0, 1e9, &v, err, sizeof err),
-                     -ERANGE);
+    assert_int_equal(
+        comet_util_doc_number(lv->child[1], "bw", NULL, 0, 1e9, &v, err, sizeof err), -ERANGE);
     assert_non_null(strstr(err, "t.yaml:5"));
     assert_non_null(strstr(err, "'bw'"));
     /* missing field names the map's line */
-    assert_int_equal(comet_util_doc_number(lv->child[0], "cap", NULL, 0, 1, &v, err, sizeof err),
-                     -EINVAL);
+    assert_int_equal(
+        comet_util_doc_number(lv->child[0], "cap", NULL, 0, 1, &v, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "t.yaml:4"));
     const char *str;
     assert_int_equal(comet_util_doc_string(d, "name", NULL, &str, err, sizeof err), 0);
     assert_string_equal(str, "edge");
-    static const char *const allowed[] = {"name", "levels", NULL};
+    static const char *const allowed[] = { "name", "levels", NULL };
     assert_int_not_equal(comet_util_doc_check_keys(d, allowed, err, sizeof err), 0);
     assert_non_null(strstr(err, "clock_ghz"));
     assert_non_null(strstr(err, "t.yaml:2"));
@@ -57,7 +59,8 @@ static void test_json_is_yaml(void **s)
 {
     (void)s;
     char err[COMET_ERRLEN];
-    comet_util_doc *d = parse("{\n  \"a\": 1,\n  \"b\": \"x\",\n  \"c\": [1, 2, 3],\n  \"t\": true\n}\n", err);
+    comet_util_doc *d
+        = parse("{\n  \"a\": 1,\n  \"b\": \"x\",\n  \"c\": [1, 2, 3],\n  \"t\": true\n}\n", err);
     assert_non_null(d);
     double v;
     int b;
@@ -161,8 +164,10 @@ static void test_parse_numbers(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yaml_positions), cmocka_unit_test(test_json_is_yaml),
-        cmocka_unit_test(test_bad_documents),  cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_yaml_positions),
+        cmocka_unit_test(test_json_is_yaml),
+        cmocka_unit_test(test_bad_documents),
+        cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_parse_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,17 +56,20 @@ int kern_check_dims(size_t a, size_t b, size_t c, size_t *prod)
     return 0;
 }
 
+#define UKERNEL_MAX_K 512
+
 static int use_ukernel(const comet_kernels_params *p, size_t K)
 {
     if (p->ukernel == 2)
         return 0;
     if (p->ukernel == 1)
         return 1;
-    /* Auto: measured side by side at M=N=4096 (tests/perf/kernel_perf): the
-     * own kernel wins for 32 <= K <= 96, where OpenBLAS's per-call packing
-     * of B dominates; at K=16 the C-tile store per 16 FMAs makes it lose to
-     * OpenBLAS on 64-row blocks, and above ~96 OpenBLAS's blocking wins. */
-    return kern_use_avx2() && K >= 32 && K <= 96;
+    /* Auto: measured side by side at M=N=4096, 1 thread (tests/perf/kernel_perf,
+     * GEMM only): with B packed once and L2-sized column chunks the own kernel
+     * runs 82/110/113 GFLOP/s at K=16/64/256 against 62/97/98 for OpenBLAS on
+     * the same row blocks (it re-packs B per call) and 60/96/108 for one
+     * whole sgemm; at K=1024 OpenBLAS's deeper blocking wins. */
+    return kern_use_avx2() && K <= UKERNEL_MAX_K;
 }
 
 void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape *s, size_t l1,
@@ -96,7 +99,7 @@ void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape
     /* A fused tile of tile_m output rows stays in half of L2 while the
      * epilogue runs; the BLAS path prefers taller blocks (it re-packs B per
      * call), so it may use the whole L2. */
-    int uk = kern_use_avx2() && K >= 32 && K <= 96;
+    int uk = kern_use_avx2() && K <= UKERNEL_MAX_K;
     size_t budget = uk ? l2 / 2 : l2;
     size_t rows = budget / (N * sizeof(float));
     if (uk) {
@@ -137,6 +140,7 @@ static void fill_defaults(comet_kernels_op op, const comet_kernels_shape *s,
     if (in->eps != 0)
         p->eps = in->eps;
     p->causal = in->causal;
+    p->gemm_only = in->gemm_only;
     p->threads = in->threads;
 }
 
@@ -268,7 +272,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
         else
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K, alpha,
                 A + i0 * K, (int)K, B, (int)N, 0.0f, Yb, (int)N);
-        for (size_t r = 0; r < mb; r++) {
+        for (size_t r = 0; r < mb && !p.gemm_only; r++) {
             if (ep->layernorm)
                 kern_layernorm_row(Yb + r * N, Yb + r * N, N, ep->gamma, ep->beta, ep->eps);
             else

@@ -33,13 +33,18 @@ void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) static void tile_6x16(
-    size_t K, const float *A, size_t lda, const float *Bp, float *C, size_t ldc, float alpha)
+/* One 6x16 tile: C[mr x nr] = alpha * A[mr rows] * Bp panel. Rows past mr
+ * re-read row mr-1 (their results are dropped) so edges stay vectorized;
+ * a partial tile goes through a small buffer so nothing past C's edge is
+ * touched. */
+__attribute__((target("avx2,fma"))) static void tile_6x16(size_t mr, size_t nr, size_t K,
+    const float *A, size_t lda, const float *Bp, float *C, size_t ldc, float alpha)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda, *a4 = A + 4 * lda,
-                *a5 = A + 5 * lda;
+    const float *a0 = A, *a1 = A + (mr > 1 ? 1 : 0) * lda, *a2 = A + (mr > 2 ? 2 : mr - 1) * lda,
+                *a3 = A + (mr > 3 ? 3 : mr - 1) * lda, *a4 = A + (mr > 4 ? 4 : mr - 1) * lda,
+                *a5 = A + (mr > 5 ? 5 : mr - 1) * lda;
     for (size_t k = 0; k < K; k++) {
         __m256 b0 = _mm256_loadu_ps(Bp + k * UK_NR), b1 = _mm256_loadu_ps(Bp + k * UK_NR + 8);
         __m256 a = _mm256_broadcast_ss(a0 + k);
@@ -62,22 +67,29 @@ __attribute__((target("avx2,fma"))) static void tile_6x16(
         c51 = _mm256_fmadd_ps(a, b1, c51);
     }
     __m256 al = _mm256_set1_ps(alpha);
-    _mm256_storeu_ps(C, _mm256_mul_ps(c00, al));
-    _mm256_storeu_ps(C + 8, _mm256_mul_ps(c01, al));
-    _mm256_storeu_ps(C + ldc, _mm256_mul_ps(c10, al));
-    _mm256_storeu_ps(C + ldc + 8, _mm256_mul_ps(c11, al));
-    _mm256_storeu_ps(C + 2 * ldc, _mm256_mul_ps(c20, al));
-    _mm256_storeu_ps(C + 2 * ldc + 8, _mm256_mul_ps(c21, al));
-    _mm256_storeu_ps(C + 3 * ldc, _mm256_mul_ps(c30, al));
-    _mm256_storeu_ps(C + 3 * ldc + 8, _mm256_mul_ps(c31, al));
-    _mm256_storeu_ps(C + 4 * ldc, _mm256_mul_ps(c40, al));
-    _mm256_storeu_ps(C + 4 * ldc + 8, _mm256_mul_ps(c41, al));
-    _mm256_storeu_ps(C + 5 * ldc, _mm256_mul_ps(c50, al));
-    _mm256_storeu_ps(C + 5 * ldc + 8, _mm256_mul_ps(c51, al));
+    float tmp[UK_MR * UK_NR];
+    int full = mr == UK_MR && nr == UK_NR;
+    float *D = full ? C : tmp;
+    size_t ld = full ? ldc : UK_NR;
+    _mm256_storeu_ps(D, _mm256_mul_ps(c00, al));
+    _mm256_storeu_ps(D + 8, _mm256_mul_ps(c01, al));
+    _mm256_storeu_ps(D + ld, _mm256_mul_ps(c10, al));
+    _mm256_storeu_ps(D + ld + 8, _mm256_mul_ps(c11, al));
+    _mm256_storeu_ps(D + 2 * ld, _mm256_mul_ps(c20, al));
+    _mm256_storeu_ps(D + 2 * ld + 8, _mm256_mul_ps(c21, al));
+    _mm256_storeu_ps(D + 3 * ld, _mm256_mul_ps(c30, al));
+    _mm256_storeu_ps(D + 3 * ld + 8, _mm256_mul_ps(c31, al));
+    _mm256_storeu_ps(D + 4 * ld, _mm256_mul_ps(c40, al));
+    _mm256_storeu_ps(D + 4 * ld + 8, _mm256_mul_ps(c41, al));
+    _mm256_storeu_ps(D + 5 * ld, _mm256_mul_ps(c50, al));
+    _mm256_storeu_ps(D + 5 * ld + 8, _mm256_mul_ps(c51, al));
+    if (!full)
+        for (size_t i = 0; i < mr; i++)
+            memcpy(C + i * ldc, tmp + i * UK_NR, nr * sizeof(float));
 }
 #endif
 
-/* Portable edge/fallback tile: mr x nr of the 6x16 tile. */
+/* Portable fallback tile: mr x nr of the 6x16 tile. */
 static void tile_generic(size_t mr, size_t nr, size_t K, const float *A, size_t lda,
     const float *Bp, float *C, size_t ldc, float alpha)
 {
@@ -99,20 +111,29 @@ void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *
 {
     size_t np = (N + UK_NR - 1) / UK_NR;
     int avx2 = kern_use_avx2();
-    /* Panel-outer: the 16-column B panel (K*64 bytes) stays in L1 while all
-     * row groups of the block sweep over it. */
-    for (size_t p = 0; p < np; p++) {
-        size_t j0 = p * UK_NR, nr = N - j0 < UK_NR ? N - j0 : UK_NR;
-        const float *bp = Bp + p * K * UK_NR;
+    /* Column chunks whose packed B (K x nc floats) stays in L2 (~128 KiB)
+     * while every 6-row group of the block sweeps it: B comes from L2, the
+     * group's A rows from L1, and C is written row-contiguously (a
+     * panel-outer order writes 16-float columns at a 16 KiB stride, which
+     * all land in one L1 set). */
+    size_t pc = (32 * 1024) / (K * UK_NR);
+    if (pc < 1)
+        pc = 1;
+    for (size_t p0 = 0; p0 < np; p0 += pc) {
+        size_t p1 = p0 + pc < np ? p0 + pc : np;
         for (size_t i0 = 0; i0 < mb; i0 += UK_MR) {
             size_t mr = mb - i0 < UK_MR ? mb - i0 : UK_MR;
+            for (size_t p = p0; p < p1; p++) {
+                size_t j0 = p * UK_NR, nr = N - j0 < UK_NR ? N - j0 : UK_NR;
+                const float *bp = Bp + p * K * UK_NR;
 #if defined(__x86_64__)
-            if (avx2 && mr == UK_MR && nr == UK_NR) {
-                tile_6x16(K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
-                continue;
-            }
+                if (avx2) {
+                    tile_6x16(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
+                    continue;
+                }
 #endif
-            tile_generic(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
+                tile_generic(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
+            }
         }
     }
     (void)avx2;

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "comet_kernels.h"
+#include "kernels_internal.h"
 #include "kref.h"
 
 #include <errno.h>
@@ -325,6 +326,42 @@ static void test_exp_error(void **st)
     free(y);
 }
 
+/* The softmax epilogue's exp (arguments <= 0, flush below the smallest
+ * normal): relative error on normal results, exact 0 for -inf, and the sum. */
+static void test_softmax_exp_error(void **st)
+{
+    (void)st;
+    for (int portable = 0; portable <= 1; portable++) {
+        comet_kernels_force_portable(portable);
+        size_t n = (1 << 20) + 5; /* odd length: the vector tail is checked too */
+        float *x = malloc(n * 4), *y = malloc(n * 4);
+        for (size_t i = 0; i < n; i++)
+            x[i] = -87.33f + (87.33f + 1e-3f) * (float)i / (float)(n - 1);
+        double sum = kern_exp_shift_sum(x, y, n, 0.0f), rsum = 0, worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            double r = exp((double)x[i]);
+            rsum += r;
+            double e = fabs(y[i] - r) / r;
+            if (e > worst)
+                worst = e;
+        }
+        printf("# softmax exp max relative error over [-87.33, 0] (portable %d): %.3g\n", portable,
+            worst);
+        assert_true(worst <= comet_kernels_exp_max_rel_error());
+        assert_true(fabs(sum - rsum) <= 1e-6 * rsum);
+        float sp[11] = { -INFINITY, -88.0f, -1e30f, 0.0f, -0.5f, -1.0f, -2.0f, -3.0f, -4.0f, -5.0f,
+            -INFINITY };
+        float so[11];
+        kern_exp_shift_sum(sp, so, 11, 0.0f);
+        assert_true(so[0] == 0.0f && so[10] == 0.0f && so[2] == 0.0f);
+        assert_true(so[1] >= 0.0f && so[1] < 1.2e-38f);
+        assert_true(so[3] == 1.0f);
+        free(x);
+        free(y);
+    }
+    comet_kernels_force_portable(0);
+}
+
 static void test_invalid_args(void **st)
 {
     (void)st;
@@ -381,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_attention_all),
         cmocka_unit_test(test_fused_equals_unfused),
         cmocka_unit_test(test_exp_error),
+        cmocka_unit_test(test_softmax_exp_error),
         cmocka_unit_test(test_invalid_args),
         cmocka_unit_test(test_analytic_counts),
     };

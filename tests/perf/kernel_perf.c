@@ -61,8 +61,9 @@ int main(int argc, char **argv)
     for (int op = 0; op < 2; op++)
         for (int ki = 0; ki < 3; ki++) {
             size_t K = Ks[ki];
-            enum { SG, UNF, FUK, FBL, NV };
-            const char *names[NV] = { "sgemm", "unfused", "fused(ukernel)", "fused(openblas)" };
+            enum { SG, UNF, FUK, FBL, GUK, GBL, NV };
+            const char *names[NV] = { "sgemm", "unfused", "fused(ukernel)", "fused(openblas)",
+                "gemm-in-fused(ukernel)", "gemm-in-fused(openblas)" };
             double t[NV][64];
             comet_kernels_params p = { .threads = threads, .scale = 1.0f, .eps = 1e-5f };
             comet_kernels_shape s = { .M = M, .N = N, .K = K };
@@ -81,8 +82,9 @@ int main(int argc, char **argv)
                     } else {
                         comet_kernels_variant var
                             = v == UNF ? COMET_KERNELS_UNFUSED : COMET_KERNELS_FUSED;
-                        q.ukernel = v == FUK ? 1 : (v == FBL ? 2 : 0);
-                        if (v == FBL) { /* taller blocks amortise OpenBLAS's B packing */
+                        q.ukernel = (v == FUK || v == GUK) ? 1 : ((v == FBL || v == GBL) ? 2 : 0);
+                        q.gemm_only = v == GUK || v == GBL;
+                        if (q.ukernel == 2) { /* taller blocks amortise OpenBLAS's B packing */
                             q.tile_m = 64;
                         }
                         size_t wsb = 0;
@@ -108,8 +110,10 @@ int main(int argc, char **argv)
                 med[v] = median(t[v], reps);
                 printf("  %s %.2f (%.1f)", names[v], med[v] * 1e3, fl / med[v] * 1e-9);
             }
-            printf("\n   speedup fused(ukernel)/unfused %.2fx, fused(openblas)/unfused %.2fx\n",
-                med[UNF] / med[FUK], med[UNF] / med[FBL]);
+            printf("\n   speedup fused(ukernel)/unfused %.2fx, fused(openblas)/unfused %.2fx;"
+                   " GEMM in fused vs sgemm: ukernel %.0f%%, openblas %.0f%%\n",
+                med[UNF] / med[FUK], med[UNF] / med[FBL], 100 * med[SG] / med[GUK],
+                100 * med[SG] / med[GBL]);
         }
     /* unfused pass bandwidth: softmax/layernorm over a 64 MiB intermediate */
     {

@@ -31,6 +31,16 @@ void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp);
 void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
     const float *Bp, float *C, size_t ldc);
 
+/* Same with panel stride pstride floats and C += (accumulate) or C =. */
+void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
+    const float *Bp, size_t pstride, int accumulate, float *C, size_t ldc);
+/* Attention operands packed once per head: K^T in 16-key panels, V in
+ * 16-column panels (panel stride lk*16). */
+size_t kern_packed_kt_floats(size_t lk, size_t d);
+void kern_pack_kt(size_t lk, size_t d, const float *K, float *Kp);
+size_t kern_packed_v_floats(size_t lk, size_t d);
+void kern_pack_v(size_t lk, size_t d, const float *V, float *Vp);
+
 int kern_check_dims(size_t a, size_t b, size_t c, size_t *prod);
 
 #endif

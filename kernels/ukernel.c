@@ -38,7 +38,7 @@ void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
  * a partial tile goes through a small buffer so nothing past C's edge is
  * touched. */
 __attribute__((target("avx2,fma"))) static void tile_6x16(size_t mr, size_t nr, size_t K,
-    const float *A, size_t lda, const float *Bp, float *C, size_t ldc, float alpha)
+    const float *A, size_t lda, const float *Bp, float *C, size_t ldc, float alpha, int acc)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -68,7 +68,7 @@ __attribute__((target("avx2,fma"))) static void tile_6x16(size_t mr, size_t nr, 
     }
     __m256 al = _mm256_set1_ps(alpha);
     float tmp[UK_MR * UK_NR];
-    int full = mr == UK_MR && nr == UK_NR;
+    int full = mr == UK_MR && nr == UK_NR && !acc;
     float *D = full ? C : tmp;
     size_t ld = full ? ldc : UK_NR;
     _mm256_storeu_ps(D, _mm256_mul_ps(c00, al));
@@ -83,15 +83,20 @@ __attribute__((target("avx2,fma"))) static void tile_6x16(size_t mr, size_t nr, 
     _mm256_storeu_ps(D + 4 * ld + 8, _mm256_mul_ps(c41, al));
     _mm256_storeu_ps(D + 5 * ld, _mm256_mul_ps(c50, al));
     _mm256_storeu_ps(D + 5 * ld + 8, _mm256_mul_ps(c51, al));
-    if (!full)
+    if (acc) {
+        for (size_t i = 0; i < mr; i++)
+            for (size_t j = 0; j < nr; j++)
+                C[i * ldc + j] += tmp[i * UK_NR + j];
+    } else if (!full) {
         for (size_t i = 0; i < mr; i++)
             memcpy(C + i * ldc, tmp + i * UK_NR, nr * sizeof(float));
+    }
 }
 #endif
 
 /* Portable fallback tile: mr x nr of the 6x16 tile. */
 static void tile_generic(size_t mr, size_t nr, size_t K, const float *A, size_t lda,
-    const float *Bp, float *C, size_t ldc, float alpha)
+    const float *Bp, float *C, size_t ldc, float alpha, int accum)
 {
     float acc[UK_MR][UK_NR];
     memset(acc, 0, sizeof acc);
@@ -103,11 +108,17 @@ static void tile_generic(size_t mr, size_t nr, size_t K, const float *A, size_t 
         }
     for (size_t i = 0; i < mr; i++)
         for (size_t j = 0; j < nr; j++)
-            C[i * ldc + j] = alpha * acc[i][j];
+            C[i * ldc + j] = alpha * acc[i][j] + (accum ? C[i * ldc + j] : 0.0f);
 }
 
 void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
     const float *Bp, float *C, size_t ldc)
+{
+    kern_ukernel_gemm_ex(mb, N, K, alpha, A, lda, Bp, K * UK_NR, 0, C, ldc);
+}
+
+void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
+    const float *Bp, size_t pstride, int accumulate, float *C, size_t ldc)
 {
     size_t np = (N + UK_NR - 1) / UK_NR;
     int avx2 = kern_use_avx2();
@@ -125,16 +136,48 @@ void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *
             size_t mr = mb - i0 < UK_MR ? mb - i0 : UK_MR;
             for (size_t p = p0; p < p1; p++) {
                 size_t j0 = p * UK_NR, nr = N - j0 < UK_NR ? N - j0 : UK_NR;
-                const float *bp = Bp + p * K * UK_NR;
+                const float *bp = Bp + p * pstride;
 #if defined(__x86_64__)
                 if (avx2) {
-                    tile_6x16(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
+                    tile_6x16(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha,
+                        accumulate);
                     continue;
                 }
 #endif
-                tile_generic(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha);
+                tile_generic(
+                    mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha, accumulate);
             }
         }
     }
     (void)avx2;
+}
+
+size_t kern_packed_kt_floats(size_t lk, size_t d)
+{
+    return ((lk + UK_NR - 1) / UK_NR) * UK_NR * d;
+}
+
+void kern_pack_kt(size_t lk, size_t d, const float *K, float *Kp)
+{
+    /* B = K^T (d x lk): panel p holds keys 16p..16p+15 as [c][16] */
+    size_t np = (lk + UK_NR - 1) / UK_NR;
+    for (size_t p = 0; p < np; p++) {
+        float *dst = Kp + p * d * UK_NR;
+        for (size_t c = 0; c < d; c++)
+            for (size_t jj = 0; jj < UK_NR; jj++) {
+                size_t j = p * UK_NR + jj;
+                dst[c * UK_NR + jj] = j < lk ? K[j * d + c] : 0.0f;
+            }
+    }
+}
+
+size_t kern_packed_v_floats(size_t lk, size_t d)
+{
+    return ((d + UK_NR - 1) / UK_NR) * UK_NR * lk;
+}
+
+void kern_pack_v(size_t lk, size_t d, const float *V, float *Vp)
+{
+    /* panel q holds columns 16q..16q+15 of V as [j][16]; panel stride lk*16 */
+    kern_pack_b(lk, d, V, d, Vp);
 }

@@ -141,7 +141,7 @@ int main(int argc, char **argv)
         double tu[64], tf[64];
         comet_kernels_params p;
         comet_kernels_default_params(
-            COMET_KERNELS_ATTENTION, &s, 48 << 10, 1 << 20, 32 << 20, threads, &p);
+            COMET_KERNELS_ATTENTION, &s, 32 << 10, 512 << 10, 32 << 20, threads, &p);
         for (int r = 0; r < reps; r++)
             for (int v = 0; v < 2; v++) {
                 int var = (v + r) % 2;

@@ -65,10 +65,11 @@ static int use_ukernel(const comet_kernels_params *p, size_t K)
     if (p->ukernel == 1)
         return 1;
     /* Auto: measured side by side at M=N=4096, 1 thread (tests/perf/kernel_perf,
-     * GEMM only): with B packed once and L2-sized column chunks the own kernel
-     * runs 82/110/113 GFLOP/s at K=16/64/256 against 62/97/98 for OpenBLAS on
-     * the same row blocks (it re-packs B per call) and 60/96/108 for one
-     * whole sgemm; at K=1024 OpenBLAS's deeper blocking wins. */
+     * GEMM only): with B packed once and L2-sized column chunks the own AVX2
+     * kernel runs 82/110/113 GFLOP/s at K=16/64/256 against 62/97/98 for
+     * OpenBLAS 0.3.21 (Haswell kernels) on the same row blocks (it re-packs B
+     * per call) and 60/96/108 for one whole sgemm; at K=1024 OpenBLAS's deeper
+     * blocking wins. The AVX-512 tile (Zen 5 here) runs 159/202/214. */
     return kern_use_avx2() && K <= UKERNEL_MAX_K;
 }
 

@@ -12,6 +12,8 @@ int openblas_get_num_threads(void);
 
 /** 1 when the AVX2+FMA paths are selected. */
 int kern_use_avx2(void);
+/** 1 when the AVX-512F micro-kernel tile is selected (implies AVX2). */
+int kern_use_avx512(void);
 
 /* In-place/out-of-place single-row passes (dispatching AVX2 or portable). */
 void kern_softmax_row(const float *x, float *y, size_t n, float scale);

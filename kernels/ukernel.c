@@ -94,6 +94,68 @@ __attribute__((target("avx2,fma"))) static void tile_6x16(size_t mr, size_t nr, 
 }
 #endif
 
+#if defined(__x86_64__)
+/* AVX-512 tile over two adjacent 16-column panels: 6x32 of C in 12 zmm
+ * accumulators, same packed layout as the AVX2 path (so one packing serves
+ * both). Rows past mr re-read row mr-1; partial tiles go through a buffer. */
+__attribute__((target("avx512f"))) static void tile_6x32(size_t mr, size_t nr, size_t K,
+    const float *A, size_t lda, const float *Bp0, const float *Bp1, float *C, size_t ldc,
+    float alpha, int acc)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const float *a0 = A, *a1 = A + (mr > 1 ? 1 : 0) * lda, *a2 = A + (mr > 2 ? 2 : mr - 1) * lda,
+                *a3 = A + (mr > 3 ? 3 : mr - 1) * lda, *a4 = A + (mr > 4 ? 4 : mr - 1) * lda,
+                *a5 = A + (mr > 5 ? 5 : mr - 1) * lda;
+    for (size_t k = 0; k < K; k++) {
+        __m512 b0 = _mm512_loadu_ps(Bp0 + k * UK_NR), b1 = _mm512_loadu_ps(Bp1 + k * UK_NR);
+        __m512 a = _mm512_set1_ps(a0[k]);
+        c00 = _mm512_fmadd_ps(a, b0, c00);
+        c01 = _mm512_fmadd_ps(a, b1, c01);
+        a = _mm512_set1_ps(a1[k]);
+        c10 = _mm512_fmadd_ps(a, b0, c10);
+        c11 = _mm512_fmadd_ps(a, b1, c11);
+        a = _mm512_set1_ps(a2[k]);
+        c20 = _mm512_fmadd_ps(a, b0, c20);
+        c21 = _mm512_fmadd_ps(a, b1, c21);
+        a = _mm512_set1_ps(a3[k]);
+        c30 = _mm512_fmadd_ps(a, b0, c30);
+        c31 = _mm512_fmadd_ps(a, b1, c31);
+        a = _mm512_set1_ps(a4[k]);
+        c40 = _mm512_fmadd_ps(a, b0, c40);
+        c41 = _mm512_fmadd_ps(a, b1, c41);
+        a = _mm512_set1_ps(a5[k]);
+        c50 = _mm512_fmadd_ps(a, b0, c50);
+        c51 = _mm512_fmadd_ps(a, b1, c51);
+    }
+    __m512 al = _mm512_set1_ps(alpha);
+    float tmp[UK_MR * 2 * UK_NR];
+    int full = mr == UK_MR && nr == 2 * UK_NR && !acc;
+    float *D = full ? C : tmp;
+    size_t ld = full ? ldc : 2 * UK_NR;
+    _mm512_storeu_ps(D, _mm512_mul_ps(c00, al));
+    _mm512_storeu_ps(D + 16, _mm512_mul_ps(c01, al));
+    _mm512_storeu_ps(D + ld, _mm512_mul_ps(c10, al));
+    _mm512_storeu_ps(D + ld + 16, _mm512_mul_ps(c11, al));
+    _mm512_storeu_ps(D + 2 * ld, _mm512_mul_ps(c20, al));
+    _mm512_storeu_ps(D + 2 * ld + 16, _mm512_mul_ps(c21, al));
+    _mm512_storeu_ps(D + 3 * ld, _mm512_mul_ps(c30, al));
+    _mm512_storeu_ps(D + 3 * ld + 16, _mm512_mul_ps(c31, al));
+    _mm512_storeu_ps(D + 4 * ld, _mm512_mul_ps(c40, al));
+    _mm512_storeu_ps(D + 4 * ld + 16, _mm512_mul_ps(c41, al));
+    _mm512_storeu_ps(D + 5 * ld, _mm512_mul_ps(c50, al));
+    _mm512_storeu_ps(D + 5 * ld + 16, _mm512_mul_ps(c51, al));
+    if (acc) {
+        for (size_t i = 0; i < mr; i++)
+            for (size_t j = 0; j < nr; j++)
+                C[i * ldc + j] += tmp[i * 2 * UK_NR + j];
+    } else if (!full) {
+        for (size_t i = 0; i < mr; i++)
+            memcpy(C + i * ldc, tmp + i * 2 * UK_NR, nr * sizeof(float));
+    }
+}
+#endif
+
 /* Portable fallback tile: mr x nr of the 6x16 tile. */
 static void tile_generic(size_t mr, size_t nr, size_t K, const float *A, size_t lda,
     const float *Bp, float *C, size_t ldc, float alpha, int accum)
@@ -121,7 +183,7 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
     const float *Bp, size_t pstride, int accumulate, float *C, size_t ldc)
 {
     size_t np = (N + UK_NR - 1) / UK_NR;
-    int avx2 = kern_use_avx2();
+    int avx2 = kern_use_avx2(), avx512 = kern_use_avx512();
     /* Column chunks whose packed B (K x nc floats) stays in L2 (~128 KiB)
      * while every 6-row group of the block sweeps it: B comes from L2, the
      * group's A rows from L1, and C is written row-contiguously (a
@@ -138,6 +200,13 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
                 size_t j0 = p * UK_NR, nr = N - j0 < UK_NR ? N - j0 : UK_NR;
                 const float *bp = Bp + p * pstride;
 #if defined(__x86_64__)
+                if (avx512 && p + 1 < p1) { /* two panels at once */
+                    size_t nr2 = N - j0 < 2 * UK_NR ? N - j0 : 2 * UK_NR;
+                    tile_6x32(mr, nr2, K, A + i0 * lda, lda, bp, bp + pstride, C + i0 * ldc + j0,
+                        ldc, alpha, accumulate);
+                    p++;
+                    continue;
+                }
                 if (avx2) {
                     tile_6x16(mr, nr, K, A + i0 * lda, lda, bp, C + i0 * ldc + j0, ldc, alpha,
                         accumulate);
@@ -150,6 +219,7 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
         }
     }
     (void)avx2;
+    (void)avx512;
 }
 
 size_t kern_packed_kt_floats(size_t lk, size_t d)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -28,6 +29,20 @@ int kern_use_avx2(void)
         avx2_state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     }
     return avx2_state && !force_portable;
+#else
+    return 0;
+#endif
+}
+
+int kern_use_avx512(void)
+{
+#ifdef KERN_X86
+    static int state = -1;
+    if (state < 0) {
+        __builtin_cpu_init();
+        state = __builtin_cpu_supports("avx512f") && getenv("COMET_KERNELS_NO_AVX512") == NULL;
+    }
+    return state && kern_use_avx2();
 #else
     return 0;
 #endif

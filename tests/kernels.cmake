@@ -6,3 +6,16 @@ target_link_libraries(test_kernels_dist PRIVATE m)
 # Side-by-side performance driver (not a test): build/tests/kernel_perf [threads] [reps]
 add_executable(kernel_perf perf/kernel_perf.c)
 target_link_libraries(kernel_perf PRIVATE comet_kernels m)
+# oneDNN side-by-side (not a test), only where libdnnl-dev is installed:
+# build/tests/dnnl_compare [threads] [reps] [M] [N]
+find_path(COMET_DNNL_INCLUDE dnnl.h)
+find_library(COMET_DNNL_LIB dnnl)
+if(COMET_DNNL_INCLUDE AND COMET_DNNL_LIB)
+  add_executable(dnnl_compare perf/dnnl_compare.c)
+  target_include_directories(dnnl_compare PRIVATE ${COMET_DNNL_INCLUDE})
+  target_link_libraries(dnnl_compare PRIVATE comet_kernels ${COMET_DNNL_LIB} m)
+endif()
+# The same suite on the AVX2 micro-kernel tile where the CPU has AVX-512.
+add_test(NAME test_kernels_avx2 COMMAND test_kernels)
+set_tests_properties(test_kernels_avx2 PROPERTIES TIMEOUT 300 LABELS kernels
+  ENVIRONMENT "COMET_KERNELS_NO_AVX512=1;OPENBLAS_NUM_THREADS=1")

@@ -18,9 +18,30 @@ static int cmp_str(const void *a, const void *b)
 int comet_calibrate_load_results(
     const char *const *paths, size_t npaths, json_t ***recs, size_t *n, char *err, size_t errlen)
 {
+    return comet_calibrate_load_results_src(paths, npaths, recs, n, NULL, NULL, err, errlen);
+}
+
+void comet_calibrate_sources_free(comet_calibrate_source *src, size_t nsrc)
+{
+    for (size_t i = 0; src && i < nsrc; i++)
+        free((char *)src[i].path);
+    free(src);
+}
+
+int comet_calibrate_load_results_src(const char *const *paths, size_t npaths, json_t ***recs,
+    size_t *n, comet_calibrate_source **srcp, size_t *nsrcp, char *err, size_t errlen)
+{
     json_t **all = NULL;
-    size_t cnt = 0, cap = 0;
+    size_t cnt = 0, cap = 0, nsrc = 0;
+    comet_calibrate_source *src = NULL;
+    char warn[COMET_ERRLEN] = "";
     int rc = 0;
+    *recs = NULL;
+    *n = 0;
+    if (srcp)
+        *srcp = NULL;
+    if (nsrcp)
+        *nsrcp = 0;
     for (size_t p = 0; p < npaths; p++) {
         struct stat st;
         char **files = NULL;
@@ -65,7 +86,11 @@ int comet_calibrate_load_results(
         for (size_t f = 0; f < nf; f++) {
             json_t **r = NULL;
             size_t m = 0;
+            if (err && errlen)
+                err[0] = '\0';
             if (rc == 0 && (rc = comet_bench_records_load(files[f], &r, &m, err, errlen)) == 0) {
+                if (err && err[0] && !warn[0]) /* a torn last line was skipped */
+                    snprintf(warn, sizeof warn, "%s", err);
                 if (cnt + m > cap) {
                     size_t nc = (cnt + m) * 2 + 16;
                     json_t **na = realloc(all, nc * sizeof(json_t *));
@@ -75,6 +100,18 @@ int comet_calibrate_load_results(
                     } else {
                         all = na;
                         cap = nc;
+                    }
+                }
+                if (rc == 0 && srcp) {
+                    comet_calibrate_source *ns = realloc(src, (nsrc + 1) * sizeof *src);
+                    if (!ns || !(ns[nsrc].path = strdup(files[f]))) {
+                        if (ns)
+                            src = ns;
+                        comet_bench_records_free(r, m);
+                        rc = comet_util_seterr(err, errlen, -ENOMEM, "out of memory");
+                    } else {
+                        src = ns;
+                        src[nsrc++].records = m;
                     }
                 }
                 if (rc == 0) {
@@ -91,10 +128,19 @@ int comet_calibrate_load_results(
     }
     *recs = all;
     *n = cnt;
+    if (err && errlen) /* 0 returned: err holds a warning or nothing */
+        snprintf(err, errlen, "%s", warn);
+    if (srcp)
+        *srcp = src;
+    else
+        comet_calibrate_sources_free(src, nsrc);
+    if (nsrcp)
+        *nsrcp = nsrc;
     return 0;
 fail:
     for (size_t i = 0; i < cnt; i++)
         json_decref(all[i]);
     free(all);
+    comet_calibrate_sources_free(src, nsrc);
     return rc;
 }

@@ -1,36 +1,97 @@
-/* comet calibrate: fit a machine profile from bench results. */
+/* comet calibrate: measure (or read) bench results and fit a machine profile. */
 #include "cli.h"
 
 #include "comet_bench.h"
 #include "comet_calibrate.h"
 #include "comet_util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define MAXFROM 64
+
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet calibrate [--quick|--full] [--from RESULTS]... [--out PROFILE|DIR]\n"
+        "usage: comet calibrate [--quick|--full] [--from RESULTS]... [--out PROFILE|DIR] [--json]\n"
         "\n"
-        "Fits this machine's profile: GEMM efficiency grid (log-space interpolation, a\n"
-        "saturating law outside it), memory plateaus and bandwidths, per-element vector-op\n"
-        "costs, Hockney point-to-point with its eager/rendezvous breakpoint; each fit states\n"
-        "R^2 and a held-out error. Without --from it first runs the benches it needs\n"
-        "(comet bench memory and kernels; collectives when available) into DIR/results.\n"
-        "The profile (hardware-description schema, docs/hardware.md) is written atomically:\n"
-        "an interrupted calibration leaves the previous profile untouched.\n"
+        "Fits this machine's profile from bench records: the sgemm efficiency grid (the\n"
+        "model interpolates it in log M, N, K; a saturating law outside it), memory\n"
+        "plateaus and bandwidths (capacities from the probe), per-element vector-op costs\n"
+        "in cache and streaming, piecewise Hockney alpha/beta for point-to-point with the\n"
+        "eager/rendezvous breakpoint, and alpha/beta/gamma per collective and algorithm by\n"
+        "weighted (1/T^2) non-negative least squares on the Thakur-Rabenseifner-Gropp\n"
+        "formulas. Every fit states R^2, residuals and a held-out error.\n"
+        "\n"
+        "Without --from it first runs `comet bench memory`, `comet bench kernels` (an\n"
+        "sgemm grid) and `comet bench collectives` into DIR/results and fits those runs\n"
+        "only. The profile (docs/hardware.md schema plus a `calibration` section) is\n"
+        "written atomically: an interrupted calibration leaves the previous one untouched.\n"
         "\n"
         "options:\n"
-        "  --quick | --full   bench set when measuring (default --quick)\n"
-        "  --from PATH        results file or directory (repeatable; no measuring)\n"
-        "  --out PATH         profile file (*.json) or directory (default %s;\n"
-        "                     the profile is DIR/profile.json)\n"
+        "  --quick | --full   bench sets when measuring (default --quick: <= 60 s;\n"
+        "                     --full: <= 10 min)\n"
+        "  --from PATH        results file or directory (repeatable; also as operands);\n"
+        "                     nothing is measured\n"
+        "  --out PATH         profile file (*.json), or a directory for DIR/profile.json\n"
+        "                     (default %s/profile.json)\n"
         "  --json             print the profile on stdout\n"
-        "  -q, -v, -h         quiet, verbose, this help\n",
+        "  -q, -v, -h         quiet, verbose, this help\n"
+        "\n"
+        "exit: 0 ok, 1 measuring failed or interrupted, 2 usage or bad results\n",
         COMET_CLI_DEFAULT_OUT);
+}
+
+/* Names of the *.jsonl files in dir/results (to tell this run's files apart). */
+static size_t list_results(const char *dir, char names[][256], size_t max)
+{
+    char path[4200];
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/results", dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < max) {
+        size_t l = strlen(e->d_name);
+        if (l > 6 && !strcmp(e->d_name + l - 6, ".jsonl") && l < 256)
+            snprintf(names[n++], 256, "%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static void print_summary(const char *profile, const comet_model_hw *hw,
+    const comet_calibrate_summary *s, size_t nrec, size_t nfiles)
+{
+    printf("profile %s  (%zu records from %zu files)\n", profile, nrec, nfiles);
+    printf("  clock %.4g GHz, %d cores, peak %.0f flop/cycle/core\n", hw->clock_ghz, hw->cores,
+        hw->peak_flops);
+    printf("  sgemm grid %d threads x %d M x %d N x %d K; held-out time error median %.1f%% "
+           "p90 %.1f%% (%zu points)\n",
+        hw->grid.nt, hw->grid.nm, hw->grid.nn, hw->grid.nk, 100 * s->gemm_med, 100 * s->gemm_p90,
+        s->gemm_heldout);
+    printf("  memory: L2 %.1f GB/s (1 core), LLC %.1f GB/s, DRAM %.1f GB/s; held-out pass time "
+           "error median %.1f%% p90 %.1f%% (%zu points)\n",
+        hw->lb.bw * hw->clock_ghz, hw->gb.bw * hw->clock_ghz, hw->dram.bw * hw->clock_ghz,
+        100 * s->mem_med, 100 * s->mem_p90, s->mem_heldout);
+    if (s->p2p_fits)
+        printf("  point-to-point: alpha %.3g us, bandwidth %.3g GB/s, eager->rendezvous at %.0f "
+               "bytes\n",
+            s->p2p_alpha_us, s->p2p_bw_gbs, s->p2p_breakpoint);
+    else
+        printf("  point-to-point: not measured\n");
+    if (s->coll_fits)
+        printf("  collectives: %zu fits; held-out time error median %.1f%% p90 %.1f%% (%zu "
+               "points)%s\n",
+            s->coll_fits, 100 * s->coll_med, 100 * s->coll_p90, s->coll_heldout,
+            s->collinear ? "; some terms collinear at these rank counts (see profile)" : "");
+    else
+        printf("  collectives: not measured\n");
 }
 
 int comet_cmd_calibrate(int argc, char **argv)
@@ -39,10 +100,16 @@ int comet_cmd_calibrate(int argc, char **argv)
         { "full", no_argument, NULL, 0x2002 }, { "from", required_argument, NULL, 0x2003 },
         COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
-    const char *from[64];
+    const char *from[MAXFROM];
     size_t nfrom = 0;
-    int full = 0, c, rc = COMET_EXIT_OK;
+    int full = 0, c, rc = COMET_EXIT_OK, measured = 0;
     char err[COMET_ERRLEN], dir[4096], profile[4200];
+    json_t **recs = NULL;
+    size_t n = 0, nsrc = 0;
+    comet_calibrate_source *src = NULL;
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    comet_cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
             continue;
@@ -57,8 +124,8 @@ int comet_cmd_calibrate(int argc, char **argv)
             full = 1;
             break;
         case 0x2003:
-            if (nfrom >= 64) {
-                comet_cli_error("calibrate", "--from: at most 64 paths");
+            if (nfrom >= MAXFROM) {
+                comet_cli_error("calibrate", "--from: at most %d paths", MAXFROM);
                 return COMET_EXIT_USAGE;
             }
             from[nfrom++] = optarg;
@@ -67,86 +134,105 @@ int comet_cmd_calibrate(int argc, char **argv)
             return comet_cli_bad_option("calibrate", argc, argv);
         }
     }
-    while (optind < argc && nfrom < 64)
-        from[nfrom++] = argv[optind++];
+    for (; optind < argc; optind++) {
+        if (nfrom >= MAXFROM) {
+            comet_cli_error("calibrate", "at most %d results paths", MAXFROM);
+            return COMET_EXIT_USAGE;
+        }
+        from[nfrom++] = argv[optind];
+    }
     const char *out = g.out ? g.out : COMET_CLI_DEFAULT_OUT;
     size_t ol = strlen(out);
+    if (ol == 0 || ol >= sizeof dir - 16) {
+        comet_cli_error("calibrate", "--out: empty or too long a path");
+        return COMET_EXIT_USAGE;
+    }
     if (ol > 5 && !strcmp(out + ol - 5, ".json")) {
         snprintf(profile, sizeof profile, "%s", out);
         snprintf(dir, sizeof dir, "%s", out);
         char *slash = strrchr(dir, '/');
-        if (slash)
+        if (slash && slash != dir)
             *slash = '\0';
         else
-            snprintf(dir, sizeof dir, ".");
+            snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
     } else {
         snprintf(dir, sizeof dir, "%s", out);
         snprintf(profile, sizeof profile, "%s/profile.json", out);
     }
     if (comet_util_mkdir_p(dir, err, sizeof err) != 0) {
-        comet_cli_error("calibrate", "%s", err);
+        comet_cli_error("calibrate", "--out: %s", err);
         return COMET_EXIT_FAIL;
     }
+    comet_util_install_signals();
+
+    static char before[1024][256], after[1024][256];
+    static char newfiles[MAXFROM][4400];
     if (nfrom == 0) {
-        /* measure what the fits need */
-        const char *set = full ? "--full" : "--quick";
-        const char *quiet = g.quiet ? "-q" : NULL;
-        const char *mem[] = { "bench", "memory", set, "--out", dir, quiet, NULL };
-        const char *ker[] = { "bench", "kernels", set, "--out", dir, quiet, NULL };
-        const char *col[] = { "bench", "collectives", set, "--out", dir, quiet, NULL };
-        comet_util_info("calibrate: measuring (%s) into %s/results", set + 2, dir);
-        int r1 = comet_cli_spawn_self(mem);
-        if (r1 == 0)
-            r1 = comet_cli_spawn_self(ker);
-        if (r1 != 0) {
-            comet_cli_error(
-                "calibrate", "the benches failed (exit %d); the previous profile is kept", r1);
+        /* measure, then fit only the files this calibration wrote */
+        int coll_ok = 0;
+        size_t nb = list_results(dir, before, 1024);
+        double t0 = comet_util_now();
+        if (comet_calibrate_measure(dir, full, g.quiet, &coll_ok, err, sizeof err) != 0) {
+            comet_cli_error("calibrate", "%s; the previous profile is kept", err);
             return COMET_EXIT_FAIL;
         }
-        if (comet_cli_spawn_self(col) != 0)
-            comet_util_info("calibrate: collectives not measured; the profile has no link fit");
-        from[nfrom++] = dir;
+        if (!coll_ok)
+            comet_util_info("calibrate: collectives not measured; the profile has no link fits");
+        size_t na = list_results(dir, after, 1024);
+        for (size_t i = 0; i < na && nfrom < MAXFROM; i++) {
+            int old = 0;
+            for (size_t j = 0; j < nb && !old; j++)
+                old = !strcmp(after[i], before[j]);
+            if (!old) {
+                snprintf(newfiles[nfrom], sizeof newfiles[nfrom], "%s/results/%s", dir, after[i]);
+                from[nfrom] = newfiles[nfrom];
+                nfrom++;
+            }
+        }
+        comet_util_info("calibrate: measured in %.1f s; fitting", comet_util_now() - t0);
+        measured = 1;
+        if (nfrom == 0) {
+            comet_cli_error("calibrate", "the benches wrote no results into %s/results", dir);
+            return COMET_EXIT_FAIL;
+        }
     }
-    json_t **recs = NULL;
-    size_t n = 0;
-    if (comet_calibrate_load_results(from, nfrom, &recs, &n, err, sizeof err) != 0) {
+    if (comet_calibrate_load_results_src(from, nfrom, &recs, &n, &src, &nsrc, err, sizeof err)
+        != 0) {
         comet_cli_error("calibrate", "%s", err);
-        return COMET_EXIT_USAGE;
+        return measured ? COMET_EXIT_FAIL : COMET_EXIT_USAGE;
     }
-    comet_model_hw hw;
-    if (comet_calibrate_build(recs, n, &hw, err, sizeof err) != 0) {
+    if (err[0])
+        comet_util_info("comet: calibrate: warning: %s", err);
+    comet_calibrate_summary sum;
+    if (comet_calibrate_build(recs, n, src, nsrc, &hw, &sum, err, sizeof err) != 0) {
         comet_cli_error("calibrate", "%s", err);
-        comet_bench_records_free(recs, n);
-        return COMET_EXIT_USAGE;
+        rc = measured ? COMET_EXIT_FAIL : COMET_EXIT_USAGE;
+        goto out;
     }
-    comet_bench_records_free(recs, n);
-    json_t *j = comet_model_hw_to_json(&hw);
-    char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(j);
-    if (!text || comet_util_write_atomic(profile, text, strlen(text), err, sizeof err) != 0) {
-        comet_cli_error("calibrate", "%s", text ? err : "out of memory");
+    if (comet_util_interrupted) {
+        comet_cli_error("calibrate", "interrupted; the previous profile is kept");
         rc = COMET_EXIT_FAIL;
         goto out;
     }
-    if (g.json)
-        printf("%s\n", text);
-    else {
-        const json_t *fits = json_object_get(hw.calibration, "fits");
-        const json_t *gh = json_object_get(json_object_get(fits, "gemm"), "heldout");
-        const json_t *mh = json_object_get(json_object_get(fits, "memory"), "heldout");
-        printf("profile %s\n", profile);
-        printf("  clock %.3g GHz, %d cores, peak %.0f flop/cycle/core\n", hw.clock_ghz, hw.cores,
-            hw.peak_flops);
-        printf("  GEMM grid %dx%dx%dx%d, held-out median %.1f%% p90 %.1f%%\n", hw.grid.nt,
-            hw.grid.nm, hw.grid.nn, hw.grid.nk,
-            100 * json_number_value(json_object_get(gh, "median_rel_err")),
-            100 * json_number_value(json_object_get(gh, "p90_rel_err")));
-        printf("  memory: DRAM %.1f GB/s, LLC %.1f GB/s, L2 %.1f GB/s; held-out median %.1f%%\n",
-            hw.dram.bw * hw.clock_ghz, hw.gb.bw * hw.clock_ghz, hw.lb.bw * hw.clock_ghz,
-            100 * json_number_value(json_object_get(mh, "median_rel_err")));
+    if (comet_calibrate_write_profile(&hw, profile, err, sizeof err) != 0) {
+        comet_cli_error("calibrate", "%s", err);
+        rc = COMET_EXIT_FAIL;
+        goto out;
     }
+    if (g.json) {
+        json_t *j = comet_model_hw_to_json(&hw);
+        char *text = j
+            ? json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
+            : NULL;
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(j);
+    } else if (!g.quiet)
+        print_summary(profile, &hw, &sum, n, nsrc);
 out:
-    free(text);
     comet_model_hw_free(&hw);
+    comet_bench_records_free(recs, n);
+    comet_calibrate_sources_free(src, nsrc);
     return rc;
 }

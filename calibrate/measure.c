@@ -1,0 +1,137 @@
+/* Measuring for a calibration: this program's own bench subcommands run as
+ * child processes (fork + exec of /proc/self/exe), so calibrate needs no
+ * CLI code and an interrupted bench cannot leave this process half-done. */
+#include "comet_calibrate.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Runs `comet args...` in its own process group; forwards an interrupt to
+ * the whole group (the collectives bench has mpiexec children).
+ * @return exit status, or -EINTR / -errno. */
+static int run_self(const char *const *args)
+{
+    char *argv[40];
+    int n = 0;
+    argv[n++] = (char *)"comet";
+    for (int i = 0; args[i] && n < 39; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        setpgid(0, 0);
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also from the parent: no race with the first kill */
+    int st = 0, sent = 0;
+    double t_sig = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return -errno;
+        if (comet_util_interrupted && !sent) {
+            kill(-pid, SIGTERM);
+            sent = 1;
+            t_sig = comet_util_now();
+        } else if (sent && comet_util_now() - t_sig > 10) {
+            kill(-pid, SIGKILL); /* a child that ignores SIGTERM */
+        }
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    if (sent)
+        return -EINTR;
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* The sgemm-only shape set of the kernels bench: a log-spaced grid. */
+static int write_shapes(const char *path, int full, char *err, size_t errlen)
+{
+    char text[512];
+    int len = snprintf(text, sizeof text,
+        "# written by comet calibrate: sgemm efficiency grid (%s)\n"
+        "threads: [1, all]\n"
+        "sgemm:\n"
+        "  threads: [1, all]\n"
+        "  min: %d\n"
+        "  max: %d\n"
+        "  points: %d\n",
+        full ? "full" : "quick", full ? 32 : 64, full ? 2048 : 1024, full ? 6 : 3);
+    return comet_util_write_atomic(path, text, (size_t)len, err, errlen);
+}
+
+int comet_calibrate_measure(
+    const char *outdir, int full, int quiet, int *coll_ok, char *err, size_t errlen)
+{
+    char shapes[4200];
+    const char *set = full ? "--full" : "--quick", *q = quiet ? "-q" : NULL;
+    int rc;
+    *coll_ok = 0;
+    if ((rc = comet_util_mkdir_p(outdir, err, errlen)) != 0)
+        return rc;
+    snprintf(shapes, sizeof shapes, "%s/calibrate-sgemm-%s.yaml", outdir, set + 2);
+    if ((rc = write_shapes(shapes, full, err, errlen)) != 0)
+        return rc;
+    /* quick: one pass, short caps, so that the whole calibration stays
+     * within a minute; full: the benches' own full settings */
+    const char *mem_q[] = { "bench", "memory", set, "--time-cap", "0.2", "--gate-timeout", "1",
+        "--out", outdir, q, NULL };
+    const char *mem_f[] = { "bench", "memory", set, "--out", outdir, q, NULL };
+    const char *ker_q[] = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1",
+        "--time-cap", "0.2", "--gate-timeout", "1", "--out", outdir, q, NULL };
+    const char *ker_f[] = { "bench", "kernels", set, "--shapes", shapes, "--out", outdir, q, NULL };
+    const char *col_q[] = { "bench", "collectives", set, "--colls",
+        "pingpong,allreduce,allgather,bcast", "--algs", "all", "--sizes",
+        "4,64,256,1K,2K,4K,8K,16K,32K,64K,256K,1M", "--out", outdir, q, NULL };
+    const char *col_f[] = { "bench", "collectives", set, "--algs", "all", "--sizes",
+        "4,16,64,256,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M,4M", "--launches", "3", "--out", outdir,
+        q, NULL };
+    struct {
+        const char *what;
+        const char *const *argv;
+        int required;
+    } steps[3] = {
+        { "bench memory", full ? mem_f : mem_q, 1 },
+        { "bench kernels (sgemm grid)", full ? ker_f : ker_q, 1 },
+        { "bench collectives", full ? col_f : col_q, 0 },
+    };
+    comet_util_progress pr;
+    comet_util_progress_start(&pr, "calibrate: measuring", 3);
+    for (int i = 0; i < 3; i++) {
+        comet_util_info("calibrate: [%d/3] %s %s", i + 1, steps[i].what, set);
+        int st = run_self(steps[i].argv);
+        if (st == -EINTR || comet_util_interrupted) {
+            comet_util_progress_end(&pr);
+            return comet_util_seterr(
+                err, errlen, -EINTR, "calibrate: interrupted during %s", steps[i].what);
+        }
+        if (st != 0 && steps[i].required) {
+            comet_util_progress_end(&pr);
+            return comet_util_seterr(
+                err, errlen, -EIO, "calibrate: 'comet %s' failed (exit %d)", steps[i].what, st);
+        }
+        if (i == 2)
+            *coll_ok = st == 0;
+        comet_util_progress_step(&pr, 1, steps[i].what);
+    }
+    comet_util_progress_end(&pr);
+    return 0;
+}

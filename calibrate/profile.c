@@ -1,0 +1,215 @@
+/* A machine profile from bench records: the hardware description in the
+ * model's schema plus the calibration section (fits, held-out errors,
+ * provenance). */
+#include "calibrate_internal.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef COMET_GIT_COMMIT
+#define COMET_GIT_COMMIT ""
+#endif
+
+json_t *cal_jreal(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *cal_err_json(const double *e, size_t n, const char *method)
+{
+    double med, p90;
+    comet_calibrate_err_stats(e, n, &med, &p90);
+    return json_pack("{s:I,s:o,s:o,s:s}", "points", (json_int_t)n, "median_rel_err", cal_jreal(med),
+        "p90_rel_err", cal_jreal(p90), "method", method);
+}
+
+json_t *cal_residuals_json(const double *key, const double *res, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("[f,o]", key[i], cal_jreal(round(res[i] * 1e4) / 1e4)));
+    return a;
+}
+
+/* Provenance: the run records (and their machine), files, counts per kind. */
+static int provenance(json_t *const *recs, size_t n, const comet_calibrate_source *src, size_t nsrc,
+    const json_t **machine, json_t **out, char *err, size_t errlen)
+{
+    json_t *runs = json_array(), *kinds = json_object(), *files = json_array();
+    const char *mid = NULL, *mrun = NULL;
+    int rc = 0;
+    *machine = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i];
+        const char *k = comet_util_jstr(r, "kind");
+        json_t *c = json_object_get(kinds, k);
+        json_object_set_new(kinds, k, json_integer(c ? json_integer_value(c) + 1 : 1));
+        if (strcmp(k, "run"))
+            continue;
+        const json_t *m = json_object_get(r, "machine");
+        const char *id = comet_util_jstr(m, "id");
+        if (!json_is_object(m))
+            continue;
+        if (!*machine) {
+            *machine = m;
+            mid = id;
+            mrun = comet_util_jstr(r, "run_id");
+        } else if (strcmp(id, mid)) {
+            /* fits of two machines mixed would describe neither */
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "calibrate: results from two machines (run %s on %s, run %s on %s); calibrate "
+                "each machine from its own results",
+                mrun, mid, comet_util_jstr(r, "run_id"), id);
+            goto fail;
+        }
+        json_array_append_new(runs,
+            json_pack("{s:s,s:s,s:s}", "run_id", comet_util_jstr(r, "run_id"), "time",
+                comet_util_jstr(r, "time"), "cmdline", comet_util_jstr(r, "cmdline")));
+    }
+    if (!*machine) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "calibrate: no run record with a machine object in the results (files written by "
+            "'comet bench' start with one)");
+        goto fail;
+    }
+    for (size_t i = 0; i < nsrc; i++)
+        json_array_append_new(files,
+            json_pack("{s:s,s:I}", "path", src[i].path, "records", (json_int_t)src[i].records));
+    char now[32];
+    *out = json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:s,s:s,s:s,s:o,s:o,s:o,s:I}", "machine", "id", mid,
+        "hostname", comet_util_jstr(*machine, "hostname"), "cpu_model",
+        comet_util_jstr(*machine, "cpu_model"), "mhz", cal_jreal(comet_util_jnum(*machine, "mhz")),
+        "cores", cal_jreal(comet_util_jnum(*machine, "cores")), "date",
+        comet_util_iso_time(now, sizeof now), "comet_commit", COMET_GIT_COMMIT, "comet_version",
+        COMET_VERSION, "runs", runs, "files", files, "records_by_kind", kinds, "records",
+        (json_int_t)n);
+    runs = files = kinds = NULL;
+    if (!*out)
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+fail:
+    json_decref(runs);
+    json_decref(kinds);
+    json_decref(files);
+    return rc;
+}
+
+int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_source *src,
+    size_t nsrc, comet_model_hw *hw, comet_calibrate_summary *sum, char *err, size_t errlen)
+{
+    cal_ctx cx;
+    const json_t *machine = NULL;
+    json_t *prov = NULL;
+    int rc;
+    memset(&cx, 0, sizeof cx);
+    memset(hw, 0, sizeof *hw);
+    cx.hw = hw;
+    cx.fits = json_object();
+    if (sum)
+        memset(sum, 0, sizeof *sum);
+    if ((rc = provenance(recs, n, src, nsrc, &machine, &prov, err, errlen)) != 0)
+        goto fail;
+
+    /* clock and peak from the probe */
+    double mhz = comet_util_jnum(machine, "mhz");
+    const json_t *isa = json_object_get(machine, "isa");
+    cx.ghz = mhz > 0 ? mhz / 1000 : 1.0;
+    cx.cores = (int)comet_util_jnum(machine, "cores");
+    if (!(cx.cores >= 1))
+        cx.cores = 1;
+    /* fp32 FLOP/cycle/core: 2 FMA pipes x 8 lanes x 2 with AVX2+FMA (OpenBLAS
+     * runs its AVX2 kernels on this class of CPU), 2 x 8 with AVX only */
+    const int fma = json_is_true(json_object_get(isa, "fma")),
+              avx = json_is_true(json_object_get(isa, "avx"));
+    cx.peak = fma ? 32 : avx ? 16 : 8;
+    size_t ci;
+    json_t *c;
+    json_array_foreach(json_object_get(machine, "caches"), ci, c)
+    {
+        if (comet_util_jnum(c, "level") == 2)
+            cx.l2 = comet_util_jnum(c, "size");
+        if (comet_util_jnum(c, "level") == 3)
+            cx.l3 = comet_util_jnum(c, "size");
+    }
+    cx.dram_bytes = comet_util_jnum(machine, "memory_bytes");
+    if (!(cx.l2 > 0))
+        cx.l2 = 512 * 1024.0;
+    if (!(cx.l3 > 0))
+        cx.l3 = cx.l2;
+    if (!(cx.dram_bytes > 0))
+        cx.dram_bytes = 1e12;
+
+    snprintf(hw->name, sizeof hw->name, "local-%s", comet_util_jstr(machine, "hostname"));
+    snprintf(hw->kind, sizeof hw->kind, "cpu");
+    hw->clock_ghz = cx.ghz;
+    hw->bytes_per_elem = 4;
+    hw->clusters = 1;
+    hw->cores = cx.cores;
+    hw->systolic = 0;
+    hw->peak_flops = cx.peak;
+    hw->simd_width = 1; /* vector costs are per element */
+    hw->cluster_net = (comet_model_net) { COMET_MODEL_SWITCH, { 1, 1 }, 1, 0, 0, 0, 0, 0 };
+    hw->core_net = (comet_model_net) { COMET_MODEL_FULL, { cx.cores, 1 }, 64, 0, 0, 1, 0, 0 };
+
+    if ((rc = cal_fit_gemm(&cx, recs, n, err, errlen)) != 0
+        || (rc = cal_fit_memory(&cx, recs, n, err, errlen)) != 0
+        || (rc = cal_fit_vector(&cx, recs, n, err, errlen)) != 0
+        || (rc = cal_fit_links(&cx, recs, n, err, errlen)) != 0)
+        goto fail;
+    /* the network between clusters (nodes): the measured link (first
+     * ping-pong fit), alpha of small messages, beta of large ones */
+    if (cx.p2p_beta > 0) {
+        hw->cluster_net.startup = cx.p2p_alpha * cx.ghz * 1e9;
+        hw->cluster_net.link_bw = 1 / (cx.p2p_beta * cx.ghz * 1e9);
+    }
+    cx.sum.collinear = cx.collinear;
+    comet_calibrate_err_stats(cx.coll_err, cx.ncoll_err, &cx.sum.coll_med, &cx.sum.coll_p90);
+    cx.sum.coll_heldout = cx.ncoll_err;
+    json_object_set_new(cx.fits, "heldout_summary",
+        json_pack("{s:{s:I,s:o,s:o},s:{s:I,s:o,s:o},s:{s:I,s:o,s:o}}", "sgemm_time", "points",
+            (json_int_t)cx.sum.gemm_heldout, "median_rel_err", cal_jreal(cx.sum.gemm_med),
+            "p90_rel_err", cal_jreal(cx.sum.gemm_p90), "memory_pass_time", "points",
+            (json_int_t)cx.sum.mem_heldout, "median_rel_err", cal_jreal(cx.sum.mem_med),
+            "p90_rel_err", cal_jreal(cx.sum.mem_p90), "collective_time", "points",
+            (json_int_t)cx.sum.coll_heldout, "median_rel_err", cal_jreal(cx.sum.coll_med),
+            "p90_rel_err", cal_jreal(cx.sum.coll_p90)));
+    hw->calibration = json_pack("{s:s,s:{s:f,s:s,s:f,s:s},s:o,s:o}", "schema",
+        "comet.calibration.v1", "units", "clock_ghz", cx.ghz, "clock_source",
+        "probe mhz (every cycle figure of this profile uses it)", "peak_flops_per_cycle", cx.peak,
+        "peak_source", fma ? "AVX2+FMA: 2 FMA pipes x 8 fp32 lanes x 2" : "no FMA: 2 pipes x lanes",
+        "fits", cx.fits, "provenance", prov);
+    cx.fits = prov = NULL;
+    if (!hw->calibration) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+        goto fail;
+    }
+    if (sum)
+        *sum = cx.sum;
+fail:
+    json_decref(cx.fits);
+    json_decref(prov);
+    free(cx.coll_err);
+    if (rc)
+        comet_model_hw_free(hw);
+    return rc;
+}
+
+int comet_calibrate_write_profile(
+    const comet_model_hw *hw, const char *path, char *err, size_t errlen)
+{
+    json_t *j = comet_model_hw_to_json(hw);
+    char *text
+        = j ? json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) : NULL;
+    int rc;
+    json_decref(j);
+    if (!text)
+        return comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+    size_t len = strlen(text);
+    text[len] = '\n'; /* replaces the NUL: the file ends in a newline */
+    rc = comet_util_write_atomic(path, text, len + 1, err, errlen);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,286 @@
+/* GEMM efficiency grid of a profile: measured sgemm efficiency on the
+ * (threads, M, N, K) grid the bench swept, a saturating law for outside
+ * it, and held-out error from coarser sub-grids predicted by the model's
+ * own evaluator (comet_model_gemm_eff). */
+#include "calibrate_internal.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Adds v to the sorted axis ax (n entries, at most max). -1 when full. */
+static int axis_add(double *ax, int *n, int max, double v)
+{
+    for (int i = 0; i < *n; i++)
+        if (ax[i] == v)
+            return 0;
+    if (*n >= max)
+        return -1;
+    int i = *n;
+    while (i > 0 && ax[i - 1] > v) {
+        ax[i] = ax[i - 1];
+        i--;
+    }
+    ax[i] = v;
+    (*n)++;
+    return 0;
+}
+
+static int is_sgemm(const json_t *r)
+{
+    return !strcmp(comet_util_jstr(r, "kind"), "kernel")
+        && !strcmp(comet_util_jstr(r, "op"), "sgemm")
+        && !json_is_false(json_object_get(r, "valid"));
+}
+
+#define IDX(g, t, i, j, k) ((((size_t)(t) * (g)->nm + (i)) * (g)->nn + (j)) * (g)->nk + (k))
+
+/* Predicted seconds of a GEMM at efficiency eff. */
+static double gemm_time(const cal_ctx *cx, double M, double N, double K, double th, double eff)
+{
+    return 2 * M * N * K / (eff * cx->peak * th * cx->ghz * 1e9);
+}
+
+/* Held-out along one axis of one thread count: the sub-grid keeps the even
+ * indices and the last; the others are predicted by interpolating it. */
+static size_t heldout_axis(
+    const cal_ctx *cx, const comet_model_grid *g, const double *meas, int t, int axis, double *errs)
+{
+    const int na = axis == 0 ? g->nm : axis == 1 ? g->nn : g->nk;
+    const double *ax = axis == 0 ? g->M : axis == 1 ? g->N : g->K;
+    int keep[COMET_MODEL_GRID_MAX], nk = 0;
+    size_t ne = 0;
+    if (na < 3)
+        return 0;
+    for (int i = 0; i < na; i++)
+        if (i % 2 == 0 || i == na - 1)
+            keep[nk++] = i;
+    comet_model_hw tmp;
+    memset(&tmp, 0, sizeof tmp);
+    comet_model_grid *s = &tmp.grid;
+    tmp.gemm_eff = 1;
+    s->nt = 1;
+    s->threads[0] = g->threads[t];
+    s->nm = axis == 0 ? nk : g->nm;
+    s->nn = axis == 1 ? nk : g->nn;
+    s->nk = axis == 2 ? nk : g->nk;
+    memcpy(s->M, g->M, sizeof g->M);
+    memcpy(s->N, g->N, sizeof g->N);
+    memcpy(s->K, g->K, sizeof g->K);
+    double *sub = axis == 0 ? s->M : axis == 1 ? s->N : s->K;
+    for (int i = 0; i < nk; i++)
+        sub[i] = ax[keep[i]];
+    s->emax = g->emax;
+    s->f_half = 0; /* inside the sub-grid: interpolation only */
+    s->values = malloc((size_t)s->nm * s->nn * s->nk * sizeof(double));
+    if (!s->values)
+        return 0;
+    for (int i = 0; i < s->nm; i++)
+        for (int j = 0; j < s->nn; j++)
+            for (int k = 0; k < s->nk; k++) {
+                int fi = axis == 0 ? keep[i] : i, fj = axis == 1 ? keep[j] : j,
+                    fk = axis == 2 ? keep[k] : k;
+                s->values[IDX(s, 0, i, j, k)] = g->values[IDX(g, t, fi, fj, fk)];
+            }
+    for (int h = 1; h < na - 1; h++) {
+        if (h % 2 == 0)
+            continue; /* kept */
+        for (int i = 0; i < (axis == 0 ? 1 : g->nm); i++)
+            for (int j = 0; j < (axis == 1 ? 1 : g->nn); j++)
+                for (int k = 0; k < (axis == 2 ? 1 : g->nk); k++) {
+                    int fi = axis == 0 ? h : i, fj = axis == 1 ? h : j, fk = axis == 2 ? h : k;
+                    double m = meas[IDX(g, t, fi, fj, fk)];
+                    if (!(m > 0))
+                        continue; /* a hole: nothing measured to compare with */
+                    double M = g->M[fi], N = g->N[fj], K = g->K[fk], th = g->threads[t];
+                    double e = comet_model_gemm_eff(&tmp, M, N, K, th);
+                    errs[ne++] = (gemm_time(cx, M, N, K, th, e) - m) / m;
+                }
+    }
+    free(s->values);
+    return ne;
+}
+
+int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+{
+    comet_model_grid *g = &cx->hw->grid;
+    double *meas = NULL, *F = NULL, *E = NULL, *he = NULL, *tmp = NULL;
+    size_t ng = 0;
+    int rc = 0;
+    memset(g, 0, sizeof *g);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i], *sh = json_object_get(r, "shape");
+        if (!is_sgemm(r))
+            continue;
+        double th = comet_util_jnum(r, "threads"), M = comet_util_jnum(sh, "M"),
+               N = comet_util_jnum(sh, "N"), K = comet_util_jnum(sh, "K");
+        if (!(th >= 1) || !(M >= 1) || !(N >= 1) || !(K >= 1))
+            continue;
+        if (axis_add(g->threads, &g->nt, 4, th) || axis_add(g->M, &g->nm, COMET_MODEL_GRID_MAX, M)
+            || axis_add(g->N, &g->nn, COMET_MODEL_GRID_MAX, N)
+            || axis_add(g->K, &g->nk, COMET_MODEL_GRID_MAX, K)) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "calibrate: the sgemm records span more than %d values on an axis (or more "
+                "than 4 thread counts); calibrate from one grid sweep",
+                COMET_MODEL_GRID_MAX);
+            goto fail;
+        }
+        ng++;
+    }
+    if (!ng) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "calibrate: no sgemm records in the results (run 'comet bench kernels' or "
+            "'comet calibrate' without --from)");
+        goto fail;
+    }
+    const size_t total = (size_t)g->nt * g->nm * g->nn * g->nk;
+    g->values = calloc(total, sizeof(double));
+    meas = calloc(total, sizeof(double));
+    F = malloc(total * sizeof(double));
+    E = malloc(total * sizeof(double));
+    he = malloc(3 * total * sizeof(double) + 1);
+    tmp = malloc(ng * sizeof(double));
+    if (!g->values || !meas || !F || !E || !he || !tmp) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+        goto fail;
+    }
+    /* one value per grid point: the median of the medians measured there
+     * (several passes or runs) */
+    size_t nmeas = 0;
+    for (int t = 0; t < g->nt; t++)
+        for (int a = 0; a < g->nm; a++)
+            for (int b = 0; b < g->nn; b++)
+                for (int c = 0; c < g->nk; c++) {
+                    size_t m = 0;
+                    for (size_t i = 0; i < n; i++) {
+                        const json_t *r = recs[i], *sh = json_object_get(r, "shape");
+                        if (!is_sgemm(r) || comet_util_jnum(r, "threads") != g->threads[t]
+                            || comet_util_jnum(sh, "M") != g->M[a]
+                            || comet_util_jnum(sh, "N") != g->N[b]
+                            || comet_util_jnum(sh, "K") != g->K[c])
+                            continue;
+                        double s = comet_util_jnum(json_object_get(r, "stats"), "median_s");
+                        if (s > 0)
+                            tmp[m++] = s;
+                    }
+                    if (!m)
+                        continue;
+                    gsl_sort(tmp, 1, m);
+                    double t_med = gsl_stats_median_from_sorted_data(tmp, 1, m);
+                    size_t k = IDX(g, t, a, b, c);
+                    meas[k] = t_med;
+                    g->values[k] = 2 * g->M[a] * g->N[b] * g->K[c]
+                        / (t_med * cx->peak * g->threads[t] * cx->ghz * 1e9);
+                    F[nmeas] = 2 * g->M[a] * g->N[b] * g->K[c];
+                    E[nmeas++] = g->values[k];
+                }
+    /* the saturating law for outside the grid (and for holes in it) */
+    int law_ok = comet_calibrate_fit_saturating(F, E, nmeas, &g->emax, &g->f_half) == 0;
+    double law_r2 = NAN;
+    if (!law_ok) { /* no saturation visible: flat at the median efficiency */
+        memcpy(tmp, E, nmeas * sizeof(double));
+        gsl_sort(tmp, 1, nmeas);
+        g->emax = gsl_stats_median_from_sorted_data(tmp, 1, nmeas);
+        g->f_half = 0;
+    } else {
+        double ss = 0, sr = 0, mean = 0;
+        for (size_t i = 0; i < nmeas; i++)
+            mean += E[i] / (double)nmeas;
+        for (size_t i = 0; i < nmeas; i++) {
+            double f = g->emax * F[i] / (F[i] + g->f_half);
+            sr += (E[i] - f) * (E[i] - f);
+            ss += (E[i] - mean) * (E[i] - mean);
+        }
+        law_r2 = ss > 0 ? 1 - sr / ss : 1;
+    }
+    size_t holes = 0, clamped = 0;
+    for (int t = 0; t < g->nt; t++)
+        for (int a = 0; a < g->nm; a++)
+            for (int b = 0; b < g->nn; b++)
+                for (int c = 0; c < g->nk; c++) {
+                    size_t k = IDX(g, t, a, b, c);
+                    if (!(g->values[k] > 0)) {
+                        double Fk = 2 * g->M[a] * g->N[b] * g->K[c];
+                        g->values[k] = g->f_half > 0 ? g->emax * Fk / (Fk + g->f_half) : g->emax;
+                        holes++;
+                    }
+                    if (g->values[k] > 1.5) { /* the schema's bound: clock under-reported */
+                        g->values[k] = 1.5;
+                        clamped++;
+                    }
+                }
+    if (g->emax > 1.5)
+        g->emax = 1.5;
+    /* flat efficiency for consumers without the grid: the median */
+    memcpy(tmp, E, nmeas * sizeof(double));
+    gsl_sort(tmp, 1, nmeas);
+    cx->hw->gemm_eff = fmin(1.0, gsl_stats_median_from_sorted_data(tmp, 1, nmeas));
+
+    /* held-out: coarser sub-grids along each axis with >= 3 points */
+    size_t nh = 0;
+    const char *method
+        = "per thread count and axis with >= 3 points: the sub-grid of even-indexed points "
+          "(and the last) is interpolated by the model's evaluator at the odd interior points";
+    for (int t = 0; t < g->nt; t++)
+        for (int axis = 0; axis < 3; axis++)
+            nh += heldout_axis(cx, g, meas, t, axis, he + nh);
+    if (nh == 0) {
+        /* too coarse a grid: leave-one-out of the saturating law instead */
+        method = "grid has < 3 points per axis: leave-one-out, each point predicted by the "
+                 "saturating law fitted on the others";
+        double *F2 = malloc(nmeas * sizeof(double)), *E2 = malloc(nmeas * sizeof(double));
+        if (!F2 || !E2) {
+            free(F2);
+            free(E2);
+            rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+            goto fail;
+        }
+        for (size_t i = 0; i < nmeas && nmeas > 2; i++) {
+            size_t m = 0;
+            for (size_t j = 0; j < nmeas; j++)
+                if (j != i) {
+                    F2[m] = F[j];
+                    E2[m++] = E[j];
+                }
+            double em, fh;
+            if (comet_calibrate_fit_saturating(F2, E2, m, &em, &fh) != 0)
+                continue;
+            double e = em * F[i] / (F[i] + fh);
+            he[nh++] = E[i] / e - 1; /* time ratio error = inverse efficiency ratio */
+        }
+        free(F2);
+        free(E2);
+    }
+    cx->sum.gemm_points = nmeas;
+    cx->sum.gemm_heldout = nh;
+    comet_calibrate_err_stats(he, nh, &cx->sum.gemm_med, &cx->sum.gemm_p90);
+    json_t *gj = json_object();
+    json_object_set_new(gj, "records", json_integer((json_int_t)ng));
+    json_object_set_new(gj, "grid_points", json_integer((json_int_t)nmeas));
+    json_object_set_new(gj, "grid_holes_filled_by_law", json_integer((json_int_t)holes));
+    json_object_set_new(gj, "clamped_to_1.5", json_integer((json_int_t)clamped));
+    json_object_set_new(gj, "peak_flops_per_cycle_per_core", json_real(cx->peak));
+    json_object_set_new(gj, "efficiency_definition",
+        json_string("2MNK / (median time x peak_flops_per_cycle x threads x clock)"));
+    json_object_set_new(gj, "interpolation",
+        json_string("model: trilinear in log M, log N, log K at the nearest thread count; "
+                    "exact at grid points, monotone between"));
+    json_object_set_new(gj, "law",
+        json_pack("{s:s,s:o,s:o,s:o,s:b}", "form", "eff = emax F / (F + f_half), F = 2MNK", "emax",
+            cal_jreal(g->emax), "f_half", cal_jreal(g->f_half), "r2", cal_jreal(law_r2), "fitted",
+            law_ok));
+    json_object_set_new(gj, "heldout", cal_err_json(he, nh, method));
+    json_object_set_new(cx->fits, "gemm", gj);
+fail:
+    free(meas);
+    free(F);
+    free(E);
+    free(he);
+    free(tmp);
+    return rc;
+}

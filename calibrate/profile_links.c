@@ -1,0 +1,296 @@
+/* Link fits of a profile: point-to-point (piecewise Hockney) and
+ * collectives (TRG rows, weighted NNLS, collinearity), with held-out error. */
+#include "calibrate_internal.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One timed collective or ping-pong record. */
+typedef struct link_pt {
+    const char *op, *alg, *link;
+    int p;
+    double bytes, t;
+} link_pt;
+
+static int cmp_pt(const void *a, const void *b)
+{
+    const link_pt *x = a, *y = b;
+    int c = strcmp(x->op, y->op);
+    if (!c)
+        c = strcmp(x->alg, y->alg);
+    if (!c)
+        c = strcmp(x->link, y->link);
+    if (!c)
+        c = (x->bytes > y->bytes) - (x->bytes < y->bytes);
+    if (!c)
+        c = (x->p > y->p) - (x->p < y->p);
+    return c;
+}
+
+/* Held-out error of a piecewise fit: distinct keys are dealt into FOLDS
+ * folds in size order; each fold is predicted by a fit of the others. */
+int cal_pw_heldout(const double *key, const double *X, const double *y, size_t n, size_t p,
+    int maxseg, size_t minpts, double *errs, size_t *nerr)
+{
+    int rc = 0;
+    size_t *fold = malloc(n * sizeof(size_t)), m;
+    double *Xt = malloc(n * p * sizeof(double)), *yt = malloc(n * sizeof(double)),
+           *kt = malloc(n * sizeof(double));
+    *nerr = 0;
+    if (!fold || !Xt || !yt || !kt) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0, d = 0; i < n; i++) {
+        if (i > 0 && key[i] > key[i - 1])
+            d++;
+        fold[i] = d % CAL_FOLDS;
+    }
+    for (size_t f = 0; f < CAL_FOLDS; f++) {
+        m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (fold[i] != f) {
+                kt[m] = key[i];
+                yt[m] = y[i];
+                memcpy(Xt + m * p, X + i * p, p * sizeof(double));
+                m++;
+            }
+        if (m == n)
+            continue;
+        comet_calibrate_piecewise pw;
+        if (comet_calibrate_fit_piecewise(kt, Xt, yt, m, p, maxseg, minpts, &pw) != 0)
+            continue; /* too few points left for this fold */
+        for (size_t i = 0; i < n; i++)
+            if (fold[i] == f)
+                errs[(*nerr)++]
+                    = (comet_calibrate_piecewise_eval(&pw, key[i], X + i * p) - y[i]) / y[i];
+    }
+fail:
+    free(fold);
+    free(Xt);
+    free(yt);
+    free(kt);
+    return rc;
+}
+
+static const char *const pnames[3] = { "alpha", "beta", "gamma" };
+
+/* Text of the identifiable combination of a merged fit, e.g. "beta + 0.5 gamma". */
+static void combo_text(const comet_calibrate_lsq *f, size_t j, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "%s", pnames[j]);
+    for (size_t k = 0; k < f->p && o < len; k++)
+        if (f->state[k] == COMET_CALIBRATE_MERGED && f->owner[k] == (int)j)
+            o += (size_t)snprintf(buf + o, len - o, " + %.4g %s", f->ratio[k], pnames[k]);
+}
+
+static json_t *segment_json(const comet_calibrate_lsq *f, double from, int *collinear)
+{
+    static const char *const keys[3] = { "alpha_us", "beta_ns_per_byte", "gamma_ns_per_byte" };
+    static const double unit[3] = { 1e6, 1e9, 1e9 };
+    json_t *s = json_object(), *ident = json_array();
+    json_object_set_new(s, "from_bytes", json_real(from));
+    for (size_t j = 0; j < f->p; j++) {
+        if (f->state[j] == COMET_CALIBRATE_FITTED) {
+            char c[96];
+            combo_text(f, j, c, sizeof c);
+            json_object_set_new(s, keys[j], json_real(f->coef[j] * unit[j]));
+            if (strcmp(c, pnames[j])) { /* a merged combination */
+                json_array_append_new(ident, json_string(c));
+                *collinear = 1;
+            }
+        } else
+            json_object_set_new(s, keys[j], json_null());
+    }
+    double beta = f->state[1] == COMET_CALIBRATE_FITTED ? f->coef[1] : 0;
+    json_object_set_new(s, "bandwidth_GBs", beta > 0 ? json_real(1e-9 / beta) : json_null());
+    if (json_array_size(ident))
+        json_object_set_new(s, "identifiable_only", ident);
+    else
+        json_decref(ident);
+    json_object_set_new(s, "r2", cal_jreal(f->r2));
+    json_object_set_new(s, "points", json_integer((json_int_t)f->n));
+    json_object_set_new(s, "rank", json_integer(f->rank));
+    return s;
+}
+
+/* The breakpoint with the largest jump: the upper piece's prediction at the
+ * breakpoint over the lower piece's (eager -> rendezvous shows as a step). */
+static double protocol_switch(
+    const comet_calibrate_piecewise *pw, const double *X, const double *key, size_t m, size_t P)
+{
+    double best = 0, bp = 0;
+    for (int s = 1; s < pw->nseg; s++) {
+        size_t i = 0;
+        while (i < m && key[i] < pw->from[s])
+            i++;
+        if (i >= m)
+            continue;
+        double lo = comet_calibrate_lsq_eval(&pw->seg[s - 1], X + P * i),
+               hi = comet_calibrate_lsq_eval(&pw->seg[s], X + P * i);
+        if (lo > 0 && hi / lo > best) {
+            best = hi / lo;
+            bp = pw->from[s];
+        }
+    }
+    return bp;
+}
+
+int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+{
+    int rc = 0;
+    link_pt *pt = malloc((n + 1) * sizeof(link_pt));
+    double *X = NULL, *y = NULL, *key = NULL, *he = NULL, *res = NULL;
+    json_t *p2p = json_array(), *coll = json_array();
+    size_t np = 0;
+    if (!pt) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i];
+        const char *k = comet_util_jstr(r, "kind");
+        if (strcmp(k, "p2p") && strcmp(k, "collective"))
+            continue;
+        if (json_is_false(json_object_get(r, "valid")))
+            continue; /* a collective whose result was wrong is not a timing */
+        link_pt q = { comet_util_jstr(r, "op"), comet_util_jstr(r, "variant"),
+            comet_util_jstr(r, "link"), (int)comet_util_jnum(r, "ranks"),
+            comet_util_jnum(json_object_get(r, "shape"), "bytes"),
+            comet_util_jnum(json_object_get(r, "stats"), "median_s") };
+        if (!strcmp(k, "p2p"))
+            q.op = "pingpong";
+        if (!*q.alg)
+            q.alg = "auto";
+        if (!*q.link)
+            q.link = "unknown";
+        if (q.p < 1)
+            q.p = 2;
+        if (!(q.bytes >= 0) || !(q.t > 0))
+            continue;
+        pt[np++] = q;
+    }
+    qsort(pt, np, sizeof *pt, cmp_pt);
+    X = malloc((np + 1) * 3 * sizeof(double));
+    y = malloc((np + 1) * sizeof(double));
+    key = malloc((np + 1) * sizeof(double));
+    he = malloc((np + 1) * sizeof(double));
+    res = malloc((np + 1) * sizeof(double));
+    cx->coll_err = malloc((np + 1) * sizeof(double));
+    if (!X || !y || !key || !he || !res || !cx->coll_err) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+        goto fail;
+    }
+    for (size_t a = 0; a < np;) {
+        size_t b = a;
+        while (b < np && !strcmp(pt[b].op, pt[a].op) && !strcmp(pt[b].alg, pt[a].alg)
+            && !strcmp(pt[b].link, pt[a].link))
+            b++;
+        const int is_p2p = !strcmp(pt[a].op, "pingpong");
+        const char *formula = NULL;
+        int known = 0, pmin = pt[a].p, pmax = pt[a].p;
+        size_t m = b - a;
+        for (size_t i = 0; i < m; i++) {
+            known = comet_calibrate_trg_row(
+                pt[a + i].op, pt[a + i].alg, pt[a + i].bytes, pt[a + i].p, X + 3 * i, &formula);
+            key[i] = pt[a + i].bytes;
+            y[i] = pt[a + i].t;
+            pmin = pt[a + i].p < pmin ? pt[a + i].p : pmin;
+            pmax = pt[a + i].p > pmax ? pt[a + i].p : pmax;
+        }
+        if (known < 0 || m < 3) {
+            a = b;
+            continue;
+        }
+        comet_calibrate_piecewise pw;
+        const size_t P = is_p2p ? 2 : 3; /* ping-pong has no reduction term */
+        double *Xp = X;
+        if (is_p2p) /* compact to two columns */
+            for (size_t i = 0; i < m; i++) {
+                Xp[2 * i] = X[3 * i];
+                Xp[2 * i + 1] = X[3 * i + 1];
+            }
+        if (comet_calibrate_fit_piecewise(key, Xp, y, m, P, COMET_CALIBRATE_MAXSEG, 3, &pw) != 0) {
+            a = b;
+            continue;
+        }
+        size_t nh = 0;
+        if ((rc = cal_pw_heldout(key, Xp, y, m, P, COMET_CALIBRATE_MAXSEG, 3, he, &nh)) != 0) {
+            rc = comet_util_seterr(err, errlen, rc, "calibrate: out of memory");
+            goto fail;
+        }
+        for (size_t i = 0; i < m; i++)
+            res[i] = (comet_calibrate_piecewise_eval(&pw, key[i], Xp + P * i) - y[i]) / y[i];
+        int collinear = 0;
+        json_t *segs = json_array();
+        for (int s = 0; s < pw.nseg; s++)
+            json_array_append_new(segs, segment_json(&pw.seg[s], pw.from[s], &collinear));
+        json_t *fit = json_object();
+        json_object_set_new(fit, "op", json_string(pt[a].op));
+        if (!is_p2p)
+            json_object_set_new(fit, "algorithm", json_string(pt[a].alg));
+        json_object_set_new(fit, "link", json_string(pt[a].link));
+        json_object_set_new(fit, "ranks", json_pack("[i,i]", pmin, pmax));
+        json_object_set_new(fit, "formula", json_string(formula));
+        json_object_set_new(fit, "formula_known", json_boolean(known));
+        json_object_set_new(fit, "weights", json_string("1/T^2"));
+        json_object_set_new(fit, "segments", segs);
+        /* the protocol switch: the breakpoint where the time jumps most */
+        double bp = protocol_switch(&pw, Xp, key, m, P);
+        json_t *bps = json_array();
+        for (int s = 1; s < pw.nseg; s++)
+            json_array_append_new(bps, json_real(pw.from[s]));
+        json_object_set_new(fit, "breakpoints_bytes", bps);
+        json_object_set_new(fit, "protocol_switch_bytes", bp > 0 ? json_real(bp) : json_null());
+        json_object_set_new(fit, "r2", cal_jreal(pw.r2));
+        json_object_set_new(fit, "residuals", cal_residuals_json(key, res, m));
+        json_object_set_new(fit, "heldout", cal_err_json(he, nh, "4-fold over message sizes"));
+        if (collinear) {
+            cx->collinear = 1;
+            json_object_set_new(fit, "collinear",
+                json_string(pmin == pmax
+                        ? "at a single rank count some terms have proportional coefficients: "
+                          "only the combinations in identifiable_only are fitted (separating "
+                          "them needs several rank counts, p >= 4)"
+                        : "some terms have proportional coefficients over the rank counts "
+                          "measured: only the combinations in identifiable_only are fitted"));
+        }
+        if (is_p2p) {
+            json_array_append_new(p2p, fit);
+            if (cx->sum.p2p_fits++ == 0) {
+                const comet_calibrate_lsq *lo = &pw.seg[0], *hi = &pw.seg[pw.nseg - 1];
+                cx->p2p_alpha = lo->coef[0];
+                cx->p2p_beta = hi->state[1] == COMET_CALIBRATE_FITTED ? hi->coef[1] : 0;
+                cx->sum.p2p_alpha_us = lo->coef[0] * 1e6;
+                cx->sum.p2p_bw_gbs = cx->p2p_beta > 0 ? 1e-9 / cx->p2p_beta : 0;
+                cx->sum.p2p_breakpoint = bp;
+            }
+        } else {
+            json_array_append_new(coll, fit);
+            cx->sum.coll_fits++;
+            memcpy(cx->coll_err + cx->ncoll_err, he, nh * sizeof(double));
+            cx->ncoll_err += nh;
+        }
+        a = b;
+    }
+    json_object_set_new(cx->fits, "p2p",
+        json_array_size(p2p) ? json_incref(p2p)
+                             : json_string("not measured (run 'comet bench collectives')"));
+    json_object_set_new(cx->fits, "collectives",
+        json_array_size(coll) ? json_incref(coll)
+                              : json_string("not measured (run 'comet bench collectives')"));
+fail:
+    json_decref(p2p);
+    json_decref(coll);
+    free(pt);
+    free(X);
+    free(y);
+    free(key);
+    free(he);
+    free(res);
+    return rc;
+}

@@ -1,0 +1,286 @@
+/* Memory levels and vector-op costs of a profile. */
+#include "calibrate_internal.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXLV 8
+
+/* A working-set sweep: (bytes, GB/s) sorted by bytes, one point per size. */
+typedef struct sweep {
+    size_t n;
+    double *bytes, *gbs;
+} sweep;
+
+/* Collects the sweep of memory op `op` at `threads` (median over repeats). */
+static int collect(json_t *const *recs, size_t n, const char *op, int threads, sweep *s)
+{
+    double *b = malloc((n + 1) * sizeof(double)), *g = malloc((n + 1) * sizeof(double));
+    size_t m = 0;
+    s->n = 0;
+    s->bytes = b;
+    s->gbs = g;
+    if (!b || !g)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i];
+        if (strcmp(comet_util_jstr(r, "kind"), "memory") || strcmp(comet_util_jstr(r, "op"), op)
+            || comet_util_jnum(r, "threads") != threads
+            || json_is_false(json_object_get(r, "valid")))
+            continue;
+        double by = comet_util_jnum(json_object_get(r, "shape"), "bytes"),
+               t = comet_util_jnum(json_object_get(r, "stats"), "median_s");
+        if (!(by > 0) || !(t > 0))
+            continue;
+        b[m] = by;
+        g[m++] = by / t * 1e-9;
+    }
+    /* sort by size (insertion: sweeps are short) */
+    for (size_t i = 1; i < m; i++)
+        for (size_t j = i; j > 0 && b[j - 1] > b[j]; j--) {
+            double t = b[j];
+            b[j] = b[j - 1];
+            b[j - 1] = t;
+            t = g[j];
+            g[j] = g[j - 1];
+            g[j - 1] = t;
+        }
+    /* repeated sizes: keep their median */
+    size_t o = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        while (j < m && b[j] == b[i])
+            j++;
+        gsl_sort(g + i, 1, j - i);
+        double med = gsl_stats_median_from_sorted_data(g + i, 1, j - i);
+        b[o] = b[i];
+        g[o++] = med;
+        i = j;
+    }
+    s->n = o;
+    return 0;
+}
+
+static void sweep_free(sweep *s)
+{
+    free(s->bytes);
+    free(s->gbs);
+}
+
+static json_t *levels_json(const comet_calibrate_plateau *lv, int nl)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < nl; i++)
+        json_array_append_new(a,
+            json_pack("{s:f,s:f,s:f,s:I}", "gbs", lv[i].gbs, "from_bytes", lv[i].from_bytes,
+                "to_bytes", lv[i].to_bytes, "points", (json_int_t)lv[i].points));
+    return a;
+}
+
+/* Held-out of a sweep: every CAL_FOLDS-th point (by size) predicted by the
+ * plateaus of the others; the error is that of the pass's time. */
+static size_t sweep_heldout(const sweep *s, double *errs)
+{
+    size_t ne = 0;
+    double *b = malloc(s->n * sizeof(double) + 1), *g = malloc(s->n * sizeof(double) + 1);
+    if (!b || !g)
+        goto out;
+    for (size_t f = 0; f < CAL_FOLDS; f++) {
+        size_t m = 0;
+        for (size_t i = 0; i < s->n; i++)
+            if (i % CAL_FOLDS != f) {
+                b[m] = s->bytes[i];
+                g[m++] = s->gbs[i];
+            }
+        comet_calibrate_plateau lv[MAXLV];
+        int nl = comet_calibrate_plateaus(b, g, m, lv, MAXLV);
+        if (nl < 1 || m == s->n)
+            continue;
+        for (size_t i = f; i < s->n; i += CAL_FOLDS) {
+            double pred = comet_calibrate_plateau_predict(lv, nl, s->bytes[i]);
+            errs[ne++] = s->gbs[i] / pred - 1; /* t_pred / t_meas - 1 */
+        }
+    }
+out:
+    free(b);
+    free(g);
+    return ne;
+}
+
+int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+{
+    static const char *const ops[] = { "read", "copy", "triad" };
+    int rc = 0, thr[2] = { 1, cx->cores };
+    double *he = malloc((n + 1) * sizeof(double)), *res = malloc((n + 1) * sizeof(double));
+    size_t nh = 0, npts = 0;
+    json_t *series = json_array();
+    double lb_gbs = NAN, gb_gbs = NAN, dram_gbs = NAN;
+    if (!he || !res) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+        goto fail;
+    }
+    for (int o = 0; o < 3; o++)
+        for (int ti = 0; ti < (cx->cores > 1 ? 2 : 1); ti++) {
+            sweep s;
+            if ((rc = collect(recs, n, ops[o], thr[ti], &s)) != 0) {
+                sweep_free(&s);
+                rc = comet_util_seterr(err, errlen, rc, "calibrate: out of memory");
+                goto fail;
+            }
+            if (s.n < 2) {
+                sweep_free(&s);
+                continue;
+            }
+            comet_calibrate_plateau lv[MAXLV];
+            int nl = comet_calibrate_plateaus(s.bytes, s.gbs, s.n, lv, MAXLV);
+            size_t h = sweep_heldout(&s, he + nh);
+            double med, p90;
+            comet_calibrate_err_stats(he + nh, h, &med, &p90);
+            for (size_t i = 0; i < s.n; i++)
+                res[i] = s.gbs[i] / comet_calibrate_plateau_predict(lv, nl, s.bytes[i]) - 1;
+            json_array_append_new(series,
+                json_pack("{s:s,s:i,s:I,s:o,s:o,s:o}", "op", ops[o], "threads", thr[ti], "points",
+                    (json_int_t)s.n, "levels", levels_json(lv, nl), "residuals",
+                    cal_residuals_json(s.bytes, res, s.n), "heldout",
+                    cal_err_json(he + nh, h, "every 4th size (4 folds) predicted by the others")));
+            nh += h;
+            npts += s.n;
+            /* the model's levels (STREAM convention: triad): local buffer =
+             * one core's L2, global buffer = the LLC with every core, DRAM =
+             * the last plateau with every core */
+            if (!strcmp(ops[o], "triad")) {
+                if (thr[ti] == 1)
+                    lb_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l2 / 2);
+                if (thr[ti] == cx->cores) {
+                    gb_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l3 / 2);
+                    dram_gbs = lv[nl - 1].gbs;
+                }
+            }
+            sweep_free(&s);
+        }
+    if (!(dram_gbs > 0) || !(lb_gbs > 0)) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "calibrate: no triad sweep at 1 and %d threads in the results (run 'comet bench "
+            "memory')",
+            cx->cores);
+        goto fail;
+    }
+    cx->sum.mem_points = npts;
+    cx->sum.mem_heldout = nh;
+    comet_calibrate_err_stats(he, nh, &cx->sum.mem_med, &cx->sum.mem_p90);
+    const double g = cx->ghz;
+    cx->hw->dram = (comet_model_mem) { cx->dram_bytes, dram_gbs / g, 0, 0, 64 };
+    cx->hw->gb = (comet_model_mem) { cx->l3, gb_gbs / g, 0, 0, 64 };
+    cx->hw->lb = (comet_model_mem) { cx->l2, lb_gbs / g, 0, 0, 64 };
+    json_object_set_new(cx->fits, "memory",
+        json_pack("{s:s,s:o,s:{s:{s:f,s:f,s:s},s:{s:f,s:f,s:s},s:{s:f,s:f,s:s}},s:o}", "method",
+            "ERT plateaus: a new level at a >= 1.25x drop below the running median, a level's "
+            "bandwidth the median of its points within +-5%; log-linear between levels",
+            "series", series, "model_levels", "local_buffer", "gbs", lb_gbs, "capacity", cx->l2,
+            "source", "1-thread triad at L2/2; capacity: probe L2", "global_buffer", "gbs", gb_gbs,
+            "capacity", cx->l3, "source", "all-core triad at LLC/2; capacity: probe LLC", "dram",
+            "gbs", dram_gbs, "capacity", cx->dram_bytes, "source",
+            "all-core triad, last plateau; capacity: probe memory", "heldout",
+            cal_err_json(he, nh, "pooled over the sweeps (time of one pass)")));
+    series = NULL;
+fail:
+    json_decref(series);
+    free(he);
+    free(res);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Vector ops                                                         */
+/* ------------------------------------------------------------------ */
+
+int cal_fit_vector(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+{
+    static const char *const bench_ops[] = { "exp", "max", "sum", "sub", "div", "mul", "sqrt" };
+    static const char *const regimes[] = { "cache", "stream" };
+    int rc = 0;
+    double *x = malloc((n + 1) * sizeof(double)), *y = malloc((n + 1) * sizeof(double));
+    double cost[7][2];
+    json_t *vj = json_object();
+    if (!x || !y) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+        goto fail;
+    }
+    for (int o = 0; o < 7; o++) {
+        json_t *oj = json_object();
+        for (int g = 0; g < 2; g++) {
+            size_t m = 0;
+            double gbs = NAN;
+            cost[o][g] = NAN;
+            for (size_t i = 0; i < n; i++) {
+                const json_t *r = recs[i];
+                if (strcmp(comet_util_jstr(r, "kind"), "vecop")
+                    || strcmp(comet_util_jstr(r, "op"), bench_ops[o])
+                    || strcmp(comet_util_jstr(json_object_get(r, "params"), "regime"), regimes[g])
+                    || json_is_false(json_object_get(r, "valid")))
+                    continue;
+                double ne = comet_util_jnum(json_object_get(r, "shape"), "n"),
+                       t = comet_util_jnum(json_object_get(r, "stats"), "median_s");
+                if (ne > 0 && t > 0) {
+                    x[m] = ne;
+                    y[m++] = t;
+                    gbs = comet_util_jnum(r, "gbs");
+                }
+            }
+            if (!m)
+                continue;
+            /* several sizes: the slope of t = t0 + c n; one size: t / n */
+            int distinct = 0;
+            for (size_t i = 1; i < m; i++)
+                distinct |= x[i] != x[0];
+            comet_calibrate_line l;
+            const char *how = "median time / elements (one size)";
+            if (distinct && comet_calibrate_fit_line(x, y, m, &l) == 0 && l.b > 0) {
+                cost[o][g] = l.b;
+                how = "slope of t = t0 + c n (weighted NNLS)";
+            } else {
+                for (size_t i = 0; i < m; i++)
+                    y[i] /= x[i];
+                gsl_sort(y, 1, m);
+                cost[o][g] = gsl_stats_median_from_sorted_data(y, 1, m);
+            }
+            json_object_set_new(oj, regimes[g],
+                json_pack("{s:f,s:f,s:o,s:s,s:I}", "ns_per_element", cost[o][g] * 1e9,
+                    "cycles_per_element", cost[o][g] * cx->ghz * 1e9, "gbs", cal_jreal(gbs),
+                    "method", how, "records", (json_int_t)m));
+        }
+        json_object_set_new(vj, bench_ops[o], oj);
+    }
+    /* the model's per-element cycles (in cache: memory traffic is modelled
+     * separately); add <- sub (elementwise, like the epilogue), else sum */
+    static const int map[COMET_MODEL_NVOP] = { 3, 5, 4, 0, 1, 6 };
+    json_t *missing = json_array();
+    for (int v = 0; v < COMET_MODEL_NVOP; v++) {
+        double c = cost[map[v]][0];
+        if (v == COMET_MODEL_VOP_ADD && !(c > 0))
+            c = cost[2][0];
+        if (c > 0)
+            cx->hw->vop_cycles[v] = fmax(c * cx->ghz * 1e9, 1e-6);
+        else {
+            cx->hw->vop_cycles[v] = 1;
+            json_array_append_new(missing, json_string(bench_ops[map[v]]));
+        }
+    }
+    json_object_set_new(vj, "model_mapping",
+        json_string("vector.cycles = in-cache cycles per element: add<-sub (sum if absent), "
+                    "mul, div, exp, max, sqrt; width 1"));
+    json_object_set_new(vj, "not_measured", missing);
+    json_object_set_new(cx->fits, "vector", vj);
+    vj = NULL;
+fail:
+    json_decref(vj);
+    free(x);
+    free(y);
+    return rc;
+}

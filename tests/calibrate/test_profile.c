@@ -1,0 +1,302 @@
+/* Profiles: built from synthetic records, the grid through the model's
+ * evaluator (exact at grid points, monotone between), a round trip through
+ * the model's loader, bad results files, and the CLI's atomic write. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "comet_bench.h"
+#include "comet_calibrate.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GHZ  2.0
+#define PEAK 32.0
+
+static const double axis[3] = { 64, 256, 1024 };
+
+/* synthetic efficiency: rises with each dimension, 1 and 2 threads */
+static double eff_of(int a, int b, int c, int t)
+{
+    return 0.4 + 0.1 * a + 0.08 * b + 0.12 * c - 0.05 * t;
+}
+
+static void stats(FILE *fp, double t)
+{
+    fprintf(fp,
+        "\"stats\":{\"n\":1,\"median_s\":%.12g,\"ci_lo_s\":%.12g,\"ci_hi_s\":%.12g,\"min_s\":%.12g,"
+        "\"samples_s\":[%.12g]}}\n",
+        t, t, t, t, t);
+}
+
+/* A results file: a run record, an sgemm grid, triad sweeps, vecops,
+ * ping-pong and collectives with known parameters. */
+static void write_results(const char *path)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"time\":\"t\","
+        "\"cmdline\":\"comet bench\",\"machine\":{\"id\":\"abc\",\"hostname\":\"h\",\"cores\":2,"
+        "\"mhz\":2000,\"memory_bytes\":8589934592,\"isa\":{\"fma\":true},\"caches\":[{\"level\":2,"
+        "\"size\":1048576},{\"level\":3,\"size\":33554432}]}}\n");
+    const char *rec = "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",";
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                for (int c = 0; c < 3; c++) {
+                    double M = axis[a], N = axis[b], K = axis[c];
+                    double time = 2 * M * N * K / (eff_of(a, b, c, t) * PEAK * (t + 1) * GHZ * 1e9);
+                    fprintf(fp,
+                        "%s\"kind\":\"kernel\",\"op\":\"sgemm\",\"variant\":\"blas\",\"shape\":{"
+                        "\"M\":%g,\"N\":%g,\"K\":%g},\"threads\":%d,",
+                        rec, M, N, K, t + 1);
+                    stats(fp, time);
+                }
+    /* triad: 200 GB/s to 1 MiB, 90 to 32 MiB, 30 beyond (2 threads: x1.5) */
+    for (int t = 1; t <= 2; t++)
+        for (double w = 4096; w <= 1 << 29; w *= 2) {
+            double g = (w <= (1 << 20) ? 200 : w <= (32 << 20) ? 90 : 30) * (t == 2 ? 1.5 : 1);
+            fprintf(fp,
+                "%s\"kind\":\"memory\",\"op\":\"triad\",\"variant\":\"avx2\",\"shape\":{\"bytes\":"
+                "%g},\"threads\":%d,",
+                rec, w, t);
+            stats(fp, w / (g * 1e9));
+        }
+    const char *vops[] = { "exp", "max", "sum", "sub", "div", "mul", "sqrt" };
+    for (int v = 0; v < 7; v++)
+        for (int g = 0; g < 2; g++) {
+            double ne = g ? 1 << 24 : 65536, ns = (v + 1) * 0.1 * (g ? 3 : 1);
+            fprintf(fp,
+                "%s\"kind\":\"vecop\",\"op\":\"%s\",\"variant\":\"avx2\",\"shape\":{\"n\":%g},"
+                "\"threads\":1,\"params\":{\"regime\":\"%s\"},",
+                rec, vops[v], ne, g ? "stream" : "cache");
+            stats(fp, ne * ns * 1e-9);
+        }
+    for (int e = 2; e <= 22; e++) {
+        double m = pow(2, e), t = m < 16384 ? 0.3e-6 + m * 1e-10 : 4e-6 + m * 1.25e-10;
+        fprintf(fp,
+            "%s\"kind\":\"p2p\",\"op\":\"pingpong\",\"variant\":\"auto\",\"shape\":{\"bytes\":%g,"
+            "\"count\":%g},\"threads\":1,\"ranks\":2,\"link\":\"shm\",\"valid\":true,",
+            rec, m, m / 4);
+        stats(fp, t);
+        /* recursive doubling at p = 2: alpha + n (beta + gamma) */
+        fprintf(fp,
+            "%s\"kind\":\"collective\",\"op\":\"allreduce\",\"variant\":\"recursive_doubling\","
+            "\"shape\":{\"bytes\":%g,\"count\":%g},\"threads\":1,\"ranks\":2,\"link\":\"shm\","
+            "\"valid\":true,",
+            rec, m, m / 4);
+        stats(fp, 1e-6 + m * 3e-10);
+    }
+    fclose(fp);
+}
+
+static void test_profile_build_and_roundtrip(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-cal-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_results(path);
+    json_t **recs = NULL;
+    size_t n = 0, nsrc = 0;
+    comet_calibrate_source *src = NULL;
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    assert_int_equal(
+        comet_calibrate_load_results_src(paths, 1, &recs, &n, &src, &nsrc, err, sizeof err), 0);
+    assert_int_equal(nsrc, 1);
+    comet_model_hw hw, back;
+    comet_calibrate_summary sum;
+    if (comet_calibrate_build(recs, n, src, nsrc, &hw, &sum, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    /* memory levels in bytes/cycle: DRAM and LLC with 2 threads, L2 with 1 */
+    assert_true(fabs(hw.dram.bw * GHZ - 45) < 1e-3);
+    assert_true(fabs(hw.gb.bw * GHZ - 135) < 1e-3);
+    assert_true(fabs(hw.lb.bw * GHZ - 200) < 1e-3);
+    assert_true(hw.lb.capacity == 1048576 && hw.gb.capacity == 33554432);
+    /* vector ops: in-cache cycles per element; add <- sub */
+    assert_true(fabs(hw.vop_cycles[COMET_MODEL_VOP_EXP] - 0.1 * GHZ) < 1e-6 * GHZ);
+    assert_true(fabs(hw.vop_cycles[COMET_MODEL_VOP_ADD] - 0.4 * GHZ) < 1e-6);
+    /* the link: alpha of small messages, bandwidth of large ones */
+    assert_true(fabs(hw.cluster_net.startup - 0.3e-6 * GHZ * 1e9) < 0.05 * 0.3e-6 * GHZ * 1e9);
+    assert_true(fabs(hw.cluster_net.link_bw - 8 / GHZ) < 0.05 * 8 / GHZ);
+    assert_true(sum.p2p_breakpoint == 16384);
+    assert_int_equal(sum.collinear, 1);
+    assert_int_equal(sum.coll_fits, 1);
+    assert_true(sum.gemm_heldout > 0 && sum.mem_heldout > 0 && sum.coll_heldout > 0);
+    assert_true(sum.coll_med < 0.02); /* noise-free data: a line predicts itself */
+    /* grid: exact at grid points, monotone between them (model's evaluator) */
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                for (int c = 0; c < 3; c++)
+                    assert_true(fabs(comet_model_gemm_eff(&hw, axis[a], axis[b], axis[c], t + 1)
+                                    - eff_of(a, b, c, t))
+                        < 1e-9);
+    double prev = comet_model_gemm_eff(&hw, 64, 256, 256, 1);
+    for (double m = 70; m <= 1024; m *= 1.1) {
+        double e = comet_model_gemm_eff(&hw, m, 256, 256, 1);
+        assert_true(e >= prev - 1e-12);
+        prev = e;
+    }
+    /* round trip: the file the CLI writes loads through the model */
+    char ppath[64];
+    snprintf(ppath, sizeof ppath, "%s.profile.json", path);
+    assert_int_equal(comet_calibrate_write_profile(&hw, ppath, err, sizeof err), 0);
+    if (comet_model_hw_load(ppath, &back, err, sizeof err) != 0)
+        fail_msg("profile does not load: %s", err);
+    assert_true(fabs(comet_model_gemm_eff(&back, 1024, 1024, 1024, 2) - eff_of(2, 2, 2, 1)) < 1e-9);
+    assert_true(fabs(back.dram.bw - hw.dram.bw) < 1e-9 && back.cores == 2);
+    assert_non_null(back.calibration);
+    const json_t *prov = json_object_get(back.calibration, "provenance");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(prov, "machine"), "id")), "abc");
+    assert_non_null(json_object_get(prov, "comet_commit"));
+    assert_int_equal(json_array_size(json_object_get(prov, "runs")), 1);
+    const json_t *fits = json_object_get(back.calibration, "fits");
+    assert_non_null(json_object_get(json_object_get(fits, "gemm"), "heldout"));
+    const json_t *coll = json_array_get(json_object_get(fits, "collectives"), 0);
+    assert_non_null(json_object_get(coll, "collinear"));
+    comet_model_hw_free(&hw);
+    comet_model_hw_free(&back);
+    comet_bench_records_free(recs, n);
+    comet_calibrate_sources_free(src, nsrc);
+    unlink(ppath);
+    unlink(path);
+}
+
+static int run(const char *cmd)
+{
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    char *d = NULL;
+    size_t l;
+    char err[COMET_ERRLEN];
+    return comet_util_read_file(path, &d, &l, err, sizeof err) == 0 ? d : NULL;
+}
+
+/* A corrupted middle line is an error naming file:line; a torn last line
+ * is skipped with a warning naming it; no run record is an error. */
+static void test_bad_results(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-cal-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    write_results(path);
+    json_t **recs = NULL;
+    size_t n = 0;
+    char err[COMET_ERRLEN], want[96];
+    const char *paths[1] = { path };
+    char *text = slurp(path);
+    int lines = 0;
+    for (const char *c = text; c && *c; c++)
+        lines += *c == '\n';
+    free(text);
+    FILE *fp = fopen(path, "a");
+    fprintf(fp, "{\"schema\":\"comet.record.v1\",\"kind\":\"memory\",\"op\":");
+    fclose(fp);
+    assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s:%d", path, lines + 1);
+    if (!strstr(err, want))
+        fail_msg("torn line warning '%s' does not name %s", err, want);
+    comet_bench_records_free(recs, n);
+    fp = fopen(path, "a");
+    fprintf(fp, "\ngarbage\n");
+    fclose(fp);
+    assert_int_not_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
+    if (!strstr(err, want))
+        fail_msg("error '%s' does not name %s", err, want);
+    /* a missing path */
+    const char *nope[1] = { "/nonexistent/results.jsonl" };
+    assert_int_not_equal(comet_calibrate_load_results(nope, 1, &recs, &n, err, sizeof err), 0);
+    assert_non_null(strstr(err, "/nonexistent/results.jsonl"));
+    /* records without a run record */
+    fp = fopen(path, "w");
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v1\",\"kind\":\"p2p\",\"run_id\":\"r\",\"op\":\"pingpong\","
+        "\"shape\":{\"bytes\":8},\"ranks\":2,");
+    stats(fp, 1e-6);
+    fclose(fp);
+    assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
+    comet_model_hw hw;
+    assert_int_equal(comet_calibrate_build(recs, n, NULL, 0, &hw, NULL, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "run record"));
+    comet_bench_records_free(recs, n);
+    unlink(path);
+}
+
+/* The CLI: a profile from results; bad results -> exit 2 and the previous
+ * profile untouched; SIGTERM while measuring -> exit 1, profile untouched. */
+static void test_cli_atomic(void **st)
+{
+    (void)st;
+    const char *bin = getenv("COMET_BINARY");
+    if (!bin)
+        skip();
+    char dir[] = "/tmp/comet-calcli-XXXXXX", cmd[1024], res[256], prof[256], bad[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(res, sizeof res, "%s/r.jsonl", dir);
+    snprintf(prof, sizeof prof, "%s/out/profile.json", dir);
+    snprintf(bad, sizeof bad, "%s/bad.jsonl", dir);
+    write_results(res);
+    snprintf(cmd, sizeof cmd, "%s calibrate -q --from %s --out %s", bin, res, prof);
+    assert_int_equal(run(cmd), 0);
+    char *before = slurp(prof);
+    assert_non_null(before);
+    FILE *fp = fopen(bad, "w");
+    fprintf(fp, "{\"schema\":\"comet.record.v1\",\"kind\":\nnot json\n");
+    fclose(fp);
+    snprintf(cmd, sizeof cmd, "%s calibrate --from %s --out %s 2>%s/err.txt", bin, bad, prof, dir);
+    assert_int_equal(run(cmd), 2);
+    char ep[300];
+    snprintf(ep, sizeof ep, "%s/err.txt", dir);
+    char *msg = slurp(ep);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "bad.jsonl:1"));
+    assert_non_null(strstr(msg, "comet: calibrate:"));
+    free(msg);
+    char *after = slurp(prof);
+    assert_string_equal(before, after);
+    free(after);
+    /* bad usage */
+    snprintf(cmd, sizeof cmd, "%s calibrate --bogus 2>/dev/null", bin);
+    assert_int_equal(run(cmd), 2);
+    /* interrupted while measuring: exit 1, the profile untouched */
+    snprintf(cmd, sizeof cmd,
+        "%s calibrate -q --out %s 2>/dev/null & p=$!; sleep 1; kill -TERM $p; wait $p", bin, prof);
+    assert_int_equal(run(cmd), 1);
+    after = slurp(prof);
+    assert_string_equal(before, after);
+    free(after);
+    free(before);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    run(cmd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_profile_build_and_roundtrip),
+        cmocka_unit_test(test_bad_results),
+        cmocka_unit_test(test_cli_atomic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,18 +1,20 @@
-/* comet bench collectives: MPI ping-pong and collectives.
+/* comet bench collectives: the parent side.
  *
- * The parent process launches `mpiexec -n N comet bench collectives --worker`
- * once per (collective, algorithm): MPICH reads the forcing CVARs at
- * MPI_Init, so each algorithm needs its own launch. The whole job runs under
- * one deadline; a rank that dies or hangs ends it with a clear error. Rank 0
- * of each worker appends validated records to the results file. */
-#include "comet_bench.h"
+ * It launches `mpiexec -n N comet bench collectives --worker ...` once per
+ * (collective, algorithm, launch): MPICH reads the algorithm-forcing CVARs at
+ * MPI_Init, so each forced algorithm needs its own launch, and MPI timings
+ * differ between launches (fast and slow groups), so each configuration is
+ * launched several times. The whole job runs under one deadline: each
+ * mpiexec runs in its own process group, which is killed when the deadline
+ * passes, so a rank that dies or hangs ends the job with a clear error.
+ * Ranks append to one results file named after the parent's run id. */
+#include "coll_internal.h"
 #include "comet_probe.h"
 #include "comet_util.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,21 +27,35 @@
 #define COMET_MPIEXEC "mpiexec"
 #endif
 
+/* glibc returns MPICH's per-call temporaries to the OS on every free unless
+ * trimming and mmap are pushed out of reach (DESIGN.md §7: Reduce at 1 MiB
+ * costs ~6x more stock); runs use this unless --stock-malloc. */
+#define NO_TRIM_TUNABLES                                                                           \
+    "glibc.malloc.mmap_threshold=2147483647:glibc.malloc.trim_threshold=4294967295"
+
 static const char *const colls_all[] = { "pingpong", "allreduce", "allgather", "reduce_scatter",
-    "reduce", "bcast", "alltoall", NULL };
+    "reduce", "bcast", "alltoall", COLL_DIST, NULL };
+
+/* The MPICH 4.0.2 algorithms that can be forced (src/mpi/coll/cvars.txt at
+ * v4.0.2). "ring" for allreduce does not exist before 4.1: it is the
+ * nonblocking path with the transport-based ring (nb + tsp_ring). */
 static const char *const alg_none[] = { "auto", NULL };
 static const char *const alg_allreduce[]
-    = { "auto", "recursive_doubling", "reduce_scatter_allgather", NULL };
+    = { "auto", "recursive_doubling", "reduce_scatter_allgather", "smp", "ring", NULL };
 static const char *const alg_allgather[] = { "auto", "ring", "recursive_doubling", "brucks", NULL };
-static const char *const alg_rs[] = { "auto", "recursive_halving", "pairwise", NULL };
-static const char *const alg_reduce[] = { "auto", "binomial", "reduce_scatter_gather", NULL };
+static const char *const alg_rs[]
+    = { "auto", "recursive_halving", "pairwise", "recursive_doubling", "noncommutative", NULL };
+static const char *const alg_reduce[]
+    = { "auto", "binomial", "reduce_scatter_gather", "smp", NULL };
 static const char *const alg_bcast[] = { "auto", "binomial", "scatter_recursive_doubling_allgather",
-    "scatter_ring_allgather", NULL };
+    "scatter_ring_allgather", "smp", NULL };
 static const char *const alg_alltoall[] = { "auto", "brucks", "pairwise", "scattered", NULL };
 
 const char *const *comet_bench_coll_algorithms(const char *c)
 {
-    if (!strcmp(c, "pingpong"))
+    if (!c)
+        return NULL;
+    if (!strcmp(c, "pingpong") || !strcmp(c, COLL_DIST))
         return alg_none;
     if (!strcmp(c, "allreduce"))
         return alg_allreduce;
@@ -58,7 +74,7 @@ const char *const *comet_bench_coll_algorithms(const char *c)
 
 double comet_bench_coll_busbw_factor(const char *c, int p)
 {
-    if (p < 1)
+    if (!c || p < 1)
         return 0;
     if (!strcmp(c, "allreduce"))
         return 2.0 * (p - 1) / p;
@@ -69,7 +85,7 @@ double comet_bench_coll_busbw_factor(const char *c, int p)
     return 0;
 }
 
-/* MPICH CVAR name of a collective's intra-communicator algorithm. */
+/* MPICH CVAR of a collective's intra-communicator algorithm. */
 static const char *cvar_of(const char *c)
 {
     if (!strcmp(c, "allreduce"))
@@ -87,237 +103,26 @@ static const char *cvar_of(const char *c)
     return NULL;
 }
 
-/* ------------------------------------------------------------------ */
-/* Worker (inside mpiexec)                                             */
-/* ------------------------------------------------------------------ */
-
-/* Runs one call of coll with count floats per rank; returns 0. */
-static int one_call(const char *c, float *sb, float *rb, int count, int rank, int p, MPI_Comm comm)
+/* Sets the environment that forces alg for coll (DESIGN.md §4): device
+ * collectives off (else CH4 bypasses the MPIR selection), the algorithm,
+ * and fallback=error so a forced algorithm that does not apply is an error
+ * instead of a silent switch. */
+static void force_env(const char *coll, const char *alg)
 {
-    if (!strcmp(c, "allreduce"))
-        return MPI_Allreduce(sb, rb, count, MPI_FLOAT, MPI_SUM, comm);
-    if (!strcmp(c, "allgather"))
-        return MPI_Allgather(sb, count, MPI_FLOAT, rb, count, MPI_FLOAT, comm);
-    if (!strcmp(c, "reduce_scatter"))
-        return MPI_Reduce_scatter_block(
-            sb, rb, count / p > 0 ? count / p : 1, MPI_FLOAT, MPI_SUM, comm);
-    if (!strcmp(c, "reduce"))
-        return MPI_Reduce(sb, rb, count, MPI_FLOAT, MPI_SUM, 0, comm);
-    if (!strcmp(c, "bcast"))
-        return MPI_Bcast(rank == 0 ? sb : rb, count, MPI_FLOAT, 0, comm);
-    if (!strcmp(c, "alltoall"))
-        return MPI_Alltoall(sb, count / p > 0 ? count / p : 1, MPI_FLOAT, rb,
-            count / p > 0 ? count / p : 1, MPI_FLOAT, comm);
-    if (!strcmp(c, "pingpong")) {
-        if (rank == 0) {
-            MPI_Send(sb, count, MPI_FLOAT, 1, 1, comm);
-            return MPI_Recv(rb, count, MPI_FLOAT, 1, 2, comm, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-            MPI_Recv(rb, count, MPI_FLOAT, 0, 1, comm, MPI_STATUS_IGNORE);
-            return MPI_Send(rb, count, MPI_FLOAT, 0, 2, comm);
-        }
-        return MPI_SUCCESS;
-    }
-    return MPI_ERR_OTHER;
-}
-
-/* Element i of rank r's send buffer: small integers, exact in float sums. */
-static float val(int r, int i)
-{
-    return (float)((r + 1) * 3 + (i % 7));
-}
-
-/* Checks the result of one call (OSU's -c idea). 1 = correct. */
-static int check(const char *c, const float *rb, int count, int rank, int p)
-{
-    if (!strcmp(c, "allreduce") || (!strcmp(c, "reduce") && rank == 0)) {
-        for (int i = 0; i < count; i++) {
-            float want = 0;
-            for (int r = 0; r < p; r++)
-                want += val(r, i);
-            if (rb[i] != want)
-                return 0;
-        }
-    } else if (!strcmp(c, "allgather")) {
-        for (int r = 0; r < p; r++)
-            for (int i = 0; i < count; i++)
-                if (rb[(size_t)r * count + i] != val(r, i))
-                    return 0;
-    } else if (!strcmp(c, "reduce_scatter")) {
-        int blk = count / p > 0 ? count / p : 1;
-        for (int i = 0; i < blk; i++) {
-            float want = 0;
-            for (int r = 0; r < p; r++)
-                want += val(r, rank * blk + i);
-            if (rb[i] != want)
-                return 0;
-        }
-    } else if (!strcmp(c, "bcast") && rank != 0) {
-        for (int i = 0; i < count; i++)
-            if (rb[i] != val(0, i))
-                return 0;
-    } else if (!strcmp(c, "alltoall")) {
-        int blk = count / p > 0 ? count / p : 1;
-        for (int r = 0; r < p; r++)
-            for (int i = 0; i < blk; i++)
-                if (rb[(size_t)r * blk + i] != val(r, rank * blk + i))
-                    return 0;
-    } else if (!strcmp(c, "pingpong") && rank == 0) {
-        for (int i = 0; i < count; i++)
-            if (rb[i] != val(0, i))
-                return 0;
-    }
-    return 1;
-}
-
-static int worker(const char *coll, const char *alg, const char *sizes, int launch,
-    const char *outpath, double min_sample)
-{
-    int rank, p, rc = 0;
-    MPI_Init(NULL, NULL);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    comet_bench_writer w;
-    comet_bench_run run;
-    char err[COMET_ERRLEN];
-    int have_writer = 0;
-    if (getenv("COMET_TEST_KILL_RANK") && atoi(getenv("COMET_TEST_KILL_RANK")) == rank && rank > 0)
-        raise(SIGKILL); /* test hook: a rank that dies */
-    if (rank == 0) {
-        comet_probe_machine m;
-        comet_probe_opts po = { .skip_papi = 1 };
-        comet_probe_run(&po, &m, NULL, 0);
-        if (comet_bench_run_init(&run, "collectives", comet_probe_to_json(&m), err, sizeof err) != 0
-            || comet_bench_writer_open(&w, outpath, err, sizeof err) != 0) {
-            fprintf(stderr, "comet: bench collectives: %s\n", err);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        have_writer = 1;
-    }
-    if (!strcmp(coll, "pingpong") && p < 2) {
-        if (rank == 0)
-            fprintf(stderr, "comet: bench collectives: pingpong needs 2 ranks\n");
-        MPI_Finalize();
-        return 2;
-    }
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", sizes);
-    char *save = NULL;
-    const char *link = getenv("UCX_NET_DEVICES") ? getenv("UCX_NET_DEVICES") : NULL;
-    char linkbuf[96];
-    snprintf(linkbuf, sizeof linkbuf, "%s%s", link ? "tcp:" : "shm", link ? link : "");
-    for (char *tok = strtok_r(buf, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
-        long bytes = atol(tok);
-        int count = (int)(bytes / 4 > 0 ? bytes / 4 : 1);
-        /* block collectives move count/p per peer: round up to whole blocks */
-        if (!strcmp(coll, "reduce_scatter") || !strcmp(coll, "alltoall"))
-            count = (count + p - 1) / p * p;
-        size_t rbn = (size_t)count * (size_t)(p + 1);
-        float *sb = malloc((size_t)count * sizeof(float)), *rb = malloc(rbn * sizeof(float));
-        if (!sb || !rb) {
-            rc = 1;
-            break;
-        }
-        for (int i = 0; i < count; i++)
-            sb[i] = val(rank, i);
-        memset(rb, 0, rbn * sizeof(float));
-        /* validate first (also the first of the > 5 warm-up calls: MPICH
-         * switches its shm path after 5 calls on a communicator) */
-        int mrc = one_call(coll, sb, rb, count, rank, p, MPI_COMM_WORLD);
-        int usable = mrc == MPI_SUCCESS, all_usable = 0;
-        MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (!all_usable) {
-            /* a forced algorithm's restrictions fail at this size (fallback=error) */
-            if (rank == 0)
-                comet_util_debug(
-                    "bench collectives: %s/%s not usable at %ld bytes", coll, alg, bytes);
-            free(sb);
-            free(rb);
-            continue;
-        }
-        int ok = check(coll, rb, count, rank, p), all_ok = 0;
-        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        for (int i = 0; i < 8; i++)
-            one_call(coll, sb, rb, count, rank, p, MPI_COMM_WORLD);
-        /* calibrate iterations so a sample lasts min_sample seconds */
-        int iters = 1;
-        for (;;) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (int i = 0; i < iters; i++)
-                one_call(coll, sb, rb, count, rank, p, MPI_COMM_WORLD);
-            double t = MPI_Wtime() - t0, tmax;
-            MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            if (tmax >= min_sample || iters >= 1 << 20)
-                break;
-            iters *= 2;
-        }
-        enum { NS = 15 };
-        double samples[NS];
-        for (int s = 0; s < NS; s++) {
-            double acc = 0;
-            for (int i = 0; i < iters; i++) {
-                MPI_Barrier(MPI_COMM_WORLD); /* every call starts together */
-                double t0 = MPI_Wtime();
-                one_call(coll, sb, rb, count, rank, p, MPI_COMM_WORLD);
-                acc += MPI_Wtime() - t0;
-            }
-            double mine = acc / iters, mx = 0;
-            MPI_Reduce(&mine, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            /* ping-pong: one-way latency is half the round trip (OSU) */
-            samples[s] = !strcmp(coll, "pingpong") ? mx / 2 : mx;
-        }
-        if (rank == 0) {
-            comet_bench_stats st;
-            comet_bench_stats_compute(samples, NS, &st);
-            json_t *rec = comet_bench_record_new(&run,
-                !strcmp(coll, "pingpong") ? "p2p" : "collective", coll, alg,
-                json_pack("{s:I,s:i}", "bytes", (json_int_t)((size_t)count * 4), "count", count),
-                0);
-            json_object_set_new(rec, "threads", json_integer(1));
-            json_object_set_new(rec, "ranks", json_integer(p));
-            json_object_set_new(rec, "stats", comet_bench_stats_json(&st, samples, NS));
-            double algbw = (double)count * 4 / st.median * 1e-9;
-            json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
-            json_object_set_new(rec, "algbw_GBs", json_real(algbw));
-            json_object_set_new(
-                rec, "busbw_GBs", json_real(algbw * comet_bench_coll_busbw_factor(coll, p)));
-            json_object_set_new(rec, "iterations", json_integer(iters));
-            json_object_set_new(rec, "launch", json_integer(launch));
-            json_object_set_new(rec, "link", json_string(linkbuf));
-            json_object_set_new(rec, "valid", json_boolean(all_ok));
-            const char *gt = getenv("GLIBC_TUNABLES");
-            json_object_set_new(rec, "env",
-                json_pack("{s:s,s:s}", "glibc_tunables", gt ? gt : "", "algorithm_forced",
-                    strcmp(alg, "auto") ? "yes" : "no"));
-            if (comet_bench_writer_append(&w, rec, err, sizeof err) != 0) {
-                fprintf(stderr, "comet: bench collectives: %s\n", err);
-                rc = 1;
-            }
-            json_decref(rec);
-            if (!all_ok) {
-                fprintf(stderr,
-                    "comet: bench collectives: %s/%s at %ld bytes returned a wrong result\n", coll,
-                    alg, bytes);
-                rc = 1;
-            }
-        }
-        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        free(sb);
-        free(rb);
-    }
-    if (have_writer) {
-        comet_bench_writer_close(&w, err, sizeof err);
-        comet_bench_run_fini(&run);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return rc;
+    const char *cv = cvar_of(coll);
+    if (!strcmp(alg, "auto") || !cv)
+        return;
+    setenv("MPIR_CVAR_DEVICE_COLLECTIVES", "none", 1);
+    setenv("MPIR_CVAR_COLLECTIVE_FALLBACK", "error", 1);
+    if (!strcmp(coll, "allreduce") && !strcmp(alg, "ring")) {
+        setenv(cv, "nb", 1);
+        setenv("MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM", "tsp_ring", 1);
+    } else
+        setenv(cv, alg, 1);
 }
 
 /* ------------------------------------------------------------------ */
-/* Parent: launches, deadline, results file                            */
+/* Usage and options                                                   */
 /* ------------------------------------------------------------------ */
 
 static void usage(FILE *fp)
@@ -325,125 +130,345 @@ static void usage(FILE *fp)
     fprintf(fp,
         "usage: comet bench collectives [options]\n"
         "\n"
-        "Measures MPI ping-pong (latency = half round trip, OSU convention) and allreduce,\n"
-        "allgather, reduce_scatter, reduce, bcast, alltoall under every MPICH algorithm\n"
-        "that can be forced (MPIR_CVAR_DEVICE_COLLECTIVES=none, MPIR_CVAR_<COLL>_INTRA_\n"
-        "ALGORITHM=<alg>, MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each).\n"
-        "Barrier before every call, time = max over ranks, > 5 warm-up calls, every result\n"
-        "validated; latency (us), algbw and busbw (nccl-tests factors) per record.\n"
+        "Measures MPI ping-pong (OSU: latency = half the round trip, bandwidth = bytes /\n"
+        "latency), allreduce, allgather, reduce_scatter (MPI_Reduce_scatter_block), reduce,\n"
+        "bcast and alltoall under every MPICH algorithm that can be forced\n"
+        "(MPIR_CVAR_DEVICE_COLLECTIVES=none, MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<alg>,\n"
+        "MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each; 'auto' leaves MPICH's\n"
+        "device collectives on), and the distributed compound kernels (dist_kernels).\n"
+        "A barrier precedes every call; time per call = max over ranks; > 5 warm-up calls;\n"
+        "every result is validated. Records: latency (us), algbw and busbw (GB/s, nccl-tests\n"
+        "factors), in <out>/results/collectives-<run_id>.jsonl.\n"
         "\n"
         "options:\n"
-        "  --quick | --full          sizes 4 B..1 MiB, auto + forced algs of allreduce\n"
-        "                            (quick) or 4 B..64 MiB, every alg (full)\n"
+        "  --quick | --full          quick (default): sizes 4 B..1 MiB, auto everywhere plus\n"
+        "                            the forced allreduce algorithms, 1 launch; full: 4 B..64\n"
+        "                            MiB, every algorithm, 3 launches\n"
         "  --np N                    ranks (default 2; never more than cores unless\n"
         "                            --oversubscribe: MPICH busy-polls)\n"
-        "  --sizes LIST              bytes, e.g. 8,1K,64K,1M\n"
+        "  --sizes LIST              message bytes per rank, e.g. 8,1K,64K,1M\n"
         "  --colls LIST              subset of pingpong,allreduce,allgather,reduce_scatter,\n"
-        "                            reduce,bcast,alltoall\n"
-        "  --algs auto|all           only MPICH's choice, or every forceable algorithm\n"
+        "                            reduce,bcast,alltoall,dist_kernels\n"
+        "  --algs auto|all|LIST      MPICH's choice only, every forceable algorithm, or the\n"
+        "                            named ones (e.g. auto,ring,recursive_doubling)\n"
         "  --launches K              mpiexec launches per configuration (default 1 quick,\n"
         "                            3 full: timings differ between launches)\n"
-        "  --timeout S               one deadline for the whole job (default 120 s\n               "
-        "             quick, 1800 s full)\n"
-        "  --launcher-args \"...\"     passed to mpiexec (-f hostfile, -iface eth1, ...)\n"
+        "  --timeout S               one deadline for the whole job (default 300 s quick,\n"
+        "                            3600 s full); a hung or dead rank ends it, exit 1\n"
+        "  --launcher-args \"...\"     passed to mpiexec before -n (-f hostfile, -iface eth1,\n"
+        "                            -launcher ssh ...); quotes group words\n"
         "  --oversubscribe           allow more ranks than cores\n"
+        "  --stock-malloc            do not set GLIBC_TUNABLES (default: no trim/mmap, so\n"
+        "                            MPICH's per-call temporaries are reused)\n"
         "  --out DIR                 results in DIR/results (default comet-out)\n"
+        "  --json                    summary as JSON on stdout\n"
         "  -q, -v, -h                quiet, verbose, this help\n"
-        "UCX_TLS / UCX_NET_DEVICES pass through; the record names the link.\n");
+        "UCX_* and MPIR_CVAR_* variables pass through to the ranks and are recorded; the\n"
+        "record's link is 'shm' within a node, 'tcp:<dev>' when UCX_TLS is TCP only.\n");
 }
 
-static volatile sig_atomic_t alarm_fired = 0;
-static void on_alarm(int s)
+/* Splits s on blanks into argv, honouring '...' and "..." (no escapes).
+ * Returns the count or -1 when there are too many words or a quote is open. */
+static int split_words(char *s, char **argv, int max)
 {
-    (void)s;
-    alarm_fired = 1;
-}
-
-/* Launches one worker job; returns 0, 1 (failed) or 3 (deadline). */
-static int launch(const char *self, int np, const char *launcher_args, const char *coll,
-    const char *alg, const char *sizes, int launch_idx, const char *out, double deadline)
-{
-    char npbuf[16], lbuf[16];
-    snprintf(npbuf, sizeof npbuf, "%d", np);
-    snprintf(lbuf, sizeof lbuf, "%d", launch_idx);
-    char *argv[64];
     int n = 0;
-    char la[1024];
-    argv[n++] = (char *)COMET_MPIEXEC;
-    if (launcher_args) {
-        snprintf(la, sizeof la, "%s", launcher_args);
-        char *save = NULL;
-        for (char *t = strtok_r(la, " ", &save); t && n < 40; t = strtok_r(NULL, " ", &save))
-            argv[n++] = t;
+    char *r = s, *w = s;
+    while (*r) {
+        while (*r == ' ' || *r == '\t')
+            r++;
+        if (!*r)
+            break;
+        if (n >= max)
+            return -1;
+        argv[n++] = w;
+        char q = 0;
+        while (*r && (q || (*r != ' ' && *r != '\t'))) {
+            if (!q && (*r == '\'' || *r == '"'))
+                q = *r++;
+            else if (q && *r == q) {
+                q = 0;
+                r++;
+            } else
+                *w++ = *r++;
+        }
+        if (q)
+            return -1;
+        if (*r)
+            r++;
+        *w++ = '\0';
     }
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Launching                                                           */
+/* ------------------------------------------------------------------ */
+
+enum { L_OK = 0, L_FAIL = 1, L_UNUSABLE = 3, L_DEADLINE = 4, L_INTERRUPTED = 5 };
+
+typedef struct launch_cfg {
+    const char *self; /* this binary (/proc/self/exe) */
+    int np;
+    char *largv[64]; /* launcher arguments */
+    int nlarg;
+    const char *sizes, *out, *run_id, *machine_id;
+    int full;
+    double deadline;
+    int status; /* raw wait status of the last launch */
+} launch_cfg;
+
+/* Launches one worker job; returns an L_* code. */
+static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_idx)
+{
+    char npbuf[16], lbuf[16], fbuf[4], cap[32];
+    char *argv[96];
+    int n = 0;
+    snprintf(npbuf, sizeof npbuf, "%d", lc->np);
+    snprintf(lbuf, sizeof lbuf, "%d", launch_idx);
+    snprintf(fbuf, sizeof fbuf, "%d", lc->full);
+    snprintf(cap, sizeof cap, "%g", lc->full ? 2.0 : 0.5);
+    argv[n++] = (char *)COMET_MPIEXEC;
+    for (int i = 0; i < lc->nlarg; i++)
+        argv[n++] = lc->largv[i];
     argv[n++] = (char *)"-n";
     argv[n++] = npbuf;
-    argv[n++] = (char *)self;
+    argv[n++] = (char *)lc->self;
     argv[n++] = (char *)"bench";
     argv[n++] = (char *)"collectives";
     argv[n++] = (char *)"--worker";
     argv[n++] = (char *)coll;
     argv[n++] = (char *)alg;
-    argv[n++] = (char *)sizes;
+    argv[n++] = (char *)lc->sizes;
     argv[n++] = lbuf;
-    argv[n++] = (char *)out;
+    argv[n++] = (char *)lc->out;
+    argv[n++] = (char *)lc->run_id;
+    argv[n++] = (char *)lc->machine_id;
+    argv[n++] = fbuf;
+    argv[n++] = cap;
     argv[n] = NULL;
+    fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
-        return 1;
+        return L_FAIL;
     if (pid == 0) {
-        setpgid(0, 0); /* its own group: the deadline kills every rank */
-        setenv("GLIBC_TUNABLES",
-            "glibc.malloc.mmap_threshold=2147483647:glibc.malloc.trim_threshold=4294967295", 0);
-        if (strcmp(alg, "auto") && cvar_of(coll)) {
-            setenv("MPIR_CVAR_DEVICE_COLLECTIVES", "none", 1);
-            setenv(cvar_of(coll), alg, 1);
-            setenv("MPIR_CVAR_COLLECTIVE_FALLBACK", "error", 1);
-        }
+        setpgid(0, 0); /* its own group: the deadline kills mpiexec and every rank */
+        force_env(coll, alg);
         execvp(argv[0], argv);
         fprintf(stderr, "comet: bench collectives: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
-    setpgid(pid, pid);
+    setpgid(pid, pid); /* also here: no race with the kill below */
     int st = 0;
     for (;;) {
         pid_t r = waitpid(pid, &st, WNOHANG);
         if (r == pid)
             break;
-        if (comet_util_now() > deadline || comet_util_interrupted) {
+        if (r < 0 && errno != EINTR)
+            return L_FAIL;
+        if (comet_util_now() > lc->deadline || comet_util_interrupted) {
+            /* SIGTERM lets hydra take its proxies down; then no mercy */
             kill(-pid, SIGTERM);
-            usleep(200000);
+            for (int i = 0; i < 50 && waitpid(pid, &st, WNOHANG) == 0; i++)
+                usleep(20000);
             kill(-pid, SIGKILL);
             waitpid(pid, &st, 0);
-            return comet_util_interrupted ? 4 : 3;
+            return comet_util_interrupted ? L_INTERRUPTED : L_DEADLINE;
         }
-        usleep(20000);
+        usleep(10000);
     }
+    lc->status = st;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-        return 0;
-    return 1;
+        return L_OK;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+        return L_UNUSABLE;
+    return L_FAIL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Summary                                                             */
+/* ------------------------------------------------------------------ */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Reads the results back: counts records and wrong results, and builds a
+ * per (op, variant) table of the smallest-size latency and largest-size
+ * busbw (medians over launches). */
+static json_t *summarize(const char *path, size_t *nrec, size_t *ninvalid, char *err, size_t errlen)
+{
+    json_t **recs = NULL;
+    size_t n = 0;
+    *nrec = *ninvalid = 0;
+    if (comet_bench_records_load(path, &recs, &n, err, errlen) != 0)
+        return NULL;
+    json_t *table = json_array();
+    double *v = malloc((n + 1) * sizeof(double));
+    for (size_t i = 0; i < n && v; i++) {
+        const char *k = comet_util_jstr(recs[i], "kind");
+        if (!strcmp(k, "run"))
+            continue;
+        (*nrec)++;
+        *ninvalid += !json_is_true(json_object_get(recs[i], "valid"));
+        const char *op = comet_util_jstr(recs[i], "op"), *var = comet_util_jstr(recs[i], "variant");
+        int seen = 0;
+        for (size_t j = 0; j < json_array_size(table) && !seen; j++) {
+            json_t *t = json_array_get(table, j);
+            seen = !strcmp(comet_util_jstr(t, "op"), op)
+                && !strcmp(comet_util_jstr(t, "variant"), var)
+                && !strcmp(comet_util_jstr(t, "kind"), k);
+        }
+        if (seen)
+            continue;
+        /* first record of this (kind, op, variant): gather its rows */
+        double bmin = INFINITY, bmax = -INFINITY;
+        for (size_t j = i; j < n; j++) {
+            const json_t *r = recs[j];
+            if (strcmp(comet_util_jstr(r, "kind"), k) || strcmp(comet_util_jstr(r, "op"), op)
+                || strcmp(comet_util_jstr(r, "variant"), var))
+                continue;
+            double b = comet_util_jnum(json_object_get(r, "shape"), "bytes");
+            if (isfinite(b)) {
+                bmin = b < bmin ? b : bmin;
+                bmax = b > bmax ? b : bmax;
+            }
+        }
+        json_t *row = json_pack("{s:s,s:s,s:s}", "kind", k, "op", op, "variant", var);
+        if (!strcmp(k, "dist_kernel")) {
+            /* one row per kernel variant: median over its shapes is not
+             * meaningful, so report the first shape's median time */
+            json_object_set(row, "shape", json_object_get(recs[i], "shape"));
+            json_object_set_new(row, "median_us",
+                json_real(1e6 * comet_util_jnum(json_object_get(recs[i], "stats"), "median_s")));
+            json_object_set_new(row, "gflops", json_real(comet_util_jnum(recs[i], "gflops")));
+        } else {
+            for (int side = 0; side < 2; side++) {
+                double want = side ? bmax : bmin;
+                size_t m = 0;
+                for (size_t j = i; j < n; j++) {
+                    const json_t *r = recs[j];
+                    if (strcmp(comet_util_jstr(r, "kind"), k)
+                        || strcmp(comet_util_jstr(r, "op"), op)
+                        || strcmp(comet_util_jstr(r, "variant"), var)
+                        || comet_util_jnum(json_object_get(r, "shape"), "bytes") != want)
+                        continue;
+                    v[m++] = comet_util_jnum(r, side ? "busbw_GBs" : "latency_us");
+                }
+                if (!m)
+                    continue;
+                double med = median_of(v, m);
+                if (side) {
+                    json_object_set_new(row, "max_bytes", json_real(want));
+                    json_object_set_new(row, "busbw_GBs", json_real(med));
+                } else {
+                    json_object_set_new(row, "min_bytes", json_real(want));
+                    json_object_set_new(row, "latency_us", json_real(med));
+                }
+                json_object_set_new(row, "launches", json_integer((json_int_t)m));
+            }
+        }
+        json_array_append_new(table, row);
+    }
+    free(v);
+    comet_bench_records_free(recs, n);
+    return table;
+}
+
+static void print_table(const json_t *t)
+{
+    printf("%-12s %-16s %-38s %12s %12s %10s\n", "kind", "op", "variant", "lat_us@min", "busbw@max",
+        "launches");
+    for (size_t i = 0; i < json_array_size(t); i++) {
+        const json_t *r = json_array_get(t, i);
+        if (!strcmp(comet_util_jstr(r, "kind"), "dist_kernel")) {
+            printf("%-12s %-16s %-38s %12.1f %9.2f GF %10s\n", "dist_kernel",
+                comet_util_jstr(r, "op"), comet_util_jstr(r, "variant"),
+                comet_util_jnum(r, "median_us"), comet_util_jnum(r, "gflops"), "-");
+            continue;
+        }
+        printf("%-12s %-16s %-38s %12.2f %9.3f GB %10.0f\n", comet_util_jstr(r, "kind"),
+            comet_util_jstr(r, "op"), comet_util_jstr(r, "variant"),
+            comet_util_jnum(r, "latency_us"), comet_util_jnum(r, "busbw_GBs"),
+            comet_util_jnum(r, "launches"));
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry point                                                         */
+/* ------------------------------------------------------------------ */
+
+static int usage_err(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "comet: bench collectives: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return 2;
+}
+
+/* Does alg belong to the --algs selection? */
+static int alg_selected(const char *coll, const char *alg, int idx, const char *sel, int full)
+{
+    if (!sel) /* default: full = all; quick = auto, plus allreduce's forced ones */
+        return full || idx == 0 || !strcmp(coll, "allreduce");
+    if (!strcmp(sel, "all"))
+        return 1;
+    char buf[512], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", sel);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (!strcmp(t, alg))
+            return 1;
+    return 0;
 }
 
 int comet_bench_coll_main(int argc, char **argv)
 {
-    if (argc >= 7 && !strcmp(argv[1], "--worker")) {
-        /* comet bench collectives --worker COLL ALG SIZES LAUNCH OUTFILE */
-        return worker(argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], 2e-3);
+    if (argc >= 2 && !strcmp(argv[1], "--worker")) {
+        /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP */
+        if (argc < 11) {
+            fprintf(stderr, "comet: bench collectives: --worker: expected 9 arguments\n");
+            return 2;
+        }
+        coll_job job = { argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], argv[7], argv[8],
+            atoi(argv[9]), atof(argv[10]) };
+        return comet_bench__coll_worker(&job);
     }
-    static const struct option longopts[] = { { "quick", no_argument, NULL, 0x2001 },
-        { "full", no_argument, NULL, 0x2002 }, { "np", required_argument, NULL, 0x2003 },
-        { "sizes", required_argument, NULL, 0x2004 }, { "colls", required_argument, NULL, 0x2005 },
-        { "algs", required_argument, NULL, 0x2006 },
-        { "launches", required_argument, NULL, 0x2007 },
-        { "timeout", required_argument, NULL, 0x2008 },
-        { "launcher-args", required_argument, NULL, 0x2009 },
-        { "oversubscribe", no_argument, NULL, 0x200a }, { "out", required_argument, NULL, 0x200b },
-        { "json", no_argument, NULL, 0x200c }, { "quiet", no_argument, NULL, 'q' },
-        { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 } };
-    int full = 0, np = 2, launches = 0, over = 0, all_algs = -1, c;
+    enum {
+        O_QUICK = 0x2001,
+        O_FULL,
+        O_NP,
+        O_SIZES,
+        O_COLLS,
+        O_ALGS,
+        O_LAUNCHES,
+        O_TIMEOUT,
+        O_LARGS,
+        O_OVER,
+        O_OUT,
+        O_JSON,
+        O_STOCK
+    };
+    static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
+        { "full", no_argument, NULL, O_FULL }, { "np", required_argument, NULL, O_NP },
+        { "sizes", required_argument, NULL, O_SIZES },
+        { "colls", required_argument, NULL, O_COLLS }, { "algs", required_argument, NULL, O_ALGS },
+        { "launches", required_argument, NULL, O_LAUNCHES },
+        { "timeout", required_argument, NULL, O_TIMEOUT },
+        { "launcher-args", required_argument, NULL, O_LARGS },
+        { "oversubscribe", no_argument, NULL, O_OVER }, { "out", required_argument, NULL, O_OUT },
+        { "json", no_argument, NULL, O_JSON }, { "stock-malloc", no_argument, NULL, O_STOCK },
+        { "quiet", no_argument, NULL, 'q' }, { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+    int full = 0, np = 2, launches = 0, over = 0, json_out = 0, stock = 0, c;
     double timeout = 0;
-    const char *sizes = NULL, *colls = NULL, *largs = NULL, *out = "comet-out";
+    const char *sizes = NULL, *colls = NULL, *algs_sel = NULL, *largs = NULL, *out = "comet-out";
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
@@ -458,73 +483,61 @@ int comet_bench_coll_main(int argc, char **argv)
         case 'v':
             comet_util_verbosity = 1;
             break;
-        case 0x2001:
+        case O_QUICK:
             full = 0;
             break;
-        case 0x2002:
+        case O_FULL:
             full = 1;
             break;
-        case 0x2003:
-            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 4096) {
-                fprintf(stderr, "comet: bench collectives: --np '%s': expected 1..4096\n", optarg);
-                return 2;
-            }
+        case O_NP:
+            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 4096)
+                return usage_err("--np '%s': expected 1..4096", optarg);
             np = (int)v;
             break;
-        case 0x2004:
+        case O_SIZES:
             sizes = optarg;
             break;
-        case 0x2005:
+        case O_COLLS:
             colls = optarg;
             break;
-        case 0x2006:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "all")) {
-                fprintf(stderr, "comet: bench collectives: --algs '%s': expected auto or all\n",
-                    optarg);
-                return 2;
-            }
-            all_algs = !strcmp(optarg, "all");
+        case O_ALGS:
+            algs_sel = optarg;
             break;
-        case 0x2007:
-            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 100) {
-                fprintf(
-                    stderr, "comet: bench collectives: --launches '%s': expected 1..100\n", optarg);
-                return 2;
-            }
+        case O_LAUNCHES:
+            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 100)
+                return usage_err("--launches '%s': expected 1..100", optarg);
             launches = (int)v;
             break;
-        case 0x2008:
-            if (comet_util_parse_double(optarg, &timeout) || timeout <= 0 || timeout > 86400) {
-                fprintf(stderr,
-                    "comet: bench collectives: --timeout '%s': expected seconds in (0, 86400]\n",
-                    optarg);
-                return 2;
-            }
+        case O_TIMEOUT:
+            if (comet_util_parse_double(optarg, &timeout) || timeout <= 0 || timeout > 86400)
+                return usage_err("--timeout '%s': expected seconds in (0, 86400]", optarg);
             break;
-        case 0x2009:
+        case O_LARGS:
             largs = optarg;
             break;
-        case 0x200a:
+        case O_OVER:
             over = 1;
             break;
-        case 0x200b:
+        case O_OUT:
             out = optarg;
             break;
-        case 0x200c:
+        case O_JSON:
+            json_out = 1;
             break;
+        case O_STOCK:
+            stock = 1;
+            break;
+        case ':':
+            return usage_err("option '%s' needs a value", argv[optind - 1]);
         default:
-            fprintf(stderr, "comet: bench collectives: option '%s' is unknown or needs a value\n",
-                argv[optind - 1 < argc ? optind - 1 : 0]);
-            return 2;
+            return usage_err("unknown option '%s' (see --help)",
+                optind - 1 < argc && optind > 0 ? argv[optind - 1] : "?");
         }
     }
-    /* default: every algorithm with --full; with --quick auto everywhere plus
-     * the forced allreduce algorithms (the collective the kernels use) */
-    int quick_default = all_algs < 0 && !full;
-    if (all_algs < 0)
-        all_algs = full;
+    if (optind < argc)
+        return usage_err("unexpected argument '%s'", argv[optind]);
     if (timeout == 0)
-        timeout = full ? 1800 : 120;
+        timeout = full ? 3600 : 300;
     if (!launches)
         launches = full ? 3 : 1;
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -535,135 +548,245 @@ int comet_bench_coll_main(int argc, char **argv)
             np, ncores);
         return 2;
     }
+
+    /* sizes: normalised to bytes */
     char sizebuf[1024];
     if (!sizes) {
         size_t o = 0;
         long max = full ? 64L << 20 : 1L << 20;
-        for (long b = 4; b <= max && o < sizeof sizebuf - 16; b *= full ? 2 : 4)
+        for (long b = 4; b <= max; b *= full ? 2 : 8)
             o += (size_t)snprintf(sizebuf + o, sizeof sizebuf - o, "%s%ld", o ? "," : "", b);
-        sizes = sizebuf;
     } else {
-        /* normalise suffixes to bytes */
         char tmp[1024];
         size_t o = 0;
+        int k = 0;
         snprintf(tmp, sizeof tmp, "%s", sizes);
         char *save = NULL;
         for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             uint64_t v;
-            if (comet_util_parse_u64(t, &v) || v == 0 || v > (1ull << 31)) {
-                fprintf(
-                    stderr, "comet: bench collectives: --sizes '%s': bad size (1 B .. 2 GiB)\n", t);
-                return 2;
-            }
+            if (comet_util_parse_u64(t, &v) || v == 0 || v > (1ull << 30) || ++k > 64)
+                return usage_err("--sizes '%s': bad size (1 B .. 1 GiB, at most 64 sizes)", t);
             o += (size_t)snprintf(
                 sizebuf + o, sizeof sizebuf - o, "%s%llu", o ? "," : "", (unsigned long long)v);
         }
-        sizes = sizebuf;
+        if (!k)
+            return usage_err("--sizes '%s': no size given", sizes);
     }
+    /* collectives, and the algorithms asked for must exist somewhere */
     const char *list[16];
     int nc = 0;
     char cbuf[512];
     if (colls) {
         snprintf(cbuf, sizeof cbuf, "%s", colls);
         char *save = NULL;
-        for (char *t = strtok_r(cbuf, ",", &save); t && nc < 16; t = strtok_r(NULL, ",", &save)) {
-            if (!comet_bench_coll_algorithms(t)) {
-                fprintf(stderr, "comet: bench collectives: --colls: unknown collective '%s'\n", t);
-                return 2;
-            }
-            list[nc++] = t;
+        for (char *t = strtok_r(cbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (!comet_bench_coll_algorithms(t))
+                return usage_err("--colls: unknown collective '%s' (see --help)", t);
+            if (nc < 16)
+                list[nc++] = t;
         }
+        if (!nc)
+            return usage_err("--colls '%s': none given", colls);
     } else {
         for (int i = 0; colls_all[i]; i++)
             list[nc++] = colls_all[i];
     }
-    char err[COMET_ERRLEN], rdir[4096], path[4300];
-    snprintf(rdir, sizeof rdir, "%s/results", out);
-    if (comet_util_mkdir_p(rdir, err, sizeof err) != 0) {
+    if (algs_sel && strcmp(algs_sel, "all")) {
+        char abuf[512], *save = NULL;
+        snprintf(abuf, sizeof abuf, "%s", algs_sel);
+        for (char *t = strtok_r(abuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int known = 0;
+            for (int i = 0; colls_all[i] && !known; i++) {
+                const char *const *al = comet_bench_coll_algorithms(colls_all[i]);
+                for (int a = 0; al[a] && !known; a++)
+                    known = !strcmp(al[a], t);
+            }
+            if (!known)
+                return usage_err("--algs: unknown MPICH algorithm '%s' (see --help)", t);
+        }
+    }
+    launch_cfg lc;
+    memset(&lc, 0, sizeof lc);
+    char lbuf[2048];
+    if (largs) {
+        snprintf(lbuf, sizeof lbuf, "%s", largs);
+        lc.nlarg = split_words(lbuf, lc.largv, 60);
+        if (lc.nlarg < 0)
+            return usage_err("--launcher-args '%s': unbalanced quote or too many words", largs);
+    }
+
+    /* the allocator setting is part of the environment every rank inherits
+     * and the run record reports */
+    if (!stock)
+        setenv("GLIBC_TUNABLES", NO_TRIM_TUNABLES, 0);
+
+    /* the run: one probe, one run id, one results file */
+    char err[COMET_ERRLEN], rdir[4096], path[4400];
+    comet_probe_machine m;
+    comet_probe_opts po = { .skip_papi = 1 };
+    comet_bench_run run;
+    comet_bench_writer w;
+    int rc;
+    memset(&w, 0, sizeof w);
+    if (comet_probe_run(&po, &m, err, sizeof err) != 0) {
         fprintf(stderr, "comet: bench collectives: %s\n", err);
         return 1;
     }
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(path, sizeof path, "%s/collectives-%s-%ld.jsonl", rdir, stamp, (long)getpid());
-    /* the run record first, so the file is self-describing */
-    {
-        comet_probe_machine m;
-        comet_probe_opts po = { .skip_papi = 1 };
-        comet_bench_run run;
-        comet_bench_writer w;
-        comet_probe_run(&po, &m, NULL, 0);
-        if (comet_bench_run_init(&run, "collectives", comet_probe_to_json(&m), err, sizeof err)
-            || comet_bench_writer_open(&w, path, err, sizeof err)) {
-            fprintf(stderr, "comet: bench collectives: %s\n", err);
-            return 1;
-        }
-        json_t *rr = comet_bench_run_record(&run, "comet bench collectives", NULL);
-        comet_bench_writer_append(&w, rr, err, sizeof err);
-        json_decref(rr);
-        comet_bench_writer_close(&w, err, sizeof err);
-        comet_bench_run_fini(&run);
+    json_t *mj = comet_probe_to_json(&m);
+    rc = comet_bench_run_init(&run, "collectives", mj, err, sizeof err);
+    json_decref(mj); /* the run holds its own reference */
+    if (rc != 0) {
+        fprintf(stderr, "comet: bench collectives: %s\n", err);
+        return 1;
     }
-    comet_util_install_signals();
-    (void)on_alarm;
-    (void)alarm_fired;
-    /* mpiexec must start this binary, not itself: resolve /proc/self/exe here */
+    snprintf(rdir, sizeof rdir, "%s/results", out);
+    snprintf(path, sizeof path, "%s/collectives-%s.jsonl", rdir, run.run_id);
+    char cmdline[4096];
+    size_t co = (size_t)snprintf(cmdline, sizeof cmdline, "comet bench");
+    for (int i = 0; i < argc && co < sizeof cmdline; i++)
+        co += (size_t)snprintf(cmdline + co, sizeof cmdline - co, " %s", argv[i]);
+    json_t *settings = json_pack("{s:s,s:i,s:s,s:i,s:f,s:b,s:s,s:s}", "mpiexec", COMET_MPIEXEC,
+        "np", np, "sizes", sizebuf, "launches", launches, "timeout_s", timeout, "full", full,
+        "algs", algs_sel ? algs_sel : (full ? "all" : "auto+allreduce"), "launcher_args",
+        largs ? largs : "");
+    json_t *envs = json_object();
+    extern char **environ;
+    for (char **e = environ; *e; e++)
+        if (!strncmp(*e, "UCX_", 4) || !strncmp(*e, "MPIR_CVAR_", 10)
+            || !strncmp(*e, "HYDRA_", 6)) {
+            const char *eq = strchr(*e, '=');
+            if (eq) {
+                char key[256];
+                snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+                json_object_set_new(envs, key, json_string(eq + 1));
+            }
+        }
+    json_object_set_new(settings, "mpi_env", envs);
+    json_object_set_new(settings, "malloc", json_string(stock ? "stock" : "no_trim"));
+    json_t *rr = comet_bench_run_record(&run, cmdline, settings);
+    rc = comet_bench_writer_open(&w, path, err, sizeof err);
+    if (rc == 0)
+        rc = comet_bench_writer_append(&w, rr, err, sizeof err);
+    json_decref(rr);
+    comet_bench_writer_close(&w, NULL, 0);
+    if (rc != 0) {
+        fprintf(stderr, "comet: bench collectives: %s\n", err);
+        comet_bench_run_fini(&run);
+        return 1;
+    }
+
+    /* mpiexec must start this binary: resolve /proc/self/exe */
     char self[4096];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0) {
         fprintf(stderr, "comet: bench collectives: cannot resolve /proc/self/exe\n");
+        comet_bench_run_fini(&run);
         return 1;
     }
     self[sl] = '\0';
-    double deadline = comet_util_now() + timeout;
+    comet_util_install_signals();
+    double t0 = comet_util_now();
+    lc.self = self;
+    lc.np = np;
+    lc.sizes = sizebuf;
+    lc.out = path;
+    lc.run_id = run.run_id;
+    lc.machine_id = run.machine_id;
+    lc.full = full;
+    lc.deadline = t0 + timeout;
+
     size_t total = 0;
     for (int i = 0; i < nc; i++) {
-        const char *const *algs = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0;
-             algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce")));
-             a++)
-            total += (size_t)launches;
+        const char *const *al = comet_bench_coll_algorithms(list[i]);
+        for (int a = 0; al[a]; a++)
+            total += alg_selected(list[i], al[a], a, algs_sel, full) ? (size_t)launches : 0;
+    }
+    if (total == 0) {
+        comet_bench_run_fini(&run);
+        return usage_err(
+            "--algs '%s' selects no algorithm of the chosen collectives", algs_sel ? algs_sel : "");
     }
     comet_util_progress prog;
     comet_util_progress_start(&prog, "bench collectives", total);
-    int failures = 0;
-    for (int i = 0; i < nc; i++) {
-        const char *const *algs = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0;
-             algs[a] && (all_algs || a == 0 || (quick_default && !strcmp(list[i], "allreduce")));
-             a++)
-            for (int l = 0; l < launches; l++) {
-                int r = launch(self, np, largs, list[i], algs[a], sizes, l, path, deadline);
-                char note[96];
-                snprintf(note, sizeof note, "%s/%s", list[i], algs[a]);
+    int failed = 0, unusable = 0, stop = 0;
+    for (int i = 0; i < nc && !stop; i++) {
+        const char *const *al = comet_bench_coll_algorithms(list[i]);
+        for (int a = 0; al[a] && !stop; a++) {
+            if (!alg_selected(list[i], al[a], a, algs_sel, full))
+                continue;
+            for (int l = 0; l < launches && !stop; l++) {
+                char note[128];
+                snprintf(note, sizeof note, "%s/%s #%d", list[i], al[a], l);
+                int r = launch(&lc, list[i], al[a], l);
                 comet_util_progress_step(&prog, 1, note);
-                if (r == 3) {
-                    comet_util_progress_end(&prog);
-                    fprintf(stderr,
-                        "comet: bench collectives: %s/%s: the job exceeded the %.0f s "
-                        "deadline (a rank hung or died); killed; partial results in %s\n",
-                        list[i], algs[a], timeout, path);
-                    return 1;
+                if (r == L_UNUSABLE) {
+                    /* no size applies: the other launches would not either */
+                    comet_util_progress_step(&prog, (size_t)(launches - l - 1), note);
+                    comet_util_debug(
+                        "bench collectives: %s/%s is not usable here (skipped)", list[i], al[a]);
+                    unusable++;
+                    break;
                 }
-                if (r == 4) {
-                    comet_util_progress_end(&prog);
+                if (r == L_OK)
+                    continue;
+                comet_util_progress_end(&prog);
+                if (r == L_DEADLINE)
                     fprintf(stderr,
-                        "comet: bench collectives: interrupted; partial results in %s\n", path);
-                    return 1;
-                }
-                if (r != 0) {
-                    failures++;
+                        "comet: bench collectives: %s/%s launch %d: the job exceeded its %.0f s "
+                        "deadline (a rank hung or died); killed it\n",
+                        list[i], al[a], l, timeout);
+                else if (r == L_INTERRUPTED)
+                    fprintf(stderr, "comet: bench collectives: interrupted during %s/%s\n", list[i],
+                        al[a]);
+                else if (WIFSIGNALED(lc.status))
                     fprintf(stderr,
-                        "\ncomet: bench collectives: %s/%s failed (a rank died, or the "
-                        "algorithm is not usable here)\n",
-                        list[i], algs[a]);
-                }
+                        "comet: bench collectives: %s/%s launch %d: mpiexec killed by signal "
+                        "%d\n",
+                        list[i], al[a], l, WTERMSIG(lc.status));
+                else
+                    fprintf(stderr,
+                        "comet: bench collectives: %s/%s launch %d: mpiexec exited with status "
+                        "%d (a rank died or failed; see the messages above)\n",
+                        list[i], al[a], l, WIFEXITED(lc.status) ? WEXITSTATUS(lc.status) : -1);
+                failed = 1;
+                stop = 1;
             }
+        }
     }
-    comet_util_progress_end(&prog);
-    comet_util_info("bench collectives: results in %s", path);
-    return failures ? 1 : 0;
+    if (!stop)
+        comet_util_progress_end(&prog);
+    size_t nrec = 0, ninv = 0;
+    json_t *table = summarize(path, &nrec, &ninv, err, sizeof err);
+    if (!table) {
+        fprintf(stderr, "comet: bench collectives: %s\n", err);
+        failed = 1;
+    } else if (err[0])
+        fprintf(stderr, "comet: bench collectives: %s\n", err);
+    if (ninv) {
+        fprintf(stderr,
+            "comet: bench collectives: %zu of %zu results failed validation (see \"valid\" in "
+            "%s)\n",
+            ninv, nrec, path);
+        failed = 1;
+    }
+    double el = comet_util_now() - t0;
+    if (json_out) {
+        json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:b,s:b,s:I,s:f,s:o}", "kind", "collectives",
+            "results", path, "run_id", run.run_id, "records", (json_int_t)nrec, "invalid",
+            (json_int_t)ninv, "interrupted", comet_util_interrupted != 0, "failed", failed,
+            "unusable_algorithms", (json_int_t)unusable, "elapsed_s", el, "table",
+            table ? json_incref(table) : json_array());
+        char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(o);
+    } else if (table && comet_util_verbosity >= 0) {
+        print_table(table);
+    }
+    json_decref(table);
+    comet_util_info("bench collectives: %zu records in %s (%.1f s)%s", nrec, path, el,
+        failed ? "; partial" : "");
+    comet_bench_run_fini(&run);
+    return failed ? 1 : 0;
 }

@@ -36,7 +36,7 @@ static void test_quick_records(void **s)
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof cmd,
         "bench collectives --np 2 --colls pingpong,allreduce,allgather,reduce_scatter,bcast,"
-        "alltoall,reduce --sizes 8,1K,64K --out %s -q",
+        "alltoall,reduce,dist_kernels --sizes 8,1K,64K --out %s -q",
         dir);
     int rc = run(cmd, err, sizeof err);
     if (rc != 0)
@@ -45,27 +45,56 @@ static void test_quick_records(void **s)
     FILE *p = popen(cmd, "r");
     char *line = NULL;
     size_t cap = 0;
-    int runs = 0, recs = 0;
+    int runs = 0, recs = 0, dist = 0, forced = 0;
+    char run_id[128] = "";
     while (getline(&line, &cap, p) > 0) {
         json_t *j = json_loads(line, 0, NULL);
         assert_non_null(j);
         const char *kind = json_string_value(json_object_get(j, "kind"));
-        if (!strcmp(kind, "run"))
+        const char *rid = json_string_value(json_object_get(j, "run_id"));
+        assert_non_null(rid);
+        if (!strcmp(kind, "run")) {
             runs++;
-        else {
+            snprintf(run_id, sizeof run_id, "%s", rid);
+            /* the allocator setting the ranks ran with is recorded */
+            const char *gt
+                = json_string_value(json_object_get(json_object_get(j, "env"), "glibc_tunables"));
+            assert_non_null(gt);
+            assert_non_null(strstr(gt, "trim_threshold"));
+        } else {
             recs++;
+            assert_string_equal(rid, run_id); /* one run: every launch shares its id */
             assert_true(json_is_true(json_object_get(j, "valid")));
             assert_int_equal(json_integer_value(json_object_get(j, "ranks")), 2);
             assert_true(
                 json_number_value(json_object_get(json_object_get(j, "stats"), "median_s")) > 0);
-            assert_non_null(json_object_get(j, "busbw_GBs"));
+            assert_non_null(json_object_get(j, "launch"));
+            assert_string_equal(json_string_value(json_object_get(j, "link")), "shm");
+            if (!strcmp(kind, "dist_kernel")) {
+                /* the collectives the kernel issued are listed */
+                json_t *cl = json_object_get(j, "collectives");
+                assert_true(json_array_size(cl) >= 1);
+                assert_true(
+                    json_integer_value(json_object_get(json_array_get(cl, 0), "calls")) >= 1);
+                assert_true(json_number_value(json_object_get(j, "flops")) > 0);
+                dist++;
+            } else {
+                assert_non_null(json_object_get(j, "busbw_GBs"));
+                assert_non_null(json_object_get(j, "latency_us"));
+                const char *var = json_string_value(json_object_get(j, "variant"));
+                forced += strcmp(var, "auto") != 0;
+            }
         }
         json_decref(j);
     }
     free(line);
     pclose(p);
     assert_int_equal(runs, 1);
-    assert_true(recs >= 7 * 3 + 3); /* every coll x size, plus forced recursive doubling */
+    /* every coll x size under auto, the forced allreduce algorithms, and
+     * the distributed kernels (3 ops x fused/unfused) */
+    assert_true(recs >= 7 * 3 + 3 * 3 + 6);
+    assert_true(forced >= 3 * 3);
+    assert_int_equal(dist, 6);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
 }
@@ -81,7 +110,25 @@ static void test_dead_rank(void **s)
     unsetenv("COMET_TEST_KILL_RANK");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err, "comet: bench collectives:"));
+    assert_non_null(strstr(err, "rank died"));
     assert_int_equal(system("rm -rf /tmp/comet-coll-dead"), 0);
+}
+
+static void test_hung_rank(void **s)
+{
+    (void)s;
+    char err[8192];
+    setenv("COMET_TEST_HANG_RANK", "1", 1);
+    int rc = run("bench collectives --np 2 --colls allreduce --algs auto --sizes 8 --timeout 4 "
+                 "--out /tmp/comet-coll-hang -q",
+        err, sizeof err);
+    unsetenv("COMET_TEST_HANG_RANK");
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "deadline"));
+    /* the killed job left no rank behind */
+    assert_int_not_equal(
+        system("pgrep -f '[c]ollectives --worker allreduce auto 8 ' >/dev/null"), 0);
+    assert_int_equal(system("rm -rf /tmp/comet-coll-hang"), 0);
 }
 
 static void test_bad_flags(void **s)
@@ -93,6 +140,12 @@ static void test_bad_flags(void **s)
     assert_non_null(strstr(err, "frobnicate"));
     assert_int_equal(run("bench collectives --sizes -5", err, sizeof err), 2);
     assert_int_equal(run("bench collectives --np 64", err, sizeof err), 2);
+    assert_int_equal(run("bench collectives --algs frob", err, sizeof err), 2);
+    assert_non_null(strstr(err, "frob"));
+    assert_int_equal(run("bench collectives --timeout 0", err, sizeof err), 2);
+    assert_int_equal(run("bench collectives --launches x", err, sizeof err), 2);
+    assert_int_equal(run("bench collectives --bogus", err, sizeof err), 2);
+    assert_int_equal(run("bench collectives --launcher-args \"-f 'x\"", err, sizeof err), 2);
 }
 
 int main(void)
@@ -100,6 +153,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quick_records),
         cmocka_unit_test(test_dead_rank),
+        cmocka_unit_test(test_hung_rank),
         cmocka_unit_test(test_bad_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

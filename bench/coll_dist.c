@@ -1,0 +1,357 @@
+/* The distributed compound kernels under the collectives bench: ranks are
+ * COMET's spatial clusters. GEMM-Softmax and GEMM-LayerNorm split N over the
+ * ranks (fused: all-reduces of M-vectors of row statistics; unfused: the
+ * intermediate all-gathered), attention splits the KV sequence (fused:
+ * merge of max, sum and partial O). Each result is gathered and checked
+ * against the single-process kernel on rank 0; each record lists the
+ * collectives the call issued. */
+#include "coll_internal.h"
+#include "comet_kernels.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Deterministic input in [-1, 1) from a global index (so every rank can
+ * generate its slice and rank 0 the whole tensor). */
+static float gen(uint64_t seed, uint64_t i)
+{
+    uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (float)((double)(z >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+typedef struct dist_case {
+    comet_kernels_op op;
+    comet_kernels_variant v;
+    size_t M, n, K; /* GEMM ops: n = columns per rank */
+    size_t bh, lq, lk, d; /* attention: lk = keys per rank */
+} dist_case;
+
+typedef struct dist_buf {
+    const dist_case *c;
+    comet_kernels_params prm;
+    float *A, *B, *g, *b, *Y; /* GEMM ops (rank slices); attention: A=Q, B=K, g=V, Y=O */
+    comet_kernels_coll_log log;
+    int rc; /* first kernel error */
+} dist_buf;
+
+static int dist_call(void *vb)
+{
+    dist_buf *b = vb;
+    const dist_case *c = b->c;
+    int rc;
+    if (c->op == COMET_KERNELS_GEMM_SOFTMAX)
+        rc = comet_kernels_dist_gemm_softmax(
+            MPI_COMM_WORLD, c->v, c->M, c->n, c->K, b->A, b->B, b->Y, &b->prm, &b->log);
+    else if (c->op == COMET_KERNELS_GEMM_LAYERNORM)
+        rc = comet_kernels_dist_gemm_layernorm(
+            MPI_COMM_WORLD, c->v, c->M, c->n, c->K, b->A, b->B, b->g, b->b, b->Y, &b->prm, &b->log);
+    else {
+        comet_kernels_shape s = { 0 };
+        s.batch = 1;
+        s.heads = c->bh;
+        s.lq = c->lq;
+        s.lk = c->lk;
+        s.d = c->d;
+        rc = comet_kernels_dist_attention(
+            MPI_COMM_WORLD, c->v, &s, b->A, b->B, b->g, b->Y, &b->prm, &b->log);
+    }
+    if (rc && !b->rc)
+        b->rc = rc;
+    return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+/* The single-process shape of the whole distributed problem. */
+static comet_kernels_shape global_shape(const dist_case *c, int p)
+{
+    comet_kernels_shape s = { 0 };
+    if (c->op == COMET_KERNELS_ATTENTION) {
+        s.batch = 1;
+        s.heads = c->bh;
+        s.lq = c->lq;
+        s.lk = c->lk * (size_t)p;
+        s.d = c->d;
+    } else {
+        s.M = c->M;
+        s.N = c->n * (size_t)p;
+        s.K = c->K;
+    }
+    return s;
+}
+
+/* Fills this rank's inputs (slices of the global tensors). */
+static int fill(dist_buf *b, int rank, int p)
+{
+    const dist_case *c = b->c;
+    if (c->op == COMET_KERNELS_ATTENTION) {
+        size_t q = c->bh * c->lq * c->d, kv = c->bh * c->lk * c->d, L = c->lk * (size_t)p;
+        b->A = malloc(q * 4);
+        b->B = malloc(kv * 4);
+        b->g = malloc(kv * 4);
+        b->Y = malloc(q * 4);
+        if (!b->A || !b->B || !b->g || !b->Y)
+            return -ENOMEM;
+        for (size_t i = 0; i < q; i++)
+            b->A[i] = gen(1, i);
+        for (size_t h = 0; h < c->bh; h++)
+            for (size_t j = 0; j < c->lk; j++)
+                for (size_t e = 0; e < c->d; e++) {
+                    size_t gi = (h * L + (size_t)rank * c->lk + j) * c->d + e;
+                    b->B[(h * c->lk + j) * c->d + e] = gen(2, gi);
+                    b->g[(h * c->lk + j) * c->d + e] = gen(3, gi);
+                }
+        return 0;
+    }
+    size_t N = c->n * (size_t)p;
+    b->A = malloc(c->M * c->K * 4);
+    b->B = malloc(c->K * c->n * 4);
+    b->g = malloc(c->n * 4);
+    b->b = malloc(c->n * 4);
+    b->Y = malloc(c->M * c->n * 4);
+    if (!b->A || !b->B || !b->g || !b->b || !b->Y)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->M * c->K; i++)
+        b->A[i] = gen(1, i);
+    for (size_t k = 0; k < c->K; k++)
+        for (size_t j = 0; j < c->n; j++)
+            b->B[k * c->n + j] = gen(2, k * N + (size_t)rank * c->n + j);
+    for (size_t j = 0; j < c->n; j++) {
+        b->g[j] = 1.0f + 0.1f * gen(3, (size_t)rank * c->n + j);
+        b->b[j] = 0.1f * gen(4, (size_t)rank * c->n + j);
+    }
+    return 0;
+}
+
+/* Rank 0: runs the single-process unfused kernel on the whole problem and
+ * compares with the gathered distributed result. 1 = matches. */
+static int verify(const dist_buf *b, const float *got, int p, double *maxerr)
+{
+    const dist_case *c = b->c;
+    comet_kernels_shape s = global_shape(c, p);
+    comet_kernels_params prm = b->prm;
+    float *A = NULL, *B = NULL, *V = NULL, *g = NULL, *bt = NULL, *ref = NULL;
+    void *ws = NULL;
+    size_t wsb = 0;
+    int ok = 0;
+    if (comet_kernels_workspace_size(c->op, COMET_KERNELS_UNFUSED, &s, &prm, &wsb) != 0)
+        return 0;
+    ws = wsb ? malloc(wsb) : NULL;
+    if (c->op == COMET_KERNELS_ATTENTION) {
+        size_t q = s.heads * s.lq * s.d, kv = s.heads * s.lk * s.d;
+        A = malloc(q * 4);
+        B = malloc(kv * 4);
+        V = malloc(kv * 4);
+        ref = malloc(q * 4);
+        if (!A || !B || !V || !ref || (wsb && !ws))
+            goto out;
+        for (size_t i = 0; i < q; i++)
+            A[i] = gen(1, i);
+        for (size_t i = 0; i < kv; i++) {
+            B[i] = gen(2, i);
+            V[i] = gen(3, i);
+        }
+        if (comet_kernels_attention(COMET_KERNELS_UNFUSED, &s, A, B, V, ref, &prm, ws, wsb) != 0)
+            goto out;
+        *maxerr = 0;
+        ok = 1;
+        for (size_t i = 0; i < q; i++) {
+            double e = fabs((double)got[i] - ref[i]);
+            *maxerr = e > *maxerr ? e : *maxerr;
+            if (!(e <= 1e-4 + 1e-3 * fabs(ref[i])))
+                ok = 0;
+        }
+        goto out;
+    }
+    size_t M = s.M, N = s.N, K = s.K;
+    A = malloc(M * K * 4);
+    B = malloc(K * N * 4);
+    g = malloc(N * 4);
+    bt = malloc(N * 4);
+    ref = malloc(M * N * 4);
+    if (!A || !B || !g || !bt || !ref || (wsb && !ws))
+        goto out;
+    for (size_t i = 0; i < M * K; i++)
+        A[i] = gen(1, i);
+    for (size_t i = 0; i < K * N; i++)
+        B[i] = gen(2, i);
+    for (size_t j = 0; j < N; j++) {
+        g[j] = 1.0f + 0.1f * gen(3, j);
+        bt[j] = 0.1f * gen(4, j);
+    }
+    int rc = c->op == COMET_KERNELS_GEMM_SOFTMAX
+        ? comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED, M, N, K, A, B, ref, &prm, ws, wsb)
+        : comet_kernels_gemm_layernorm(
+            COMET_KERNELS_UNFUSED, M, N, K, A, B, g, bt, ref, &prm, ws, wsb);
+    if (rc != 0)
+        goto out;
+    /* softmax values are ~1/N: a tighter absolute floor */
+    double atol = c->op == COMET_KERNELS_GEMM_SOFTMAX ? 1e-6 : 1e-4;
+    *maxerr = 0;
+    ok = 1;
+    for (int r = 0; r < p; r++) /* gathered layout: [rank][M][n] */
+        for (size_t i = 0; i < M; i++)
+            for (size_t j = 0; j < c->n; j++) {
+                double y = got[((size_t)r * M + i) * c->n + j],
+                       want = ref[i * N + (size_t)r * c->n + j], e = fabs(y - want);
+                *maxerr = e > *maxerr ? e : *maxerr;
+                if (!(e <= atol + 1e-3 * fabs(want)))
+                    ok = 0;
+            }
+out:
+    free(A);
+    free(B);
+    free(V);
+    free(g);
+    free(bt);
+    free(ref);
+    free(ws);
+    return ok;
+}
+
+static json_t *shape_json(const dist_case *c, int p)
+{
+    if (c->op == COMET_KERNELS_ATTENTION)
+        return json_pack("{s:i,s:I,s:I,s:I,s:I,s:i}", "B", 1, "H", (json_int_t)c->bh, "Lq",
+            (json_int_t)c->lq, "Lk", (json_int_t)(c->lk * (size_t)p), "d", (json_int_t)c->d,
+            "causal", 0);
+    return json_pack("{s:I,s:I,s:I}", "M", (json_int_t)c->M, "N", (json_int_t)(c->n * (size_t)p),
+        "K", (json_int_t)c->K);
+}
+
+static json_t *log_json(const comet_kernels_coll_log *log)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < log->n; i++) {
+        const comet_kernels_coll *e = &log->e[i];
+        json_t *o = json_pack("{s:s,s:I,s:I,s:i}", "kind", e->kind, "count", (json_int_t)e->count,
+            "bytes", (json_int_t)e->bytes, "calls", e->calls);
+        if (e->op[0])
+            json_object_set_new(o, "op", json_string(e->op));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+/* Measures one case; returns 0, 1 (wrong result / write error). */
+static int one_case(coll_ctx *cx, const dist_case *c)
+{
+    int rank = cx->rank, p = cx->p, rc = 0;
+    dist_buf b;
+    memset(&b, 0, sizeof b);
+    b.c = c;
+    comet_kernels_shape ls = global_shape(c, 1); /* the rank's local problem */
+    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE),
+         l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    comet_kernels_default_params(c->op, &ls, l1 > 0 ? (size_t)l1 : 0, l2 > 0 ? (size_t)l2 : 0,
+        l3 > 0 ? (size_t)l3 : 0, 1, &b.prm);
+    float *got = NULL;
+    if (!comet_bench__coll_allmin(fill(&b, rank, p) == 0)) {
+        if (rank == 0)
+            fprintf(stderr, "comet: bench collectives: %s: out of memory\n",
+                comet_kernels_op_name(c->op));
+        rc = 1;
+        goto out;
+    }
+    /* one call for the check, then > 5 warm-up calls (MPICH's shm switch) */
+    int krc = dist_call(&b);
+    size_t ylen = c->op == COMET_KERNELS_ATTENTION ? c->bh * c->lq * c->d : c->M * c->n;
+    if (rank == 0)
+        got = malloc(ylen * (c->op == COMET_KERNELS_ATTENTION ? 1 : (size_t)p) * 4);
+    if (c->op == COMET_KERNELS_ATTENTION) {
+        if (got)
+            memcpy(got, b.Y, ylen * 4); /* every rank ends with the full O */
+    } else {
+        MPI_Gather(b.Y, (int)ylen, MPI_FLOAT, got, (int)ylen, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    }
+    int ok = krc == MPI_SUCCESS;
+    double maxerr = NAN;
+    if (rank == 0)
+        ok = ok && got && verify(&b, got, p, &maxerr);
+    ok = comet_bench__coll_bcast0(ok);
+    for (int i = 0; i < 6; i++)
+        dist_call(&b);
+    double samples[32];
+    int n = 0, iters = 1, nmax = cx->job->full ? 15 : 7, nmin = cx->job->full ? 5 : 3;
+    int mrc = comet_bench__coll_measure(
+        dist_call, &b, 1, 5e-3, nmin, nmax, cx->job->sample_cap_s, samples, &n, &iters);
+    ok = ok && comet_bench__coll_allmin(mrc == MPI_SUCCESS && b.rc == 0);
+    if (rank == 0 && n > 0) {
+        char err[COMET_ERRLEN];
+        comet_bench_stats st;
+        comet_bench_stats_compute(samples, (size_t)n, &st);
+        comet_kernels_shape gs = global_shape(c, p);
+        double fl = comet_kernels_flops(c->op, &gs), by = comet_kernels_bytes(c->op, c->v, &gs);
+        json_t *rec = comet_bench_record_new(&cx->run, "dist_kernel", comet_kernels_op_name(c->op),
+            comet_kernels_variant_name(c->v), shape_json(c, p), 1);
+        json_t *pa = c->op == COMET_KERNELS_ATTENTION
+            ? json_pack("{s:s,s:I,s:I}", "split", "Lk", "lk_local", (json_int_t)c->lk, "tile_n",
+                (json_int_t)b.prm.tile_n)
+            : json_pack("{s:s,s:I}", "split", "N", "n_local", (json_int_t)c->n);
+        json_object_set_new(pa, "tile_m", json_integer((json_int_t)b.prm.tile_m));
+        json_object_set_new(rec, "params", pa);
+        comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, ok, iters);
+        json_object_set_new(rec, "flops", json_real(fl));
+        json_object_set_new(rec, "bytes", json_real(by));
+        json_object_set_new(rec, "gflops", json_real(fl / st.median * 1e-9));
+        json_object_set_new(rec, "gbs", json_real(by / st.median * 1e-9));
+        json_object_set_new(rec, "max_abs_err", json_real(isfinite(maxerr) ? maxerr : -1));
+        json_object_set_new(rec, "collectives", log_json(&b.log));
+        if (comet_bench_writer_append(&cx->w, rec, err, sizeof err) != 0) {
+            fprintf(stderr, "comet: bench collectives: %s\n", err);
+            rc = 1;
+        }
+        json_decref(rec);
+        if (!ok) {
+            fprintf(stderr,
+                "comet: bench collectives: distributed %s/%s returned a wrong result "
+                "(kernel code %d, max abs error %g)\n",
+                comet_kernels_op_name(c->op), comet_kernels_variant_name(c->v), b.rc, maxerr);
+            rc = 1;
+        }
+    }
+out:
+    free(got);
+    free(b.A);
+    free(b.B);
+    free(b.g);
+    free(b.b);
+    free(b.Y);
+    return comet_bench__coll_bcast0(rc);
+}
+
+int comet_bench__coll_dist(coll_ctx *cx)
+{
+    /* quick: small shapes (the row-statistics all-reduces are a visible
+     * share); full: shapes where the GEMM dominates as well */
+    static const dist_case quick[] = {
+        { COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, 128, 256, 64, 0, 0, 0, 0 },
+        { COMET_KERNELS_GEMM_LAYERNORM, COMET_KERNELS_FUSED, 128, 256, 64, 0, 0, 0, 0 },
+        { COMET_KERNELS_ATTENTION, COMET_KERNELS_FUSED, 0, 0, 0, 2, 128, 256, 64 },
+    };
+    static const dist_case full[] = {
+        { COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, 256, 1024, 64, 0, 0, 0, 0 },
+        { COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, 512, 2048, 256, 0, 0, 0, 0 },
+        { COMET_KERNELS_GEMM_LAYERNORM, COMET_KERNELS_FUSED, 256, 1024, 64, 0, 0, 0, 0 },
+        { COMET_KERNELS_GEMM_LAYERNORM, COMET_KERNELS_FUSED, 512, 2048, 256, 0, 0, 0, 0 },
+        { COMET_KERNELS_ATTENTION, COMET_KERNELS_FUSED, 0, 0, 0, 4, 256, 1024, 64 },
+        { COMET_KERNELS_ATTENTION, COMET_KERNELS_FUSED, 0, 0, 0, 8, 512, 1024, 64 },
+    };
+    const dist_case *set = cx->job->full ? full : quick;
+    size_t n = cx->job->full ? sizeof full / sizeof *full : sizeof quick / sizeof *quick;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        for (int v = 0; v < 2 && rc == 0; v++) {
+            dist_case c = set[i];
+            c.v = v ? COMET_KERNELS_FUSED : COMET_KERNELS_UNFUSED;
+            rc = one_case(cx, &c);
+        }
+    return rc;
+}

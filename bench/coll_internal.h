@@ -1,0 +1,76 @@
+/* Internal interface between the collectives bench's parent (coll.c), its
+ * MPI worker (coll_worker.c) and the distributed-kernel bench (coll_dist.c).
+ * Not installed; the public API is comet_bench_coll.h. */
+#ifndef COMET_BENCH_COLL_INTERNAL_H
+#define COMET_BENCH_COLL_INTERNAL_H
+
+#include "comet_bench.h"
+
+#include <jansson.h>
+#include <mpi.h>
+
+/** Pseudo-collective name that selects the distributed compound kernels. */
+#define COLL_DIST "dist_kernels"
+
+/** What one worker launch measures (argv of the hidden --worker mode). */
+typedef struct coll_job {
+    const char *coll; /**< collective, "pingpong" or COLL_DIST */
+    const char *alg; /**< MPICH algorithm forced for this launch, or "auto" */
+    const char *sizes; /**< comma-separated message sizes in bytes */
+    int launch; /**< launch index within the configuration */
+    const char *outpath; /**< results file (rank 0 appends) */
+    const char *run_id; /**< run id of the parent's run record */
+    const char *machine_id; /**< machine id of the parent's probe */
+    int full; /**< full set (more samples, bigger dist shapes) */
+    double sample_cap_s; /**< per-size time cap for sampling */
+} coll_job;
+
+/** State shared by the record writers of a worker (valid on rank 0). */
+typedef struct coll_ctx {
+    const coll_job *job;
+    int rank, p;
+    comet_bench_run run; /**< run id/machine id for records */
+    comet_bench_writer w; /**< results writer (rank 0) */
+    char link[96]; /**< link measured: "shm", "tcp:<dev>", ... */
+    int nodes; /**< distinct hosts among the ranks */
+} coll_ctx;
+
+/** Runs one worker job inside mpiexec; returns a process exit code. */
+int comet_bench__coll_worker(const coll_job *job);
+
+/**
+ * Adds the fields every MPI record carries (ranks, launch, link, params with
+ * the forcing/allocator settings, stats, valid) to rec.
+ */
+void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *samples, size_t n,
+    const comet_bench_stats *st, int valid, int iters);
+
+/**
+ * Measures the distributed compound kernels (GEMM-Softmax and GEMM-LayerNorm
+ * with N split, attention with the KV sequence split; fused and unfused) and
+ * appends "dist_kernel" records. Collective over MPI_COMM_WORLD.
+ * @return 0, or 1 when a result was wrong or a record could not be written.
+ */
+int comet_bench__coll_dist(coll_ctx *cx);
+
+/**
+ * Times body (one call of the measured operation; returns an MPI code) the
+ * collective way: chooses the calls per sample so a sample lasts at least
+ * min_sample_s, then takes up to nmax samples, each the max over ranks of
+ * the per-rank mean per call; with barrier_each a barrier precedes every
+ * call (outside the timed region). Sampling stops after nmin samples once
+ * cap_s is spent. All ranks get the same *n and *iters; samples are valid
+ * on rank 0. @return 0 or the first MPI error code.
+ */
+int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_each,
+    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, int *n, int *iters);
+
+/** Max of mine over all ranks, on every rank (point-to-point through rank
+ *  0, so that it never runs a forced collective algorithm). */
+double comet_bench__coll_allmax(double mine);
+/** Min of mine over all ranks, on every rank (point-to-point). */
+int comet_bench__coll_allmin(int mine);
+/** Rank 0's v on every rank (point-to-point). */
+int comet_bench__coll_bcast0(int v);
+
+#endif

@@ -1,0 +1,449 @@
+/* The MPI side of `comet bench collectives`: one worker job per mpiexec
+ * launch (the parent forces the MPICH algorithm through the environment,
+ * which MPICH reads at MPI_Init). Every call is validated (OSU's -c idea),
+ * timed with a barrier before it, and the time per call is the max over
+ * ranks of the per-rank mean (IMB's t_max). Rank 0 appends the records. */
+#include "coll_internal.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* One call of a collective, the values it moves, and its check        */
+/* ------------------------------------------------------------------ */
+
+typedef struct call_ctx {
+    const char *coll;
+    float *sb, *rb;
+    int count; /* elements per rank (a multiple of p for the block collectives) */
+    int rank, p;
+} call_ctx;
+
+static int blk(const call_ctx *c)
+{
+    return c->count / c->p > 0 ? c->count / c->p : 1;
+}
+
+/* Runs one call; returns its MPI code. */
+static int one_call(void *vc)
+{
+    call_ctx *c = vc;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    const char *k = c->coll;
+    if (!strcmp(k, "allreduce"))
+        return MPI_Allreduce(c->sb, c->rb, c->count, MPI_FLOAT, MPI_SUM, comm);
+    if (!strcmp(k, "allgather"))
+        return MPI_Allgather(c->sb, c->count, MPI_FLOAT, c->rb, c->count, MPI_FLOAT, comm);
+    if (!strcmp(k, "reduce_scatter"))
+        return MPI_Reduce_scatter_block(c->sb, c->rb, blk(c), MPI_FLOAT, MPI_SUM, comm);
+    if (!strcmp(k, "reduce"))
+        return MPI_Reduce(c->sb, c->rb, c->count, MPI_FLOAT, MPI_SUM, 0, comm);
+    if (!strcmp(k, "bcast"))
+        return MPI_Bcast(c->rank == 0 ? c->sb : c->rb, c->count, MPI_FLOAT, 0, comm);
+    if (!strcmp(k, "alltoall"))
+        return MPI_Alltoall(c->sb, blk(c), MPI_FLOAT, c->rb, blk(c), MPI_FLOAT, comm);
+    if (!strcmp(k, "pingpong")) {
+        int rc = MPI_SUCCESS;
+        if (c->rank == 0) {
+            rc = MPI_Send(c->sb, c->count, MPI_FLOAT, 1, 1, comm);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Recv(c->rb, c->count, MPI_FLOAT, 1, 2, comm, MPI_STATUS_IGNORE);
+        } else if (c->rank == 1) {
+            rc = MPI_Recv(c->rb, c->count, MPI_FLOAT, 0, 1, comm, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Send(c->rb, c->count, MPI_FLOAT, 0, 2, comm);
+        }
+        return rc;
+    }
+    return MPI_ERR_OTHER;
+}
+
+/* Element i of rank r's send buffer: small integers, so float sums over
+ * any number of ranks up to thousands are exact and the check is exact. */
+static float val(int r, int i)
+{
+    return (float)((r + 1) * 3 + (i % 7));
+}
+
+/* Checks this rank's part of the result of the last call. 1 = correct. */
+static int check(const call_ctx *c)
+{
+    const char *k = c->coll;
+    const float *rb = c->rb;
+    int count = c->count, rank = c->rank, p = c->p, b = blk(c);
+    if (!strcmp(k, "allreduce") || (!strcmp(k, "reduce") && rank == 0)) {
+        for (int i = 0; i < count; i++) {
+            float want = 0;
+            for (int r = 0; r < p; r++)
+                want += val(r, i);
+            if (rb[i] != want)
+                return 0;
+        }
+    } else if (!strcmp(k, "allgather")) {
+        for (int r = 0; r < p; r++)
+            for (int i = 0; i < count; i++)
+                if (rb[(size_t)r * count + i] != val(r, i))
+                    return 0;
+    } else if (!strcmp(k, "reduce_scatter")) {
+        for (int i = 0; i < b; i++) {
+            float want = 0;
+            for (int r = 0; r < p; r++)
+                want += val(r, rank * b + i);
+            if (rb[i] != want)
+                return 0;
+        }
+    } else if (!strcmp(k, "bcast") && rank != 0) {
+        for (int i = 0; i < count; i++)
+            if (rb[i] != val(0, i))
+                return 0;
+    } else if (!strcmp(k, "alltoall")) {
+        for (int r = 0; r < p; r++)
+            for (int i = 0; i < b; i++)
+                if (rb[(size_t)r * b + i] != val(r, rank * b + i))
+                    return 0;
+    } else if (!strcmp(k, "pingpong") && rank <= 1) {
+        for (int i = 0; i < count; i++)
+            if (rb[i] != val(0, i))
+                return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bookkeeping over point-to-point                                     */
+/* ------------------------------------------------------------------ */
+
+/* The bench's own agreement steps (all ranks usable? max time over ranks?
+ * stop sampling?) must not run through a collective: with a forced
+ * algorithm and fallback=error, MPI_Allreduce of one int fails under
+ * e.g. reduce_scatter_allgather, and would time the forced algorithm
+ * besides. So they go through rank 0 with sends and receives. */
+enum { TAG_UP = 7001, TAG_DOWN = 7002 };
+
+static double p2p_reduce(double mine, int is_max)
+{
+    int rank, p;
+    double v = mine;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    if (rank == 0) {
+        for (int r = 1; r < p; r++) {
+            double x;
+            MPI_Recv(&x, 1, MPI_DOUBLE, r, TAG_UP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            v = is_max ? (x > v ? x : v) : (x < v ? x : v);
+        }
+        for (int r = 1; r < p; r++)
+            MPI_Send(&v, 1, MPI_DOUBLE, r, TAG_DOWN, MPI_COMM_WORLD);
+    } else {
+        MPI_Send(&mine, 1, MPI_DOUBLE, 0, TAG_UP, MPI_COMM_WORLD);
+        MPI_Recv(&v, 1, MPI_DOUBLE, 0, TAG_DOWN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    return v;
+}
+
+double comet_bench__coll_allmax(double mine)
+{
+    return p2p_reduce(mine, 1);
+}
+
+int comet_bench__coll_allmin(int mine)
+{
+    return (int)p2p_reduce((double)mine, 0);
+}
+
+int comet_bench__coll_bcast0(int v)
+{
+    /* rank 0's value everywhere: everyone else contributes -inf to a max */
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return (int)p2p_reduce(rank == 0 ? (double)v : -INFINITY, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Timing                                                              */
+/* ------------------------------------------------------------------ */
+
+/* One sample: iters calls; returns the max over ranks of the per-rank
+ * mean seconds per call on every rank (allreduce, so all ranks agree). */
+static int timed(int (*body)(void *), void *ctx, int iters, int barrier_each, double *out)
+{
+    double acc = 0;
+    int rc = MPI_SUCCESS;
+    if (barrier_each) {
+        for (int i = 0; i < iters && rc == MPI_SUCCESS; i++) {
+            MPI_Barrier(MPI_COMM_WORLD); /* every call starts together */
+            double t0 = MPI_Wtime();
+            rc = body(ctx);
+            acc += MPI_Wtime() - t0;
+        }
+    } else {
+        /* OSU latency loop: back-to-back calls after one barrier */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters && rc == MPI_SUCCESS; i++)
+            rc = body(ctx);
+        acc = MPI_Wtime() - t0;
+    }
+    *out = comet_bench__coll_allmax(acc / iters);
+    return rc;
+}
+
+int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_each,
+    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, int *n, int *iters)
+{
+    int it = 1, rc;
+    double t;
+    *n = 0;
+    /* calls per sample: a sample must dwarf the timer and the barrier noise */
+    for (;;) {
+        if ((rc = timed(body, ctx, it, barrier_each, &t)) != MPI_SUCCESS)
+            return rc;
+        if (t * it >= min_sample_s || it >= 1 << 20)
+            break;
+        it = t > 0 && min_sample_s / t < 2.0 * it ? (int)ceil(min_sample_s / t) : it * 2;
+    }
+    double t0 = MPI_Wtime();
+    for (int s = 0; s < nmax; s++) {
+        if ((rc = timed(body, ctx, it, barrier_each, &t)) != MPI_SUCCESS)
+            return rc;
+        samples[(*n)++] = t;
+        /* every rank holds the same t, but elapsed times differ: rank 0 decides */
+        if (comet_bench__coll_bcast0(*n >= nmin && MPI_Wtime() - t0 > cap_s))
+            break;
+    }
+    *iters = it;
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Names the link measured: "shm" within a node; "tcp:<dev>" when UCX is
+ * restricted to TCP (UCX_TLS without a shared-memory transport); else
+ * "net:<tls>" across nodes. */
+static void name_link(coll_ctx *cx)
+{
+    char host[MPI_MAX_PROCESSOR_NAME] = { 0 };
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    /* rank 0 counts distinct hosts (point-to-point: see above) */
+    cx->nodes = 1;
+    if (cx->rank == 0) {
+        char *all = calloc((size_t)cx->p, MPI_MAX_PROCESSOR_NAME);
+        if (all)
+            memcpy(all, host, MPI_MAX_PROCESSOR_NAME);
+        for (int r = 1; r < cx->p; r++) {
+            char other[MPI_MAX_PROCESSOR_NAME];
+            MPI_Recv(other, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, r, TAG_UP, MPI_COMM_WORLD,
+                MPI_STATUS_IGNORE);
+            int seen = 0;
+            for (int q = 0; all && q < r && !seen; q++)
+                seen = !strncmp(
+                    other, all + (size_t)q * MPI_MAX_PROCESSOR_NAME, MPI_MAX_PROCESSOR_NAME);
+            if (all)
+                memcpy(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, other, MPI_MAX_PROCESSOR_NAME);
+            cx->nodes += !seen;
+        }
+        free(all);
+    } else {
+        MPI_Send(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, TAG_UP, MPI_COMM_WORLD);
+    }
+    cx->nodes = comet_bench__coll_bcast0(cx->nodes);
+    const char *tls = getenv("UCX_TLS"), *dev = getenv("UCX_NET_DEVICES");
+    int shm_tl = !tls || strstr(tls, "all") || strstr(tls, "sm") || strstr(tls, "posix")
+        || strstr(tls, "sysv") || strstr(tls, "cma") || strstr(tls, "xpmem") || strstr(tls, "knem");
+    if (tls && strstr(tls, "tcp") && !shm_tl)
+        snprintf(cx->link, sizeof cx->link, "tcp:%s", dev && *dev ? dev : "any");
+    else if (cx->nodes > 1)
+        snprintf(cx->link, sizeof cx->link, "net:%s%s%s", tls ? tls : "auto", dev ? ":" : "",
+            dev ? dev : "");
+    else
+        snprintf(cx->link, sizeof cx->link, "shm");
+}
+
+void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *samples, size_t n,
+    const comet_bench_stats *st, int valid, int iters)
+{
+    const char *gt = getenv("GLIBC_TUNABLES");
+    int forced = strcmp(cx->job->alg, "auto") != 0;
+    json_object_set_new(rec, "ranks", json_integer(cx->p));
+    if (!json_object_get(rec, "threads"))
+        json_object_set_new(rec, "threads", json_integer(1));
+    json_object_set_new(rec, "stats", comet_bench_stats_json(st, samples, n));
+    json_object_set_new(rec, "reps", json_integer(iters));
+    json_object_set_new(rec, "launch", json_integer(cx->job->launch));
+    json_object_set_new(rec, "link", json_string(cx->link));
+    json_object_set_new(rec, "nodes", json_integer(cx->nodes));
+    json_object_set_new(rec, "valid", json_boolean(valid));
+    json_t *pa = json_object_get(rec, "params");
+    if (!pa) {
+        pa = json_object();
+        json_object_set_new(rec, "params", pa);
+    }
+    json_object_set_new(pa, "algorithm_forced", json_boolean(forced));
+    json_object_set_new(pa, "device_collectives", json_string(forced ? "none" : "percoll"));
+    json_object_set_new(
+        pa, "malloc", json_string(gt && strstr(gt, "mmap_threshold") ? "no_trim" : "stock"));
+    json_object_set_new(rec, "env", json_pack("{s:s}", "glibc_tunables", gt ? gt : ""));
+}
+
+/* Measures one collective at one size and appends its record. Returns 0,
+ * 1 (wrong result or write error) or 2 (algorithm not usable: skipped). */
+static int one_size(coll_ctx *cx, long bytes)
+{
+    const coll_job *job = cx->job;
+    int p = cx->p, rank = cx->rank, rc = 0;
+    call_ctx c = { job->coll, NULL, NULL, 0, rank, p };
+    long cnt = bytes / 4 > 0 ? bytes / 4 : 1;
+    /* block collectives move count/p per peer: round up to whole blocks */
+    if (!strcmp(job->coll, "reduce_scatter") || !strcmp(job->coll, "alltoall"))
+        cnt = (cnt + p - 1) / p * p;
+    if (cnt > 0x7fffffffL / (p + 1)) {
+        if (rank == 0)
+            fprintf(
+                stderr, "comet: bench collectives: %ld bytes x %d ranks is too large\n", bytes, p);
+        return 1;
+    }
+    c.count = (int)cnt;
+    size_t rbn = (size_t)c.count * (size_t)(p + 1);
+    c.sb = malloc((size_t)c.count * sizeof(float));
+    c.rb = malloc(rbn * sizeof(float));
+    if (!comet_bench__coll_allmin(c.sb && c.rb)) {
+        if (rank == 0)
+            fprintf(stderr, "comet: bench collectives: out of memory at %ld bytes\n", bytes);
+        rc = 1;
+        goto out;
+    }
+    for (int i = 0; i < c.count; i++)
+        c.sb[i] = val(rank, i);
+    memset(c.rb, 0, rbn * sizeof(float));
+    /* first call: does the forced algorithm run at this size at all? With
+     * MPIR_CVAR_COLLECTIVE_FALLBACK=error a failed restriction is an error,
+     * not a silent switch to another algorithm. */
+    if (!comet_bench__coll_allmin(one_call(&c) == MPI_SUCCESS)) {
+        if (rank == 0)
+            comet_util_debug(
+                "bench collectives: %s/%s not usable at %ld bytes", job->coll, job->alg, bytes);
+        rc = 2;
+        goto out;
+    }
+    int ok = check(&c);
+    /* warm-up: more than 5 calls, since MPICH switches its shm path after
+     * MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD (5) calls on a communicator */
+    for (int i = 0; i < 8; i++)
+        one_call(&c);
+    int pp = !strcmp(job->coll, "pingpong");
+    int nmax = job->full ? 21 : 11, nmin = job->full ? 7 : 5, n = 0, iters = 1;
+    double samples[32];
+    int mrc = comet_bench__coll_measure(
+        one_call, &c, !pp, 2e-3, nmin, nmax, job->sample_cap_s, samples, &n, &iters);
+    /* the buffers hold the last timed call's result: check it too */
+    ok = ok && mrc == MPI_SUCCESS && check(&c);
+    int all_ok = comet_bench__coll_allmin(ok);
+    if (rank == 0 && n > 0) {
+        char err[COMET_ERRLEN];
+        comet_bench_stats st;
+        if (pp) /* OSU: one-way latency is half the round trip */
+            for (int s = 0; s < n; s++)
+                samples[s] /= 2;
+        comet_bench_stats_compute(samples, (size_t)n, &st);
+        json_t *rec
+            = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll, job->alg,
+                json_pack("{s:I,s:i}", "bytes", (json_int_t)c.count * 4, "count", c.count), 1);
+        comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, all_ok, iters);
+        /* nccl-tests: algbw = S / t with S the per-rank message bytes */
+        double algbw = (double)c.count * 4 / st.median * 1e-9;
+        json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
+        json_object_set_new(rec, "min_latency_us", json_real(st.min * 1e6));
+        json_object_set_new(rec, "algbw_GBs", json_real(algbw));
+        json_object_set_new(
+            rec, "busbw_GBs", json_real(algbw * comet_bench_coll_busbw_factor(job->coll, p)));
+        if (comet_bench_writer_append(&cx->w, rec, err, sizeof err) != 0) {
+            fprintf(stderr, "comet: bench collectives: %s\n", err);
+            rc = 1;
+        }
+        json_decref(rec);
+        if (!all_ok) {
+            fprintf(stderr,
+                "comet: bench collectives: %s/%s at %ld bytes returned a wrong result%s\n",
+                job->coll, job->alg, bytes, mrc == MPI_SUCCESS ? "" : " (a timed call failed)");
+            rc = 1;
+        }
+    }
+out:
+    rc = comet_bench__coll_bcast0(rc);
+    free(c.sb);
+    free(c.rb);
+    return rc;
+}
+
+int comet_bench__coll_worker(const coll_job *job)
+{
+    coll_ctx cx;
+    char err[COMET_ERRLEN];
+    int rc = 0, have_writer = 0;
+    memset(&cx, 0, sizeof cx);
+    cx.job = job;
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &cx.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &cx.p);
+    /* a forced algorithm that does not apply must come back as an error
+     * code we can skip, not abort the job */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* test hooks: a rank that dies, a rank that hangs */
+    const char *kill_r = getenv("COMET_TEST_KILL_RANK"), *hang_r = getenv("COMET_TEST_HANG_RANK");
+    if (kill_r && atoi(kill_r) == cx.rank && cx.rank > 0)
+        raise(SIGKILL);
+    if (hang_r && atoi(hang_r) == cx.rank && cx.rank > 0)
+        for (;;)
+            pause();
+    if (cx.rank == 0) {
+        json_t *m = json_pack("{s:s}", "id", job->machine_id);
+        rc = comet_bench_run_init(&cx.run, "collectives", m, err, sizeof err);
+        json_decref(m);
+        if (rc == 0) {
+            snprintf(cx.run.run_id, sizeof cx.run.run_id, "%s", job->run_id);
+            rc = comet_bench_writer_open(&cx.w, job->outpath, err, sizeof err);
+        }
+        if (rc != 0) {
+            fprintf(stderr, "comet: bench collectives: %s\n", err);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        have_writer = 1;
+    }
+    name_link(&cx);
+    if (!strcmp(job->coll, "pingpong") && cx.p < 2) {
+        if (cx.rank == 0)
+            fprintf(stderr, "comet: bench collectives: pingpong needs 2 ranks\n");
+        rc = 1;
+    } else if (!strcmp(job->coll, COLL_DIST)) {
+        rc = comet_bench__coll_dist(&cx);
+    } else {
+        char buf[1024];
+        char *save = NULL;
+        int measured = 0;
+        snprintf(buf, sizeof buf, "%s", job->sizes);
+        for (char *t = strtok_r(buf, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
+            int r = one_size(&cx, atol(t));
+            if (r == 1)
+                rc = 1;
+            measured += r == 0;
+        }
+        if (rc == 0 && !measured)
+            rc = 3; /* the forced algorithm applies to no size here: the parent skips it */
+    }
+    if (have_writer) {
+        comet_bench_writer_close(&cx.w, err, sizeof err);
+        comet_bench_run_fini(&cx.run);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody finalizes while a peer still talks */
+    MPI_Finalize();
+    return rc;
+}

@@ -40,7 +40,8 @@ static void test_veth(void **s)
         if (strcmp(json_string_value(json_object_get(j, "kind")), "run")) {
             recs++;
             assert_true(json_is_true(json_object_get(j, "valid")));
-            assert_true(!strncmp(json_string_value(json_object_get(j, "link")), "tcp", 3));
+            /* the record names the link it measured */
+            assert_string_equal(json_string_value(json_object_get(j, "link")), "tcp:comet0");
             if (!strcmp(json_string_value(json_object_get(j, "op")), "pingpong")
                 && json_integer_value(json_object_get(json_object_get(j, "shape"), "bytes"))
                     == 16 << 20)

@@ -158,6 +158,9 @@ static void usage(FILE *fp)
         "  --launcher-args \"...\"     passed to mpiexec before -n (-f hostfile, -iface eth1,\n"
         "                            -launcher ssh ...); quotes group words\n"
         "  --oversubscribe           allow more ranks than cores\n"
+        "  --gate-timeout S          before each launch wait up to S s for others to leave\n"
+        "                            the CPUs idle (default 2 quick, 10 full; 0 = off);\n"
+        "                            the load seen is recorded\n"
         "  --stock-malloc            do not set GLIBC_TUNABLES (default: no trim/mmap, so\n"
         "                            MPICH's per-call temporaries are reused)\n"
         "  --out DIR                 results in DIR/results (default comet-out)\n"
@@ -214,13 +217,14 @@ typedef struct launch_cfg {
     const char *sizes, *out, *run_id, *machine_id;
     int full;
     double deadline;
+    comet_bench_gate gate; /* idle gate before each launch */
     int status; /* raw wait status of the last launch */
 } launch_cfg;
 
 /* Launches one worker job; returns an L_* code. */
 static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_idx)
 {
-    char npbuf[16], lbuf[16], fbuf[4], cap[32];
+    char npbuf[16], lbuf[16], fbuf[4], cap[32], load[96];
     char *argv[96];
     int n = 0;
     snprintf(npbuf, sizeof npbuf, "%d", lc->np);
@@ -245,6 +249,23 @@ static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_
     argv[n++] = (char *)lc->machine_id;
     argv[n++] = fbuf;
     argv[n++] = cap;
+    /* idle gate: wait (bounded) until others leave the machine alone; the
+     * ranks busy-poll, so this can only be done before they start */
+    comet_bench_load ld;
+    char gerr[COMET_ERRLEN];
+    comet_bench_gate g = lc->gate;
+    double left = lc->deadline - comet_util_now();
+    if (g.timeout_s > left / 4) /* the gate never eats the job's deadline */
+        g.timeout_s = left > 0 ? left / 4 : 0;
+    if (comet_bench_gate_wait(&g, &ld, gerr, sizeof gerr) != 0) {
+        memset(&ld, 0, sizeof ld);
+        ld.skipped = 1;
+        ld.busy_others = -1;
+        comet_util_debug("bench collectives: idle gate: %s", gerr);
+    }
+    snprintf(
+        load, sizeof load, "%.4f,%.3f,%d,%d", ld.busy_others, ld.waited_s, ld.idle, ld.skipped);
+    argv[n++] = load;
     argv[n] = NULL;
     fflush(NULL);
     pid_t pid = fork();
@@ -431,13 +452,19 @@ static int alg_selected(const char *coll, const char *alg, int idx, const char *
 int comet_bench_coll_main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--worker")) {
-        /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP */
-        if (argc < 11) {
-            fprintf(stderr, "comet: bench collectives: --worker: expected 9 arguments\n");
+        /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD */
+        if (argc < 12) {
+            fprintf(stderr, "comet: bench collectives: --worker: expected 10 arguments\n");
             return 2;
         }
         coll_job job = { argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], argv[7], argv[8],
-            atoi(argv[9]), atof(argv[10]) };
+            atoi(argv[9]), atof(argv[10]), { .busy_others = 0 } };
+        if (sscanf(argv[11], "%lf,%lf,%d,%d", &job.load.busy_others, &job.load.waited_s,
+                &job.load.idle, &job.load.skipped)
+            != 4) {
+            fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
+            return 2;
+        }
         return comet_bench__coll_worker(&job);
     }
     enum {
@@ -453,7 +480,8 @@ int comet_bench_coll_main(int argc, char **argv)
         O_OVER,
         O_OUT,
         O_JSON,
-        O_STOCK
+        O_STOCK,
+        O_GATE
     };
     static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
         { "full", no_argument, NULL, O_FULL }, { "np", required_argument, NULL, O_NP },
@@ -464,10 +492,11 @@ int comet_bench_coll_main(int argc, char **argv)
         { "launcher-args", required_argument, NULL, O_LARGS },
         { "oversubscribe", no_argument, NULL, O_OVER }, { "out", required_argument, NULL, O_OUT },
         { "json", no_argument, NULL, O_JSON }, { "stock-malloc", no_argument, NULL, O_STOCK },
-        { "quiet", no_argument, NULL, 'q' }, { "verbose", no_argument, NULL, 'v' },
-        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+        { "gate-timeout", required_argument, NULL, O_GATE }, { "quiet", no_argument, NULL, 'q' },
+        { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 } };
     int full = 0, np = 2, launches = 0, over = 0, json_out = 0, stock = 0, c;
-    double timeout = 0;
+    double timeout = 0, gate_timeout = -1;
     const char *sizes = NULL, *colls = NULL, *algs_sel = NULL, *largs = NULL, *out = "comet-out";
     optind = 0;
     opterr = 0;
@@ -526,6 +555,11 @@ int comet_bench_coll_main(int argc, char **argv)
             break;
         case O_STOCK:
             stock = 1;
+            break;
+        case O_GATE:
+            if (comet_util_parse_double(optarg, &gate_timeout) || gate_timeout < 0
+                || gate_timeout > 3600)
+                return usage_err("--gate-timeout '%s': expected seconds in [0, 3600]", optarg);
             break;
         case ':':
             return usage_err("option '%s' needs a value", argv[optind - 1]);
@@ -649,6 +683,10 @@ int comet_bench_coll_main(int argc, char **argv)
         "np", np, "sizes", sizebuf, "launches", launches, "timeout_s", timeout, "full", full,
         "algs", algs_sel ? algs_sel : (full ? "all" : "auto+allreduce"), "launcher_args",
         largs ? largs : "");
+    json_object_set_new(settings, "gate_timeout_s",
+        json_real(gate_timeout >= 0 ? gate_timeout
+                : full              ? 10
+                                    : 2));
     json_t *envs = json_object();
     extern char **environ;
     for (char **e = environ; *e; e++)
@@ -694,68 +732,76 @@ int comet_bench_coll_main(int argc, char **argv)
     lc.machine_id = run.machine_id;
     lc.full = full;
     lc.deadline = t0 + timeout;
+    comet_bench_gate_defaults(&lc.gate);
+    lc.gate.timeout_s = gate_timeout >= 0 ? gate_timeout : full ? 10 : 2;
 
-    size_t total = 0;
+    /* the configurations; launches are interleaved across them (A0 B0 A1
+     * B1 ...) so that a slow phase of the machine hits every configuration
+     * alike instead of all launches of one */
+    struct cfg {
+        const char *coll, *alg;
+        int unusable;
+    } cfgs[128];
+    int ncfg = 0;
     for (int i = 0; i < nc; i++) {
         const char *const *al = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0; al[a]; a++)
-            total += alg_selected(list[i], al[a], a, algs_sel, full) ? (size_t)launches : 0;
+        for (int a = 0; al[a] && ncfg < 128; a++)
+            if (alg_selected(list[i], al[a], a, algs_sel, full))
+                cfgs[ncfg++] = (struct cfg) { list[i], al[a], 0 };
     }
-    if (total == 0) {
+    if (ncfg == 0) {
         comet_bench_run_fini(&run);
         return usage_err(
             "--algs '%s' selects no algorithm of the chosen collectives", algs_sel ? algs_sel : "");
     }
     comet_util_progress prog;
-    comet_util_progress_start(&prog, "bench collectives", total);
+    comet_util_progress_start(&prog, "bench collectives", (size_t)ncfg * (size_t)launches);
     int failed = 0, unusable = 0, stop = 0;
-    for (int i = 0; i < nc && !stop; i++) {
-        const char *const *al = comet_bench_coll_algorithms(list[i]);
-        for (int a = 0; al[a] && !stop; a++) {
-            if (!alg_selected(list[i], al[a], a, algs_sel, full))
-                continue;
-            for (int l = 0; l < launches && !stop; l++) {
-                char note[128];
-                snprintf(note, sizeof note, "%s/%s #%d", list[i], al[a], l);
-                int r = launch(&lc, list[i], al[a], l);
+    for (int l = 0; l < launches && !stop; l++)
+        for (int i = 0; i < ncfg && !stop; i++) {
+            const char *coll = cfgs[i].coll, *alg = cfgs[i].alg;
+            char note[128];
+            snprintf(note, sizeof note, "%s/%s #%d", coll, alg, l);
+            if (cfgs[i].unusable) {
                 comet_util_progress_step(&prog, 1, note);
-                if (r == L_UNUSABLE) {
-                    /* no size applies: the other launches would not either */
-                    comet_util_progress_step(&prog, (size_t)(launches - l - 1), note);
-                    comet_util_debug(
-                        "bench collectives: %s/%s is not usable here (skipped)", list[i], al[a]);
-                    unusable++;
-                    break;
-                }
-                if (r == L_OK)
-                    continue;
-                comet_util_progress_end(&prog);
-                if (r == L_DEADLINE)
-                    fprintf(stderr,
-                        "comet: bench collectives: %s/%s launch %d: the job exceeded its %.0f s "
-                        "deadline (a rank hung or died); killed it\n",
-                        list[i], al[a], l, timeout);
-                else if (r == L_INTERRUPTED)
-                    fprintf(stderr, "comet: bench collectives: interrupted during %s/%s\n", list[i],
-                        al[a]);
-                else if (WIFSIGNALED(lc.status))
-                    fprintf(stderr,
-                        "comet: bench collectives: %s/%s launch %d: mpiexec killed by signal "
-                        "%d\n",
-                        list[i], al[a], l, WTERMSIG(lc.status));
-                else
-                    fprintf(stderr,
-                        "comet: bench collectives: %s/%s launch %d: mpiexec exited with status "
-                        "%d (a rank died or failed; see the messages above)\n",
-                        list[i], al[a], l, WIFEXITED(lc.status) ? WEXITSTATUS(lc.status) : -1);
-                failed = 1;
-                stop = 1;
+                continue;
             }
+            int r = launch(&lc, coll, alg, l);
+            comet_util_progress_step(&prog, 1, note);
+            if (r == L_UNUSABLE) {
+                /* no size applies: the other launches would not either */
+                comet_util_debug(
+                    "bench collectives: %s/%s is not usable here (skipped)", coll, alg);
+                cfgs[i].unusable = 1;
+                unusable++;
+                continue;
+            }
+            if (r == L_OK)
+                continue;
+            comet_util_progress_end(&prog);
+            if (r == L_DEADLINE)
+                fprintf(stderr,
+                    "comet: bench collectives: %s/%s launch %d: the job exceeded its %.0f s "
+                    "deadline (a rank hung or died); killed it\n",
+                    coll, alg, l, timeout);
+            else if (r == L_INTERRUPTED)
+                fprintf(stderr, "comet: bench collectives: interrupted during %s/%s\n", coll, alg);
+            else if (WIFSIGNALED(lc.status))
+                fprintf(stderr,
+                    "comet: bench collectives: %s/%s launch %d: mpiexec killed by signal %d\n",
+                    coll, alg, l, WTERMSIG(lc.status));
+            else
+                fprintf(stderr,
+                    "comet: bench collectives: %s/%s launch %d: mpiexec exited with status %d "
+                    "(a rank died or failed; see the messages above)\n",
+                    coll, alg, l, WIFEXITED(lc.status) ? WEXITSTATUS(lc.status) : -1);
+            failed = 1;
+            stop = 1;
         }
-    }
     if (!stop)
         comet_util_progress_end(&prog);
     size_t nrec = 0, ninv = 0;
+    err[0] = '\0';
     json_t *table = summarize(path, &nrec, &ninv, err, sizeof err);
     if (!table) {
         fprintf(stderr, "comet: bench collectives: %s\n", err);

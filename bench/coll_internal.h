@@ -23,6 +23,7 @@ typedef struct coll_job {
     const char *machine_id; /**< machine id of the parent's probe */
     int full; /**< full set (more samples, bigger dist shapes) */
     double sample_cap_s; /**< per-size time cap for sampling */
+    comet_bench_load load; /**< what the parent's idle gate saw before this launch */
 } coll_job;
 
 /** State shared by the record writers of a worker (valid on rank 0). */

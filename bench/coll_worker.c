@@ -282,6 +282,7 @@ void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *sam
     json_object_set_new(rec, "link", json_string(cx->link));
     json_object_set_new(rec, "nodes", json_integer(cx->nodes));
     json_object_set_new(rec, "valid", json_boolean(valid));
+    json_object_set_new(rec, "load", comet_bench_load_json(&cx->job->load));
     json_t *pa = json_object_get(rec, "params");
     if (!pa) {
         pa = json_object();

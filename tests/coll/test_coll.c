@@ -36,7 +36,7 @@ static void test_quick_records(void **s)
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof cmd,
         "bench collectives --np 2 --colls pingpong,allreduce,allgather,reduce_scatter,bcast,"
-        "alltoall,reduce,dist_kernels --sizes 8,1K,64K --out %s -q",
+        "alltoall,reduce,dist_kernels --sizes 8,1K,64K --gate-timeout 0.3 --out %s -q",
         dir);
     int rc = run(cmd, err, sizeof err);
     if (rc != 0)
@@ -104,8 +104,9 @@ static void test_dead_rank(void **s)
     (void)s;
     char err[8192];
     setenv("COMET_TEST_KILL_RANK", "1", 1);
-    int rc = run("bench collectives --np 2 --colls allreduce --sizes 8 --timeout 30 --out "
-                 "/tmp/comet-coll-dead -q",
+    int rc = run(
+        "bench collectives --np 2 --colls allreduce --sizes 8 --timeout 30 --gate-timeout 0 --out "
+        "/tmp/comet-coll-dead -q",
         err, sizeof err);
     unsetenv("COMET_TEST_KILL_RANK");
     assert_int_equal(rc, 1);
@@ -120,6 +121,7 @@ static void test_hung_rank(void **s)
     char err[8192];
     setenv("COMET_TEST_HANG_RANK", "1", 1);
     int rc = run("bench collectives --np 2 --colls allreduce --algs auto --sizes 8 --timeout 4 "
+                 "--gate-timeout 0 "
                  "--out /tmp/comet-coll-hang -q",
         err, sizeof err);
     unsetenv("COMET_TEST_HANG_RANK");

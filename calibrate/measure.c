@@ -74,7 +74,7 @@ static int write_shapes(const char *path, int full, char *err, size_t errlen)
         "  min: %d\n"
         "  max: %d\n"
         "  points: %d\n",
-        full ? "full" : "quick", full ? 32 : 64, full ? 2048 : 1024, full ? 6 : 3);
+        full ? "full" : "quick", full ? 32 : 64, 1024, full ? 5 : 3);
     return comet_util_write_atomic(path, text, (size_t)len, err, errlen);
 }
 
@@ -94,15 +94,18 @@ int comet_calibrate_measure(
      * within a minute; full: the benches' own full settings */
     const char *mem_q[] = { "bench", "memory", set, "--time-cap", "0.2", "--gate-timeout", "1",
         "--out", outdir, q, NULL };
-    const char *mem_f[] = { "bench", "memory", set, "--out", outdir, q, NULL };
+    const char *mem_f[] = { "bench", "memory", set, "--time-cap", "0.5", "--gate-timeout", "2",
+        "--out", outdir, q, NULL };
     const char *ker_q[] = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1",
         "--time-cap", "0.2", "--gate-timeout", "1", "--out", outdir, q, NULL };
-    const char *ker_f[] = { "bench", "kernels", set, "--shapes", shapes, "--out", outdir, q, NULL };
+    const char *ker_f[] = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1",
+        "--time-cap", "0.5", "--gate-timeout", "2", "--out", outdir, q, NULL };
     const char *col_q[] = { "bench", "collectives", set, "--colls",
         "pingpong,allreduce,allgather,bcast", "--algs", "all", "--sizes",
         "4,64,256,1K,2K,4K,8K,16K,32K,64K,256K,1M", "--out", outdir, q, NULL };
-    const char *col_f[] = { "bench", "collectives", set, "--algs", "all", "--sizes",
-        "4,16,64,256,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M,4M", "--launches", "3", "--out", outdir,
+    const char *col_f[] = { "bench", "collectives", set, "--colls",
+        "pingpong,allreduce,allgather,bcast,reduce,reduce_scatter", "--algs", "all", "--sizes",
+        "4,16,64,256,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M,4M", "--launches", "2", "--out", outdir,
         q, NULL };
     struct {
         const char *what;

@@ -88,6 +88,8 @@ static int provenance(json_t *const *recs, size_t n, const comet_calibrate_sourc
         COMET_VERSION, "runs", runs, "files", files, "records_by_kind", kinds, "records",
         (json_int_t)n);
     runs = files = kinds = NULL;
+    if (*out) /* the whole probe object, as the run record has it */
+        json_object_set(*out, "machine_probe", (json_t *)*machine);
     if (!*out)
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
 fail:
@@ -117,9 +119,9 @@ int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_s
     double mhz = comet_util_jnum(machine, "mhz");
     const json_t *isa = json_object_get(machine, "isa");
     cx.ghz = mhz > 0 ? mhz / 1000 : 1.0;
-    cx.cores = (int)comet_util_jnum(machine, "cores");
-    if (!(cx.cores >= 1))
-        cx.cores = 1;
+    const double ncores = comet_util_jnum(machine, "cores");
+    /* NaN or a huge count must not reach the int conversion (undefined) */
+    cx.cores = ncores >= 1 && ncores <= 1 << 20 ? (int)ncores : 1;
     /* fp32 FLOP/cycle/core: 2 FMA pipes x 8 lanes x 2 with AVX2+FMA (OpenBLAS
      * runs its AVX2 kernels on this class of CPU), 2 x 8 with AVX only */
     const int fma = json_is_true(json_object_get(isa, "fma")),

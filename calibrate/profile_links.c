@@ -140,13 +140,74 @@ static double protocol_switch(
     return bp;
 }
 
+/* The joint fit of one link over its forced-algorithm collectives at
+ * messages >= thr (the link's protocol switch: the bandwidth regime). */
+static json_t *joint_fit(const link_pt *pt, size_t np, const char *link, double thr, double *X,
+    double *y, double *he, cal_ctx *cx)
+{
+    size_t m = 0, nh = 0;
+    int pmin = 1 << 30, pmax = 0;
+    const link_pt *last = NULL;
+    json_t *algs = json_array();
+    for (size_t i = 0; i < np; i++) {
+        if (strcmp(pt[i].link, link) || !strcmp(pt[i].op, "pingpong") || pt[i].bytes < thr)
+            continue;
+        if (comet_calibrate_trg_row(pt[i].op, pt[i].alg, pt[i].bytes, pt[i].p, X + 3 * m, NULL)
+            != 1)
+            continue;
+        y[m++] = pt[i].t;
+        pmin = pt[i].p < pmin ? pt[i].p : pmin;
+        pmax = pt[i].p > pmax ? pt[i].p : pmax;
+        if (!last || strcmp(last->op, pt[i].op) || strcmp(last->alg, pt[i].alg)) {
+            char name[96];
+            snprintf(name, sizeof name, "%s/%s", pt[i].op, pt[i].alg);
+            json_array_append_new(algs, json_string(name));
+        }
+        last = &pt[i];
+    }
+    comet_calibrate_lsq f;
+    if (m < 6 || comet_calibrate_nnls(X, y, NULL, m, 3, &f) != 0) {
+        json_decref(algs);
+        return NULL;
+    }
+    /* held-out: every 4th point predicted by a fit of the others */
+    for (size_t fo = 0; fo < CAL_FOLDS; fo++) {
+        double *Xt = malloc(m * 3 * sizeof(double)), *yt = malloc(m * sizeof(double));
+        size_t k = 0;
+        comet_calibrate_lsq g;
+        if (Xt && yt) {
+            for (size_t i = 0; i < m; i++)
+                if (i % CAL_FOLDS != fo) {
+                    memcpy(Xt + 3 * k, X + 3 * i, 3 * sizeof(double));
+                    yt[k++] = y[i];
+                }
+            if (k >= 3 && comet_calibrate_nnls(Xt, yt, NULL, k, 3, &g) == 0)
+                for (size_t i = fo; i < m; i += CAL_FOLDS)
+                    he[nh++] = (comet_calibrate_lsq_eval(&g, X + 3 * i) - y[i]) / y[i];
+        }
+        free(Xt);
+        free(yt);
+    }
+    int collinear = 0;
+    json_t *seg = segment_json(&f, thr, &collinear);
+    if (collinear)
+        cx->collinear = 1;
+    return json_pack("{s:s,s:[i,i],s:o,s:f,s:o,s:o,s:s}", "link", link, "ranks", pmin, pmax,
+        "algorithms", algs, "from_bytes", thr, "fit", seg, "heldout",
+        cal_err_json(he, nh, "every 4th point predicted by a fit of the others"), "note",
+        "messages at or above the link's protocol switch (from its ping-pong fit); weights "
+        "1/T^2, non-negative");
+}
+
 int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
 {
     int rc = 0;
     link_pt *pt = malloc((n + 1) * sizeof(link_pt));
     double *X = NULL, *y = NULL, *key = NULL, *he = NULL, *res = NULL;
-    json_t *p2p = json_array(), *coll = json_array();
-    size_t np = 0;
+    json_t *p2p = json_array(), *coll = json_array(), *joint = json_array();
+    size_t np = 0, nsw = 0;
+    const char *sw_link[8];
+    double sw_bytes[8];
     if (!pt) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
@@ -260,6 +321,10 @@ int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t 
                           "measured: only the combinations in identifiable_only are fitted"));
         }
         if (is_p2p) {
+            if (nsw < 8) {
+                sw_link[nsw] = pt[a].link;
+                sw_bytes[nsw++] = bp;
+            }
             json_array_append_new(p2p, fit);
             if (cx->sum.p2p_fits++ == 0) {
                 const comet_calibrate_lsq *lo = &pw.seg[0], *hi = &pw.seg[pw.nseg - 1];
@@ -277,6 +342,31 @@ int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t 
         }
         a = b;
     }
+    /* one alpha, beta, gamma per link from every forced algorithm together:
+     * algorithms weigh beta and gamma differently (at p = 2 recursive
+     * doubling n (beta + gamma), Rabenseifner n (beta + gamma / 2), bcast
+     * n beta), so together they separate what each alone cannot */
+    for (size_t a = 0; a < np;) {
+        size_t b = a;
+        while (b < np && !strcmp(pt[b].link, pt[a].link))
+            b++;
+        int done = 0; /* pt is sorted by op first: a link recurs per op */
+        for (size_t k = 0; k < a && !done; k++)
+            done = !strcmp(pt[k].link, pt[a].link);
+        if (!done) {
+            double thr = 0;
+            for (size_t k = 0; k < nsw; k++)
+                if (!strcmp(sw_link[k], pt[a].link))
+                    thr = sw_bytes[k];
+            json_t *jf = joint_fit(pt, np, pt[a].link, thr, X, y, he, cx);
+            if (jf)
+                json_array_append_new(joint, jf);
+        }
+        a = b;
+    }
+    json_object_set_new(cx->fits, "link_joint",
+        json_array_size(joint) ? json_incref(joint)
+                               : json_string("no forced-algorithm collectives measured"));
     json_object_set_new(cx->fits, "p2p",
         json_array_size(p2p) ? json_incref(p2p)
                              : json_string("not measured (run 'comet bench collectives')"));
@@ -286,6 +376,7 @@ int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t 
 fail:
     json_decref(p2p);
     json_decref(coll);
+    json_decref(joint);
     free(pt);
     free(X);
     free(y);

@@ -115,7 +115,8 @@ int comet_calibrate_load_results_src(const char *const *paths, size_t npaths, js
                     }
                 }
                 if (rc == 0) {
-                    memcpy(all + cnt, r, m * sizeof(json_t *));
+                    if (m) /* an empty file: all may still be NULL */
+                        memcpy(all + cnt, r, m * sizeof(json_t *));
                     cnt += m;
                     free(r);
                 }

@@ -65,6 +65,15 @@ static size_t list_results(const char *dir, char names[][256], size_t max)
     return n;
 }
 
+/* Prints a library message ("calibrate: what" or "file:line: what") as
+ * "comet: calibrate: what". */
+static void lib_error(const char *err, const char *suffix)
+{
+    if (!strncmp(err, "calibrate: ", 11))
+        err += 11;
+    comet_cli_error("calibrate", "%s%s", err, suffix);
+}
+
 static void print_summary(const char *profile, const comet_model_hw *hw,
     const comet_calibrate_summary *s, size_t nrec, size_t nfiles)
 {
@@ -173,7 +182,7 @@ int comet_cmd_calibrate(int argc, char **argv)
         size_t nb = list_results(dir, before, 1024);
         double t0 = comet_util_now();
         if (comet_calibrate_measure(dir, full, g.quiet, &coll_ok, err, sizeof err) != 0) {
-            comet_cli_error("calibrate", "%s; the previous profile is kept", err);
+            lib_error(err, "; the previous profile is kept");
             return COMET_EXIT_FAIL;
         }
         if (!coll_ok)
@@ -198,14 +207,14 @@ int comet_cmd_calibrate(int argc, char **argv)
     }
     if (comet_calibrate_load_results_src(from, nfrom, &recs, &n, &src, &nsrc, err, sizeof err)
         != 0) {
-        comet_cli_error("calibrate", "%s", err);
+        lib_error(err, "");
         return measured ? COMET_EXIT_FAIL : COMET_EXIT_USAGE;
     }
     if (err[0])
         comet_util_info("comet: calibrate: warning: %s", err);
     comet_calibrate_summary sum;
     if (comet_calibrate_build(recs, n, src, nsrc, &hw, &sum, err, sizeof err) != 0) {
-        comet_cli_error("calibrate", "%s", err);
+        lib_error(err, "");
         rc = measured ? COMET_EXIT_FAIL : COMET_EXIT_USAGE;
         goto out;
     }
@@ -215,7 +224,7 @@ int comet_cmd_calibrate(int argc, char **argv)
         goto out;
     }
     if (comet_calibrate_write_profile(&hw, profile, err, sizeof err) != 0) {
-        comet_cli_error("calibrate", "%s", err);
+        lib_error(err, "");
         rc = COMET_EXIT_FAIL;
         goto out;
     }

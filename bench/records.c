@@ -161,10 +161,54 @@ static int need_finite(const json_t *o, const char *key, char *err, size_t errle
     return 0;
 }
 
+/* 1 if s holds a character YAML refuses but JSON allows raw: DEL, the C1
+ * controls (except NEL) and U+FFFE/U+FFFF. Profiles built from records are
+ * re-read through libyaml, so such a record would poison them. */
+static int yaml_unsafe(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f && p[1] != 0x85)
+            || (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Finds a key or string anywhere in j that yaml_unsafe() refuses. */
+static const char *unsafe_text(const json_t *j)
+{
+    const char *k, *bad;
+    json_t *v;
+    size_t i;
+    if (json_is_string(j))
+        return yaml_unsafe(json_string_value(j)) ? "a string value" : NULL;
+    if (json_is_object(j)) {
+        json_object_foreach((json_t *)j, k, v)
+        {
+            if (yaml_unsafe(k))
+                return "a field name";
+            if ((bad = unsafe_text(v)) != NULL)
+                return bad;
+        }
+    }
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v)
+        {
+            if ((bad = unsafe_text(v)) != NULL)
+                return bad;
+        }
+    }
+    return NULL;
+}
+
 int comet_bench_record_check(const json_t *rec, char *err, size_t errlen)
 {
     if (!json_is_object(rec))
         return comet_util_seterr(err, errlen, -EINVAL, "record is not a JSON object");
+    const char *bad = unsafe_text(rec);
+    if (bad)
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "%s holds a control character (DEL or U+0080..U+009F)", bad);
     const char *schema = json_string_value(json_object_get(rec, "schema"));
     if (!schema)
         return comet_util_seterr(err, errlen, -EINVAL, "field 'schema' missing");

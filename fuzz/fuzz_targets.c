@@ -1,49 +1,163 @@
 /* libFuzzer targets for every parser comet has. Built twice: with clang and
  * -fsanitize=fuzzer (COMET_FUZZ=ON, scripts/fuzz.sh), and as plain replay
- * drivers that ctest runs over the committed corpus (fuzz/corpus/<target>). */
+ * drivers that ctest runs over the committed corpus (fuzz/corpus/<target>).
+ *
+ * Targets (one FUZZ_<NAME> define each):
+ *   doc        YAML/JSON document tree (the base of every config parser)
+ *   hw         hardware descriptions / calibrated profiles (+ round trip)
+ *   record     one results line (schema check, machine object)
+ *   results    a whole JSON Lines results file -> loader -> calibrate -> validate
+ *   shape      CLI shape arguments and sizes (M=..,N=..,K=.., 64MiB, 0.5)
+ *   shapeset   bench shape-set (workload) files
+ *   overrides  probe cache-override files
+ *
+ * Parsers that only take a path get the input through a per-process file in
+ * /dev/shm (or $TMPDIR). Besides "no crash", the targets check properties:
+ * a description that loads must re-load from its own JSON, evaluate to
+ * finite numbers, and a parsed shape must be positive and finite. */
 #include "comet_bench.h"
+#include "comet_calibrate.h"
 #include "comet_model.h"
 #include "comet_probe.h"
 #include "comet_util.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A property violation is a bug: abort so libFuzzer keeps the input. */
+#define FUZZ_CHECK(cond)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz: property failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);     \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* Writes the input to a per-process scratch file and returns its path. */
+__attribute__((unused)) static const char *scratch_file(
+    const uint8_t *data, size_t size, const char *ext)
+{
+    static char path[256];
+    const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/comet-fuzz-%ld%s", dir ? dir : "/tmp", (long)getpid(), ext);
+    FILE *fp = fopen(path, "wb");
+    if (!fp)
+        return NULL;
+    if (size && fwrite(data, 1, size, fp) != size) {
+        fclose(fp);
+        return NULL;
+    }
+    if (fclose(fp) != 0)
+        return NULL;
+    return path;
+}
+
+/* Error messages must be one line (the CLI prints them after "comet: "). */
+static void check_message(const char *err)
+{
+    FUZZ_CHECK(strchr(err, '\n') == NULL);
+}
+
 #if defined(FUZZ_DOC)
 /* YAML/JSON document tree: the base of every config parser. */
+static void walk(const comet_util_doc *d, int depth)
+{
+    char where[64];
+    FUZZ_CHECK(depth < 10000);
+    FUZZ_CHECK(d->line >= 1);
+    comet_util_doc_where(d, where, sizeof where);
+    if (d->kind == COMET_DOC_SCALAR)
+        FUZZ_CHECK(d->value != NULL && d->n == 0);
+    for (size_t i = 0; i < d->n; i++) {
+        FUZZ_CHECK(d->child[i] != NULL);
+        if (d->kind == COMET_DOC_MAP)
+            FUZZ_CHECK(d->child[i]->key != NULL);
+        walk(d->child[i], depth + 1);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     comet_util_doc *d = NULL;
-    char err[COMET_ERRLEN];
+    char err[COMET_ERRLEN] = "";
     if (comet_util_doc_parse("fuzz.yaml", (const char *)data, size, &d, err, sizeof err) == 0) {
         double v;
+        int b;
         const char *s;
-        comet_util_doc_number(d, "a", NULL, -1e9, 1e9, &v, err, sizeof err);
+        static const char *const allowed[] = { "a", "b", "c", NULL };
+        walk(d, 0);
+        err[0] = '\0';
+        if (comet_util_doc_number(d, "a", NULL, -1e9, 1e9, &v, err, sizeof err) == 0)
+            FUZZ_CHECK(isfinite(v) && v >= -1e9 && v <= 1e9);
+        check_message(err);
         comet_util_doc_string(d, "b", NULL, &s, err, sizeof err);
+        comet_util_doc_bool(d, "c", NULL, &b, err, sizeof err);
+        comet_util_doc_check_keys(d, allowed, err, sizeof err);
+        check_message(err);
         comet_util_doc_free(d);
+    } else {
+        FUZZ_CHECK(d == NULL && err[0] != '\0');
+        check_message(err);
     }
     return 0;
 }
 #elif defined(FUZZ_HW)
-/* Hardware descriptions and profiles. */
+/* Hardware descriptions and calibrated profiles. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    comet_model_hw hw;
-    char err[COMET_ERRLEN];
-    if (comet_model_hw_parse("fuzz.yaml", (const char *)data, size, &hw, err, sizeof err) == 0) {
-        /* a description that loads must evaluate without faults */
-        comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 64, .K = 64 };
-        comet_model_search *s = calloc(1, sizeof *s);
-        if (s && hw.clusters <= 64 && hw.cores <= 64)
-            comet_model_explore(&hw, &pb, s);
-        free(s);
-        json_t *j = comet_model_hw_to_json(&hw);
-        json_decref(j);
-        comet_model_hw_free(&hw);
+    comet_model_hw hw, hw2;
+    char err[COMET_ERRLEN] = "";
+    memset(&hw, 0, sizeof hw);
+    if (comet_model_hw_parse("fuzz.yaml", (const char *)data, size, &hw, err, sizeof err) != 0) {
+        FUZZ_CHECK(err[0] != '\0');
+        check_message(err);
+        return 0;
     }
+    /* what loads must be sane ... */
+    FUZZ_CHECK(hw.clusters >= 1 && hw.cores >= 1 && hw.clock_ghz > 0 && isfinite(hw.clock_ghz));
+    /* ... re-load from its own JSON (profiles are written that way) ... */
+    json_t *j = comet_model_hw_to_json(&hw);
+    FUZZ_CHECK(j != NULL);
+    char *txt = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    FUZZ_CHECK(txt != NULL);
+    memset(&hw2, 0, sizeof hw2);
+    int rc = comet_model_hw_parse("roundtrip.json", txt, strlen(txt), &hw2, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "fuzz: round trip refused: %s\n", err);
+    FUZZ_CHECK(rc == 0);
+    FUZZ_CHECK(hw2.clusters == hw.clusters && hw2.cores == hw.cores);
+    comet_model_hw_free(&hw2);
+    free(txt);
+    /* ... and evaluate every kind of mapping to finite, non-negative figures */
+    comet_model_problem pb = { .op = (comet_model_op)(size % 3),
+        .M = 64,
+        .N = 96,
+        .K = 32,
+        .heads = 2,
+        .lq = 64,
+        .lk = 64,
+        .d = 32 };
+    comet_model_mapping mp;
+    comet_model_local_mapping(&hw, &pb, (int)(size & 1), 16, 1, 1, &mp);
+    comet_model_result r;
+    comet_model_eval(&hw, &pb, &mp, &r);
+    if (r.valid)
+        FUZZ_CHECK(isfinite(r.cycles) && r.cycles >= 0 && !isnan(r.energy_pj));
+    if (hw.clusters <= 64 && hw.cores <= 64) {
+        comet_model_search *s = calloc(1, sizeof *s);
+        if (s && comet_model_explore(&hw, &pb, s) == 0 && s->r_fused.valid)
+            FUZZ_CHECK(isfinite(s->r_fused.cycles) && s->r_fused.cycles >= 0);
+        free(s);
+    }
+    comet_model_gemm_eff(&hw, 100, 100, 100, 1);
+    comet_model_hw_free(&hw);
     return 0;
 }
 #elif defined(FUZZ_RECORD)
@@ -51,61 +165,166 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_error_t je;
-    char err[COMET_ERRLEN];
+    char err[COMET_ERRLEN] = "";
     json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
     if (j) {
-        comet_bench_record_check(j, err, sizeof err);
+        if (comet_bench_record_check(j, err, sizeof err) != 0)
+            FUZZ_CHECK(err[0] != '\0');
+        check_message(err);
         comet_probe_machine m;
         comet_probe_from_json(json_object_get(j, "machine"), &m, err, sizeof err);
         json_decref(j);
     }
     return 0;
 }
+#elif defined(FUZZ_RESULTS)
+/* A whole results file through the reader calibrate and validate use, then
+ * the calibration and the validation of what was read. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[COMET_ERRLEN] = "";
+    const char *path = scratch_file(data, size, ".jsonl");
+    json_t **recs = NULL;
+    size_t n = 0;
+    if (!path)
+        return 0;
+    const char *paths[] = { path };
+    int rc = comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err);
+    check_message(err);
+    if (rc == 0) {
+        comet_model_hw hw;
+        comet_calibrate_summary sum;
+        memset(&hw, 0, sizeof hw);
+        err[0] = '\0';
+        if (comet_calibrate_build(recs, n, NULL, 0, &hw, &sum, err, sizeof err) == 0) {
+            /* a profile calibrate builds must load back (it is written as JSON) */
+            json_t *j = comet_model_hw_to_json(&hw);
+            char *txt = j ? json_dumps(j, JSON_COMPACT) : NULL;
+            comet_model_hw hw2;
+            memset(&hw2, 0, sizeof hw2);
+            FUZZ_CHECK(txt != NULL);
+            rc = comet_model_hw_parse("profile.json", txt, strlen(txt), &hw2, err, sizeof err);
+            if (rc != 0)
+                fprintf(stderr, "fuzz: built profile refused: %s\n", err);
+            FUZZ_CHECK(rc == 0);
+            comet_model_vrow rows[16];
+            comet_model_validate_records(&hw2, recs, n, rows, 16);
+            comet_model_hw_free(&hw2);
+            free(txt);
+            json_decref(j);
+            comet_model_hw_free(&hw);
+        } else {
+            FUZZ_CHECK(err[0] != '\0');
+            check_message(err);
+        }
+        comet_bench_records_free(recs, n);
+    }
+    unlink(path);
+    return 0;
+}
 #elif defined(FUZZ_SHAPE)
 /* CLI shape arguments and sizes. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char buf[1024], err[COMET_ERRLEN];
+    char buf[1024], err[COMET_ERRLEN] = "";
     if (size >= sizeof buf)
         return 0;
     memcpy(buf, data, size);
     buf[size] = '\0';
     comet_model_problem pb;
     memset(&pb, 0, sizeof pb);
-    pb.op = size % 2 ? COMET_MODEL_ATTENTION : COMET_MODEL_GEMM_SOFTMAX;
-    comet_model_problem_parse(buf, &pb, err, sizeof err);
+    pb.op = (comet_model_op)(size % 3);
+    if (comet_model_problem_parse(buf, &pb, err, sizeof err) == 0) {
+        if (pb.op == COMET_MODEL_ATTENTION)
+            FUZZ_CHECK(pb.heads >= 1 && pb.lq >= 1 && pb.lk >= 1 && pb.d >= 1 && isfinite(pb.heads)
+                && isfinite(pb.lq) && isfinite(pb.lk) && isfinite(pb.d));
+        else
+            FUZZ_CHECK(pb.M >= 1 && pb.N >= 1 && pb.K >= 1 && isfinite(pb.M) && isfinite(pb.N)
+                && isfinite(pb.K));
+    } else {
+        FUZZ_CHECK(err[0] != '\0');
+    }
+    check_message(err);
     uint64_t v;
     double d;
     comet_util_parse_u64(buf, &v);
-    comet_util_parse_double(buf, &d);
+    if (comet_util_parse_double(buf, &d) == 0)
+        FUZZ_CHECK(isfinite(d));
+    comet_model_op mop;
+    comet_model_op_parse(buf, &mop);
     return 0;
 }
+#elif defined(FUZZ_SHAPESET)
+#include "bench_internal.h"
+#include "kernels_ops.h"
+/* Bench shape-set (workload) files. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[COMET_ERRLEN] = "";
+    bench_shapeset set;
+    const char *path = scratch_file(data, size, ".yaml");
+    if (!path)
+        return 0;
+    memset(&set, 0, sizeof set);
+    if (bench_shapeset_load(path, bench_kop_names, &set, err, sizeof err) == 0) {
+        FUZZ_CHECK(set.nops <= 8 && set.nsweeps <= 16);
+        bench_shapeset_free(&set);
+    } else {
+        FUZZ_CHECK(err[0] != '\0');
+    }
+    check_message(err);
+    unlink(path);
+    return 0;
+}
+#elif defined(FUZZ_OVERRIDES)
+/* Probe cache-override files ("L2=512K" lines). */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[COMET_ERRLEN] = "";
+    comet_probe_opts o;
+    const char *path = scratch_file(data, size, ".txt");
+    if (!path)
+        return 0;
+    memset(&o, 0, sizeof o);
+    if (comet_probe_read_overrides(path, &o, err, sizeof err) != 0)
+        FUZZ_CHECK(err[0] != '\0');
+    check_message(err);
+    unlink(path);
+    return 0;
+}
+#else
+#error "define one FUZZ_<TARGET>"
 #endif
 
 #ifdef FUZZ_REPLAY
 #include <dirent.h>
-#include <stdio.h>
-/* Replays every file of the corpus directories given on the command line. */
+/* Replays every file of the corpus directories given on the command line
+ * (a property failure aborts, so ctest names the input printed before). */
 int main(int argc, char **argv)
 {
     int files = 0;
+    setvbuf(stdout, NULL, _IONBF, 0);
     for (int a = 1; a < argc; a++) {
         DIR *d = opendir(argv[a]);
         struct dirent *e;
-        while (d && (e = readdir(d)) != NULL) {
+        if (!d) {
+            fprintf(stderr, "fuzz replay: cannot open %s\n", argv[a]);
+            return 1;
+        }
+        while ((e = readdir(d)) != NULL) {
             if (e->d_name[0] == '.')
                 continue;
             char path[4096], *data = NULL;
             size_t len = 0;
             snprintf(path, sizeof path, "%s/%s", argv[a], e->d_name);
             if (comet_util_read_file(path, &data, &len, NULL, 0) == 0) {
+                printf("%s\n", path);
                 LLVMFuzzerTestOneInput((const uint8_t *)data, len);
                 free(data);
                 files++;
             }
         }
-        if (d)
-            closedir(d);
+        closedir(d);
     }
     printf("replayed %d inputs\n", files);
     return files > 0 ? 0 : 1;

@@ -639,6 +639,16 @@ int comet_bench_coll_main(int argc, char **argv)
                 return usage_err("--algs: unknown MPICH algorithm '%s' (see --help)", t);
         }
     }
+    /* ping-pong needs two ranks: asked for, that is a usage error; by
+     * default it is left out */
+    for (int i = 0; i < nc && np < 2; i++)
+        if (!strcmp(list[i], "pingpong")) {
+            if (colls)
+                return usage_err("--colls pingpong needs --np 2 or more (got %s)", "1");
+            memmove(list + i, list + i + 1, (size_t)(nc - i - 1) * sizeof *list);
+            nc--;
+            i--;
+        }
     launch_cfg lc;
     memset(&lc, 0, sizeof lc);
     char lbuf[2048];

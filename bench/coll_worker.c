@@ -359,8 +359,11 @@ static int one_size(coll_ctx *cx, long bytes)
             = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll, job->alg,
                 json_pack("{s:I,s:i}", "bytes", (json_int_t)c.count * 4, "count", c.count), 1);
         comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, all_ok, iters);
-        /* nccl-tests: algbw = S / t with S the per-rank message bytes */
-        double algbw = (double)c.count * 4 / st.median * 1e-9;
+        /* nccl-tests: algbw = S / t; S is the per-rank buffer (count x 4 B),
+         * except allgather, whose S is the gathered array (p x count x 4 B) */
+        double S = (double)c.count * 4 * (!strcmp(job->coll, "allgather") ? p : 1);
+        double algbw = S / st.median * 1e-9;
+        json_object_set_new(rec, "algbw_bytes", json_real(S));
         json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
         json_object_set_new(rec, "min_latency_us", json_real(st.min * 1e6));
         json_object_set_new(rec, "algbw_GBs", json_real(algbw));

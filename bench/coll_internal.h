@@ -61,10 +61,12 @@ int comet_bench__coll_dist(coll_ctx *cx);
  * the per-rank mean per call; with barrier_each a barrier precedes every
  * call (outside the timed region). Sampling stops after nmin samples once
  * cap_s is spent. All ranks get the same *n and *iters; samples are valid
- * on rank 0. @return 0 or the first MPI error code.
+ * on rank 0. avg (may be NULL) receives per sample the mean over ranks
+ * instead of the max (OSU's figure). @return 0 or the first MPI error code.
  */
 int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_each,
-    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, int *n, int *iters);
+    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, double *avg, int *n,
+    int *iters);
 
 /** Max of mine over all ranks, on every rank (point-to-point through rank
  *  0, so that it never runs a forced collective algorithm). */

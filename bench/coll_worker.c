@@ -126,7 +126,8 @@ static int check(const call_ctx *c)
  * besides. So they go through rank 0 with sends and receives. */
 enum { TAG_UP = 7001, TAG_DOWN = 7002 };
 
-static double p2p_reduce(double mine, int is_max)
+/* op: 0 min, 1 max, 2 sum */
+static double p2p_reduce(double mine, int op)
 {
     int rank, p;
     double v = mine;
@@ -136,7 +137,7 @@ static double p2p_reduce(double mine, int is_max)
         for (int r = 1; r < p; r++) {
             double x;
             MPI_Recv(&x, 1, MPI_DOUBLE, r, TAG_UP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            v = is_max ? (x > v ? x : v) : (x < v ? x : v);
+            v = op == 2 ? v + x : op == 1 ? (x > v ? x : v) : (x < v ? x : v);
         }
         for (int r = 1; r < p; r++)
             MPI_Send(&v, 1, MPI_DOUBLE, r, TAG_DOWN, MPI_COMM_WORLD);
@@ -171,7 +172,8 @@ int comet_bench__coll_bcast0(int v)
 
 /* One sample: iters calls; returns the max over ranks of the per-rank
  * mean seconds per call on every rank (allreduce, so all ranks agree). */
-static int timed(int (*body)(void *), void *ctx, int iters, int barrier_each, double *out)
+static int timed(
+    int (*body)(void *), void *ctx, int iters, int barrier_each, double *out, double *avg)
 {
     double acc = 0;
     int rc = MPI_SUCCESS;
@@ -191,18 +193,24 @@ static int timed(int (*body)(void *), void *ctx, int iters, int barrier_each, do
         acc = MPI_Wtime() - t0;
     }
     *out = comet_bench__coll_allmax(acc / iters);
+    if (avg) { /* OSU's figure: the mean over ranks of the per-rank means */
+        int p;
+        MPI_Comm_size(MPI_COMM_WORLD, &p);
+        *avg = p2p_reduce(acc / iters, 2) / p;
+    }
     return rc;
 }
 
 int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_each,
-    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, int *n, int *iters)
+    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, double *avg, int *n,
+    int *iters)
 {
     int it = 1, rc;
     double t;
     *n = 0;
     /* calls per sample: a sample must dwarf the timer and the barrier noise */
     for (;;) {
-        if ((rc = timed(body, ctx, it, barrier_each, &t)) != MPI_SUCCESS)
+        if ((rc = timed(body, ctx, it, barrier_each, &t, NULL)) != MPI_SUCCESS)
             return rc;
         if (t * it >= min_sample_s || it >= 1 << 20)
             break;
@@ -210,7 +218,7 @@ int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_eac
     }
     double t0 = MPI_Wtime();
     for (int s = 0; s < nmax; s++) {
-        if ((rc = timed(body, ctx, it, barrier_each, &t)) != MPI_SUCCESS)
+        if ((rc = timed(body, ctx, it, barrier_each, &t, avg ? avg + *n : NULL)) != MPI_SUCCESS)
             return rc;
         samples[(*n)++] = t;
         /* every rank holds the same t, but elapsed times differ: rank 0 decides */
@@ -342,9 +350,9 @@ static int one_size(coll_ctx *cx, long bytes)
         one_call(&c);
     int pp = !strcmp(job->coll, "pingpong");
     int nmax = job->full ? 21 : 11, nmin = job->full ? 7 : 5, n = 0, iters = 1;
-    double samples[32];
+    double samples[32], avg[32];
     int mrc = comet_bench__coll_measure(
-        one_call, &c, !pp, 2e-3, nmin, nmax, job->sample_cap_s, samples, &n, &iters);
+        one_call, &c, !pp, 2e-3, nmin, nmax, job->sample_cap_s, samples, avg, &n, &iters);
     /* the buffers hold the last timed call's result: check it too */
     ok = ok && mrc == MPI_SUCCESS && check(&c);
     int all_ok = comet_bench__coll_allmin(ok);
@@ -352,8 +360,10 @@ static int one_size(coll_ctx *cx, long bytes)
         char err[COMET_ERRLEN];
         comet_bench_stats st;
         if (pp) /* OSU: one-way latency is half the round trip */
-            for (int s = 0; s < n; s++)
+            for (int s = 0; s < n; s++) {
                 samples[s] /= 2;
+                avg[s] /= 2;
+            }
         comet_bench_stats_compute(samples, (size_t)n, &st);
         json_t *rec
             = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll, job->alg,
@@ -366,6 +376,10 @@ static int one_size(coll_ctx *cx, long bytes)
         json_object_set_new(rec, "algbw_bytes", json_real(S));
         json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
         json_object_set_new(rec, "min_latency_us", json_real(st.min * 1e6));
+        /* OSU's convention (mean over ranks instead of max), for comparison */
+        comet_bench_stats sa;
+        if (comet_bench_stats_compute(avg, (size_t)n, &sa) == 0)
+            json_object_set_new(rec, "rank_avg_latency_us", json_real(sa.median * 1e6));
         json_object_set_new(rec, "algbw_GBs", json_real(algbw));
         json_object_set_new(
             rec, "busbw_GBs", json_real(algbw * comet_bench_coll_busbw_factor(job->coll, p)));

@@ -343,6 +343,10 @@ static int one_size(coll_ctx *cx, long bytes)
         rc = 2;
         goto out;
     }
+    /* test hook: a wrong result on one rank must surface as valid=false */
+    const char *bad = getenv("COMET_TEST_CORRUPT_RANK");
+    if (bad && atoi(bad) == rank)
+        c.rb[0] += 1.0f;
     int ok = check(&c);
     /* warm-up: more than 5 calls, since MPICH switches its shm path after
      * MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD (5) calls on a communicator */

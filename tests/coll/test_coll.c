@@ -115,6 +115,27 @@ static void test_dead_rank(void **s)
     assert_int_equal(system("rm -rf /tmp/comet-coll-dead"), 0);
 }
 
+static void test_wrong_result(void **s)
+{
+    (void)s;
+    char err[8192];
+    setenv("COMET_TEST_CORRUPT_RANK", "1", 1);
+    int rc
+        = run("bench collectives --np 2 --colls allreduce --algs auto --sizes 64 --gate-timeout 0 "
+              "--out /tmp/comet-coll-bad -q",
+            err, sizeof err);
+    unsetenv("COMET_TEST_CORRUPT_RANK");
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "wrong result"));
+    /* the record is kept, marked invalid */
+    FILE *p = popen("grep -c '\"valid\":false' /tmp/comet-coll-bad/results/*.jsonl", "r");
+    int n = 0;
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    assert_int_equal(n, 1);
+    assert_int_equal(system("rm -rf /tmp/comet-coll-bad"), 0);
+}
+
 static void test_hung_rank(void **s)
 {
     (void)s;
@@ -156,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_quick_records),
         cmocka_unit_test(test_dead_rank),
         cmocka_unit_test(test_hung_rank),
+        cmocka_unit_test(test_wrong_result),
         cmocka_unit_test(test_bad_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

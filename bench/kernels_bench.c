@@ -360,6 +360,7 @@ int comet_bench_kernels_run(
     memset(&d, 0, sizeof d);
     d.s = &s;
     d.cur_T = -1;
+    bench_kop_set_caches(s.l1, s.l2, s.llc);
     int ncores = comet_bench_ncores();
     if ((rc = build_jobs(o, &set, ncores, &jobs, &njobs, &maxd, err, errlen)))
         goto fail;

@@ -21,6 +21,8 @@ typedef struct bench_kop {
     void *impl; /* op-specific state */
 } bench_kop;
 
+/** Cache sizes (bytes, 0 unknown) the default tiles derive from. */
+void bench_kop_set_caches(uint64_t l1, uint64_t l2, uint64_t l3);
 /** 1 if the kernels library provides op (else the bench skips it, saying so). */
 int bench_kop_available(const char *op);
 /** Allocates and fills inputs; param may be NULL. */

@@ -1,9 +1,10 @@
-/* comet report: rebuild the report from stored results. */
+/* comet report: rebuild the report from stored results, without measuring. */
 #include "cli.h"
 
 #include "comet_reports.h"
 #include "comet_util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,15 +12,23 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet report [--from DIR]\n"
+        "usage: comet report [--from DIR] [--out REPORTDIR]\n"
         "\n"
-        "Rebuilds DIR/report (index.html, summary.md, SVG plots with their CSV and JSON\n"
-        "data) from stored results without measuring: DIR/results/*.jsonl, DIR/profile.json,\n"
-        "DIR/validate.json and DIR/predictions/*.json.\n"
+        "Rebuilds the report from stored results without measuring: reads\n"
+        "DIR/results/*.jsonl (required), DIR/profile.json, DIR/predictions.json and\n"
+        "DIR/run.json (optional: a missing one leaves its section saying so), predicts\n"
+        "the measured kernels from the profile to state the model's error, and writes\n"
+        "index.html (self-contained, offline), summary.md, and every plot as SVG with\n"
+        "its data as CSV and JSON and its gnuplot script. Every file is written\n"
+        "atomically.\n"
         "\n"
         "options:\n"
-        "  --from DIR   results folder (default %s; --out is a synonym)\n"
-        "  -q, -v, -h   quiet, verbose, this help\n",
+        "  --from DIR       results folder (default %s)\n"
+        "  --out REPORTDIR  where the report goes (default DIR/report)\n"
+        "  -q, -v, -h       quiet, verbose, this help\n"
+        "\n"
+        "exit status: 0 built, 1 could not write the report, 2 missing or corrupt input\n"
+        "(the message names the file).\n",
         COMET_CLI_DEFAULT_OUT);
 }
 
@@ -49,17 +58,25 @@ int comet_cmd_report(int argc, char **argv)
         comet_cli_error("report", "unexpected argument '%s'", argv[optind]);
         return COMET_EXIT_USAGE;
     }
+    if (g.json) {
+        comet_cli_error("report", "--json: the report's data are the .json files it writes");
+        return COMET_EXIT_USAGE;
+    }
     if (!from)
-        from = g.out ? g.out : COMET_CLI_DEFAULT_OUT;
+        from = COMET_CLI_DEFAULT_OUT;
     struct stat st;
     if (stat(from, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        comet_cli_error("report", "%s: no such results directory", from);
+        comet_cli_error("report", "--from %s: no such results folder", from);
         return COMET_EXIT_USAGE;
     }
-    if (comet_reports_build(from, err, sizeof err) != 0) {
+    int rc = comet_reports_build(from, g.out, err, sizeof err);
+    if (rc != 0) {
         comet_cli_error("report", "%s", err);
-        return COMET_EXIT_USAGE;
+        return rc == -ENOENT || rc == -EINVAL ? COMET_EXIT_USAGE : COMET_EXIT_FAIL;
     }
-    comet_util_info("report: %s/report/index.html and summary.md", from);
+    if (g.out)
+        comet_util_info("report: %s/index.html and %s/summary.md", g.out, g.out);
+    else
+        comet_util_info("report: %s/report/index.html and %s/report/summary.md", from, from);
     return COMET_EXIT_OK;
 }

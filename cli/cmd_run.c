@@ -1,83 +1,122 @@
-/* comet run: the main job. probe -> bench -> calibrate -> validate ->
- * predict (this machine, a scaled cluster, COMET edge and cloud) -> report.
- * Each stage is this executable's own subcommand in a child process, so a
- * failing stage is reported and the stages that can still run do. */
+/* comet run: the main job. probe -> bench (memory, kernels, collectives) ->
+ * calibrate -> validate -> predict (this machine, a scaled cluster of it,
+ * COMET edge and cloud) -> report. The measuring stages are this
+ * executable's own subcommands in child processes (their progress passes
+ * through on stderr), so a failing stage is reported and the stages that
+ * can still run do. Every stage's outcome is kept in DIR/run.json, which
+ * the report shows. */
 #include "cli.h"
 
-#include "comet_model.h"
-#include "comet_probe.h"
 #include "comet_reports.h"
 #include "comet_util.h"
 
-#include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
+
+/* Results older than this are measured again. */
+#define FRESH_MAX_AGE_S (24.0 * 3600.0)
 
 static void usage(FILE *fp)
 {
     fprintf(fp,
         "usage: comet run [--quick|--full] [--out DIR] [--np N] [--fresh]\n"
+        "                 [--scale-cores N] [--scale-nodes M]\n"
         "\n"
         "The main job, from a fresh machine to a report: probe this machine, measure\n"
-        "(memory, kernels, collectives), calibrate the profile, validate the model on the\n"
-        "measurements, predict this machine, a scaled cluster of it and the COMET edge and\n"
-        "cloud accelerators for GEMM-Softmax, GEMM-LayerNorm and self-attention, and write\n"
-        "DIR/report/index.html and summary.md. Resumable: results in DIR/results from\n"
-        "this machine younger than 24 h are reused (--fresh measures again).\n"
+        "memory, kernels and MPI collectives, calibrate the profile, validate the model\n"
+        "on the measurements, predict this machine, a scaled cluster of it and the COMET\n"
+        "edge and cloud accelerators for GEMM-Softmax, GEMM-LayerNorm and self-attention\n"
+        "(best fused and unfused mappings), and write DIR/report/index.html and\n"
+        "summary.md (plots as SVG with their data as CSV and JSON).\n"
+        "\n"
+        "Resumable: a bench whose results in DIR/results are complete, from this machine\n"
+        "and younger than 24 h is not measured again (--fresh measures everything again;\n"
+        "replaced results move to DIR/archive/). A failed stage is reported, the later\n"
+        "stages that can still run do, and the exit status is then 1.\n"
         "\n"
         "options:\n"
-        "  --quick | --full        bench sets (default --quick, about 1-2 minutes here)\n"
-        "  --out DIR               output folder (default %s)\n"
-        "  --np N                  MPI ranks for the collectives bench (default 2)\n"
-        "  --scale-cores N         cores per node of the scaled system (default 32)\n"
-        "  --scale-nodes M         nodes of the scaled system (default 8)\n"
-        "  --fresh                 re-measure even when fresh results exist\n"
-        "  -q, -v, -h              quiet, verbose, this help\n",
+        "  --quick | --full   bench sets (default --quick: a few minutes at most)\n"
+        "  --out DIR          output folder (default %s)\n"
+        "  --np N             MPI ranks for the collectives bench (default 2)\n"
+        "  --scale-cores N    cores per node of the scaled system (default 32)\n"
+        "  --scale-nodes M    nodes of the scaled system (default 8)\n"
+        "  --fresh            measure again even when fresh results exist\n"
+        "  -q, -v, -h         quiet, verbose, this help\n",
         COMET_CLI_DEFAULT_OUT);
 }
 
-/* A fresh results file of this kind from this machine? */
-static int have_fresh(const char *dir, const char *prefix, const char *machine_id)
+typedef struct runlog {
+    json_t *root, *stages;
+    char path[4200];
+    double t0;
+} runlog;
+
+static void log_save(runlog *L)
 {
-    char rdir[4200];
-    snprintf(rdir, sizeof rdir, "%s/results", dir);
-    DIR *d = opendir(rdir);
-    struct dirent *e;
-    int found = 0;
-    while (d && !found && (e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)))
-            continue;
-        char path[8400];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", rdir, e->d_name);
-        if (stat(path, &st) != 0 || time(NULL) - st.st_mtime > 24 * 3600 || st.st_size < 100)
-            continue;
-        FILE *fp = fopen(path, "r");
-        char *line = NULL;
-        size_t cap = 0;
-        if (fp && getline(&line, &cap, fp) > 0) {
-            json_t *j = json_loads(line, 0, NULL);
-            const char *id
-                = json_string_value(json_object_get(json_object_get(j, "machine"), "id"));
-            found = id && !strcmp(id, machine_id);
-            json_decref(j);
-        }
-        free(line);
-        if (fp)
-            fclose(fp);
-    }
-    if (d)
-        closedir(d);
-    return found;
+    char now[40];
+    json_object_set_new(L->root, "updated", json_string(comet_util_iso_time(now, sizeof now)));
+    json_object_set_new(L->root, "seconds", json_real(comet_util_now() - L->t0));
+    char *t = json_dumps(L->root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    char err[COMET_ERRLEN];
+    if (!t || comet_util_write_atomic(L->path, t, strlen(t), err, sizeof err) != 0)
+        comet_cli_error("run", "cannot write the run log: %s", t ? err : "out of memory");
+    free(t);
 }
 
-static void stage(int i, int n, const char *what)
+static const int n_stages = 8;
+static int cur_stage = 0;
+
+static double stage_begin(const char *what)
 {
-    comet_util_info("\n== comet run [%d/%d] %s", i, n, what);
+    cur_stage++;
+    comet_util_info("\n== comet run [%d/%d] %s", cur_stage, n_stages, what);
+    return comet_util_now();
+}
+
+/* Records a stage's outcome: status ok | reused | failed | skipped. */
+static void stage_end(runlog *L, const char *name, const char *status, double t0, const char *fmt,
+    ...) __attribute__((format(printf, 5, 6)));
+static void stage_end(
+    runlog *L, const char *name, const char *status, double t0, const char *fmt, ...)
+{
+    char note[COMET_ERRLEN + 64] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(note, sizeof note, fmt, ap);
+        va_end(ap);
+    }
+    json_array_append_new(L->stages,
+        json_pack("{s:s,s:s,s:f,s:s}", "name", name, "status", status, "seconds",
+            comet_util_now() - t0, "note", note));
+    log_save(L);
+    if (!strcmp(status, "failed"))
+        comet_cli_error("run", "%s failed%s%s", name, note[0] ? ": " : "", note);
+    else
+        comet_util_info("run: %s %s in %.1f s%s%s", name, status, comet_util_now() - t0,
+            note[0] ? ": " : "", note);
+}
+
+/* The probe's machine id from DIR/machine.json. */
+static int machine_id(const char *dir, char *id, size_t len, char *err, size_t errlen)
+{
+    char path[4200];
+    json_error_t je;
+    snprintf(path, sizeof path, "%s/machine.json", dir);
+    json_t *m = json_load_file(path, 0, &je);
+    const char *s = json_string_value(json_object_get(m, "id"));
+    int rc = 0;
+    if (!s || !*s)
+        rc = comet_util_seterr(
+            err, errlen, -EINVAL, "%s: no machine id (%s)", path, m ? "field missing" : je.text);
+    else
+        snprintf(id, len, "%s", s);
+    json_decref(m);
+    return rc;
 }
 
 int comet_cmd_run(int argc, char **argv)
@@ -90,7 +129,7 @@ int comet_cmd_run(int argc, char **argv)
     comet_cli_global g = { 0 };
     int full = 0, fresh = 0, c, failures = 0;
     uint64_t np = 2, scores = 32, snodes = 8;
-    char err[COMET_ERRLEN];
+    char err[COMET_ERRLEN], why[COMET_ERRLEN], id[64] = "", now[40];
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
             continue;
@@ -127,127 +166,166 @@ int comet_cmd_run(int argc, char **argv)
         comet_cli_error("run", "unexpected argument '%s'", argv[optind]);
         return COMET_EXIT_USAGE;
     }
+    if (g.json) {
+        comet_cli_error("run", "--json: the run's machine-readable outputs are the files in the "
+                               "output folder (run.json, predictions.json, report/*.json)");
+        return COMET_EXIT_USAGE;
+    }
     const char *dir = g.out ? g.out : COMET_CLI_DEFAULT_OUT;
     const char *set = full ? "--full" : "--quick", *qv = g.quiet ? "-q" : (g.verbose ? "-v" : NULL);
-    char npbuf[32], path[4300], pdir[4200];
+    char npbuf[32];
     snprintf(npbuf, sizeof npbuf, "%llu", (unsigned long long)np);
     if (comet_util_mkdir_p(dir, err, sizeof err) != 0) {
         comet_cli_error("run", "%s", err);
         return COMET_EXIT_FAIL;
     }
-    const int N = 7;
-    double t0 = comet_util_now();
-
-    stage(1, N, "probe");
-    const char *probe[] = { "probe", "--out", dir, NULL };
-    if (comet_cli_spawn_self(probe) != 0) {
-        comet_cli_error("run", "probe failed");
+    comet_util_install_signals();
+    runlog L = { 0 };
+    L.t0 = comet_util_now();
+    snprintf(L.path, sizeof L.path, "%s/run.json", dir);
+    L.stages = json_array();
+    L.root = json_pack("{s:s,s:s,s:{s:b,s:I,s:I,s:I,s:b},s:O}", "schema", "comet.run.v1",
+        "started", comet_util_iso_time(now, sizeof now), "settings", "quick", !full, "np",
+        (json_int_t)np, "scale_cores", (json_int_t)scores, "scale_nodes", (json_int_t)snodes,
+        "fresh", fresh, "stages", L.stages);
+    if (!L.root || !L.stages) {
+        comet_cli_error("run", "out of memory");
         return COMET_EXIT_FAIL;
     }
-    comet_probe_machine m;
-    comet_probe_opts po = { .skip_papi = 1 };
-    comet_probe_run(&po, &m, NULL, 0);
+    double t;
 
-    stage(2, N, "bench: memory and kernels");
-    const char *kinds[2] = { "memory", "kernels" };
-    for (int k = 0; k < 2; k++) {
-        char prefix[32];
-        snprintf(prefix, sizeof prefix, "%s-", kinds[k]);
-        if (!fresh && have_fresh(dir, prefix, m.id)) {
-            comet_util_info("run: reusing fresh %s results in %s/results (--fresh to re-measure)",
-                kinds[k], dir);
+    /* 1. probe: required, everything is keyed to the machine id */
+    t = stage_begin("probe this machine");
+    const char *probe[] = { "probe", "--out", dir, qv ? qv : "-q", NULL };
+    if (comet_cli_spawn_self(probe) != 0 || machine_id(dir, id, sizeof id, err, sizeof err) != 0) {
+        stage_end(&L, "probe", "failed", t, "%s", err[0] ? err : "comet probe failed");
+        json_decref(L.root);
+        json_decref(L.stages);
+        return COMET_EXIT_FAIL;
+    }
+    stage_end(&L, "probe", "ok", t, "machine id %s", id);
+
+    /* 2-4. benches: reuse what is fresh, archive what is not, measure */
+    static const struct {
+        const char *kind, *title;
+        int optional;
+    } benches[3] = { { "memory", "bench memory (bandwidth sweep, vector ops)", 0 },
+        { "kernels", "bench kernels (fused/unfused compound ops, sgemm grid)", 0 },
+        { "collectives", "bench collectives (MPI ping-pong and collectives)", 1 } };
+    if (fresh) {
+        int moved = comet_reports_results_archive(dir, NULL, err, sizeof err);
+        if (moved < 0)
+            comet_cli_error("run", "%s", err);
+        else if (moved)
+            comet_util_info("run: --fresh: %d earlier results file(s) moved to %s/archive/", moved,
+                dir);
+    }
+    for (int b = 0; b < 3; b++) {
+        char name[48];
+        snprintf(name, sizeof name, "bench %s", benches[b].kind);
+        t = stage_begin(benches[b].title);
+        if (comet_util_interrupted)
+            break;
+        if (!fresh
+            && comet_reports_results_fresh(
+                dir, benches[b].kind, id, FRESH_MAX_AGE_S, why, sizeof why)) {
+            stage_end(&L, name, "reused", t, "%s (--fresh measures again)", why);
             continue;
         }
-        const char *b[] = { "bench", kinds[k], set, "--out", dir, qv, NULL };
-        if (comet_cli_spawn_self(b) != 0) {
-            comet_cli_error("run", "bench %s failed; continuing with what exists", kinds[k]);
+        if (!fresh)
+            comet_util_info("run: measuring: %s", why);
+        /* partial or stale files of this kind would mix with the new ones */
+        if (comet_reports_results_archive(dir, benches[b].kind, err, sizeof err) < 0)
+            comet_cli_error("run", "%s", err);
+        const char *args[12];
+        int k = 0;
+        args[k++] = "bench";
+        args[k++] = benches[b].kind;
+        args[k++] = set;
+        if (b == 2) {
+            args[k++] = "--np";
+            args[k++] = npbuf;
+        }
+        args[k++] = "--out";
+        args[k++] = dir;
+        if (qv)
+            args[k++] = qv;
+        args[k] = NULL;
+        int rc = comet_cli_spawn_self(args);
+        if (rc == 0 && comet_reports_results_mark(dir, benches[b].kind, err, sizeof err) == 0) {
+            stage_end(&L, name, "ok", t, NULL);
+        } else {
             failures++;
+            stage_end(&L, name, "failed", t, "%s%s",
+                rc ? "the bench exited with an error (see above)" : err,
+                benches[b].optional ? "; the report goes on without it and says so"
+                                    : "; later stages use what was measured");
         }
     }
-
-    stage(3, N, "bench: MPI collectives");
-    if (!fresh && have_fresh(dir, "collectives-", m.id)) {
-        comet_util_info("run: reusing fresh collectives results");
-    } else {
-        const char *b[] = { "bench", "collectives", set, "--np", npbuf, "--out", dir, qv, NULL };
-        if (comet_cli_spawn_self(b) != 0)
-            comet_util_info("run: collectives not measured; the report says so");
+    if (comet_util_interrupted) {
+        comet_cli_error("run", "interrupted; measured results are kept in %s/results", dir);
+        json_decref(L.root);
+        json_decref(L.stages);
+        return COMET_EXIT_FAIL;
     }
 
-    stage(4, N, "calibrate");
-    const char *cal[] = { "calibrate", "--from", dir, "--out", dir, qv, NULL };
+    /* 5. calibrate */
+    t = stage_begin("calibrate the machine profile");
+    char results[4200], profile[4200];
+    snprintf(results, sizeof results, "%s/results", dir);
+    snprintf(profile, sizeof profile, "%s/profile.json", dir);
+    const char *cal[] = { "calibrate", "--from", results, "--out", profile, qv, NULL };
     int have_profile = comet_cli_spawn_self(cal) == 0;
-    if (!have_profile) {
-        comet_cli_error("run", "calibration failed; predictions of this machine are skipped");
+    if (have_profile) {
+        stage_end(&L, "calibrate", "ok", t, "%s", profile);
+    } else {
         failures++;
+        /* a profile left from an earlier run would describe other results */
+        if (remove(profile) == 0)
+            comet_util_info("run: removed the earlier %s", profile);
+        stage_end(&L, "calibrate", "failed", t,
+            "no profile: the model's error on this machine and the predictions of this machine "
+            "are skipped");
     }
 
-    stage(5, N, "validate the model on this machine");
+    /* 6. validate */
+    t = stage_begin("validate the model on this machine");
     if (have_profile) {
-        const char *v[] = { "validate", "--out", dir, qv, NULL };
-        if (comet_cli_spawn_self(v) != 0)
+        const char *v[] = { "validate", "--profile", profile, "--results", results, qv, NULL };
+        if (comet_cli_spawn_self(v) == 0)
+            stage_end(&L, "validate", "ok", t, NULL);
+        else {
             failures++;
+            stage_end(&L, "validate", "failed", t, "comet validate exited with an error");
+        }
+    } else {
+        stage_end(&L, "validate", "skipped", t, "no profile");
     }
 
-    stage(6, N, "predict: this machine scaled, COMET edge and cloud");
-    snprintf(pdir, sizeof pdir, "%s/predictions", dir);
-    if (comet_util_mkdir_p(pdir, err, sizeof err) != 0) {
-        comet_cli_error("run", "%s", err);
-        return COMET_EXIT_FAIL;
-    }
-    char scaled[4300] = "";
-    if (have_profile) {
-        /* a scaled CPU system of this machine's calibrated cores */
-        comet_model_hw base, sc;
-        snprintf(path, sizeof path, "%s/profile.json", dir);
-        if (comet_model_hw_load(path, &base, err, sizeof err) == 0) {
-            if (comet_model_hw_scale(&base, (int)scores, (int)snodes, NULL, &sc) == 0) {
-                json_t *j = comet_model_hw_to_json(&sc);
-                char *t = json_dumps(j, JSON_INDENT(2));
-                snprintf(scaled, sizeof scaled, "%s/hw-scaled.json", dir);
-                if (!t || comet_util_write_atomic(scaled, t, strlen(t), err, sizeof err) != 0)
-                    scaled[0] = '\0';
-                free(t);
-                json_decref(j);
-                comet_model_hw_free(&sc);
-            }
-            comet_model_hw_free(&base);
-        }
-    }
-    struct {
-        const char *hw, *tag;
-    } hws[4] = { { "edge", "edge" }, { "cloud", "cloud" }, { NULL, "local" }, { NULL, "scaled" } };
-    char local[4300];
-    snprintf(local, sizeof local, "%s/profile.json", dir);
-    hws[2].hw = have_profile ? local : NULL;
-    hws[3].hw = scaled[0] ? scaled : NULL;
-    const char *ops[3] = { "gemm_softmax", "gemm_layernorm", "attention" };
-    for (int h = 0; h < 4; h++) {
-        if (!hws[h].hw)
-            continue;
-        int big = !strcmp(hws[h].tag, "cloud") || !strcmp(hws[h].tag, "scaled");
-        const char *gshape = big ? "M=2048,N=2048,K=256" : "M=1024,N=1024,K=256";
-        const char *ashape = big ? "heads=16,lq=2048,lk=2048,d=64" : "heads=8,lq=1024,lk=1024,d=64";
-        if (!strcmp(hws[h].tag, "local"))
-            gshape = "M=4096,N=4096,K=64";
-        for (int o = 0; o < 3; o++) {
-            snprintf(path, sizeof path, "%s/%s-%s.json", pdir, hws[h].tag, ops[o]);
-            const char *e[] = { "explore", "--hw", hws[h].hw, "--op", ops[o], "--shape",
-                o == 2 ? ashape : gshape, "--json", NULL };
-            if (comet_cli_spawn_self_to(e, path) != 0) {
-                comet_cli_error("run", "explore %s %s failed", hws[h].tag, ops[o]);
-                failures++;
-            }
-        }
+    /* 7. predict */
+    t = stage_begin("predict: this machine, scaled, COMET edge and cloud");
+    comet_reports_predict_opts po = { (int)scores, (int)snodes };
+    if (comet_reports_predict(dir, &po, err, sizeof err) == 0) {
+        stage_end(&L, "predict", "ok", t, "%s/predictions.json", dir);
+    } else {
+        failures++;
+        stage_end(&L, "predict", "failed", t, "%s", err);
     }
 
-    stage(7, N, "report");
-    if (comet_reports_build(dir, err, sizeof err) != 0) {
-        comet_cli_error("run", "report: %s", err);
+    /* 8. report */
+    t = stage_begin("report");
+    stage_end(&L, "report", "ok", t, "%s/report/index.html", dir);
+    if (comet_reports_build(dir, NULL, err, sizeof err) != 0) {
+        json_array_remove(L.stages, json_array_size(L.stages) - 1);
+        stage_end(&L, "report", "failed", t, "%s", err);
+        json_decref(L.root);
+        json_decref(L.stages);
         return COMET_EXIT_FAIL;
     }
-    comet_util_info(
-        "\nrun: done in %.0f s; report: %s/report/index.html and %s/report/summary.md%s",
-        comet_util_now() - t0, dir, dir, failures ? " (some stages failed, see above)" : "");
+    comet_util_info("\nrun: done in %.0f s%s\n  report:  %s/report/index.html\n  summary: "
+                    "%s/report/summary.md",
+        comet_util_now() - L.t0, failures ? " (some stages failed, see above)" : "", dir, dir);
+    json_decref(L.root);
+    json_decref(L.stages);
     return failures ? COMET_EXIT_FAIL : COMET_EXIT_OK;
 }

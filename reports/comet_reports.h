@@ -1,14 +1,26 @@
 /**
  * @file comet_reports.h
  * @brief Joins measured and predicted results into a report a performance
- *        architect can read: index.html (self-contained, offline) and
- *        summary.md, with gnuplot SVG plots whose data sit beside them as CSV
- *        and JSON.
+ *        architect can read: DIR/report/index.html (self-contained, offline:
+ *        inline CSS, SVG plots beside it referenced relatively) and
+ *        DIR/report/summary.md, with gnuplot SVG plots whose data sit beside
+ *        them as CSV and JSON. Also the pieces of `comet run` that live
+ *        below the CLI: the prediction stage and the freshness test of stored
+ *        results.
  *
- * Inputs in DIR: results/NAME.jsonl (bench), profile.json (calibrate),
- * validate.json (validate), predictions/NAME.json (explore --json). Missing
- * optional inputs leave their section saying so; outputs go to DIR/report/
- * and are written atomically.
+ * Inputs in DIR:
+ *  - results/NAME.jsonl   bench records (docs/FORMATS.md), required;
+ *  - profile.json         calibrated machine profile (calibrate), optional;
+ *  - predictions.json     written by comet_reports_predict(), optional.
+ * The model's error on this machine is computed while the report is built
+ * (comet_model_validate_records() on the profile and the kernel records), so
+ * it never goes stale. A missing optional input leaves its section saying
+ * so; a corrupt input (any file) is an error naming the file.
+ *
+ * Every function returns 0 or a negative errno-style code with a one-line
+ * message "where: what" in (err, errlen). Input problems (missing results,
+ * unreadable or corrupt files) are -ENOENT or -EINVAL; anything else
+ * (cannot write the report) is another negative code.
  */
 #ifndef COMET_REPORTS_H
 #define COMET_REPORTS_H
@@ -20,29 +32,84 @@
 extern "C" {
 #endif
 
-/** One measured fused-vs-unfused comparison. */
+/**
+ * One measured fused-vs-unfused comparison. The interval combines the two
+ * medians' distribution-free 95% CIs conservatively: [unfused lo / fused hi,
+ * unfused hi / fused lo]. If both CIs cover their true medians, the ratio of
+ * the true medians lies inside, so by Bonferroni the coverage is at least
+ * 1 - (1 - level_f) - (1 - level_u) (>= 90% for two 95% CIs).
+ */
 typedef struct comet_reports_speedup {
     char op[24]; /**< compound op */
     char shape[64]; /**< "M=..,N=..,K=.." or attention dims */
     int threads; /**< threads */
+    double flops; /**< analytic FLOPs of one call */
     double fused_s, unfused_s; /**< median seconds */
     double speedup; /**< unfused / fused medians */
-    double lo, hi; /**< conservative 95% interval: from the medians' CIs */
+    double lo, hi; /**< conservative interval from the medians' CIs */
+    double coverage; /**< lower bound of the interval's coverage (Bonferroni) */
 } comet_reports_speedup;
 
 /**
- * Pairs fused and unfused kernel records (same op, shape, threads).
- * @return pairs written (<= cap).
+ * Pairs fused and unfused kernel records of the same op, shape and threads
+ * (the first record of each in file order: the default tiles; later ones
+ * are tile sweeps). @return pairs written (<= cap).
  */
 size_t comet_reports_speedups(
     json_t *const *recs, size_t n, comet_reports_speedup *out, size_t cap);
 
+/** Settings of the prediction stage. */
+typedef struct comet_reports_predict_opts {
+    int scale_cores; /**< cores per node of the scaled CPU system (>= 1) */
+    int scale_nodes; /**< nodes of the scaled CPU system (>= 1) */
+} comet_reports_predict_opts;
+
 /**
- * Builds DIR/report from the inputs in DIR. gnuplot (a child process under
- * a timeout) draws the SVGs; without gnuplot the report still builds and
- * says the plots are missing. @return 0 or a negative errno.
+ * The prediction stage of `comet run`: for GEMM-Softmax, GEMM-LayerNorm and
+ * self-attention, searches the best fused and best unfused mapping
+ * (comet_model_explore) on this machine (DIR/profile.json, at the largest
+ * shape measured here), on a scaled CPU system of it (comet_model_hw_scale),
+ * and on the COMET edge and cloud presets. Writes DIR/predictions.json
+ * atomically. A missing profile leaves out the two CPU systems (the file
+ * says why). @return 0 or a negative errno.
  */
-int comet_reports_build(const char *dir, char *err, size_t errlen);
+int comet_reports_predict(
+    const char *dir, const comet_reports_predict_opts *opts, char *err, size_t errlen);
+
+/**
+ * Whether DIR/results holds a fresh, complete results file of bench kind
+ * ("memory", "kernels", "collectives"): one that comet_reports_results_mark()
+ * marked complete, whose run record names machine_id, younger than
+ * max_age_s, with at least one measurement and no torn or corrupt line.
+ * why (may be NULL) says what disqualified it.
+ * @return 1 fresh, 0 not.
+ */
+int comet_reports_results_fresh(const char *dir, const char *kind, const char *machine_id,
+    double max_age_s, char *why, size_t whylen);
+
+/**
+ * Marks the newest DIR/results/KIND-*.jsonl complete (a bench of that kind
+ * just finished successfully) in DIR/results/KIND.complete, atomically.
+ * @return 0 or a negative errno (-ENOENT: no such results file).
+ */
+int comet_reports_results_mark(const char *dir, const char *kind, char *err, size_t errlen);
+
+/**
+ * Moves DIR/results/KIND-*.jsonl (every kind when kind is NULL) and its
+ * completion mark into DIR/archive/STAMP/, so that calibration and the
+ * report never mix a re-measured kind with stale or partial files.
+ * @return number of files moved (>= 0) or a negative errno.
+ */
+int comet_reports_results_archive(const char *dir, const char *kind, char *err, size_t errlen);
+
+/**
+ * Builds the report from the inputs in dir into outdir (NULL: dir/report).
+ * gnuplot (a child process under a timeout) draws the SVGs; a plot that
+ * cannot be drawn is named in the report with the reason. Every file is
+ * written atomically. @return 0, -ENOENT/-EINVAL (input: message names the
+ * file) or another negative errno (output).
+ */
+int comet_reports_build(const char *dir, const char *outdir, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
-/* The report builds from a fixture set (no measuring); numbers in summary.md
- * match values recomputed from the records; the HTML is well-formed and
- * references only files that exist. */
+/* The report builds from a fixture set of results and a profile (no
+ * measuring); numbers in summary.md match values recomputed here from the
+ * fixture records; the HTML is well-formed and references only files that
+ * exist; missing and corrupt inputs are errors naming the file; stored
+ * results are reused only when fresh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,27 +10,49 @@
 
 #include <cmocka.h>
 
+#include "comet_bench.h"
 #include "comet_reports.h"
 #include "comet_util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[256];
 
+static const char *src_dir(void)
+{
+    const char *s = getenv("COMET_SOURCE_DIR");
+    return s ? s : COMET_SOURCE_DIR;
+}
+
+static void sh(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    if (rc != 0)
+        fail_msg("'%s' failed (%d)", cmd, rc);
+}
+
+/* A fresh copy of the fixture set for each test. */
 static int setup(void **s)
 {
     (void)s;
-    const char *src = getenv("COMET_SOURCE_DIR");
-    char cmd[1024];
-    snprintf(dir, sizeof dir, "/tmp/comet-report-XXXXXX");
+    snprintf(dir, sizeof dir, "/tmp/comet-report-test-XXXXXX");
     if (!mkdtemp(dir))
         return -1;
-    snprintf(cmd, sizeof cmd, "cp -r %s/tests/fixtures/run1/. %s/", src ? src : "..", dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp -r %s/tests/fixtures/report/. %s/", src_dir(), dir);
     return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -40,115 +64,199 @@ static int teardown(void **s)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-static char *slurp(const char *name)
+static char *slurp(const char *rel)
 {
     char path[512], *data = NULL;
     size_t len;
-    snprintf(path, sizeof path, "%s/report/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
     if (comet_util_read_file(path, &data, &len, NULL, 0) != 0)
         return NULL;
     return data;
 }
 
-static void test_build_and_numbers(void **s)
+static void build_ok(void)
+{
+    char err[COMET_ERRLEN] = "";
+    comet_reports_predict_opts po = { 16, 4 };
+    if (comet_reports_predict(dir, &po, err, sizeof err) != 0)
+        fail_msg("predict: %s", err);
+    if (comet_reports_build(dir, NULL, err, sizeof err) != 0)
+        fail_msg("build: %s", err);
+}
+
+/* All records of the fixture, loaded with the bench reader. */
+static json_t **load_all(size_t *n)
+{
+    char cmd[600], file[512];
+    json_t **all = NULL;
+    *n = 0;
+    snprintf(cmd, sizeof cmd, "ls %s/results/*.jsonl", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    while (fgets(file, sizeof file, p)) {
+        file[strcspn(file, "\n")] = '\0';
+        json_t **r = NULL;
+        size_t k = 0;
+        char err[COMET_ERRLEN];
+        assert_int_equal(comet_bench_records_load(file, &r, &k, err, sizeof err), 0);
+        all = realloc(all, (*n + k) * sizeof *all);
+        memcpy(all + *n, r, k * sizeof *r);
+        *n += k;
+        free(r);
+    }
+    pclose(p);
+    return all;
+}
+
+static double num(const json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+/* Every fused/unfused pair's row in summary.md, recomputed from the records. */
+static void test_speedup_rows(void **s)
 {
     (void)s;
-    char err[COMET_ERRLEN];
-    if (comet_reports_build(dir, err, sizeof err) != 0)
-        fail_msg("build: %s", err);
-    char *md = slurp("summary.md");
+    build_ok();
+    char *md = slurp("report/summary.md");
     assert_non_null(md);
-    /* recompute one speedup from the raw records: first fused/unfused pair */
-    char path[512];
-    snprintf(path, sizeof path, "%s/results", dir);
-    FILE *ls = popen("true", "r");
-    pclose(ls);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "ls %s/results/kernels-*.jsonl", dir);
-    FILE *p = popen(cmd, "r");
-    char file[512] = "";
-    assert_non_null(fgets(file, sizeof file, p));
-    pclose(p);
-    file[strcspn(file, "\n")] = '\0';
-    FILE *fp = fopen(file, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    double fused = 0, unfused = 0;
-    json_t *fshape = NULL;
-    int threads = 0;
-    char op[32] = "";
-    while (getline(&line, &cap, fp) > 0) {
-        json_t *r = json_loads(line, 0, NULL);
-        const char *kind = json_string_value(json_object_get(r, "kind"));
-        const char *var = json_string_value(json_object_get(r, "variant"));
-        if (kind && !strcmp(kind, "kernel") && var && !strcmp(var, "fused") && !fused) {
-            fused = json_number_value(json_object_get(json_object_get(r, "stats"), "median_s"));
-            fshape = json_deep_copy(json_object_get(r, "shape"));
-            threads = (int)json_integer_value(json_object_get(r, "threads"));
-            snprintf(op, sizeof op, "%s", json_string_value(json_object_get(r, "op")));
+    size_t n;
+    json_t **r = load_all(&n);
+    int checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(str(r[i], "kind"), "kernel") || strcmp(str(r[i], "variant"), "fused"))
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            if (strcmp(str(r[j], "kind"), "kernel") || strcmp(str(r[j], "variant"), "unfused")
+                || strcmp(str(r[j], "op"), str(r[i], "op"))
+                || num(r[j], "threads") != num(r[i], "threads")
+                || !json_equal(json_object_get(r[j], "shape"), json_object_get(r[i], "shape")))
+                continue;
+            const json_t *f = json_object_get(r[i], "stats"), *u = json_object_get(r[j], "stats");
+            double fm = num(f, "median_s"), um = num(u, "median_s");
+            char want[160];
+            snprintf(want, sizeof want, "| %.0f | %.3f | %.3f | %.2fx | %.2f-%.2f |",
+                num(r[i], "threads"), fm * 1e3, um * 1e3, um / fm,
+                num(u, "ci_lo_s") / num(f, "ci_hi_s"), num(u, "ci_hi_s") / num(f, "ci_lo_s"));
+            if (!strstr(md, want))
+                fail_msg("summary.md lacks the recomputed speedup row '%s'", want);
+            checked++;
+            break;
         }
-        json_decref(r);
     }
-    rewind(fp);
-    while (getline(&line, &cap, fp) > 0) {
-        json_t *r = json_loads(line, 0, NULL);
-        const char *kind = json_string_value(json_object_get(r, "kind"));
-        const char *var = json_string_value(json_object_get(r, "variant"));
-        const char *o = json_string_value(json_object_get(r, "op"));
-        if (kind && !strcmp(kind, "kernel") && var && !strcmp(var, "unfused") && o && !strcmp(o, op)
-            && json_integer_value(json_object_get(r, "threads")) == threads
-            && json_equal(json_object_get(r, "shape"), fshape) && !unfused)
-            unfused = json_number_value(json_object_get(json_object_get(r, "stats"), "median_s"));
-        json_decref(r);
-    }
-    free(line);
-    fclose(fp);
-    json_decref(fshape);
-    assert_true(fused > 0 && unfused > 0);
-    char want[64];
-    snprintf(
-        want, sizeof want, "| %.3f | %.3f | %.2fx |", fused * 1e3, unfused * 1e3, unfused / fused);
+    assert_true(checked >= 4);
+    /* the roofline's compute ceiling: the best sgemm at the most threads */
+    double peak = 0, T = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(str(r[i], "kind"), "kernel") && !strcmp(str(r[i], "op"), "sgemm"))
+            T = fmax(T, num(r[i], "threads"));
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(str(r[i], "kind"), "kernel") && !strcmp(str(r[i], "op"), "sgemm")
+            && num(r[i], "threads") == T)
+            peak = fmax(peak, num(r[i], "gflops"));
+    char want[128];
+    snprintf(want, sizeof want, "the best measured sgemm, %.1f GFLOP/s on %.0f thread(s)", peak, T);
     if (!strstr(md, want))
-        fail_msg("summary.md lacks the recomputed row '%s'", want);
-    /* validation headline matches validate.json */
-    json_t *v = json_load_file(strcat(strcpy(path, dir), "/validate.json"), 0, NULL);
-    snprintf(want, sizeof want, "median relative error %.1f%%",
-        100 * json_number_value(json_object_get(v, "median_rel_err")));
-    json_decref(v);
+        fail_msg("summary.md lacks '%s'", want);
+    /* the record count in the header */
+    snprintf(want, sizeof want, ": %zu records in ", n);
     assert_non_null(strstr(md, want));
+    comet_bench_records_free(r, n);
     free(md);
 }
 
-static const char *const voids[] = { "meta", "br", "img", "hr", "link", "input", NULL };
+/* Prediction rows match predictions.json (speedup = unfused / fused). */
+static void test_prediction_rows(void **s)
+{
+    (void)s;
+    build_ok();
+    char *md = slurp("report/summary.md");
+    char path[512];
+    snprintf(path, sizeof path, "%s/predictions.json", dir);
+    json_t *p = json_load_file(path, 0, NULL);
+    assert_non_null(p);
+    size_t i;
+    json_t *x;
+    int edge = 0, cloud = 0, local = 0, scaled = 0;
+    json_array_foreach(json_object_get(p, "predictions"), i, x)
+    {
+        double tf = num(json_object_get(json_object_get(x, "fused"), "result"), "seconds"),
+               tu = num(json_object_get(json_object_get(x, "unfused"), "result"), "seconds");
+        assert_true(tf > 0 && tu > 0);
+        char want[200];
+        snprintf(want, sizeof want, "| %s | %s | %s | %.4g | %.4g | %.2fx |", str(x, "system"),
+            str(x, "op"), str(x, "shape"), tf * 1e6, tu * 1e6, tu / tf);
+        if (!strstr(md, want))
+            fail_msg("summary.md lacks the prediction row '%s'", want);
+        edge += !strcmp(str(x, "system"), "edge");
+        cloud += !strcmp(str(x, "system"), "cloud");
+        local += !strcmp(str(x, "system"), "local");
+        scaled += !strcmp(str(x, "system"), "scaled");
+    }
+    /* all three ops on the presets, the scaled system and this machine */
+    assert_int_equal(edge, 3);
+    assert_int_equal(cloud, 3);
+    assert_int_equal(scaled, 3);
+    assert_int_equal(local, 3);
+    json_decref(p);
+    free(md);
+}
 
+static const char *const voids[]
+    = { "meta", "br", "img", "hr", "link", "input", "source", "col", "wbr", NULL };
+
+/* Checks that a referenced file exists in the report folder (relative only). */
+static int ref_ok(const char *ref, size_t len)
+{
+    char path[1024];
+    if (len >= 4 && !strncmp(ref, "http", 4))
+        return 0; /* an external link would break offline reading */
+    if (len && ref[0] == '#')
+        return 1;
+    if (len && ref[0] == '/')
+        return 0;
+    snprintf(path, sizeof path, "%s/report/%.*s", dir, (int)len, ref);
+    return access(path, R_OK) == 0;
+}
+
+/* The HTML checker: tags balance (void elements excepted), attributes are
+ * quoted, every href/src names an existing file beside index.html, and
+ * every #anchor names an id. */
 static void test_html_wellformed(void **s)
 {
     (void)s;
-    char err[COMET_ERRLEN];
-    assert_int_equal(comet_reports_build(dir, err, sizeof err), 0);
-    char *h = slurp("index.html");
+    build_ok();
+    char *h = slurp("report/index.html");
     assert_non_null(h);
-    /* a tag stack: every opened element is closed in order (SVG included) */
-    char stack[512][32];
-    int depth = 0, refs = 0;
-    for (char *q = h; (q = strchr(q, '<')) != NULL; q++) {
+    assert_true(!strncmp(h, "<!DOCTYPE html>", 15));
+    char stack[256][32];
+    int depth = 0, refs = 0, imgs = 0;
+    for (char *q = h; (q = strchr(q, '<')) != NULL;) {
         if (!strncmp(q, "<!--", 4)) {
             q = strstr(q, "-->");
             assert_non_null(q);
             continue;
         }
-        if (q[1] == '!' || q[1] == '?')
+        char *end = strchr(q, '>');
+        assert_non_null(end);
+        if (q[1] == '!') {
+            q = end;
             continue;
+        }
         int closing = q[1] == '/';
         char name[32];
         int k = 0;
-        for (char *c = q + 1 + closing;
-             (isalnum((unsigned char)*c) || *c == ':' || *c == '-') && k < 31; c++)
+        for (char *c = q + 1 + closing; isalnum((unsigned char)*c) && k < 31; c++)
             name[k++] = (char)tolower((unsigned char)*c);
         name[k] = '\0';
-        char *end = strchr(q, '>');
-        assert_non_null(end);
-        int selfclose = end[-1] == '/';
+        if (!k)
+            fail_msg("a '<' that starts no tag: %.40s", q);
         int isvoid = 0;
         for (int i = 0; voids[i]; i++)
             isvoid |= !strcmp(name, voids[i]);
@@ -156,44 +264,206 @@ static void test_html_wellformed(void **s)
             if (depth == 0 || strcmp(stack[depth - 1], name))
                 fail_msg("</%s> closes <%s>", name, depth ? stack[depth - 1] : "(nothing)");
             depth--;
-        } else if (!selfclose && !isvoid) {
-            assert_true(depth < 512);
+        } else if (!isvoid && end[-1] != '/') {
+            assert_true(depth < 256);
             strcpy(stack[depth++], name);
         }
-        /* referenced files exist */
-        char *href = NULL;
-        if (!closing && (href = strstr(q, "href=\"")) != NULL && href < end) {
-            char ref[1024];
-            size_t l = strcspn(href + 6, "\"");
-            snprintf(ref, sizeof ref, "%s/report/%.*s", dir, (int)l, href + 6);
-            if (strncmp(href + 6, "http", 4) && strncmp(href + 6, "#", 1)) {
-                if (access(ref, R_OK) != 0)
-                    fail_msg("index.html references missing %s", ref);
+        /* attributes: name="value" */
+        for (char *a = q + 1 + closing + k; a < end;) {
+            while (a < end && isspace((unsigned char)*a))
+                a++;
+            if (a >= end || *a == '/')
+                break;
+            char *eq = a;
+            while (eq < end && (isalnum((unsigned char)*eq) || *eq == '-'))
+                eq++;
+            if (*eq != '=' || eq[1] != '"')
+                fail_msg("unquoted attribute in <%s>: %.30s", name, a);
+            char *v = eq + 2, *ve = strchr(v, '"');
+            assert_true(ve && ve < end);
+            if ((eq - a == 4 && !strncmp(a, "href", 4)) || (eq - a == 3 && !strncmp(a, "src", 3))) {
+                if (!ref_ok(v, (size_t)(ve - v)))
+                    fail_msg("index.html references a missing or non-local file: %.*s",
+                        (int)(ve - v), v);
+                if (v[0] == '#') {
+                    char id[80];
+                    snprintf(id, sizeof id, "id=\"%.*s\"", (int)(ve - v - 1), v + 1);
+                    if (!strstr(h, id))
+                        fail_msg("anchor %.*s names no id", (int)(ve - v), v);
+                }
                 refs++;
+                imgs += !strcmp(name, "img");
             }
+            a = ve + 1;
         }
-        q = end;
+        /* text content of raw-text elements is not parsed */
+        if (!closing && (!strcmp(name, "style") || !strcmp(name, "script"))) {
+            char close[40];
+            snprintf(close, sizeof close, "</%s>", name);
+            char *c = strstr(end, close);
+            assert_non_null(c);
+            q = c;
+            continue;
+        }
+        q = end + 1;
     }
-    assert_int_equal(depth, 0);
-    assert_true(refs > 0);
-    assert_non_null(strstr(h, "<svg"));
+    if (depth)
+        fail_msg("unclosed <%s>", stack[depth - 1]);
+    assert_true(refs > 10);
+    /* plots: speedups, validation, roofline, memory, p2p, >= 1 collective, 2 predictions */
+    assert_true(imgs >= 8);
     free(h);
 }
 
-static void test_missing_input(void **s)
+/* Every drawn plot has axis labels with units and a legend, and its data. */
+static void test_plots_labelled(void **s)
+{
+    (void)s;
+    build_ok();
+    char cmd[600], file[512];
+    snprintf(cmd, sizeof cmd, "ls %s/report/*.svg", dir);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    while (fgets(file, sizeof file, p)) {
+        file[strcspn(file, "\n")] = '\0';
+        char stem[512], path[600], *gp = NULL, *svg = NULL;
+        size_t len;
+        snprintf(stem, sizeof stem, "%.*s", (int)(strlen(file) - 4), file);
+        snprintf(path, sizeof path, "%s.gp", stem);
+        assert_int_equal(comet_util_read_file(path, &gp, &len, NULL, 0), 0);
+        assert_int_equal(comet_util_read_file(file, &svg, &len, NULL, 0), 0);
+        if (!strstr(gp, "set xlabel") || !strstr(gp, "set ylabel") || !strstr(gp, "set key"))
+            fail_msg("%s: no axis labels or legend", path);
+        /* units in parentheses in the y label */
+        char *yl = strstr(gp, "set ylabel");
+        assert_true(strchr(yl, '(') && strchr(yl, '(') < strchr(yl, '\n'));
+        assert_non_null(strstr(svg, "</svg>"));
+        snprintf(path, sizeof path, "%s.csv", stem);
+        assert_int_equal(access(path, R_OK), 0);
+        snprintf(path, sizeof path, "%s.json", stem);
+        json_t *j = json_load_file(path, 0, NULL);
+        if (!j)
+            fail_msg("%s: not JSON", path);
+        json_decref(j);
+        free(gp);
+        free(svg);
+        n++;
+    }
+    pclose(p);
+    assert_true(n >= 8);
+    /* no temporary left behind */
+    snprintf(cmd, sizeof cmd, "ls %s/report | grep -c tmp", dir);
+    p = popen(cmd, "r");
+    assert_non_null(fgets(file, sizeof file, p));
+    pclose(p);
+    assert_int_equal(atoi(file), 0);
+}
+
+static void test_missing_and_corrupt(void **s)
 {
     (void)s;
     char err[COMET_ERRLEN];
-    assert_int_not_equal(comet_reports_build("/nonexistent/comet", err, sizeof err), 0);
+    assert_int_equal(comet_reports_build("/nonexistent/comet", NULL, err, sizeof err), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/comet"));
+    /* a corrupt profile names the file */
+    sh("printf '{\"name\": ' > %s/profile.json", dir);
+    assert_int_equal(comet_reports_build(dir, NULL, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "profile.json"));
+    sh("rm %s/profile.json", dir);
+    /* without a profile the report still builds and says so */
+    assert_int_equal(comet_reports_build(dir, NULL, err, sizeof err), 0);
+    char *md = slurp("report/summary.md");
+    assert_non_null(strstr(md, "No calibrated profile"));
+    free(md);
+    /* a corrupt line in the middle of a results file names file:line */
+    sh("f=$(ls %s/results/kernels-*.jsonl | head -1); sed -i '3s/.*/{broken/' $f", dir);
+    assert_int_equal(comet_reports_build(dir, NULL, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "kernels-"));
+    assert_non_null(strstr(err, ":3"));
+}
+
+/* The CLI: exit 2 with one line naming the file; 0 on the fixture. */
+static void test_cli(void **s)
+{
+    (void)s;
+    const char *bin = getenv("COMET_BINARY");
+    if (!bin)
+        skip();
+    char cmd[1200], line[1024];
+    snprintf(cmd, sizeof cmd, "%s report --from %s -q 2>&1; echo rc=$?", bin, dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_string_equal(line, "rc=0\n");
+    sh("printf 'nonsense' > %s/predictions.json", dir);
+    snprintf(cmd, sizeof cmd, "%s report --from %s 2>&1; echo rc=$?", bin, dir);
+    p = popen(cmd, "r");
+    assert_non_null(fgets(line, sizeof line, p));
+    assert_non_null(strstr(line, "comet: report: "));
+    assert_non_null(strstr(line, "predictions.json"));
+    assert_non_null(fgets(line, sizeof line, p));
+    assert_string_equal(line, "rc=2\n");
+    pclose(p);
+}
+
+/* Without gnuplot the report still builds and names the reason per plot. */
+static void test_no_gnuplot(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    setenv("COMET_GNUPLOT", "/nonexistent/gnuplot", 1);
+    int rc = comet_reports_build(dir, NULL, err, sizeof err);
+    unsetenv("COMET_GNUPLOT");
+    assert_int_equal(rc, 0);
+    char *h = slurp("report/index.html");
+    assert_non_null(strstr(h, "gnuplot is not installed"));
+    assert_null(strstr(h, "<img"));
+    free(h);
+}
+
+/* Reuse only complete, young results of this machine; archive moves them. */
+static void test_fresh(void **s)
+{
+    (void)s;
+    char why[COMET_ERRLEN], err[COMET_ERRLEN], path[512];
+    snprintf(path, sizeof path, "%s/machine.json", dir);
+    json_t *m = json_load_file(path, 0, NULL);
+    assert_non_null(m);
+    const char *id = str(m, "id");
+    assert_int_equal(comet_reports_results_fresh(dir, "kernels", id, 3600, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no completed"));
+    assert_int_equal(comet_reports_results_mark(dir, "kernels", err, sizeof err), 0);
+    sh("touch %s/results/*.jsonl", dir);
+    assert_int_equal(comet_reports_results_fresh(dir, "kernels", id, 3600, why, sizeof why), 1);
+    assert_int_equal(
+        comet_reports_results_fresh(dir, "kernels", "another-machine", 3600, why, sizeof why), 0);
+    assert_non_null(strstr(why, "another-machine"));
+    sh("touch -d '3 days ago' %s/results/kernels-*.jsonl", dir);
+    assert_int_equal(comet_reports_results_fresh(dir, "kernels", id, 3600, why, sizeof why), 0);
+    assert_non_null(strstr(why, "old"));
+    /* an interrupted bench (torn last line) is not reused */
+    sh("touch %s/results/*.jsonl; f=$(ls %s/results/kernels-*.jsonl); printf '{\"sch' >> $f", dir,
+        dir);
+    assert_int_equal(comet_reports_results_fresh(dir, "kernels", id, 3600, why, sizeof why), 0);
+    int moved = comet_reports_results_archive(dir, "kernels", err, sizeof err);
+    assert_int_equal(moved, 1);
+    assert_int_equal(comet_reports_results_fresh(dir, "kernels", id, 3600, why, sizeof why), 0);
+    sh("ls %s/archive/*/kernels-*.jsonl > /dev/null", dir);
+    sh("test ! -e %s/results/kernels.complete", dir);
+    json_decref(m);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_build_and_numbers),
-        cmocka_unit_test(test_html_wellformed),
-        cmocka_unit_test(test_missing_input),
+        cmocka_unit_test_setup_teardown(test_speedup_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prediction_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_html_wellformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plots_labelled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_and_corrupt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_gnuplot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fresh, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

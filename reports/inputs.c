@@ -1,0 +1,254 @@
+/* Loading the report's inputs. Results are required; the profile and the
+ * predictions are optional (a failed stage), but any file that exists and
+ * does not parse is an error naming it: a report must never quietly leave
+ * out what it was given. */
+#include "reports_internal.h"
+
+#include "comet_bench.h"
+#include "comet_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int rp_is(const json_t *r, const char *kind)
+{
+    return !strcmp(rp_str(r, "kind"), kind);
+}
+
+void rp_shape_str(const json_t *sh, char *buf, size_t len)
+{
+    if (json_object_get(sh, "Lq"))
+        snprintf(buf, len, "BH=%.0f Lq=%.0f Lk=%.0f d=%.0f%s", rp_num(sh, "B") * rp_num(sh, "H"),
+            rp_num(sh, "Lq"), rp_num(sh, "Lk"), rp_num(sh, "d"),
+            rp_num(sh, "causal") > 0 ? " causal" : "");
+    else if (json_object_get(sh, "M"))
+        snprintf(
+            buf, len, "M=%.0f N=%.0f K=%.0f", rp_num(sh, "M"), rp_num(sh, "N"), rp_num(sh, "K"));
+    else if (json_object_get(sh, "bytes"))
+        snprintf(buf, len, "%.0f B", rp_num(sh, "bytes"));
+    else
+        snprintf(buf, len, "n=%.0f", rp_num(sh, "n"));
+}
+
+double rp_median_s(const json_t *r)
+{
+    return rp_num(json_object_get(r, "stats"), "median_s");
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double rp_quantile(double *v, size_t n, double q)
+{
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_d);
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+double rp_median(double *v, size_t n)
+{
+    return rp_quantile(v, n, 0.5);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rp_list_results(const char *dir, char ***names, size_t *n, char *err, size_t errlen)
+{
+    char rdir[RP_PATH];
+    snprintf(rdir, sizeof rdir, "%s/results", dir);
+    *names = NULL;
+    *n = 0;
+    DIR *d = opendir(rdir);
+    if (!d)
+        return comet_util_seterr(err, errlen, -ENOENT, "%s: %s (run 'comet run' or 'comet bench')",
+            rdir, strerror(errno));
+    char **v = NULL;
+    size_t k = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l < 7 || strcmp(e->d_name + l - 6, ".jsonl") || e->d_name[0] == '.')
+            continue;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nv = realloc(v, cap * sizeof *v);
+            if (!nv) {
+                rc = -ENOMEM;
+                break;
+            }
+            v = nv;
+        }
+        if (!(v[k] = strdup(e->d_name))) {
+            rc = -ENOMEM;
+            break;
+        }
+        k++;
+    }
+    closedir(d);
+    if (rc) {
+        for (size_t i = 0; i < k; i++)
+            free(v[i]);
+        free(v);
+        return comet_util_seterr(err, errlen, rc, "%s: out of memory", rdir);
+    }
+    if (k)
+        qsort(v, k, sizeof *v, cmp_str);
+    *names = v;
+    *n = k;
+    return 0;
+}
+
+/* Loads an optional JSON file: 0 with *out NULL when absent, -EINVAL when corrupt. */
+static int load_optional(const char *path, json_t **out, char *note, size_t notelen, char *err,
+    size_t errlen)
+{
+    struct stat st;
+    json_error_t je;
+    *out = NULL;
+    if (stat(path, &st) != 0) {
+        snprintf(note, notelen, "%s does not exist", path);
+        return 0;
+    }
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j)
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "%s:%d: not valid JSON: %s", path, je.line, je.text);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: not a JSON object", path);
+    }
+    *out = j;
+    return 0;
+}
+
+int rp_inputs_load(rp_inputs *in, const char *dir, char *err, size_t errlen)
+{
+    char **names = NULL, path[RP_PATH + 300];
+    size_t nn = 0, cap = 0;
+    int rc;
+    memset(in, 0, sizeof *in);
+    in->dir = dir;
+    if ((rc = rp_list_results(dir, &names, &nn, err, errlen)) != 0)
+        return rc;
+    if (nn == 0) {
+        rc = comet_util_seterr(err, errlen, -ENOENT,
+            "%s/results: no results files (*.jsonl); run 'comet run' or 'comet bench'", dir);
+        goto fail;
+    }
+    if (!(in->files = calloc(nn, sizeof *in->files))) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "report: out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        json_t **r = NULL;
+        size_t k = 0;
+        char warn[COMET_ERRLEN] = "";
+        snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
+        if ((rc = comet_bench_records_load(path, &r, &k, warn, sizeof warn)) != 0) {
+            /* the reader's message names file:line */
+            comet_util_seterr(err, errlen, rc == -ENOMEM ? -ENOMEM : -EINVAL, "%s", warn);
+            rc = rc == -ENOMEM ? -ENOMEM : -EINVAL;
+            goto fail;
+        }
+        rp_file *f = &in->files[in->nfiles++];
+        snprintf(f->path, sizeof f->path, "%s", path);
+        snprintf(f->warning, sizeof f->warning, "%s", warn);
+        for (size_t q = 0; q < k; q++) {
+            if (rp_is(r[q], "run")) {
+                if (!f->run_id[0]) {
+                    snprintf(f->run_id, sizeof f->run_id, "%s", rp_str(r[q], "run_id"));
+                    snprintf(f->time, sizeof f->time, "%s", rp_str(r[q], "time"));
+                    snprintf(f->kind, sizeof f->kind, "%s", rp_str(r[q], "bench"));
+                }
+                if (!in->machine && json_is_object(json_object_get(r[q], "machine")))
+                    in->machine = json_object_get(r[q], "machine");
+            } else {
+                f->records++;
+            }
+        }
+        if (in->n + k > cap) {
+            size_t nc = (in->n + k) * 2 + 64;
+            json_t **nr = realloc(in->recs, nc * sizeof *nr);
+            if (!nr) {
+                comet_bench_records_free(r, k);
+                rc = comet_util_seterr(err, errlen, -ENOMEM, "report: out of memory");
+                goto fail;
+            }
+            in->recs = nr;
+            cap = nc;
+        }
+        memcpy(in->recs + in->n, r, k * sizeof *r);
+        in->n += k;
+        free(r); /* the records now belong to in->recs */
+    }
+    if (!in->machine) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s/results: no run record with a machine description in any results file", dir);
+        goto fail;
+    }
+
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    if ((rc = load_optional(
+             path, &in->profile, in->profile_note, sizeof in->profile_note, err, errlen))
+        != 0)
+        goto fail;
+    if (in->profile) {
+        if ((rc = comet_model_hw_load(path, &in->hw, err, errlen)) != 0) {
+            rc = rc == -ENOMEM ? rc : -EINVAL;
+            goto fail;
+        }
+        in->have_hw = 1;
+    }
+    snprintf(path, sizeof path, "%s/predictions.json", dir);
+    if ((rc = load_optional(path, &in->pred, in->pred_note, sizeof in->pred_note, err, errlen))
+        != 0)
+        goto fail;
+    if (in->pred && !json_is_array(json_object_get(in->pred, "predictions"))) {
+        rc = comet_util_seterr(
+            err, errlen, -EINVAL, "%s: no \"predictions\" array (not written by comet run?)", path);
+        goto fail;
+    }
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    if ((rc = load_optional(
+             path, &in->runlog, in->runlog_note, sizeof in->runlog_note, err, errlen))
+        != 0)
+        goto fail;
+    for (size_t i = 0; i < nn; i++)
+        free(names[i]);
+    free(names);
+    return 0;
+fail:
+    for (size_t i = 0; i < nn; i++)
+        free(names[i]);
+    free(names);
+    rp_inputs_free(in);
+    return rc;
+}
+
+void rp_inputs_free(rp_inputs *in)
+{
+    comet_bench_records_free(in->recs, in->n);
+    free(in->files);
+    json_decref(in->profile);
+    json_decref(in->pred);
+    json_decref(in->runlog);
+    if (in->have_hw)
+        comet_model_hw_free(&in->hw);
+    memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,501 @@
+/* Sections built from measurements alone: the machine, fused vs unfused
+ * speedups, the roofline and the memory sweep. */
+#include "reports_internal.h"
+
+#include "comet_calibrate.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Machine                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *yes(const json_t *o, const char *k)
+{
+    return json_is_true(json_object_get(o, k)) ? "yes" : "no";
+}
+
+int rp_sec_machine(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    const json_t *m = c->in->machine;
+    rp_h2(d, "machine", "Machine");
+    rp_p(d, "As probed (hwloc, /proc, BLAS and MPI identity, PAPI add-and-start test) by the run "
+            "that recorded the results.");
+    rp_table(d, "ll", "field\tvalue");
+    rp_row(d, "host\t%s (machine id %s)", rp_str(m, "hostname"), rp_str(m, "id"));
+    rp_row(d, "CPU\t%s, %.0f MHz", rp_str(m, "cpu_model"), rp_num(m, "mhz"));
+    rp_row(d, "cores\t%.0f cores, %.0f hardware threads, %.0f package(s), %.0f NUMA node(s)",
+        rp_num(m, "cores"), rp_num(m, "pus"), rp_num(m, "packages"), rp_num(m, "numa_nodes"));
+    {
+        char buf[512] = "";
+        size_t off = 0, i;
+        json_t *x;
+        json_array_foreach(json_object_get(m, "caches"), i, x)
+        {
+            double kib = rp_num(x, "size") / 1024;
+            if (off < sizeof buf)
+                off += (size_t)snprintf(buf + off, sizeof buf - off, "%sL%.0f %s %.0f KiB x%.0f",
+                    i ? ", " : "", rp_num(x, "level"), rp_str(x, "type"), kib, rp_num(x, "count"));
+        }
+        rp_row(d, "caches\t%s", buf[0] ? buf : "(not reported)");
+    }
+    rp_row(d, "memory\t%.1f GiB (source: %s)%s%s", rp_num(m, "memory_bytes") / 1073741824.0,
+        rp_str(m, "memory_source"), rp_str(m, "memory_note")[0] ? "; " : "",
+        rp_str(m, "memory_note"));
+    const json_t *isa = json_object_get(m, "isa");
+    rp_row(d, "ISA\tAVX %s, AVX2 %s, FMA %s, AVX-512F %s", yes(isa, "avx"), yes(isa, "avx2"),
+        yes(isa, "fma"), yes(isa, "avx512f"));
+    const json_t *blas = json_object_get(m, "blas");
+    rp_row(d, "BLAS\t%s (%.0f threads)", rp_str(blas, "config"), rp_num(blas, "threads"));
+    rp_row(d, "MPI\t%s", rp_str(m, "mpi"));
+    rp_row(d, "compiler\t%s", rp_str(m, "compiler"));
+    const json_t *papi = json_object_get(m, "papi");
+    rp_row(d, "PAPI\t%s%s%s", rp_str(papi, "version"), rp_str(papi, "status")[0] ? ": " : "",
+        rp_str(papi, "status"));
+    rp_table_end(d);
+    /* what was measured, and under what load */
+    rp_table(d, "llrll", "results file\tbench\trecords\trun id\tnote");
+    for (size_t i = 0; i < c->in->nfiles; i++) {
+        const rp_file *f = &c->in->files[i];
+        const char *base = strrchr(f->path, '/');
+        rp_row(d, "%s\t%s\t%zu\t%s\t%s", base ? base + 1 : f->path, f->kind, f->records, f->run_id,
+            f->warning[0] ? f->warning : "");
+    }
+    rp_table_end(d);
+    {
+        double *busy = malloc((c->in->n + 1) * sizeof *busy);
+        size_t nb = 0, timeouts = 0;
+        for (size_t i = 0; busy && i < c->in->n; i++) {
+            const json_t *l = json_object_get(c->in->recs[i], "load");
+            double b = rp_num(l, "busy_others");
+            if (isfinite(b))
+                busy[nb++] = b;
+            if (!strcmp(rp_str(l, "gate"), "timeout"))
+                timeouts++;
+        }
+        if (nb)
+            rp_p(d,
+                "Load from other tenants before each sample set (idle gate, /proc/stat): median "
+                "%.1f%%, 90th percentile %.1f%% of the machine; the gate timed out (measured "
+                "anyway) for %zu of %zu sample sets.",
+                100 * rp_median(busy, nb), 100 * rp_quantile(busy, nb, 0.9), timeouts, nb);
+        free(busy);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Speedups                                                           */
+/* ------------------------------------------------------------------ */
+
+size_t comet_reports_speedups(json_t *const *recs, size_t n, comet_reports_speedup *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        const json_t *f = recs[i];
+        if (!rp_is(f, "kernel") || strcmp(rp_str(f, "variant"), "fused"))
+            continue;
+        /* only the first fused record of a case (later ones are tile sweeps) */
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = rp_is(recs[j], "kernel") && !strcmp(rp_str(recs[j], "variant"), "fused")
+                && !strcmp(rp_str(recs[j], "op"), rp_str(f, "op"))
+                && rp_num(recs[j], "threads") == rp_num(f, "threads")
+                && json_equal(json_object_get(recs[j], "shape"), json_object_get(f, "shape"));
+        if (seen)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            const json_t *u = recs[j];
+            if (!rp_is(u, "kernel") || strcmp(rp_str(u, "variant"), "unfused")
+                || strcmp(rp_str(u, "op"), rp_str(f, "op"))
+                || rp_num(u, "threads") != rp_num(f, "threads")
+                || !json_equal(json_object_get(u, "shape"), json_object_get(f, "shape")))
+                continue;
+            const json_t *sf = json_object_get(f, "stats"), *su = json_object_get(u, "stats");
+            comet_reports_speedup *s = &out[k];
+            memset(s, 0, sizeof *s);
+            snprintf(s->op, sizeof s->op, "%s", rp_str(f, "op"));
+            rp_shape_str(json_object_get(f, "shape"), s->shape, sizeof s->shape);
+            s->threads = (int)rp_num(f, "threads");
+            s->flops = rp_num(f, "flops");
+            s->fused_s = rp_num(sf, "median_s");
+            s->unfused_s = rp_num(su, "median_s");
+            if (!(s->fused_s > 0 && s->unfused_s > 0))
+                break;
+            s->speedup = s->unfused_s / s->fused_s;
+            /* worst and best pairing of the two CIs (see the header) */
+            s->lo = rp_num(su, "ci_lo_s") / rp_num(sf, "ci_hi_s");
+            s->hi = rp_num(su, "ci_hi_s") / rp_num(sf, "ci_lo_s");
+            double lf = rp_num(sf, "ci_level"), lu = rp_num(su, "ci_level");
+            if (!isfinite(lf))
+                lf = 0.95;
+            if (!isfinite(lu))
+                lu = 0.95;
+            s->coverage = fmax(0, 1 - (1 - lf) - (1 - lu));
+            k++;
+            break;
+        }
+    }
+    return k;
+}
+
+int rp_sec_speedups(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    rp_inputs *in = c->in;
+    comet_reports_speedup *sp = calloc(in->n + 1, sizeof *sp);
+    if (!sp)
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    size_t nsp = comet_reports_speedups(in->recs, in->n, sp, in->n);
+    rp_h2(d, "speedups", "Measured fused vs unfused");
+    rp_p(d,
+        "Speedup = unfused median time / fused median time of the same op, shape and thread "
+        "count, measured interleaved in one run. Interval: [unfused CI low / fused CI high, "
+        "unfused CI high / fused CI low] from the distribution-free 95%% confidence intervals "
+        "of the two medians (order statistics of the raw samples); if both intervals hold, the "
+        "ratio of the true medians lies inside, so its coverage is at least the stated "
+        "Bonferroni bound. An interval that contains 1 means no measurable difference.");
+    if (!nsp) {
+        rp_note(d, "No fused/unfused kernel pairs in the results (bench kernels did not run or "
+                   "measured only sgemm).");
+        free(sp);
+        return 0;
+    }
+    rp_table(d, "llrrrrrr",
+        "op\tshape\tthreads\tfused ms\tunfused ms\tspeedup\tinterval\tcoverage >=");
+    rp_buf csv;
+    json_t *ja = json_array();
+    if (rp_buf_open(&csv) || !ja) {
+        json_decref(ja);
+        free(sp);
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    }
+    fprintf(csv.fp, "idx,label,op,shape,threads,fused_ms,unfused_ms,speedup,ci_lo,ci_hi,coverage,"
+                    "fused_gflops,unfused_gflops\n");
+    int wins = 0, losses = 0;
+    for (size_t i = 0; i < nsp; i++) {
+        const comet_reports_speedup *s = &sp[i];
+        rp_row(d, "%s\t%s\t%d\t%.3f\t%.3f\t%.2fx\t%.2f-%.2f\t%.0f%%", s->op, s->shape, s->threads,
+            s->fused_s * 1e3, s->unfused_s * 1e3, s->speedup, s->lo, s->hi, 100 * s->coverage);
+        char label[128];
+        snprintf(label, sizeof label, "%s %s T%d", s->op, s->shape, s->threads);
+        fprintf(csv.fp, "%zu,", i);
+        rp_csv_field(csv.fp, label);
+        fprintf(csv.fp, ",%s,", s->op);
+        rp_csv_field(csv.fp, s->shape);
+        fprintf(csv.fp, ",%d,%.6g,%.6g,%.5g,%.5g,%.5g,%.4g,%.5g,%.5g\n", s->threads,
+            s->fused_s * 1e3, s->unfused_s * 1e3, s->speedup, s->lo, s->hi, s->coverage,
+            s->flops / s->fused_s * 1e-9, s->flops / s->unfused_s * 1e-9);
+        json_array_append_new(ja,
+            json_pack("{s:s,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f}", "op", s->op, "shape", s->shape,
+                "threads", s->threads, "fused_s", s->fused_s, "unfused_s", s->unfused_s, "speedup",
+                s->speedup, "ci_lo", s->lo, "ci_hi", s->hi, "coverage_at_least", s->coverage));
+        wins += s->lo > 1;
+        losses += s->hi < 1;
+    }
+    rp_table_end(d);
+    rp_p(d,
+        "Fused is faster beyond doubt (interval above 1) in %d of %zu cases, slower beyond doubt "
+        "in %d, and indistinguishable in %zu.",
+        wins, nsp, losses, nsp - (size_t)wins - (size_t)losses);
+    rp_buf_close(&csv);
+    rp_plot p;
+    rp_plot_init(&p, "speedups",
+        "Measured speedup of fused over unfused (unfused time / fused time) per op, shape and "
+        "threads; bars: median ratio, whiskers: interval from the medians' 95% CIs.");
+    if (rp_plot_data(c, &p, csv.p, json_pack("{s:s,s:o}", "method",
+                                        "speedup = unfused median / fused median; interval = "
+                                        "[u_lo/f_hi, u_hi/f_lo] of the medians' 95% CIs",
+                                        "cases", ja))
+        == 0) {
+        char script[2048];
+        snprintf(script, sizeof script,
+            "set ylabel 'speedup (unfused time / fused time, x)'\n"
+            "set xlabel 'case: op, shape, threads T'\n"
+            "set xtics rotate by -40 left font ',9' noenhanced\n"
+            "set bmargin 12\nset yrange [0:*]\nset xrange [-0.6:%zu.6]\n"
+            "set style fill solid 0.45 border\nset boxwidth 0.6\n"
+            "plot 'speedups.csv' every ::1 using 1:8:xtic(2) with boxes lc rgb '#4c72b0' "
+            "title 'median speedup', \\\n"
+            "  '' every ::1 using 1:8:9:10 with yerrorbars pt 0 lc rgb 'black' title "
+            "'interval from 95%% CIs', \\\n"
+            "  1 with lines dt 2 lw 1.5 lc rgb '#c44e52' title 'no speedup (1x)'\n",
+            nsp - 1);
+        rp_plot_draw(c, &p, script);
+    }
+    rp_figure(c, &p);
+    rp_buf_free(&csv);
+    free(sp);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Roofline and memory                                                */
+/* ------------------------------------------------------------------ */
+
+/* Name of the memory level a working set of `bytes` (all threads) lives in. */
+static void level_name(const json_t *m, double bytes, int threads, char *buf, size_t len)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(m, "caches"), i, x)
+    {
+        double size = rp_num(x, "size"), shared = rp_num(x, "shared_by");
+        /* capacity seen by `threads` threads: private caches add up */
+        double cap = shared > 0 && shared < threads ? size * threads / shared : size;
+        if (bytes <= cap) {
+            snprintf(buf, len, "L%.0f", rp_num(x, "level"));
+            return;
+        }
+    }
+    snprintf(buf, len, "DRAM");
+}
+
+typedef struct sweep {
+    double bytes[64], gbs[64];
+    size_t n;
+} sweep;
+
+/* The median-of-records bandwidth per working set of one memory op and thread count. */
+static void collect_sweep(const rp_inputs *in, const char *op, int threads, sweep *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < in->n && s->n < 64; i++) {
+        const json_t *r = in->recs[i];
+        if (!rp_is(r, "memory") || strcmp(rp_str(r, "op"), op)
+            || (int)rp_num(r, "threads") != threads)
+            continue;
+        double b = rp_num(json_object_get(r, "shape"), "bytes"), g = rp_num(r, "gbs");
+        if (!(b > 0 && g > 0))
+            continue;
+        /* insertion sort by size; a repeated size keeps the later run */
+        size_t k = 0;
+        while (k < s->n && s->bytes[k] < b)
+            k++;
+        if (k < s->n && s->bytes[k] == b) {
+            s->gbs[k] = g;
+            continue;
+        }
+        memmove(s->bytes + k + 1, s->bytes + k, (s->n - k) * sizeof(double));
+        memmove(s->gbs + k + 1, s->gbs + k, (s->n - k) * sizeof(double));
+        s->bytes[k] = b;
+        s->gbs[k] = g;
+        s->n++;
+    }
+}
+
+static int max_threads(const rp_inputs *in, const char *kind, const char *op)
+{
+    int t = 0;
+    for (size_t i = 0; i < in->n; i++)
+        if (rp_is(in->recs[i], kind) && (!op || !strcmp(rp_str(in->recs[i], "op"), op)))
+            t = (int)fmax(t, rp_num(in->recs[i], "threads"));
+    return t;
+}
+
+int rp_sec_roofline(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    rp_inputs *in = c->in;
+    rp_h2(d, "roofline", "Roofline of this machine");
+    int T = max_threads(in, "kernel", "sgemm");
+    double peak = 0, peak1 = 0;
+    char peak_shape[64] = "";
+    for (size_t i = 0; i < in->n; i++) {
+        const json_t *r = in->recs[i];
+        if (!rp_is(r, "kernel") || strcmp(rp_str(r, "op"), "sgemm"))
+            continue;
+        double g = rp_num(r, "gflops");
+        if ((int)rp_num(r, "threads") == T && g > peak) {
+            peak = g;
+            rp_shape_str(json_object_get(r, "shape"), peak_shape, sizeof peak_shape);
+        }
+        if ((int)rp_num(r, "threads") == 1 && g > peak1)
+            peak1 = g;
+    }
+    int TM = max_threads(in, "memory", "triad");
+    sweep s;
+    collect_sweep(in, "triad", TM, &s);
+    comet_calibrate_plateau lv[8];
+    int nl = s.n ? comet_calibrate_plateaus(s.bytes, s.gbs, s.n, lv, 8) : 0;
+    if (!(peak > 0) || nl <= 0) {
+        rp_note(d, "No roofline: it needs sgemm records (bench kernels) and a triad sweep (bench "
+                   "memory).");
+        return 0;
+    }
+    rp_p(d,
+        "Compute ceiling: the best measured sgemm, %.1f GFLOP/s on %d thread(s) (%s; %.1f GFLOP/s "
+        "on 1 thread). Bandwidth ceilings: the plateaus of the %d-thread triad sweep (ERT rule: a "
+        "new level at a >= 1.25x drop, a level's bandwidth the median of its points within +-5%%). "
+        "Kernels are placed at their analytic intensity (FLOPs / compulsory bytes) and measured "
+        "GFLOP/s (median).",
+        peak, T, peak_shape, peak1, TM);
+    rp_table(d, "lrrr", "level\tbandwidth GB/s\tworking sets\tridge point FLOP/byte");
+    json_t *jl = json_array();
+    char names[8][16];
+    for (int q = 0; q < nl; q++) {
+        level_name(in->machine, lv[q].to_bytes, TM, names[q], sizeof names[q]);
+        rp_row(d, "%s\t%.1f\t%.0f KiB - %.0f KiB\t%.2f", names[q], lv[q].gbs,
+            lv[q].from_bytes / 1024, lv[q].to_bytes / 1024, peak / lv[q].gbs);
+        json_array_append_new(jl,
+            json_pack("{s:s,s:f,s:f,s:f,s:i}", "level", names[q], "gbs", lv[q].gbs, "from_bytes",
+                lv[q].from_bytes, "to_bytes", lv[q].to_bytes, "points", (int)lv[q].points));
+    }
+    rp_table_end(d);
+
+    rp_buf csv;
+    json_t *jk = json_array();
+    if (rp_buf_open(&csv))
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    fprintf(csv.fp, "series,op,variant,shape,threads,intensity_flop_per_byte,gflops\n");
+    size_t nk = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        const json_t *r = in->recs[i];
+        if (!rp_is(r, "kernel"))
+            continue;
+        double fl = rp_num(r, "flops"), by = rp_num(r, "bytes"), gf = rp_num(r, "gflops");
+        if (!(fl > 0 && by > 0 && gf > 0))
+            continue;
+        const char *op = rp_str(r, "op"), *var = rp_str(r, "variant");
+        char series[64], shape[64];
+        if (!strcmp(op, "sgemm"))
+            snprintf(series, sizeof series, "sgemm");
+        else
+            snprintf(series, sizeof series, "%s", var);
+        rp_shape_str(json_object_get(r, "shape"), shape, sizeof shape);
+        fprintf(csv.fp, "%s,%s,%s,", series, op, var);
+        rp_csv_field(csv.fp, shape);
+        fprintf(csv.fp, ",%d,%.6g,%.6g\n", (int)rp_num(r, "threads"), fl / by, gf);
+        json_array_append_new(jk,
+            json_pack("{s:s,s:s,s:s,s:i,s:f,s:f}", "op", op, "variant", var, "shape", shape,
+                "threads", (int)rp_num(r, "threads"), "intensity", fl / by, "gflops", gf));
+        nk++;
+    }
+    rp_buf_close(&csv);
+    rp_plot p;
+    rp_plot_init(&p, "roofline",
+        "Roofline: measured compute peak (sgemm) and bandwidth per memory level (triad plateaus), "
+        "with the measured kernels at their compulsory-traffic intensity.");
+    json_t *meta = json_pack("{s:f,s:i,s:f,s:o,s:o}", "peak_gflops", peak, "peak_threads", T,
+        "peak_gflops_1thread", peak1, "levels", jl, "kernels", jk);
+    if (rp_plot_data(c, &p, csv.p, meta) == 0) {
+        rp_buf sc;
+        if (rp_buf_open(&sc) == 0) {
+            fprintf(sc.fp,
+                "set logscale xy\nset xlabel 'arithmetic intensity (FLOP/byte of compulsory "
+                "DRAM traffic)'\n"
+                "set ylabel 'performance (GFLOP/s)'\nset xrange [0.05:2000]\n"
+                "set yrange [%g:%g]\nset samples 500\nset key font ',10'\n"
+                "plot ",
+                fmin(1, peak / 1000), peak * 2.5);
+            static const char *const colors[] = { "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
+                "#66a61e", "#e6ab02", "#a6761d", "#666666" };
+            for (int q = 0; q < nl; q++)
+                fprintf(sc.fp,
+                    "(x*%g < %g ? x*%g : 1/0) with lines lw 2 lc rgb '%s' title '%s %.0f GB/s', "
+                    "\\\n  ",
+                    lv[q].gbs, peak, lv[q].gbs, colors[q % 8], names[q], lv[q].gbs);
+            fprintf(sc.fp,
+                "%g with lines lw 2 lc rgb 'black' title 'peak sgemm %.0f GFLOP/s (%d thr)', \\\n"
+                "  %s"
+                "'roofline.csv' every ::1 using (strcol(1) eq 'fused' ? $6 : 1/0):7 with points "
+                "pt 7 ps 1.2 lc rgb '#c44e52' title 'fused kernels', \\\n"
+                "  '' every ::1 using (strcol(1) eq 'unfused' ? $6 : 1/0):7 with points pt 5 ps "
+                "1.1 lc rgb '#4c72b0' title 'unfused kernels', \\\n"
+                "  '' every ::1 using (strcol(1) eq 'sgemm' ? $6 : 1/0):7 with points pt 1 ps 1 lc "
+                "rgb '#777777' title 'sgemm'\n",
+                peak, peak, T, "");
+            (void)nk;
+            rp_buf_close(&sc);
+            rp_plot_draw(c, &p, sc.p);
+            rp_buf_free(&sc);
+        }
+    }
+    rp_figure(c, &p);
+    rp_buf_free(&csv);
+    return 0;
+}
+
+int rp_sec_memory(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    rp_inputs *in = c->in;
+    rp_h2(d, "memory", "Memory bandwidth by working set");
+    static const char *const ops[] = { "read", "copy", "triad" };
+    int tmax = max_threads(in, "memory", NULL);
+    rp_buf csv;
+    json_t *ja = json_array();
+    if (rp_buf_open(&csv))
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    fprintf(csv.fp, "series,op,threads,working_set_bytes,gbs,plateau_gbs\n");
+    char series[8][32];
+    int ns = 0;
+    rp_table(d, "lrl", "sweep\tthreads\tplateaus (GB/s over working sets)");
+    for (int o = 0; o < 3 && ns < 8; o++)
+        for (int t = 1; t <= tmax && ns < 8; t = t == tmax ? tmax + 1 : tmax) {
+            sweep s;
+            collect_sweep(in, ops[o], t, &s);
+            if (!s.n)
+                continue;
+            comet_calibrate_plateau lv[8];
+            int nl = comet_calibrate_plateaus(s.bytes, s.gbs, s.n, lv, 8);
+            snprintf(series[ns], sizeof series[ns], "%s %dT", ops[o], t);
+            char desc[512] = "";
+            size_t off = 0;
+            for (int q = 0; q < nl && off < sizeof desc; q++)
+                off += (size_t)snprintf(desc + off, sizeof desc - off, "%s%.1f (%.0f-%.0f KiB)",
+                    q ? ", " : "", lv[q].gbs, lv[q].from_bytes / 1024, lv[q].to_bytes / 1024);
+            rp_row(d, "%s\t%d\t%s", ops[o], t, desc);
+            json_t *pts = json_array();
+            for (size_t i = 0; i < s.n; i++) {
+                double pl = nl > 0 ? comet_calibrate_plateau_predict(lv, nl, s.bytes[i]) : NAN;
+                fprintf(csv.fp, "%s,%s,%d,%.0f,%.5g,%.5g\n", series[ns], ops[o], t, s.bytes[i],
+                    s.gbs[i], pl);
+                json_array_append_new(pts,
+                    json_pack("{s:f,s:f,s:f}", "bytes", s.bytes[i], "gbs", s.gbs[i], "plateau_gbs",
+                        isfinite(pl) ? pl : 0.0));
+            }
+            json_array_append_new(ja,
+                json_pack("{s:s,s:i,s:o}", "op", ops[o], "threads", t, "points", pts));
+            ns++;
+        }
+    rp_table_end(d);
+    rp_buf_close(&csv);
+    rp_plot p;
+    rp_plot_init(&p, "memory",
+        "Measured bandwidth (points) against working set per memory op and thread count, with "
+        "the fitted plateau levels (lines).");
+    if (!ns) {
+        snprintf(p.why, sizeof p.why, "no memory records (bench memory did not run)");
+        rp_note(d, "No memory sweep in the results.");
+        json_decref(ja);
+    } else if (rp_plot_data(c, &p, csv.p, json_pack("{s:o}", "sweeps", ja)) == 0) {
+        rp_buf sc;
+        if (rp_buf_open(&sc) == 0) {
+            fprintf(sc.fp,
+                "set logscale x 2\nset logscale y\nset format x '%%.0b%%BB'\n"
+                "set xlabel 'working set (bytes, all arrays)'\nset ylabel 'bandwidth (GB/s)'\n"
+                "set key font ',10'\nplot ");
+            for (int i = 0; i < ns; i++)
+                fprintf(sc.fp,
+                    "%s'memory.csv' every ::1 using (strcol(1) eq '%s' ? $4 : 1/0):5 with points "
+                    "pt %d lc %d title '%s measured', \\\n"
+                    "  '' every ::1 using (strcol(1) eq '%s' ? $4 : 1/0):6 with lines lc %d "
+                    "title '%s plateaus'",
+                    i ? ", \\\n  " : "", series[i], 5 + 2 * (i % 3), i + 1, series[i], series[i],
+                    i + 1, series[i]);
+            fputs("\n", sc.fp);
+            rp_buf_close(&sc);
+            rp_plot_draw(c, &p, sc.p);
+            rp_buf_free(&sc);
+        }
+    }
+    rp_figure(c, &p);
+    rp_buf_free(&csv);
+    return 0;
+}

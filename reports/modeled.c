@@ -1,0 +1,466 @@
+/* Sections that join the model with the measurements: predicted vs measured
+ * on this machine, the scaled-system and accelerator predictions, and the
+ * calibration's fit quality and provenance. */
+#include "reports_internal.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Predicted vs measured                                              */
+/* ------------------------------------------------------------------ */
+
+static void vshape(const comet_model_vrow *r, char *buf, size_t len)
+{
+    if (!strcmp(r->op, "attention"))
+        snprintf(buf, len, "Lq=%.0f Lk=%.0f d=%.0f", r->M, r->N, r->K);
+    else
+        snprintf(buf, len, "M=%.0f N=%.0f K=%.0f", r->M, r->N, r->K);
+}
+
+int rp_sec_validation(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    rp_inputs *in = c->in;
+    rp_h2(d, "validation", "Predicted vs measured on this machine");
+    if (!in->have_hw) {
+        rp_note(d, "No calibrated profile (%s), so the model cannot be checked here; run 'comet "
+                   "calibrate' (or 'comet run').",
+            in->profile_note);
+        return 0;
+    }
+    comet_model_vrow *rows = calloc(in->n + 1, sizeof *rows);
+    if (!rows)
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    int nr = comet_model_validate_records(&in->hw, in->recs, in->n, rows, in->n);
+    if (nr <= 0) {
+        rp_note(d, "No compound-kernel records to predict (bench kernels did not run).");
+        free(rows);
+        return 0;
+    }
+    double *e = malloc((size_t)nr * sizeof *e), *all = malloc((size_t)nr * sizeof *all);
+    if (!e || !all) {
+        free(e);
+        free(all);
+        free(rows);
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    }
+    for (int i = 0; i < nr; i++)
+        all[i] = fabs(rows[i].predicted_s / rows[i].measured_s - 1);
+    double med = rp_median(all, (size_t)nr), p90 = rp_quantile(all, (size_t)nr, 0.9);
+    /* winners: same op, shape, threads and ranks, fused against unfused */
+    int pairs = 0, agree = 0;
+    for (int i = 0; i < nr; i++) {
+        if (strcmp(rows[i].variant, "fused"))
+            continue;
+        for (int j = 0; j < nr; j++)
+            if (!strcmp(rows[j].variant, "unfused") && !strcmp(rows[j].op, rows[i].op)
+                && rows[j].M == rows[i].M && rows[j].N == rows[i].N && rows[j].K == rows[i].K
+                && rows[j].threads == rows[i].threads && rows[j].ranks == rows[i].ranks) {
+                pairs++;
+                agree += (rows[i].measured_s < rows[j].measured_s)
+                    == (rows[i].predicted_s < rows[j].predicted_s);
+                break;
+            }
+    }
+    rp_p(d,
+        "The model predicts each measured compound-kernel record from the calibrated profile with "
+        "the mapping the kernel ran (comet_model_validate_records). Relative error = |predicted "
+        "- measured| / measured of the median time. Over %d records: median error %.1f%%, "
+        "90th percentile %.1f%%. Bias = median of predicted / measured - 1 (positive: the model "
+        "is pessimistic). The predicted winner (fused or unfused) is the measured one in %d of "
+        "%d shapes.",
+        nr, 100 * med, 100 * p90, agree, pairs);
+    rp_table(d, "llrrrr", "op\tvariant\trecords\tmedian error\tp90 error\tbias");
+    static const char *const ops[] = { "gemm_softmax", "gemm_layernorm", "attention" };
+    static const char *const vars[] = { "fused", "unfused" };
+    json_t *groups = json_array();
+    for (int o = 0; o < 3; o++)
+        for (int v = 0; v < 2; v++) {
+            size_t k = 0;
+            double *b = all; /* reused as scratch for the bias */
+            for (int i = 0; i < nr; i++)
+                if (!strcmp(rows[i].op, ops[o]) && !strcmp(rows[i].variant, vars[v]))
+                    e[k++] = fabs(rows[i].predicted_s / rows[i].measured_s - 1);
+            if (!k)
+                continue;
+            double gm = rp_median(e, k), gp = rp_quantile(e, k, 0.9);
+            size_t kb = 0;
+            for (int i = 0; i < nr; i++)
+                if (!strcmp(rows[i].op, ops[o]) && !strcmp(rows[i].variant, vars[v]))
+                    b[kb++] = rows[i].predicted_s / rows[i].measured_s - 1;
+            double bias = rp_median(b, kb);
+            rp_row(d, "%s\t%s\t%zu\t%.1f%%\t%.1f%%\t%+.1f%%", ops[o], vars[v], k, 100 * gm,
+                100 * gp, 100 * bias);
+            json_array_append_new(groups,
+                json_pack("{s:s,s:s,s:i,s:f,s:f,s:f}", "op", ops[o], "variant", vars[v], "n",
+                    (int)k, "median_rel_err", gm, "p90_rel_err", gp, "bias", bias));
+        }
+    rp_table_end(d);
+
+    rp_buf csv;
+    json_t *jr = json_array();
+    if (rp_buf_open(&csv)) {
+        json_decref(jr);
+        json_decref(groups);
+        free(e);
+        free(all);
+        free(rows);
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    }
+    fprintf(csv.fp, "series,op,variant,shape,threads,ranks,measured_ms,predicted_ms,rel_err\n");
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < nr; i++) {
+        char sh[64];
+        vshape(&rows[i], sh, sizeof sh);
+        fprintf(csv.fp, "%s/%s,%s,%s,%s,%d,%d,%.6g,%.6g,%.5f\n", rows[i].op, rows[i].variant,
+            rows[i].op, rows[i].variant, sh, rows[i].threads, rows[i].ranks,
+            rows[i].measured_s * 1e3, rows[i].predicted_s * 1e3, rows[i].rel_err);
+        json_array_append_new(jr,
+            json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:f}", "op", rows[i].op, "variant",
+                rows[i].variant, "shape", sh, "threads", rows[i].threads, "ranks", rows[i].ranks,
+                "measured_s", rows[i].measured_s, "predicted_s", rows[i].predicted_s, "rel_err",
+                rows[i].rel_err));
+        lo = fmin(lo, fmin(rows[i].measured_s, rows[i].predicted_s) * 1e3);
+        hi = fmax(hi, fmax(rows[i].measured_s, rows[i].predicted_s) * 1e3);
+    }
+    rp_buf_close(&csv);
+    rp_plot p;
+    char cap[240];
+    snprintf(cap, sizeof cap,
+        "Predicted vs measured median time of every compound-kernel record; shaded band: the "
+        "median relative error (+-%.0f%%) around predicted = measured.",
+        100 * med);
+    rp_plot_init(&p, "validation", cap);
+    if (rp_plot_data(c, &p, csv.p,
+            json_pack("{s:i,s:f,s:f,s:i,s:i,s:o,s:o}", "records", nr, "median_rel_err", med,
+                "p90_rel_err", p90, "winner_agrees", agree, "pairs", pairs, "groups", groups,
+                "rows", jr))
+        == 0) {
+        rp_buf sc;
+        if (rp_buf_open(&sc) == 0) {
+            double x0 = lo / 1.5, x1 = hi * 1.5;
+            fprintf(sc.fp,
+                "set logscale xy\nset xrange [%g:%g]\nset yrange [%g:%g]\nset samples 200\n"
+                "set xlabel 'measured median time (ms)'\nset ylabel 'predicted time (ms)'\n"
+                "set key font ',10'\nE = %g\n"
+                "plot '+' using 1:($1*(1-E)):($1*(1+E)) with filledcurves fc rgb '#e8e8e8' "
+                "title sprintf('error band +-%%.0f%%%%', 100*E), \\\n"
+                "  x with lines lc rgb 'black' title 'predicted = measured'",
+                x0, x1, x0, x1, med);
+            static const char *const pts[] = { "7", "5", "9" };
+            for (int o = 0; o < 3; o++)
+                for (int v = 0; v < 2; v++)
+                    fprintf(sc.fp,
+                        ", \\\n  'validation.csv' every ::1 using (strcol(1) eq '%s/%s' ? $7 : "
+                        "1/0):8 with points pt %s ps 1.2 lc rgb '%s' title '%s %s'",
+                        ops[o], vars[v], v ? pts[o] : pts[o], v ? "#4c72b0" : "#c44e52", ops[o],
+                        vars[v]);
+            fputs("\n", sc.fp);
+            rp_buf_close(&sc);
+            rp_plot_draw(c, &p, sc.p);
+            rp_buf_free(&sc);
+        }
+    } else {
+        json_decref(groups);
+        json_decref(jr);
+    }
+    rp_figure(c, &p);
+    rp_buf_free(&csv);
+    free(e);
+    free(all);
+    free(rows);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Predictions                                                        */
+/* ------------------------------------------------------------------ */
+
+static const char *const ecomp[] = { "dram", "global_buffer", "local_buffer", "mac", "vector",
+    "link" };
+static const char *const lcomp[] = { "gemm", "vector", "dram", "noc", "collectives", "stall" };
+
+int rp_sec_predictions(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    rp_inputs *in = c->in;
+    rp_h2(d, "predictions", "Scaled-system and accelerator predictions");
+    if (!in->pred) {
+        rp_note(d, "No predictions (%s); 'comet run' writes them in its predict stage.",
+            in->pred_note);
+        return 0;
+    }
+    const json_t *systems = json_object_get(in->pred, "systems"),
+                 *preds = json_object_get(in->pred, "predictions");
+    rp_p(d,
+        "Best fused and best unfused mapping found by the model's mapping search (cluster and "
+        "core splits, tiles, binding; capacity pruning first) for each system and op. Speedup = "
+        "best unfused latency / best fused latency. Energy is the model's access-count energy "
+        "(DRAM, buffers, MACs, vector ops, links).");
+    rp_table(d, "lllrrrrl", "system\tdescription\tclock GHz\tclusters\tcores/cluster\tpeak "
+                            "TFLOP/s\tDRAM GB/s\tsource");
+    size_t i;
+    json_t *s;
+    json_array_foreach(systems, i, s) rp_row(d, "%s\t%s\t%.3g\t%.0f\t%.0f\t%.3g\t%.3g\t%s",
+        rp_str(s, "tag"), rp_str(s, "description"), rp_num(s, "clock_ghz"), rp_num(s, "clusters"),
+        rp_num(s, "cores"), rp_num(s, "peak_tflops"), rp_num(s, "dram_gbs"), rp_str(s, "source"));
+    rp_table_end(d);
+    json_t *x;
+    json_array_foreach(json_object_get(in->pred, "notes"), i, x)
+        rp_note(d, "%s", json_string_value(x) ? json_string_value(x) : "");
+
+    rp_table(d, "lllrrrrrr",
+        "system\top\tshape\tfused us\tunfused us\tspeedup\tfused uJ\tunfused uJ\tmappings");
+    rp_buf csv, bd;
+    if (rp_buf_open(&csv) || rp_buf_open(&bd)) {
+        rp_buf_free(&csv);
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    }
+    fprintf(csv.fp, "idx,label,system,op,shape,fused_us,unfused_us,speedup,fused_uJ,unfused_uJ\n");
+    fprintf(bd.fp, "label,system,op,variant");
+    for (int k = 0; k < 6; k++)
+        fprintf(bd.fp, ",energy_%s_pct", ecomp[k]);
+    for (int k = 0; k < 6; k++)
+        fprintf(bd.fp, ",latency_%s_us", lcomp[k]);
+    fputs(",total_us,total_uJ\n", bd.fp);
+    size_t np = 0;
+    json_array_foreach(preds, i, x)
+    {
+        const json_t *rf = json_object_get(json_object_get(x, "fused"), "result"),
+                     *ru = json_object_get(json_object_get(x, "unfused"), "result");
+        double tf = rp_num(rf, "seconds") * 1e6, tu = rp_num(ru, "seconds") * 1e6,
+               ef = rp_num(rf, "energy_pj") * 1e-6, eu = rp_num(ru, "energy_pj") * 1e-6;
+        rp_row(d, "%s\t%s\t%s\t%.4g\t%.4g\t%.2fx\t%.4g\t%.4g\t%.0f", rp_str(x, "system"),
+            rp_str(x, "op"), rp_str(x, "shape"), tf, tu, rp_num(x, "speedup"), ef, eu,
+            rp_num(x, "evaluated"));
+        char label[96];
+        snprintf(label, sizeof label, "%s %s", rp_str(x, "system"), rp_str(x, "op"));
+        fprintf(csv.fp, "%zu,%s,%s,%s,", np, label, rp_str(x, "system"), rp_str(x, "op"));
+        rp_csv_field(csv.fp, rp_str(x, "shape"));
+        fprintf(csv.fp, ",%.6g,%.6g,%.5g,%.6g,%.6g\n", tf, tu, rp_num(x, "speedup"), ef, eu);
+        for (int v = 0; v < 2; v++) {
+            const json_t *r = v ? ru : rf;
+            const json_t *eb = json_object_get(r, "energy_breakdown_pj"),
+                         *lb = json_object_get(r, "latency_breakdown");
+            double tot = rp_num(r, "energy_pj"), clk = rp_num(r, "cycles") / rp_num(r, "seconds");
+            fprintf(bd.fp, "%s %s,%s,%s,%s", label, v ? "unfused" : "fused", rp_str(x, "system"),
+                rp_str(x, "op"), v ? "unfused" : "fused");
+            for (int k = 0; k < 6; k++) {
+                double val = rp_num(eb, ecomp[k]);
+                fprintf(bd.fp, ",%.4g", tot > 0 && isfinite(val) ? 100 * val / tot : 0.0);
+            }
+            for (int k = 0; k < 6; k++) {
+                double cyc = rp_num(lb, lcomp[k]);
+                fprintf(bd.fp, ",%.5g", isfinite(cyc) && clk > 0 ? cyc / clk * 1e6 : 0.0);
+            }
+            fprintf(bd.fp, ",%.6g,%.6g\n", rp_num(r, "seconds") * 1e6, tot * 1e-6);
+        }
+        np++;
+    }
+    rp_table_end(d);
+    rp_buf_close(&csv);
+    rp_buf_close(&bd);
+
+    rp_h3(d, "Best mappings");
+    rp_table(d, "llll", "system\top\tbest fused mapping\tbest unfused mapping");
+    json_array_foreach(preds, i, x) rp_row(d, "%s\t%s\t%s\t%s", rp_str(x, "system"),
+        rp_str(x, "op"), rp_str(json_object_get(x, "fused"), "mapping_str"),
+        rp_str(json_object_get(x, "unfused"), "mapping_str"));
+    rp_table_end(d);
+
+    rp_h3(d, "Latency breakdown (us)");
+    rp_p(d, "Component totals of the model (they overlap where the dataflow overlaps them, so "
+            "they need not add up to the latency); stall = memory time not hidden behind "
+            "compute; collectives = explicit collectives inserted where a reduction is split.");
+    rp_table(d, "llrrrrrrr", "system\top / variant\tlatency\tgemm\tvector\tdram\tnoc\tcollectives\tstall");
+    json_array_foreach(preds, i, x) for (int v = 0; v < 2; v++)
+    {
+        const json_t *r = json_object_get(json_object_get(x, v ? "unfused" : "fused"), "result");
+        const json_t *lb = json_object_get(r, "latency_breakdown");
+        double clk = rp_num(r, "cycles") / rp_num(r, "seconds") / 1e6;
+        rp_row(d, "%s\t%s %s\t%.4g\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g", rp_str(x, "system"),
+            rp_str(x, "op"), v ? "unfused" : "fused", rp_num(r, "seconds") * 1e6,
+            rp_num(lb, "gemm") / clk, rp_num(lb, "vector") / clk, rp_num(lb, "dram") / clk,
+            rp_num(lb, "noc") / clk, rp_num(lb, "collectives") / clk, rp_num(lb, "stall") / clk);
+    }
+    rp_table_end(d);
+
+    /* measured against predicted on this machine, where the same shape ran */
+    int any = 0;
+    json_array_foreach(preds, i, x)
+    {
+        const json_t *m = json_object_get(x, "measured");
+        if (!m)
+            continue;
+        if (!any) {
+            rp_h3(d, "This machine: predicted beside measured");
+            rp_table(d, "llrrrr", "op\tshape\tpredicted fused ms\tmeasured fused ms\tpredicted "
+                                  "unfused ms\tmeasured unfused ms");
+            any = 1;
+        }
+        rp_row(d, "%s\t%s\t%.4g\t%.4g\t%.4g\t%.4g", rp_str(x, "op"), rp_str(x, "shape"),
+            rp_num(json_object_get(json_object_get(x, "fused"), "result"), "seconds") * 1e3,
+            rp_num(m, "fused_s") * 1e3,
+            rp_num(json_object_get(json_object_get(x, "unfused"), "result"), "seconds") * 1e3,
+            rp_num(m, "unfused_s") * 1e3);
+    }
+    if (any)
+        rp_table_end(d);
+
+    if (np) {
+        rp_plot p;
+        rp_plot_init(&p, "predictions_latency",
+            "Predicted latency of the best fused and best unfused mapping per system and op "
+            "(log scale); the label above each pair is the predicted speedup.");
+        json_t *copy = json_deep_copy(preds);
+        if (rp_plot_data(c, &p, csv.p, json_pack("{s:o}", "predictions", copy)) == 0) {
+            char script[1400];
+            snprintf(script, sizeof script,
+                "set logscale y\nset ylabel 'predicted latency (us)'\nset xlabel 'system and op'\n"
+                "set xtics rotate by -35 left font ',9'\nset bmargin 10\n"
+                "set xrange [-0.6:%zu.6]\nset style fill solid 0.6 border\nset boxwidth 0.35\n"
+                "plot 'predictions_latency.csv' every ::1 using ($1-0.18):6:xtic(2) with boxes lc "
+                "rgb '#c44e52' title 'best fused', \\\n"
+                "  '' every ::1 using ($1+0.18):7 with boxes lc rgb '#4c72b0' title 'best "
+                "unfused', \\\n"
+                "  '' every ::1 using 1:(($6>$7?$6:$7)*1.6):(sprintf('%%.2fx',$8)) with labels "
+                "font ',8' notitle\n",
+                np - 1);
+            rp_plot_draw(c, &p, script);
+        }
+        rp_figure(c, &p);
+
+        rp_plot q;
+        rp_plot_init(&q, "predictions_energy",
+            "Predicted energy per call of the best fused and unfused mapping, split by component "
+            "(share of the total, %); the total in uJ is in the table above.");
+        if (rp_plot_data(c, &q, bd.p, json_pack("{s:s}", "note", "see predictions_latency.json"))
+            == 0) {
+            char script[1600];
+            snprintf(script, sizeof script,
+                "set style data histograms\nset style histogram rowstacked\n"
+                "set style fill solid 0.8 border -1\nset boxwidth 0.7\nset yrange [0:100]\n"
+                "set ylabel 'share of predicted energy (%%)'\nset xlabel 'system, op, variant'\n"
+                "set xtics rotate by -40 left font ',8'\nset bmargin 12\n"
+                "plot for [i=5:10] 'predictions_energy.csv' every ::1 using i:xtic(1) title "
+                "word('DRAM global_buffer local_buffer MAC vector link', i-4)\n");
+            rp_plot_draw(c, &q, script);
+        }
+        rp_figure(c, &q);
+    }
+    rp_buf_free(&csv);
+    rp_buf_free(&bd);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fit quality and provenance                                         */
+/* ------------------------------------------------------------------ */
+
+static void heldout_row(rp_doc *d, const char *what, const json_t *h, const char *method)
+{
+    if (!h)
+        return;
+    rp_row(d, "%s\t%.0f\t%.1f%%\t%.1f%%\t%s", what, rp_num(h, "points"),
+        100 * rp_num(h, "median_rel_err"), 100 * rp_num(h, "p90_rel_err"),
+        method ? method : rp_str(h, "method"));
+}
+
+int rp_sec_fits(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    rp_inputs *in = c->in;
+    rp_h2(d, "fits", "Fit quality, held-out errors and provenance");
+    const json_t *cal = json_object_get(in->profile, "calibration");
+    if (!cal) {
+        rp_note(d, "No calibration section: %s.",
+            in->profile ? "the profile carries no fit figures" : in->profile_note);
+        return 0;
+    }
+    const json_t *fits = json_object_get(cal, "fits");
+    rp_p(d, "Held-out error: points kept out of a fit and predicted by it (relative error of the "
+            "predicted time). These are the calibration's own figures from profile.json.");
+    rp_table(d, "lrrrl", "fit\theld-out points\tmedian error\tp90 error\tmethod");
+    const json_t *g = json_object_get(fits, "gemm");
+    heldout_row(d, "sgemm time (efficiency grid)", json_object_get(g, "heldout"), NULL);
+    const json_t *mem = json_object_get(fits, "memory");
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(mem, "series"), i, x)
+    {
+        char w[64];
+        snprintf(w, sizeof w, "memory %s %.0fT", rp_str(x, "op"), rp_num(x, "threads"));
+        heldout_row(d, w, json_object_get(x, "heldout"), NULL);
+    }
+    heldout_row(d, "memory (pooled)", json_object_get(mem, "heldout"), NULL);
+    json_array_foreach(json_object_get(fits, "p2p"), i, x)
+    {
+        char w[96];
+        snprintf(w, sizeof w, "p2p %s %s", rp_str(x, "op"), rp_str(x, "link"));
+        heldout_row(d, w, json_object_get(x, "heldout"), NULL);
+    }
+    json_array_foreach(json_object_get(fits, "collectives"), i, x)
+    {
+        char w[96];
+        snprintf(w, sizeof w, "%s %s", rp_str(x, "op"), rp_str(x, "algorithm"));
+        heldout_row(d, w, json_object_get(x, "heldout"), NULL);
+    }
+    rp_table_end(d);
+    const json_t *law = json_object_get(g, "law");
+    if (law)
+        rp_p(d,
+            "GEMM efficiency: measured grid from %.0f sgemm records, interpolated by the model; "
+            "outside the grid %s with emax %.3f, f_half %.3g FLOP (R^2 %.3f).",
+            rp_num(g, "records"), rp_str(law, "form"), rp_num(law, "emax"),
+            rp_num(law, "f_half"), rp_num(law, "r2"));
+    const json_t *ml = json_object_get(mem, "model_levels");
+    if (ml) {
+        rp_table(d, "lrrl", "model memory level\tbandwidth GB/s\tcapacity\tsource");
+        const char *k;
+        json_object_foreach((json_t *)ml, k, x) rp_row(d, "%s\t%.1f\t%.0f KiB\t%s", k,
+            rp_num(x, "gbs"), rp_num(x, "capacity") / 1024, rp_str(x, "source"));
+        rp_table_end(d);
+    }
+    const json_t *vec = json_object_get(fits, "vector");
+    if (vec && json_object_size(vec)) {
+        rp_table(d, "lrrrr", "vector op\tin cache ns/elem\tin cache cycles/elem\tstreaming "
+                             "ns/elem\tstreaming GB/s");
+        const char *k;
+        json_object_foreach((json_t *)vec, k, x)
+        {
+            const json_t *ca = json_object_get(x, "cache"), *st = json_object_get(x, "stream");
+            if (!ca && !st)
+                continue;
+            rp_row(d, "%s\t%.3g\t%.3g\t%.3g\t%.3g", k, rp_num(ca, "ns_per_element"),
+                rp_num(ca, "cycles_per_element"), rp_num(st, "ns_per_element"),
+                rp_num(st, "gbs"));
+        }
+        rp_table_end(d);
+    }
+
+    rp_h3(d, "Provenance");
+    const json_t *pv = json_object_get(cal, "provenance");
+    const json_t *pm = json_object_get(pv, "machine");
+    rp_table(d, "ll", "item\tvalue");
+    rp_row(d, "profile\t%s (%s), clock %.3f GHz", rp_str(in->profile, "name"),
+        rp_str(in->profile, "kind"), rp_num(in->profile, "clock_ghz"));
+    rp_row(d, "calibrated\t%s by comet %s (commit %s)", rp_str(pv, "date"),
+        rp_str(pv, "comet_version"), rp_str(pv, "comet_commit"));
+    rp_row(d, "machine\t%s (%s, id %s)", rp_str(pm, "hostname"), rp_str(pm, "cpu_model"),
+        rp_str(pm, "id"));
+    if (strcmp(rp_str(pm, "id"), rp_str(in->machine, "id")))
+        rp_row(d, "warning\tthe profile was calibrated on machine %s, the results are from %s",
+            rp_str(pm, "id"), rp_str(in->machine, "id"));
+    json_array_foreach(json_object_get(pv, "files"), i, x)
+        rp_row(d, "results file\t%s (%.0f records)", rp_str(x, "path"), rp_num(x, "records"));
+    json_array_foreach(json_object_get(pv, "runs"), i, x) rp_row(
+        d, "run\t%s at %s: %s", rp_str(x, "run_id"), rp_str(x, "time"), rp_str(x, "cmdline"));
+    rp_row(d, "report\tbuilt by comet %s from %s", COMET_VERSION, in->dir);
+    rp_table_end(d);
+    return 0;
+}

@@ -1,0 +1,305 @@
+/* The prediction stage of comet run: best fused and unfused mappings of the
+ * three compound ops on this machine (its calibrated profile), a scaled CPU
+ * system of it, and the COMET edge and cloud presets, into
+ * DIR/predictions.json. */
+#include "reports_internal.h"
+
+#include "comet_bench.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Problem sizes. GEMM shapes are those of COMET's own evaluation scripts
+ * (edge 1024x1024x256, cloud 2048x2048x256); the attention shapes are
+ * BERT/GPT-like head dimension 64 with sequence lengths that fill each
+ * system. This machine uses the largest shape it measured, so that the
+ * prediction sits beside a measurement. */
+typedef struct sys_shapes {
+    const char *gemm, *attention;
+} sys_shapes;
+
+static const sys_shapes edge_shapes = { "M=1024,N=1024,K=256", "heads=8,lq=1024,lk=1024,d=64" };
+static const sys_shapes big_shapes = { "M=2048,N=2048,K=256", "heads=16,lq=2048,lk=2048,d=64" };
+
+static const comet_model_op ops[3]
+    = { COMET_MODEL_GEMM_SOFTMAX, COMET_MODEL_GEMM_LAYERNORM, COMET_MODEL_ATTENTION };
+
+static double peak_tflops(const comet_model_hw *hw)
+{
+    double per_core = hw->systolic ? 2.0 * hw->sa_rows * hw->sa_cols * hw->sa_arrays
+                                   : hw->peak_flops;
+    return per_core * hw->cores * hw->clusters * hw->clock_ghz * 1e-3;
+}
+
+static json_t *system_json(const comet_model_hw *hw, const char *tag, const char *desc,
+    const char *source)
+{
+    return json_pack("{s:s,s:s,s:s,s:s,s:f,s:i,s:i,s:f,s:f}", "tag", tag, "name", hw->name,
+        "description", desc, "source", source, "clock_ghz", hw->clock_ghz, "clusters",
+        hw->clusters, "cores", hw->cores, "peak_tflops", peak_tflops(hw), "dram_gbs",
+        hw->dram.bw * hw->clock_ghz);
+}
+
+static json_t *side_json(const comet_model_mapping *mp, const comet_model_result *r)
+{
+    char buf[256];
+    return json_pack("{s:o,s:s,s:o}", "mapping", comet_model_mapping_json(mp), "mapping_str",
+        comet_model_mapping_str(mp, buf, sizeof buf), "result", comet_model_result_json(r));
+}
+
+/* The largest (by FLOPs) measured shape of op at the highest thread count,
+ * with its fused and unfused medians. */
+typedef struct local_case {
+    char shape[96];
+    comet_model_problem pb;
+    double fused_s, unfused_s;
+    int found;
+} local_case;
+
+static void find_local(json_t *const *recs, size_t n, comet_model_op op, local_case *lc)
+{
+    const char *name = comet_model_op_name(op);
+    double best = 0;
+    int T = 0;
+    memset(lc, 0, sizeof *lc);
+    for (size_t i = 0; i < n; i++)
+        if (rp_is(recs[i], "kernel") && !strcmp(rp_str(recs[i], "op"), name))
+            T = (int)fmax(T, rp_num(recs[i], "threads"));
+    const json_t *sh = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i];
+        if (!rp_is(r, "kernel") || strcmp(rp_str(r, "op"), name) || (int)rp_num(r, "threads") != T)
+            continue;
+        if (rp_num(r, "flops") > best) {
+            best = rp_num(r, "flops");
+            sh = json_object_get(r, "shape");
+        }
+    }
+    if (!sh)
+        return;
+    lc->pb.op = op;
+    if (op == COMET_MODEL_ATTENTION) {
+        lc->pb.heads = rp_num(sh, "B") * rp_num(sh, "H");
+        lc->pb.lq = rp_num(sh, "Lq");
+        lc->pb.lk = rp_num(sh, "Lk");
+        lc->pb.d = rp_num(sh, "d");
+        lc->pb.causal = rp_num(sh, "causal") > 0;
+        snprintf(lc->shape, sizeof lc->shape, "heads=%.0f,lq=%.0f,lk=%.0f,d=%.0f%s", lc->pb.heads,
+            lc->pb.lq, lc->pb.lk, lc->pb.d, lc->pb.causal ? ",causal" : "");
+    } else {
+        lc->pb.M = rp_num(sh, "M");
+        lc->pb.N = rp_num(sh, "N");
+        lc->pb.K = rp_num(sh, "K");
+        snprintf(lc->shape, sizeof lc->shape, "M=%.0f,N=%.0f,K=%.0f", lc->pb.M, lc->pb.N, lc->pb.K);
+    }
+    if (!(isfinite(lc->pb.M + lc->pb.N + lc->pb.K) && isfinite(lc->pb.heads + lc->pb.lq)))
+        return;
+    /* first record of each variant at that shape (later ones are tile sweeps) */
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i];
+        if (!rp_is(r, "kernel") || strcmp(rp_str(r, "op"), name) || (int)rp_num(r, "threads") != T
+            || !json_equal(json_object_get(r, "shape"), sh))
+            continue;
+        if (!strcmp(rp_str(r, "variant"), "fused") && !(lc->fused_s > 0))
+            lc->fused_s = rp_median_s(r);
+        if (!strcmp(rp_str(r, "variant"), "unfused") && !(lc->unfused_s > 0))
+            lc->unfused_s = rp_median_s(r);
+    }
+    lc->found = 1;
+}
+
+/* Explores one op on one system and appends the entry. */
+static int predict_one(const comet_model_hw *hw, const char *tag, const comet_model_problem *pb,
+    const char *shape, const local_case *lc, json_t *preds, char *err, size_t errlen)
+{
+    comet_model_search *s = malloc(sizeof *s);
+    int rc;
+    if (!s)
+        return comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
+    if ((rc = comet_model_explore(hw, pb, s)) != 0) {
+        free(s);
+        return comet_util_seterr(err, errlen, rc, "predict: %s %s %s: mapping search failed (%s)",
+            tag, comet_model_op_name(pb->op), shape, comet_util_strerror(rc));
+    }
+    if (!s->r_fused.valid || !s->r_unfused.valid || !(s->r_fused.seconds > 0)) {
+        const char *which = s->r_fused.valid ? "unfused" : "fused";
+        free(s);
+        return comet_util_seterr(err, errlen, -ERANGE,
+            "predict: %s %s %s: no valid %s mapping fits the buffers", tag,
+            comet_model_op_name(pb->op), shape, which);
+    }
+    json_t *e = json_pack("{s:s,s:s,s:s,s:o,s:o,s:f,s:I,s:I,s:f}", "system", tag, "op",
+        comet_model_op_name(pb->op), "shape", shape, "fused",
+        side_json(&s->best_fused, &s->r_fused), "unfused",
+        side_json(&s->best_unfused, &s->r_unfused), "speedup",
+        s->r_unfused.seconds / s->r_fused.seconds, "evaluated", (json_int_t)s->evaluated,
+        "pruned", (json_int_t)s->pruned, "search_s", s->seconds);
+    if (e && lc && lc->fused_s > 0 && lc->unfused_s > 0)
+        json_object_set_new(e, "measured",
+            json_pack("{s:f,s:f,s:f}", "fused_s", lc->fused_s, "unfused_s", lc->unfused_s,
+                "speedup", lc->unfused_s / lc->fused_s));
+    free(s);
+    if (!e)
+        return comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
+    json_array_append_new(preds, e);
+    return 0;
+}
+
+static int predict_system(const comet_model_hw *hw, const char *tag, const sys_shapes *shapes,
+    const local_case *local, json_t *preds, json_t *notes, char *err, size_t errlen)
+{
+    int failures = 0;
+    for (int o = 0; o < 3; o++) {
+        comet_model_problem pb;
+        const char *shape;
+        char e[COMET_ERRLEN];
+        if (local) {
+            if (!local[o].found) {
+                char t[160];
+                snprintf(t, sizeof t, "%s: %s was not measured here, so it is not predicted", tag,
+                    comet_model_op_name(ops[o]));
+                json_array_append_new(notes, json_string(t));
+                continue;
+            }
+            pb = local[o].pb;
+            shape = local[o].shape;
+        } else {
+            memset(&pb, 0, sizeof pb);
+            pb.op = ops[o];
+            shape = ops[o] == COMET_MODEL_ATTENTION ? shapes->attention : shapes->gemm;
+            if (comet_model_problem_parse(shape, &pb, e, sizeof e) != 0)
+                return comet_util_seterr(err, errlen, -EINVAL, "predict: %s", e);
+        }
+        if (predict_one(hw, tag, &pb, shape, local ? &local[o] : NULL, preds, e, sizeof e) != 0) {
+            json_array_append_new(notes, json_string(e));
+            failures++;
+        }
+    }
+    return failures;
+}
+
+int comet_reports_predict(
+    const char *dir, const comet_reports_predict_opts *opts, char *err, size_t errlen)
+{
+    comet_reports_predict_opts o = { 32, 8 };
+    char path[RP_PATH + 64], now[40];
+    json_t *systems = json_array(), *preds = json_array(), *notes = json_array(), *out = NULL;
+    comet_model_hw base, sc, preset;
+    int have_base = 0, rc = 0, failures = 0;
+    json_t **recs = NULL;
+    size_t n = 0;
+    char **names = NULL;
+    size_t nn = 0;
+    if (opts)
+        o = *opts;
+    if (!systems || !preds || !notes) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
+        goto fail;
+    }
+    if (o.scale_cores < 1 || o.scale_nodes < 1) {
+        rc = comet_util_seterr(err, errlen, -EINVAL, "predict: scaled system needs >= 1 core "
+                                                     "and node");
+        goto fail;
+    }
+    /* this machine: its profile and its measured kernel records */
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    char e[COMET_ERRLEN];
+    if (access(path, R_OK) != 0) {
+        snprintf(e, sizeof e, "no calibrated profile (%.300s): this machine and its scaled system are "
+                              "not predicted",
+            path);
+        json_array_append_new(notes, json_string(e));
+    } else if ((rc = comet_model_hw_load(path, &base, err, errlen)) != 0) {
+        goto fail;
+    } else {
+        have_base = 1;
+    }
+    if (have_base) {
+        if (rp_list_results(dir, &names, &nn, e, sizeof e) == 0) {
+            for (size_t i = 0; i < nn; i++) {
+                json_t **r = NULL;
+                size_t k = 0;
+                char w[COMET_ERRLEN];
+                snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
+                if (comet_bench_records_load(path, &r, &k, w, sizeof w) != 0)
+                    continue; /* the report names a corrupt file; here it only lacks a shape */
+                json_t **nr = realloc(recs, (n + k + 1) * sizeof *nr);
+                if (!nr) {
+                    comet_bench_records_free(r, k);
+                    rc = comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
+                    goto fail;
+                }
+                recs = nr;
+                memcpy(recs + n, r, k * sizeof *r);
+                n += k;
+                free(r);
+            }
+        }
+        local_case lc[3];
+        for (int q = 0; q < 3; q++)
+            find_local(recs, n, ops[q], &lc[q]);
+        char desc[200];
+        snprintf(desc, sizeof desc, "this machine, calibrated (%d cores)", base.cores * base.clusters);
+        json_array_append_new(systems, system_json(&base, "local", desc, "profile.json"));
+        failures += predict_system(&base, "local", NULL, lc, preds, notes, err, errlen);
+        if ((rc = comet_model_hw_scale(&base, o.scale_cores, o.scale_nodes, NULL, &sc)) != 0) {
+            comet_util_seterr(err, errlen, rc, "predict: cannot scale the profile (%s)",
+                comet_util_strerror(rc));
+            goto fail;
+        }
+        snprintf(desc, sizeof desc,
+            "%d nodes x %d calibrated cores, switch network with the calibrated link",
+            o.scale_nodes, o.scale_cores);
+        json_array_append_new(systems, system_json(&sc, "scaled", desc, "profile.json, scaled"));
+        failures += predict_system(&sc, "scaled", &big_shapes, NULL, preds, notes, err, errlen);
+        comet_model_hw_free(&sc);
+    }
+    static const struct {
+        const char *name, *desc;
+        const sys_shapes *shapes;
+    } presets[2] = { { "edge", "COMET edge: 2x2 mesh of 4 clusters, 4 cores each", &edge_shapes },
+        { "cloud", "COMET cloud: 4x4 mesh of 16 clusters, 16 cores each", &big_shapes } };
+    for (int p = 0; p < 2; p++) {
+        if ((rc = comet_model_hw_load(presets[p].name, &preset, e, sizeof e)) != 0) {
+            json_array_append_new(notes, json_string(e));
+            failures++;
+            continue;
+        }
+        char src[64];
+        snprintf(src, sizeof src, "configs/hw/%s.yaml", presets[p].name);
+        json_array_append_new(systems, system_json(&preset, presets[p].name, presets[p].desc, src));
+        failures += predict_system(
+            &preset, presets[p].name, presets[p].shapes, NULL, preds, notes, err, errlen);
+        comet_model_hw_free(&preset);
+    }
+    rc = 0;
+    out = json_pack("{s:s,s:s,s:{s:i,s:i},s:O,s:O,s:O}", "schema", "comet.predictions.v1", "time",
+        comet_util_iso_time(now, sizeof now), "settings", "scale_cores", o.scale_cores,
+        "scale_nodes", o.scale_nodes, "systems", systems, "predictions", preds, "notes", notes);
+    char *t = out ? json_dumps(out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+    snprintf(path, sizeof path, "%s/predictions.json", dir);
+    if (!t)
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
+    else
+        rc = comet_util_write_atomic(path, t, strlen(t), err, errlen);
+    free(t);
+    if (rc == 0 && failures)
+        rc = comet_util_seterr(err, errlen, -ERANGE,
+            "predict: %d of the predictions failed (see the notes in %s)", failures, path);
+fail:
+    if (have_base)
+        comet_model_hw_free(&base);
+    comet_bench_records_free(recs, n);
+    for (size_t i = 0; i < nn; i++)
+        free(names[i]);
+    free(names);
+    json_decref(out);
+    json_decref(systems);
+    json_decref(preds);
+    json_decref(notes);
+    return rc;
+}

@@ -1,0 +1,152 @@
+/* Internals of the reports library shared by its sources (not installed).
+ *   inputs.c   loading results, profile, predictions (errors name the file)
+ *   doc.c      one writer for summary.md and index.html side by side
+ *   plot.c     data files (CSV + JSON) and gnuplot SVGs under a timeout
+ *   measured.c machine, speedups, roofline, memory sections
+ *   links.c    point-to-point and collective sections (measured vs fitted)
+ *   modeled.c  validation, predictions, fit quality and provenance sections
+ *   build.c    comet_reports_build()
+ *   predict.c  comet_reports_predict()
+ *   fresh.c    freshness and archiving of results for comet run */
+#ifndef COMET_REPORTS_INTERNAL_H
+#define COMET_REPORTS_INTERNAL_H
+
+#include "comet_model.h"
+#include "comet_reports.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define RP_PATH 4096
+
+/* ---- inputs ---- */
+
+typedef struct rp_file {
+    char path[RP_PATH + 320]; /* results file */
+    char kind[32]; /* bench kind of its run record */
+    char run_id[64];
+    char time[40];
+    size_t records; /* measurement records */
+    char warning[256]; /* torn last line, if any */
+} rp_file;
+
+typedef struct rp_inputs {
+    const char *dir;
+    json_t **recs; /* all records of all files, file order */
+    size_t n;
+    rp_file *files;
+    size_t nfiles;
+    const json_t *machine; /* machine object of the first run record */
+    json_t *profile; /* profile.json as JSON, or NULL */
+    comet_model_hw hw; /* profile as the model sees it (have_hw) */
+    int have_hw;
+    char profile_note[300]; /* why there is no profile */
+    json_t *pred; /* predictions.json, or NULL */
+    char pred_note[300];
+    json_t *runlog; /* run.json (stages of comet run), or NULL */
+    char runlog_note[300];
+} rp_inputs;
+
+int rp_inputs_load(rp_inputs *in, const char *dir, char *err, size_t errlen);
+void rp_inputs_free(rp_inputs *in);
+
+/* Results files of DIR/results (*.jsonl), sorted; caller frees each and the array. */
+int rp_list_results(const char *dir, char ***names, size_t *n, char *err, size_t errlen);
+
+/* ---- growing text buffer ---- */
+
+typedef struct rp_buf {
+    char *p;
+    size_t n;
+    FILE *fp;
+} rp_buf;
+
+int rp_buf_open(rp_buf *b);
+/* Closes the stream; b->p/b->n hold the text (free with rp_buf_free). */
+int rp_buf_close(rp_buf *b);
+void rp_buf_free(rp_buf *b);
+
+/* ---- the two documents ---- */
+
+typedef struct rp_doc {
+    rp_buf md, html;
+    int ncols; /* columns of the open table */
+    char align[16]; /* 'l' or 'r' per column */
+    int nfig; /* figures so far */
+} rp_doc;
+
+int rp_doc_open(rp_doc *d);
+void rp_doc_free(rp_doc *d);
+void rp_h2(rp_doc *d, const char *id, const char *title);
+void rp_h3(rp_doc *d, const char *title);
+/* A paragraph; text is plain (escaped for HTML). */
+void rp_p(rp_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A highlighted note (a missing input, a failed stage). */
+void rp_note(rp_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Table: header cells separated by '\t'; align is one 'l'/'r' per column. */
+void rp_table(rp_doc *d, const char *align, const char *header);
+/* A row: printf-formatted cells separated by '\t'. */
+void rp_row(rp_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rp_table_end(rp_doc *d);
+
+/* ---- plots ---- */
+
+typedef struct rp_plot {
+    char name[64]; /* file stem: NAME.svg, NAME.csv, NAME.json, NAME.gp */
+    char caption[240];
+    int ok; /* SVG drawn */
+    char why[240]; /* why not */
+} rp_plot;
+
+typedef struct rp_ctx {
+    rp_inputs *in;
+    rp_doc doc;
+    char rdir[RP_PATH]; /* report folder */
+    char *err;
+    size_t errlen;
+    int wrote_error; /* first output error (negative) */
+    json_t *index; /* report.json: every plot and table, machine-readable */
+} rp_ctx;
+
+void rp_plot_init(rp_plot *p, const char *name, const char *caption);
+/* Writes NAME.csv (csv text) and NAME.json (steals json) atomically. */
+int rp_plot_data(rp_ctx *c, rp_plot *p, const char *csv, json_t *json);
+/* Writes NAME.gp (script, after a common preamble) and draws NAME.svg with
+ * gnuplot run in the report folder under a timeout; failures land in p->why. */
+void rp_plot_draw(rp_ctx *c, rp_plot *p, const char *script);
+/* The figure (image + caption + data links) or the reason it is missing. */
+void rp_figure(rp_ctx *c, const rp_plot *p);
+
+/* Escapes text for HTML onto fp. */
+void rp_html_escape(FILE *fp, const char *s);
+/* Quotes a CSV field when needed. */
+void rp_csv_field(FILE *fp, const char *s);
+
+/* ---- record helpers ---- */
+
+#define rp_num comet_util_jnum
+#define rp_str comet_util_jstr
+
+int rp_is(const json_t *r, const char *kind);
+/* Human-readable shape ("M=1024 N=4096 K=64", "BH=2 Lq=256 Lk=256 d=64"). */
+void rp_shape_str(const json_t *shape, char *buf, size_t len);
+double rp_median_s(const json_t *r);
+/* Median of v[0..n-1] (sorts v). NaN for n == 0. */
+double rp_median(double *v, size_t n);
+/* Quantile q of v (sorts v), linear interpolation. */
+double rp_quantile(double *v, size_t n, double q);
+
+/* ---- sections ---- */
+
+int rp_sec_run(rp_ctx *c);
+int rp_sec_machine(rp_ctx *c);
+int rp_sec_speedups(rp_ctx *c);
+int rp_sec_validation(rp_ctx *c);
+int rp_sec_roofline(rp_ctx *c);
+int rp_sec_memory(rp_ctx *c);
+int rp_sec_links(rp_ctx *c);
+int rp_sec_predictions(rp_ctx *c);
+int rp_sec_fits(rp_ctx *c);
+
+#endif

@@ -61,6 +61,7 @@ typedef struct comet_probe_machine {
     double mhz; /**< nominal clock from /proc/cpuinfo (0 if unknown) */
     char blas[160]; /**< OpenBLAS config string */
     int blas_threads; /**< OpenBLAS thread count at probe time */
+    char blas_core_policy[128]; /**< how the OpenBLAS core type was chosen (COMET_BLAS_CORE) */
     char mpi[160]; /**< MPI library version (first line) */
     char compiler[96]; /**< compiler that built comet */
     char papi_version[32]; /**< PAPI version, or "" */

@@ -282,6 +282,11 @@ int comet_probe_run(const comet_probe_opts *opts, comet_probe_machine *m, char *
     const char *cfg = openblas_get_config();
     copy_str(m->blas, sizeof m->blas, cfg ? cfg : "");
     m->blas_threads = openblas_get_num_threads();
+    {
+        /* Set by the CLI before it re-executed itself (cli/main.c). */
+        const char *pol = getenv("COMET_BLAS_CORE_POLICY");
+        copy_str(m->blas_core_policy, sizeof m->blas_core_policy, pol ? pol : "environment as given");
+    }
     if (!opts->skip_mpi) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
         int len = 0;
@@ -402,7 +407,8 @@ json_t *comet_probe_to_json(const comet_probe_machine *m)
             m->avx512f));
     json_object_set_new(j, "mhz", json_real(m->mhz));
     json_object_set_new(
-        j, "blas", json_pack("{s:s,s:i}", "config", m->blas, "threads", m->blas_threads));
+        j, "blas", json_pack("{s:s,s:i,s:s}", "config", m->blas, "threads", m->blas_threads,
+            "core_policy", m->blas_core_policy));
     json_object_set_new(j, "mpi", json_string(m->mpi));
     json_object_set_new(j, "compiler", json_string(m->compiler));
     for (size_t i = 0; i < m->nevents; i++) {
@@ -465,6 +471,7 @@ int comet_probe_from_json(const json_t *j, comet_probe_machine *m, char *err, si
     const json_t *blas = json_object_get(j, "blas");
     jstr(blas, "config", m->blas, sizeof m->blas);
     m->blas_threads = (int)json_integer_value(json_object_get(blas, "threads"));
+    jstr(blas, "core_policy", m->blas_core_policy, sizeof m->blas_core_policy);
     jstr(j, "mpi", m->mpi, sizeof m->mpi);
     jstr(j, "compiler", m->compiler, sizeof m->compiler);
     const json_t *papi = json_object_get(j, "papi");
@@ -523,6 +530,7 @@ void comet_probe_print(const comet_probe_machine *m, FILE *fp)
         m->avx2 ? "yes" : "no", m->fma ? "yes" : "no", m->avx512f ? "yes" : "no");
     fprintf(fp, "blas         %s (%d thread%s)\n", m->blas, m->blas_threads,
         m->blas_threads == 1 ? "" : "s");
+    fprintf(fp, "blas core    %s\n", m->blas_core_policy);
     fprintf(fp, "mpi          %s\n", m->mpi[0] ? m->mpi : "(not queried)");
     fprintf(fp, "compiler     %s\n", m->compiler);
     fprintf(fp, "papi         %s%s%s\n", m->papi_version[0] ? m->papi_version : "-",

@@ -106,6 +106,7 @@ typedef struct bench_shapeset {
     int sg_threads[BENCH_MAX_LIST];
     long sg_min, sg_max;
     int sg_points;
+    int sg_fused; /* also the fused kernels' GEMM (gemm_only) on the grid */
 } bench_shapeset;
 
 /**

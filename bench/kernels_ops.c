@@ -87,6 +87,8 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
             m->p.tile_m = (size_t)pval;
         else if (!strcmp(param, "tile_n") || !strcmp(param, "tile_k"))
             m->p.tile_n = (size_t)pval;
+        else if (!strcmp(param, "gemm_only"))
+            m->p.gemm_only = pval != 0;
         else {
             rc = comet_util_seterr(err, errlen, -EINVAL,
                 "bench kernels: unknown tile parameter '%s' (tile_m, tile_q, tile_n, tile_k)",

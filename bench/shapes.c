@@ -109,7 +109,7 @@ int bench_shapeset_load(
     static const char *const top[] = { "threads", "ops", "tile_sweep", "sgemm", NULL };
     static const char *const opk[] = { "op", "variants", "shapes", NULL };
     static const char *const swk[] = { "op", "param", "values", NULL };
-    static const char *const sgk[] = { "threads", "min", "max", "points", NULL };
+    static const char *const sgk[] = { "threads", "min", "max", "points", "fused_gemm", NULL };
     comet_util_doc *doc = NULL;
     int rc;
     memset(set, 0, sizeof *set);
@@ -237,6 +237,13 @@ int bench_shapeset_load(
         if ((rc = get_int(sg, "points", &p_dflt, 1, 16, &pts, err, errlen)))
             goto fail;
         set->sg_points = (int)pts;
+        /* fused_gemm: 1 also times the GEMM inside the fused kernels (their
+         * own micro-kernel at small K) on the same grid, for calibration */
+        const double f_dflt = 0;
+        long fg;
+        if ((rc = get_int(sg, "fused_gemm", &f_dflt, 0, 1, &fg, err, errlen)))
+            goto fail;
+        set->sg_fused = (int)fg;
         if (set->sg_max < set->sg_min) {
             rc = where_err(sg, err, errlen, "sgemm: max must be >= min", NULL);
             goto fail;

@@ -73,7 +73,8 @@ static int write_shapes(const char *path, int full, char *err, size_t errlen)
         "  threads: [1, all]\n"
         "  min: %d\n"
         "  max: %d\n"
-        "  points: %d\n",
+        "  points: %d\n"
+        "  fused_gemm: 1\n",
         full ? "full" : "quick", full ? 32 : 64, 1024, full ? 5 : 3);
     return comet_util_write_atomic(path, text, (size_t)len, err, errlen);
 }

@@ -122,11 +122,12 @@ int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_s
     const double ncores = comet_util_jnum(machine, "cores");
     /* NaN or a huge count must not reach the int conversion (undefined) */
     cx.cores = ncores >= 1 && ncores <= 1 << 20 ? (int)ncores : 1;
-    /* fp32 FLOP/cycle/core: 2 FMA pipes x 8 lanes x 2 with AVX2+FMA (OpenBLAS
-     * runs its AVX2 kernels on this class of CPU), 2 x 8 with AVX only */
+    /* fp32 FLOP/cycle/core: 2 FMA pipes x lanes x 2 (16 lanes with AVX-512,
+     * 8 with AVX2+FMA), 2 x 8 with AVX only */
     const int fma = json_is_true(json_object_get(isa, "fma")),
-              avx = json_is_true(json_object_get(isa, "avx"));
-    cx.peak = fma ? 32 : avx ? 16 : 8;
+              avx = json_is_true(json_object_get(isa, "avx")),
+              avx512 = json_is_true(json_object_get(isa, "avx512f"));
+    cx.peak = avx512 && fma ? 64 : fma ? 32 : avx ? 16 : 8;
     size_t ci;
     json_t *c;
     json_array_foreach(json_object_get(machine, "caches"), ci, c)
@@ -181,7 +182,10 @@ int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_s
     hw->calibration = json_pack("{s:s,s:{s:f,s:s,s:f,s:s},s:o,s:o}", "schema",
         "comet.calibration.v1", "units", "clock_ghz", cx.ghz, "clock_source",
         "probe mhz (every cycle figure of this profile uses it)", "peak_flops_per_cycle", cx.peak,
-        "peak_source", fma ? "AVX2+FMA: 2 FMA pipes x 8 fp32 lanes x 2" : "no FMA: 2 pipes x lanes",
+        "peak_source",
+        avx512 && fma ? "AVX-512: 2 FMA pipes x 16 fp32 lanes x 2"
+            : fma     ? "AVX2+FMA: 2 FMA pipes x 8 fp32 lanes x 2"
+                      : "no FMA: 2 pipes x lanes",
         "fits", cx.fits, "provenance", prov);
     cx.fits = prov = NULL;
     if (!hw->calibration) {

@@ -31,10 +31,13 @@ static int axis_add(double *ax, int *n, int max, double v)
     return 0;
 }
 
-static int is_sgemm(const json_t *r)
+/* A valid sgemm record of variant "blas" (OpenBLAS) or "fused" (the GEMM
+ * inside the fused kernels, timed with their gemm_only knob). */
+static int is_sgemm(const json_t *r, const char *variant)
 {
     return !strcmp(comet_util_jstr(r, "kind"), "kernel")
         && !strcmp(comet_util_jstr(r, "op"), "sgemm")
+        && !strcmp(comet_util_jstr(r, "variant"), variant)
         && !json_is_false(json_object_get(r, "valid"));
 }
 
@@ -106,16 +109,20 @@ static size_t heldout_axis(
     return ne;
 }
 
-int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+/* One efficiency grid from the records of one variant into g, its fit
+ * section under key in cx->fits. fused: absent records are not an error and
+ * the summary figures are not touched. */
+static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char *err, size_t errlen)
 {
-    comet_model_grid *g = &cx->hw->grid;
+    comet_model_grid *g = fused ? &cx->hw->fused_grid : &cx->hw->grid;
+    const char *variant = fused ? "fused" : "blas";
     double *meas = NULL, *F = NULL, *E = NULL, *he = NULL, *tmp = NULL;
     size_t ng = 0;
     int rc = 0;
     memset(g, 0, sizeof *g);
     for (size_t i = 0; i < n; i++) {
         const json_t *r = recs[i], *sh = json_object_get(r, "shape");
-        if (!is_sgemm(r))
+        if (!is_sgemm(r, variant))
             continue;
         double th = comet_util_jnum(r, "threads"), M = comet_util_jnum(sh, "M"),
                N = comet_util_jnum(sh, "N"), K = comet_util_jnum(sh, "K");
@@ -132,6 +139,8 @@ int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t e
         }
         ng++;
     }
+    if (!ng && fused)
+        goto fail; /* optional: fused mappings then use the sgemm grid */
     if (!ng) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "calibrate: no sgemm records in the results (run 'comet bench kernels' or "
@@ -159,7 +168,7 @@ int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t e
                     size_t m = 0;
                     for (size_t i = 0; i < n; i++) {
                         const json_t *r = recs[i], *sh = json_object_get(r, "shape");
-                        if (!is_sgemm(r) || comet_util_jnum(r, "threads") != g->threads[t]
+                        if (!is_sgemm(r, variant) || comet_util_jnum(r, "threads") != g->threads[t]
                             || comet_util_jnum(sh, "M") != g->M[a]
                             || comet_util_jnum(sh, "N") != g->N[b]
                             || comet_util_jnum(sh, "K") != g->K[c])
@@ -219,7 +228,8 @@ int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t e
     /* flat efficiency for consumers without the grid: the median */
     memcpy(tmp, E, nmeas * sizeof(double));
     gsl_sort(tmp, 1, nmeas);
-    cx->hw->gemm_eff = fmin(1.0, gsl_stats_median_from_sorted_data(tmp, 1, nmeas));
+    if (!fused)
+        cx->hw->gemm_eff = fmin(1.0, gsl_stats_median_from_sorted_data(tmp, 1, nmeas));
 
     /* held-out: coarser sub-grids along each axis with >= 3 points */
     size_t nh = 0;
@@ -256,9 +266,11 @@ int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t e
         free(F2);
         free(E2);
     }
-    cx->sum.gemm_points = nmeas;
-    cx->sum.gemm_heldout = nh;
-    comet_calibrate_err_stats(he, nh, &cx->sum.gemm_med, &cx->sum.gemm_p90);
+    if (!fused) {
+        cx->sum.gemm_points = nmeas;
+        cx->sum.gemm_heldout = nh;
+        comet_calibrate_err_stats(he, nh, &cx->sum.gemm_med, &cx->sum.gemm_p90);
+    }
     json_t *gj = json_object();
     json_object_set_new(gj, "records", json_integer((json_int_t)ng));
     json_object_set_new(gj, "grid_points", json_integer((json_int_t)nmeas));
@@ -275,7 +287,11 @@ int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t e
             cal_jreal(g->emax), "f_half", cal_jreal(g->f_half), "r2", cal_jreal(law_r2), "fitted",
             law_ok));
     json_object_set_new(gj, "heldout", cal_err_json(he, nh, method));
-    json_object_set_new(cx->fits, "gemm", gj);
+    json_object_set_new(gj, "variant",
+        json_string(fused ? "fused: the GEMM inside the fused kernels (gemm_only), used by fused "
+                            "mappings of this machine"
+                          : "blas: OpenBLAS cblas_sgemm"));
+    json_object_set_new(cx->fits, fused ? "fused_gemm" : "gemm", gj);
 fail:
     free(meas);
     free(F);
@@ -283,4 +299,10 @@ fail:
     free(he);
     free(tmp);
     return rc;
+}
+
+int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+{
+    int rc = fit_grid(cx, recs, n, 0, err, errlen);
+    return rc ? rc : fit_grid(cx, recs, n, 1, err, errlen);
 }

@@ -95,6 +95,8 @@ typedef struct comet_model_hw {
     double peak_flops; /**< FLOP/cycle per core (non-systolic) */
     double gemm_eff; /**< flat GEMM efficiency when no grid */
     comet_model_grid grid; /**< measured efficiency (calibrated) */
+    comet_model_grid fused_grid; /**< efficiency of the GEMM inside the fused kernels (calibrated;
+                                      values NULL when absent: fused mappings use grid) */
     double mac_pj; /**< pJ per MAC */
     int simd_width; /**< vector lanes */
     double vop_cycles[COMET_MODEL_NVOP]; /**< cycles per vector instruction */

@@ -20,6 +20,8 @@ void comet_model_hw_free(comet_model_hw *hw)
         return;
     free(hw->grid.values);
     hw->grid.values = NULL;
+    free(hw->fused_grid.values);
+    hw->fused_grid.values = NULL;
     if (hw->calibration)
         json_decref(hw->calibration);
     hw->calibration = NULL;
@@ -286,7 +288,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         goto fail;
 
     static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
-        "efficiency", "mac_pj", "grid", NULL };
+        "efficiency", "mac_pj", "grid", "fused_grid", NULL };
     if ((rc = need_map(d, "gemm", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
         || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
@@ -317,6 +319,15 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
             goto fail;
         }
         if ((rc = load_grid(sub, &hw->grid, err, errlen)))
+            goto fail;
+    }
+    if ((sub = comet_util_doc_get(sec, "fused_grid")) != NULL) {
+        if (sub->kind != COMET_DOC_MAP) {
+            rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'fused_grid' must be a map",
+                comet_util_doc_where(sub, w, sizeof w));
+            goto fail;
+        }
+        if ((rc = load_grid(sub, &hw->fused_grid, err, errlen)))
             goto fail;
     }
 
@@ -420,10 +431,12 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     }
     json_object_set_new(g, "efficiency", json_real(hw->gemm_eff));
     json_object_set_new(g, "mac_pj", json_real(hw->mac_pj));
-    if (hw->grid.values) {
-        const comet_model_grid *gr = &hw->grid;
+    for (int f = 0; f < 2; f++) {
+        const comet_model_grid *gr = f ? &hw->fused_grid : &hw->grid;
+        if (!gr->values)
+            continue;
         size_t total = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
-        json_object_set_new(g, "grid",
+        json_object_set_new(g, f ? "fused_grid" : "grid",
             json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:f}", "threads", axis_json(gr->threads, gr->nt),
                 "M", axis_json(gr->M, gr->nm), "N", axis_json(gr->N, gr->nn), "K",
                 axis_json(gr->K, gr->nk), "values", axis_json(gr->values, (int)total), "emax",
@@ -449,13 +462,21 @@ int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nod
         return -EINVAL;
     *out = *base;
     out->grid.values = NULL;
+    out->fused_grid.values = NULL;
     out->calibration = NULL;
-    if (base->grid.values) {
-        size_t total = (size_t)base->grid.nt * base->grid.nm * base->grid.nn * base->grid.nk;
-        out->grid.values = malloc(total * sizeof(double));
-        if (!out->grid.values)
+    for (int f = 0; f < 2; f++) {
+        const comet_model_grid *bg = f ? &base->fused_grid : &base->grid;
+        comet_model_grid *og = f ? &out->fused_grid : &out->grid;
+        if (!bg->values)
+            continue;
+        size_t total = (size_t)bg->nt * bg->nm * bg->nn * bg->nk;
+        og->values = malloc(total * sizeof(double));
+        if (!og->values) {
+            free(out->grid.values);
+            out->grid.values = NULL;
             return -ENOMEM;
-        memcpy(out->grid.values, base->grid.values, total * sizeof(double));
+        }
+        memcpy(og->values, bg->values, total * sizeof(double));
     }
     snprintf(out->name, sizeof out->name, "%.30s-%dc-x%d", base->name, cores_per_node, nodes);
     /* DRAM bandwidth and the LLC scale with the node count: each node brings

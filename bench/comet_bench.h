@@ -349,6 +349,7 @@ typedef struct comet_bench_opts {
         *shapes_path; /**< kernels: shape set file (NULL = configs/shapes/<quick|full>.yaml) */
     int threads; /**< > 0: only this thread count; 0 = the set's list */
     uint64_t max_bytes; /**< memory: cap on the largest working set (0 = 4x LLC or more) */
+    double per_octave; /**< memory: working-set points per doubling (0 = 0.5 quick, 2 full) */
     const char *cmdline; /**< recorded in the run record */
     int pin; /**< pin threads through hwloc */
     comet_bench_config cfg; /**< sampling settings */

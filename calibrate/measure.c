@@ -93,8 +93,10 @@ int comet_calibrate_measure(
         return rc;
     /* quick: one pass, short caps, so that the whole calibration stays
      * within a minute; full: the benches' own full settings */
-    const char *mem_q[] = { "bench", "memory", set, "--time-cap", "0.2", "--gate-timeout", "1",
-        "--out", outdir, q, NULL };
+    /* quick: one point per doubling (the bench's own quick set steps by 4x,
+     * too sparse to hold points out of the plateau fit) */
+    const char *mem_q[] = { "bench", "memory", set, "--per-octave", "1", "--time-cap", "0.2",
+        "--gate-timeout", "1", "--out", outdir, q, NULL };
     const char *mem_f[] = { "bench", "memory", set, "--time-cap", "0.5", "--gate-timeout", "2",
         "--out", outdir, q, NULL };
     const char *ker_q[] = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1",

@@ -34,6 +34,8 @@ static void usage(FILE *fp)
         "  --shapes FILE            kernels: shape set (default configs/shapes/<set>.yaml)\n"
         "  --threads N              only this thread count\n"
         "  --max-bytes SIZE         memory: largest working set (default 4x LLC)\n"
+        "  --per-octave N           memory: working-set points per doubling (default 0.5\n"
+        "                           quick, 2 full)\n"
         "  --csv FILE               also write the run's records as CSV\n"
         "  --target-ci F            stop at CI half-width / median <= F (default 0.03 quick,\n"
         "                           0.02 full)\n"
@@ -137,6 +139,7 @@ int comet_cmd_bench(int argc, char **argv)
         O_SHAPES,
         O_THREADS,
         O_MAXB,
+        O_POCT,
         O_CSV,
         O_TCI,
         O_TCAP,
@@ -148,8 +151,9 @@ int comet_cmd_bench(int argc, char **argv)
     static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
         { "full", no_argument, NULL, O_FULL }, { "shapes", required_argument, NULL, O_SHAPES },
         { "threads", required_argument, NULL, O_THREADS },
-        { "max-bytes", required_argument, NULL, O_MAXB }, { "csv", required_argument, NULL, O_CSV },
-        { "target-ci", required_argument, NULL, O_TCI },
+        { "max-bytes", required_argument, NULL, O_MAXB },
+        { "per-octave", required_argument, NULL, O_POCT },
+        { "csv", required_argument, NULL, O_CSV }, { "target-ci", required_argument, NULL, O_TCI },
         { "time-cap", required_argument, NULL, O_TCAP },
         { "gate-timeout", required_argument, NULL, O_GTO },
         { "gate-threshold", required_argument, NULL, O_GTH },
@@ -220,6 +224,17 @@ int comet_cmd_bench(int argc, char **argv)
             }
             o.max_bytes = u;
             break;
+        case O_POCT: {
+            char *end = NULL;
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !(v >= 0.25 && v <= 8)) {
+                comet_cli_error(
+                    "bench", "--per-octave: '%s' is not a number from 0.25 to 8", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.per_octave = v;
+            break;
+        }
         case O_CSV:
             csv = optarg;
             break;

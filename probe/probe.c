@@ -285,7 +285,8 @@ int comet_probe_run(const comet_probe_opts *opts, comet_probe_machine *m, char *
     {
         /* Set by the CLI before it re-executed itself (cli/main.c). */
         const char *pol = getenv("COMET_BLAS_CORE_POLICY");
-        copy_str(m->blas_core_policy, sizeof m->blas_core_policy, pol ? pol : "environment as given");
+        copy_str(
+            m->blas_core_policy, sizeof m->blas_core_policy, pol ? pol : "environment as given");
     }
     if (!opts->skip_mpi) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -406,9 +407,9 @@ json_t *comet_probe_to_json(const comet_probe_machine *m)
         json_pack("{s:b,s:b,s:b,s:b}", "avx", m->avx, "avx2", m->avx2, "fma", m->fma, "avx512f",
             m->avx512f));
     json_object_set_new(j, "mhz", json_real(m->mhz));
-    json_object_set_new(
-        j, "blas", json_pack("{s:s,s:i,s:s}", "config", m->blas, "threads", m->blas_threads,
-            "core_policy", m->blas_core_policy));
+    json_object_set_new(j, "blas",
+        json_pack("{s:s,s:i,s:s}", "config", m->blas, "threads", m->blas_threads, "core_policy",
+            m->blas_core_policy));
     json_object_set_new(j, "mpi", json_string(m->mpi));
     json_object_set_new(j, "compiler", json_string(m->compiler));
     for (size_t i = 0; i < m->nevents; i++) {

@@ -161,6 +161,10 @@ static void usage(FILE *fp)
         "  --gate-timeout S          before each launch wait up to S s for others to leave\n"
         "                            the CPUs idle (default 2 quick, 10 full; 0 = off);\n"
         "                            the load seen is recorded\n"
+        "  --timing barrier|loop     barrier (default): a barrier before every call, the\n"
+        "                            latency is the max over ranks (what a bulk-synchronous\n"
+        "                            step sees); loop: OSU's back-to-back calls after one\n"
+        "                            barrier (the record's rank_avg_latency_us is OSU's figure)\n"
         "  --stock-malloc            do not set GLIBC_TUNABLES (default: no trim/mmap, so\n"
         "                            MPICH's per-call temporaries are reused)\n"
         "  --out DIR                 results in DIR/results (default comet-out)\n"
@@ -216,6 +220,7 @@ typedef struct launch_cfg {
     int nlarg;
     const char *sizes, *out, *run_id, *machine_id;
     int full;
+    int loop; /* OSU timing: back-to-back calls after one barrier */
     double deadline;
     comet_bench_gate gate; /* idle gate before each launch */
     int status; /* raw wait status of the last launch */
@@ -266,6 +271,7 @@ static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_
     snprintf(
         load, sizeof load, "%.4f,%.3f,%d,%d", ld.busy_others, ld.waited_s, ld.idle, ld.skipped);
     argv[n++] = load;
+    argv[n++] = (char *)(lc->loop ? "loop" : "barrier");
     argv[n] = NULL;
     fflush(NULL);
     pid_t pid = fork();
@@ -452,19 +458,20 @@ static int alg_selected(const char *coll, const char *alg, int idx, const char *
 int comet_bench_coll_main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--worker")) {
-        /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD */
+        /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD [TIMING] */
         if (argc < 12) {
             fprintf(stderr, "comet: bench collectives: --worker: expected 10 arguments\n");
             return 2;
         }
         coll_job job = { argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], argv[7], argv[8],
-            atoi(argv[9]), atof(argv[10]), { .busy_others = 0 } };
+            atoi(argv[9]), atof(argv[10]), { .busy_others = 0 }, 0 };
         if (sscanf(argv[11], "%lf,%lf,%d,%d", &job.load.busy_others, &job.load.waited_s,
                 &job.load.idle, &job.load.skipped)
             != 4) {
             fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
             return 2;
         }
+        job.loop = argc >= 13 && !strcmp(argv[12], "loop");
         return comet_bench__coll_worker(&job);
     }
     enum {
@@ -481,7 +488,8 @@ int comet_bench_coll_main(int argc, char **argv)
         O_OUT,
         O_JSON,
         O_STOCK,
-        O_GATE
+        O_GATE,
+        O_TIMING
     };
     static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
         { "full", no_argument, NULL, O_FULL }, { "np", required_argument, NULL, O_NP },
@@ -492,10 +500,11 @@ int comet_bench_coll_main(int argc, char **argv)
         { "launcher-args", required_argument, NULL, O_LARGS },
         { "oversubscribe", no_argument, NULL, O_OVER }, { "out", required_argument, NULL, O_OUT },
         { "json", no_argument, NULL, O_JSON }, { "stock-malloc", no_argument, NULL, O_STOCK },
-        { "gate-timeout", required_argument, NULL, O_GATE }, { "quiet", no_argument, NULL, 'q' },
+        { "gate-timeout", required_argument, NULL, O_GATE },
+        { "timing", required_argument, NULL, O_TIMING }, { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 } };
-    int full = 0, np = 2, launches = 0, over = 0, json_out = 0, stock = 0, c;
+    int full = 0, np = 2, launches = 0, over = 0, json_out = 0, stock = 0, loop = 0, c;
     double timeout = 0, gate_timeout = -1;
     const char *sizes = NULL, *colls = NULL, *algs_sel = NULL, *largs = NULL, *out = "comet-out";
     optind = 0;
@@ -555,6 +564,11 @@ int comet_bench_coll_main(int argc, char **argv)
             break;
         case O_STOCK:
             stock = 1;
+            break;
+        case O_TIMING:
+            if (strcmp(optarg, "barrier") && strcmp(optarg, "loop"))
+                return usage_err("--timing '%s': expected barrier or loop", optarg);
+            loop = !strcmp(optarg, "loop");
             break;
         case O_GATE:
             if (comet_util_parse_double(optarg, &gate_timeout) || gate_timeout < 0
@@ -741,6 +755,7 @@ int comet_bench_coll_main(int argc, char **argv)
     lc.run_id = run.run_id;
     lc.machine_id = run.machine_id;
     lc.full = full;
+    lc.loop = loop;
     lc.deadline = t0 + timeout;
     comet_bench_gate_defaults(&lc.gate);
     lc.gate.timeout_s = gate_timeout >= 0 ? gate_timeout : full ? 10 : 2;

@@ -24,6 +24,7 @@ typedef struct coll_job {
     int full; /**< full set (more samples, bigger dist shapes) */
     double sample_cap_s; /**< per-size time cap for sampling */
     comet_bench_load load; /**< what the parent's idle gate saw before this launch */
+    int loop; /**< OSU timing (back-to-back calls) instead of a barrier per call */
 } coll_job;
 
 /** State shared by the record writers of a worker (valid on rank 0). */

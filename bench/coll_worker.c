@@ -355,8 +355,8 @@ static int one_size(coll_ctx *cx, long bytes)
     int pp = !strcmp(job->coll, "pingpong");
     int nmax = job->full ? 21 : 11, nmin = job->full ? 7 : 5, n = 0, iters = 1;
     double samples[32], avg[32];
-    int mrc = comet_bench__coll_measure(
-        one_call, &c, !pp, 2e-3, nmin, nmax, job->sample_cap_s, samples, avg, &n, &iters);
+    int mrc = comet_bench__coll_measure(one_call, &c, !pp && !job->loop, 2e-3, nmin, nmax,
+        job->sample_cap_s, samples, avg, &n, &iters);
     /* the buffers hold the last timed call's result: check it too */
     ok = ok && mrc == MPI_SUCCESS && check(&c);
     int all_ok = comet_bench__coll_allmin(ok);
@@ -380,6 +380,10 @@ static int one_size(coll_ctx *cx, long bytes)
         json_object_set_new(rec, "algbw_bytes", json_real(S));
         json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
         json_object_set_new(rec, "min_latency_us", json_real(st.min * 1e6));
+        json_object_set_new(rec, "timing",
+            json_string(pp      ? "pingpong"
+                    : job->loop ? "loop"
+                                : "barrier"));
         /* OSU's convention (mean over ranks instead of max), for comparison */
         comet_bench_stats sa;
         if (comet_bench_stats_compute(avg, (size_t)n, &sa) == 0)

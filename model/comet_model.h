@@ -308,6 +308,8 @@ typedef struct comet_model_mapping {
     double pass_writes; /**< unfused: full writes of intermediate-sized data by the passes */
     int streaming; /**< unfused: passes write with streaming stores (no write-allocate read);
                         -1 default */
+    int blas_gemm; /**< fused on a CPU: the GEMM is the library's sgemm (gemm.grid), not the
+                        fused kernels' own micro-kernel (gemm.fused_grid) */
 } comet_model_mapping;
 
 /** An explicit collective node inserted by a mapping. */

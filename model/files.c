@@ -142,7 +142,7 @@ static int split_map(const comet_util_doc *m, const char *key, const char *const
 int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *err, size_t errlen)
 {
     static const char *const top[] = { "fused", "binding", "cluster_split", "core_split", "tile_m",
-        "tile_k", "one_pass", "pass_reads", "pass_writes", "streaming", NULL };
+        "tile_k", "one_pass", "pass_reads", "pass_writes", "streaming", "blas_gemm", NULL };
     static const char *const cdims[] = { "H", "M", "N", "K" };
     static const char *const kdims[] = { "M", "N" };
     char w[256];
@@ -188,6 +188,8 @@ int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *er
     NUM(m, "tile_m", NAN, 1, 1099511627776.0, mp->tile_m);
     NUM(m, "tile_k", NAN, 1, 1099511627776.0, mp->tile_k);
     if ((rc = comet_util_doc_bool(m, "one_pass", &one, &mp->one_pass, err, errlen)))
+        goto out;
+    if ((rc = comet_util_doc_bool(m, "blas_gemm", &zero, &mp->blas_gemm, err, errlen)))
         goto out;
     NUM(m, "pass_reads", 0, 0, 64, mp->pass_reads);
     NUM(m, "pass_writes", 0, 0, 64, mp->pass_writes);

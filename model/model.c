@@ -93,6 +93,13 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
 {
     const double *c = hw->vop_cycles, *e = hw->vop_pj, w = hw->simd_width > 0 ? hw->simd_width : 1;
     const double lgw = w > 1 ? ceil(log2(w)) : 0;
+    /* Elementwise ops between two row reductions run as one loop over the
+     * row (the reduction's result must be complete before its consumers),
+     * sharing loads and stores: each op after a loop's first saves the cost
+     * of a bare in-cache pass, the cheapest of add/mul/max. */
+    const double bare
+        = fmin(c[COMET_MODEL_VOP_ADD], fmin(c[COMET_MODEL_VOP_MUL], c[COMET_MODEL_VOP_MAX]));
+    int in_loop = 0, in_loop_out = 0;
     vcost v = { 0, 0, 0, 0, 0 };
     for (int i = 0; i < g->n; i++) {
         const comet_model_node *nd = &g->node[i];
@@ -138,14 +145,19 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
             v.per_row += ce; /* an op on a row statistic */
             continue;
         }
-        if (nd->out_shape == COMET_MODEL_T_MD)
-            v.per_out += ce / w;
-        else {
-            v.per_elem += ce / w;
+        const int nops = nd->kind == COMET_MODEL_BOP_VAR ? 2 : 1;
+        if (nd->out_shape == COMET_MODEL_T_MD) {
+            v.per_out += (ce - (in_loop_out ? nops : nops - 1) * bare) / w;
+            in_loop_out += nops;
+        } else {
+            v.per_elem += (ce - (in_loop ? nops : nops - 1) * bare) / w;
             v.pj_elem += pe;
             v.n_mn++;
+            in_loop += nops;
         }
         v.per_row += cr;
+        if (nd->reduces_n)
+            in_loop = 0; /* the statistic ends the loop */
     }
     return v;
 }
@@ -256,7 +268,9 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
                  lb_w = dbuf * (att ? K : tk) * nc_lb * b, lb_out = mcore * nc_lb * acc;
     r->gb_need = gb_need;
     r->lb_need = lb_in + lb_w + lb_out;
-    if (gb_need > hw->gb.capacity || r->lb_need > hw->lb.capacity
+    /* CPU caches are transparent (a kernel that overflows one still runs,
+     * at the next level's bandwidth): capacities prune accelerator mappings */
+    if ((!cpu && (gb_need > hw->gb.capacity || r->lb_need > hw->lb.capacity))
         || (hw->lb_input > 0 && lb_in > hw->lb_input) || (hw->lb_weight > 0 && lb_w > hw->lb_weight)
         || (hw->lb_output > 0 && lb_out > hw->lb_output))
         return;
@@ -266,8 +280,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const vcost vc = graph_vcost(hw, g);
     double eff = 1;
     if (!hw->systolic)
-        eff = mp->fused ? comet_model_fused_gemm_eff(hw, M, N, K, thr)
-                        : comet_model_gemm_eff(hw, att ? pb->lq : M, N, K, thr);
+        eff = mp->fused && !mp->blas_gemm ? comet_model_fused_gemm_eff(hw, M, N, K, thr)
+                                          : comet_model_gemm_eff(hw, att ? pb->lq : M, N, K, thr);
     double tg = gemm_cycles(hw, mcore, ncore * cf, Kc, eff);
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1
@@ -352,8 +366,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         step = fmax(comp_step, fmax(t_dram_step, t_noc_step)) + t_coll_step;
     else
         step = comp_step + t_dram_step + t_noc_step + t_coll_step;
-    const double ramp_up = (dram_once + dram_step) / dram_bw + t_noc_step; /* first loads */
-    const double ramp_down = (dram_write_step + inter_write_step) / dram_bw; /* last write-back */
+    /* compulsory first loads and last write-back; a CPU's prefetchers and
+     * write-back caches pipeline at cache-line granularity: no ramp */
+    const double ramp_up = cpu ? 0 : (dram_once + dram_step) / dram_bw + t_noc_step;
+    const double ramp_down = cpu ? 0 : (dram_write_step + inter_write_step) / dram_bw;
     double total = ramp_up + steps * step + ramp_down;
 
     /* ---- unfused: the separate passes over the whole intermediate ---- */
@@ -575,6 +591,8 @@ json_t *comet_model_mapping_json(const comet_model_mapping *mp)
         "binding", mp->pipelined ? "pipelined" : "sequential", "cluster_split", "H",
         mp->cs_h > 1 ? mp->cs_h : 1, "M", mp->cs_m, "N", mp->cs_n, "K", mp->cs_k, "core_split", "M",
         mp->ks_m, "N", mp->ks_n, "tile_m", mp->tile_m, "tile_k", mp->tile_k);
+    if (mp->fused && mp->blas_gemm)
+        json_object_set_new(j, "blas_gemm", json_true());
     if (!mp->fused) {
         json_object_set_new(j, "one_pass", json_boolean(mp->one_pass));
         if (mp->pass_reads > 0)
@@ -706,6 +724,8 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
         mp->tile_m = (tile_m > 0 ? tile_m : 64) * mp->ks_m;
     else
         mp->tile_m = M;
+    /* the distributed kernels' local GEMM is one BLAS call (kernels/dist.c) */
+    mp->blas_gemm = mp->cs_n > 1;
     mp->tile_k = att ? (pb->lk / mp->cs_n < 512 ? pb->lk / mp->cs_n : 512) : pb->K;
     if (mp->tile_k < 1)
         mp->tile_k = 1;

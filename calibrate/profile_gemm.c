@@ -116,6 +116,7 @@ static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char 
 {
     comet_model_grid *g = fused ? &cx->hw->fused_grid : &cx->hw->grid;
     const char *variant = fused ? "fused" : "blas";
+    const double lim = fused ? 4.0 : 1.5; /* the loader's bounds (model/hw.c) */
     double *meas = NULL, *F = NULL, *E = NULL, *he = NULL, *tmp = NULL;
     size_t ng = 0;
     int rc = 0;
@@ -218,13 +219,13 @@ static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char 
                         g->values[k] = g->f_half > 0 ? g->emax * Fk / (Fk + g->f_half) : g->emax;
                         holes++;
                     }
-                    if (g->values[k] > 1.5) { /* the schema's bound: clock under-reported */
-                        g->values[k] = 1.5;
+                    if (g->values[k] > lim) { /* the schema's bound: clock under-reported */
+                        g->values[k] = lim;
                         clamped++;
                     }
                 }
-    if (g->emax > 1.5)
-        g->emax = 1.5;
+    if (g->emax > lim)
+        g->emax = lim;
     /* flat efficiency for consumers without the grid: the median */
     memcpy(tmp, E, nmeas * sizeof(double));
     gsl_sort(tmp, 1, nmeas);
@@ -275,7 +276,7 @@ static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char 
     json_object_set_new(gj, "records", json_integer((json_int_t)ng));
     json_object_set_new(gj, "grid_points", json_integer((json_int_t)nmeas));
     json_object_set_new(gj, "grid_holes_filled_by_law", json_integer((json_int_t)holes));
-    json_object_set_new(gj, "clamped_to_1.5", json_integer((json_int_t)clamped));
+    json_object_set_new(gj, "clamped_to_bound", json_integer((json_int_t)clamped));
     json_object_set_new(gj, "peak_flops_per_cycle_per_core", json_real(cx->peak));
     json_object_set_new(gj, "efficiency_definition",
         json_string("2MNK / (median time x peak_flops_per_cycle x threads x clock)"));

@@ -13,7 +13,7 @@ static void usage(FILE *fp, int explore)
 {
     if (explore)
         fprintf(fp,
-            "usage: comet explore --hw HW --op OP --shape DIMS [options]\n"
+            "usage: comet explore --hw HW (--op OP --shape DIMS | --workload W) [options]\n"
             "\n"
             "Enumerates the mapping space of OP on HW (cluster and core splits of M/N/K,\n"
             "temporal tiles, fused or unfused, sequential or pipelined binding), prunes by\n"
@@ -21,10 +21,11 @@ static void usage(FILE *fp, int explore)
             "their speedup, the latency-energy Pareto set, and the evaluation rate.\n");
     else
         fprintf(fp,
-            "usage: comet predict --hw HW --op OP --shape DIMS [options]\n"
+            "usage: comet predict --hw HW (--op OP --shape DIMS | --workload W) [options]\n"
             "\n"
             "Predicts latency, energy and their breakdown of OP on HW for one mapping\n"
-            "(the best fused, best unfused or overall best from the search).\n");
+            "(the best fused, best unfused or overall best from the search, or a mapping\n"
+            "file as written by explore --json), with its explicit collective nodes.\n");
     fprintf(fp,
         "\n"
         "options:\n"
@@ -32,12 +33,15 @@ static void usage(FILE *fp, int explore)
         "                   (a calibrated profile works too)\n"
         "  --op OP          gemm_softmax | gemm_layernorm | attention\n"
         "  --shape DIMS     M=1024,N=1024,K=256  (attention: heads=16,lq=4096,lk=4096,d=64)\n"
+        "  --workload W     op and shape from a workload file (configs/workloads/W.yaml or a\n"
+        "                   path) instead of --op/--shape\n"
         "  --causal         attention with a causal mask\n"
         "%s"
         "  --json           JSON on stdout\n"
         "  -q, -v, -h       quiet, verbose, this help\n",
         explore ? "  --pareto FILE    also write the Pareto set as CSV\n"
-                : "  --mapping M      best | fused | unfused (default best)\n"
+                : "  --mapping M      best | fused | unfused | FILE (YAML/JSON mapping, e.g. from\n"
+                  "                   explore --json: its best fused mapping) (default best)\n"
                   "  --explain        print each term with its formula and numbers\n");
 }
 
@@ -47,9 +51,12 @@ static int run(int argc, char **argv, int explore)
         { "op", required_argument, NULL, 0x2002 }, { "shape", required_argument, NULL, 0x2003 },
         { "causal", no_argument, NULL, 0x2004 }, { "mapping", required_argument, NULL, 0x2005 },
         { "explain", no_argument, NULL, 0x2006 }, { "pareto", required_argument, NULL, 0x2007 },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "workload", required_argument, NULL, 0x2008 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
-    const char *hwname = NULL, *opname = NULL, *shape = NULL, *mapping = "best", *pareto = NULL;
+    const char *hwname = NULL, *opname = NULL, *shape = NULL, *mapping = "best", *pareto = NULL,
+               *workload = NULL;
+    char shapebuf[256];
     int causal = 0, explain = 0, c, rc = COMET_EXIT_OK;
     comet_cli_global g = { 0 };
     char err[COMET_ERRLEN];
@@ -81,6 +88,9 @@ static int run(int argc, char **argv, int explore)
         case 0x2007:
             pareto = optarg;
             break;
+        case 0x2008:
+            workload = optarg;
+            break;
         default:
             return comet_cli_bad_option(sub, argc, argv);
         }
@@ -89,25 +99,55 @@ static int run(int argc, char **argv, int explore)
         comet_cli_error(sub, "unexpected argument '%s'", argv[optind]);
         return COMET_EXIT_USAGE;
     }
-    if (!hwname || !opname || !shape) {
-        comet_cli_error(sub, "--hw, --op and --shape are required (see 'comet %s --help')", sub);
-        return COMET_EXIT_USAGE;
-    }
     comet_model_problem pb;
     memset(&pb, 0, sizeof pb);
-    if (comet_model_op_parse(opname, &pb.op) != 0) {
-        comet_cli_error(
-            sub, "--op '%s': unknown (gemm_softmax, gemm_layernorm, attention)", opname);
+    if (workload) {
+        if (opname || shape) {
+            comet_cli_error(sub, "--workload replaces --op and --shape; give one or the other");
+            return COMET_EXIT_USAGE;
+        }
+        if (comet_model_workload_load(workload, &pb, err, sizeof err) != 0) {
+            comet_cli_error(sub, "%s", err);
+            return COMET_EXIT_USAGE;
+        }
+        pb.causal |= causal;
+        opname = comet_model_op_name(pb.op);
+        if (pb.op == COMET_MODEL_ATTENTION)
+            snprintf(shapebuf, sizeof shapebuf, "heads=%.0f,lq=%.0f,lk=%.0f,d=%.0f%s", pb.heads,
+                pb.lq, pb.lk, pb.d, pb.causal ? ",causal" : "");
+        else
+            snprintf(shapebuf, sizeof shapebuf, "M=%.0f,N=%.0f,K=%.0f", pb.M, pb.N, pb.K);
+        shape = shapebuf;
+    }
+    if (!hwname || !opname || !shape) {
+        comet_cli_error(sub,
+            "--hw and --op with --shape (or --workload) are required (see 'comet %s --help')", sub);
         return COMET_EXIT_USAGE;
     }
-    pb.causal = causal;
-    if (comet_model_problem_parse(shape, &pb, err, sizeof err) != 0) {
-        comet_cli_error(sub, "%s", err);
-        return COMET_EXIT_USAGE;
+    if (!workload) {
+        if (comet_model_op_parse(opname, &pb.op) != 0) {
+            comet_cli_error(
+                sub, "--op '%s': unknown (gemm_softmax, gemm_layernorm, attention)", opname);
+            return COMET_EXIT_USAGE;
+        }
+        pb.causal = causal;
+        if (comet_model_problem_parse(shape, &pb, err, sizeof err) != 0) {
+            comet_cli_error(sub, "%s", err);
+            return COMET_EXIT_USAGE;
+        }
     }
+    comet_model_mapping fmp;
+    int from_file = 0;
     if (strcmp(mapping, "best") && strcmp(mapping, "fused") && strcmp(mapping, "unfused")) {
-        comet_cli_error(sub, "--mapping '%s': expected best, fused or unfused", mapping);
-        return COMET_EXIT_USAGE;
+        if (explore) {
+            comet_cli_error(sub, "--mapping is for predict");
+            return COMET_EXIT_USAGE;
+        }
+        if (comet_model_mapping_load(mapping, &fmp, err, sizeof err) != 0) {
+            comet_cli_error(sub, "--mapping: %s", err);
+            return COMET_EXIT_USAGE;
+        }
+        from_file = 1;
     }
     comet_model_hw hw;
     if (comet_model_hw_load(hwname, &hw, err, sizeof err) != 0) {
@@ -120,7 +160,7 @@ static int run(int argc, char **argv, int explore)
         comet_model_hw_free(&hw);
         return COMET_EXIT_FAIL;
     }
-    int e = comet_model_explore(&hw, &pb, s);
+    int e = from_file ? 0 : comet_model_explore(&hw, &pb, s);
     if (e != 0) {
         comet_cli_error(sub, "no mapping of this shape fits %s's buffers", hw.name);
         rc = COMET_EXIT_FAIL;
@@ -186,12 +226,22 @@ static int run(int argc, char **argv, int explore)
         }
         goto out;
     }
-    const comet_model_mapping *mp = !strcmp(mapping, "fused") ? &s->best_fused
-        : !strcmp(mapping, "unfused")                         ? &s->best_unfused
-        : s->r_fused.cycles <= s->r_unfused.cycles            ? &s->best_fused
-                                                              : &s->best_unfused;
+    const comet_model_mapping *mp = from_file      ? &fmp
+        : !strcmp(mapping, "fused")                ? &s->best_fused
+        : !strcmp(mapping, "unfused")              ? &s->best_unfused
+        : s->r_fused.cycles <= s->r_unfused.cycles ? &s->best_fused
+                                                   : &s->best_unfused;
     comet_model_result r;
     comet_model_eval(&hw, &pb, mp, &r);
+    if (!r.valid) {
+        comet_cli_error(sub,
+            "%s: the mapping does not fit %s (global buffer needs %.0f of %.0f B, "
+            "local %.0f of %.0f B) or does not match its %d clusters x %d cores",
+            mapping, hw.name, r.gb_need, hw.gb.capacity, r.lb_need, hw.lb.capacity, hw.clusters,
+            hw.cores);
+        rc = COMET_EXIT_FAIL;
+        goto out;
+    }
     if (g.json) {
         json_t *j = json_pack("{s:s,s:s,s:s,s:o,s:o}", "hw", hw.name, "op", opname, "shape", shape,
             "mapping", comet_model_mapping_json(mp), "result", comet_model_result_json(&r));
@@ -210,6 +260,14 @@ static int run(int argc, char **argv, int explore)
             r.energy_pj * 1e-6, r.e_dram * 1e-6, r.e_gb * 1e-6, r.e_lb * 1e-6, r.e_mac * 1e-6,
             r.e_vec * 1e-6, r.e_link * 1e-6);
         printf("  collectives: %s\n", r.coll_desc[0] ? r.coll_desc : "none");
+        for (int i = 0; i < r.ncoll; i++)
+            printf(
+                "    node %d: %s(%s) of %s, split %s, %.0f B x %d participants, %s, %.0f cycles x "
+                "%.0f\n",
+                i + 1, comet_model_coll_name(r.coll[i].type),
+                r.coll[i].reduce_op[0] ? r.coll[i].reduce_op : "-", r.coll[i].tensor, r.coll[i].dim,
+                r.coll[i].bytes, r.coll[i].participants, comet_model_alg_name(r.coll[i].alg),
+                r.coll[i].cycles, r.coll[i].calls);
         if (explain)
             comet_model_explain(&hw, &pb, mp, stdout);
     }

@@ -42,6 +42,57 @@ typedef struct comet_model_net {
     double link_pj_per_byte; /**< energy per byte per hop */
 } comet_model_net;
 
+/** Maximum network levels joining clusters (innermost first). */
+#define COMET_MODEL_NET_LEVELS 4
+
+/** Collective types. */
+typedef enum comet_model_coll {
+    COMET_MODEL_ALLREDUCE = 0, /**< all-reduce */
+    COMET_MODEL_ALLGATHER, /**< all-gather (bytes = gathered total) */
+    COMET_MODEL_REDUCE_SCATTER, /**< reduce-scatter (bytes = per-node input) */
+    COMET_MODEL_REDUCE, /**< reduce to one node */
+    COMET_MODEL_BCAST, /**< broadcast from one node */
+    COMET_MODEL_ALLTOALL, /**< all-to-all (calibration rows only) */
+    COMET_MODEL_NCOLL
+} comet_model_coll;
+
+/** Collective algorithms (chosen per topology: the cheapest applicable). */
+typedef enum comet_model_alg {
+    COMET_MODEL_ALG_NONE = 0, /**< p = 1 or nothing to move */
+    COMET_MODEL_ALG_RING, /**< ring: 2(p-1) steps of n/p (all-reduce) */
+    COMET_MODEL_ALG_TREE, /**< recursive doubling / halving (binomial tree) */
+    COMET_MODEL_ALG_RABENSEIFNER, /**< reduce-scatter + all-gather, halving-doubling */
+    COMET_MODEL_ALG_MESH, /**< 2-D mesh/torus: row phase then column phase */
+    COMET_MODEL_ALG_DIRECT, /**< switch / fully connected: one exchange of n/p with every peer */
+    COMET_MODEL_ALG_IN_NETWORK, /**< in-network reduction (switch or NoC routers) */
+    COMET_MODEL_ALG_FIT, /**< calibrated alpha/beta/gamma fit (CPU systems) */
+    COMET_MODEL_NALG
+} comet_model_alg;
+
+/** Maximum calibrated collective fits in a description. */
+#define COMET_MODEL_MAX_FITS 48
+
+/**
+ * One calibrated collective: T = a alpha + b beta + c gamma with the
+ * algorithm's structure coefficients (comet_model_coll_row), in seconds.
+ */
+typedef struct comet_model_coll_fit {
+    comet_model_coll coll; /**< collective */
+    char alg[40]; /**< algorithm name (MPICH's, e.g. recursive_doubling) */
+    double alpha_s; /**< latency per message (s) */
+    double beta_s; /**< seconds per byte moved */
+    double gamma_s; /**< seconds per byte reduced */
+    double from_bytes; /**< message size from which this segment applies */
+} comet_model_coll_fit;
+
+/** Calibrated link parameters of a CPU system (all optional; 0 = absent). */
+typedef struct comet_model_links {
+    double p2p_alpha_s; /**< Hockney point-to-point latency (s) */
+    double p2p_beta_s; /**< Hockney seconds per byte */
+    int nfits; /**< collective fits */
+    comet_model_coll_fit fits[COMET_MODEL_MAX_FITS]; /**< per collective and algorithm */
+} comet_model_links;
+
 /** One memory level. */
 typedef struct comet_model_mem {
     double capacity; /**< bytes per instance */
@@ -95,15 +146,59 @@ typedef struct comet_model_hw {
     double peak_flops; /**< FLOP/cycle per core (non-systolic) */
     double gemm_eff; /**< flat GEMM efficiency when no grid */
     comet_model_grid grid; /**< measured efficiency (calibrated) */
-    comet_model_grid fused_grid; /**< efficiency of the GEMM inside the fused kernels (calibrated;
-                                      values NULL when absent: fused mappings use grid) */
+    comet_model_grid fused_grid; /**< efficiency of the fused kernels' own GEMM (gemm.fused_grid;
+                                      nt == 0: absent, fused mappings use grid) */
     double mac_pj; /**< pJ per MAC */
     int simd_width; /**< vector lanes */
     double vop_cycles[COMET_MODEL_NVOP]; /**< cycles per vector instruction */
     double vop_pj[COMET_MODEL_NVOP]; /**< pJ per element op */
     double bytes_per_elem; /**< on-chip datatype size */
     json_t *calibration; /**< optional fit quality/provenance (owned), ignored by the model */
+    /* --- appended fields (schema v1 extensions; zero = default) --- */
+    double io_bytes_per_elem; /**< bytes per element of DRAM operands/results (0: bytes_per_elem) */
+    double lb_input, lb_weight, lb_output; /**< local buffer partition in bytes (0: shared) */
+    int n_outer; /**< extra network levels above cluster_net (clusters = product of levels) */
+    comet_model_net outer_net[COMET_MODEL_NET_LEVELS - 1]; /**< outer levels, innermost first */
+    comet_model_links links; /**< calibrated p2p/collective parameters (CPU systems) */
 } comet_model_hw;
+
+/** Nodes joined by one network level (dims product). */
+int comet_model_net_nodes(const comet_model_net *net);
+
+/**
+ * Structure coefficients of a collective algorithm (Thakur, Rabenseifner &
+ * Gropp 2005): T = row[0] alpha + row[1] beta + row[2] gamma for p ranks and
+ * `bytes` per rank (all-gather: per-rank contribution). alg is an MPICH
+ * algorithm name (recursive_doubling, reduce_scatter_allgather, ring,
+ * tsp_ring, binomial, brucks, pairwise, recursive_halving, ...).
+ * @return 0, or -EINVAL for an unknown collective/algorithm or p < 1.
+ */
+int comet_model_coll_row(comet_model_coll coll, const char *alg, double bytes, int p, double row[3],
+    const char **formula);
+
+/** Collective cost on one network level. */
+typedef struct comet_model_coll_cost {
+    double cycles; /**< latency */
+    double link_bytes; /**< bytes x hops crossing links (energy) */
+    comet_model_alg alg; /**< algorithm used */
+} comet_model_coll_cost;
+
+/**
+ * Cost of collective `coll` of `bytes` (per participant; all-gather: the
+ * gathered total) among p nodes of the cluster network (all levels; p may be
+ * smaller than the node count: a sub-group of consecutive nodes). With
+ * force != COMET_MODEL_ALG_NONE only that algorithm is costed (INFINITY if it
+ * does not apply); else the cheapest applicable one. Calibrated fits (hw->links)
+ * are used when present. Reductions add the vector unit's add/max time.
+ */
+comet_model_coll_cost comet_model_coll_time(
+    const comet_model_hw *hw, comet_model_coll coll, int p, double bytes, comet_model_alg force);
+/** Name of a collective ("allreduce", ...). */
+const char *comet_model_coll_name(comet_model_coll c);
+/** Name of an algorithm ("ring", ...). */
+const char *comet_model_alg_name(comet_model_alg a);
+/** Parses a collective name; -EINVAL if unknown. */
+int comet_model_coll_parse(const char *s, comet_model_coll *c);
 
 /** Frees what a hardware description owns. */
 void comet_model_hw_free(comet_model_hw *hw);
@@ -127,6 +222,13 @@ int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nod
     const comet_model_net *net, comet_model_hw *out);
 /** GEMM efficiency at (M, N, K, threads) from the grid or the flat value. */
 double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double threads);
+/**
+ * Efficiency of the fused kernels' own GEMM at the whole problem's (M, N, K,
+ * threads): gemm.fused_grid when the description has one, else as
+ * comet_model_gemm_eff().
+ */
+double comet_model_fused_gemm_eff(
+    const comet_model_hw *hw, double M, double N, double K, double threads);
 
 /** Compound operations. */
 typedef enum comet_model_op {
@@ -143,6 +245,52 @@ typedef struct comet_model_problem {
     int causal; /**< attention mask */
 } comet_model_problem;
 
+/** Basic operations of a compound op (DESIGN.md section 6). */
+typedef enum comet_model_bop {
+    COMET_MODEL_BOP_GEMM = 0, /**< out[M,N] = in0[M,K] x in1[K,N] */
+    COMET_MODEL_BOP_ROWMAX, /**< out[M] = max over N of in0[M,N] */
+    COMET_MODEL_BOP_SUB, /**< out = in0 - in1 (in1 may be a row vector) */
+    COMET_MODEL_BOP_EXP, /**< out = exp(in0) */
+    COMET_MODEL_BOP_ROWSUM, /**< out[M] = sum over N of in0[M,N] */
+    COMET_MODEL_BOP_DIV, /**< out = in0 / in1 */
+    COMET_MODEL_BOP_MEAN, /**< out[M] = rowsum / N */
+    COMET_MODEL_BOP_VAR, /**< out[M] = rowsum of squared deviations / N */
+    COMET_MODEL_BOP_MUL, /**< out = in0 * in1 */
+    COMET_MODEL_BOP_ADD, /**< out = in0 + in1 */
+    COMET_MODEL_BOP_SQRT, /**< out = sqrt(in0) */
+    COMET_MODEL_NBOP
+} comet_model_bop;
+
+/** Shape class of a tensor in a compound op. */
+typedef enum comet_model_tshape {
+    COMET_MODEL_T_MK = 0, /**< GEMM left operand (rows x K) */
+    COMET_MODEL_T_KN, /**< GEMM right operand (K x N), weights / K and V */
+    COMET_MODEL_T_MN, /**< rows x N: the intermediate (attention: scores) */
+    COMET_MODEL_T_ROW, /**< rows: a row statistic */
+    COMET_MODEL_T_MD, /**< rows x d: attention output */
+    COMET_MODEL_T_VEC /**< N: per-column parameters (LayerNorm gamma/beta) */
+} comet_model_tshape;
+
+/** A node of a compound op: one basic op over named tensors. */
+typedef struct comet_model_node {
+    comet_model_bop kind; /**< basic op */
+    char out[8], in0[8], in1[8]; /**< tensor names (in1 "" when unary) */
+    comet_model_tshape out_shape; /**< shape of out */
+    int reduces_n; /**< reduces over N (row statistic): a split N needs a collective */
+} comet_model_node;
+
+/** A compound operation as a graph of basic ops (in dependency order). */
+typedef struct comet_model_graph {
+    int n; /**< nodes */
+    comet_model_node node[16]; /**< nodes */
+    char output[8]; /**< final tensor (leaves the chip) */
+} comet_model_graph;
+
+/** Builds the graph of pb's compound op. */
+int comet_model_graph_build(const comet_model_problem *pb, comet_model_graph *g);
+/** Name of a basic op. */
+const char *comet_model_bop_name(comet_model_bop b);
+
 /** A mapping (one point of the search space). */
 typedef struct comet_model_mapping {
     int fused; /**< intermediates stay on chip */
@@ -151,7 +299,31 @@ typedef struct comet_model_mapping {
     int ks_m, ks_n; /**< core split inside a cluster */
     double tile_m; /**< rows per global-buffer step */
     double tile_k; /**< K (attention: KV tile) per step */
+    /* --- appended --- */
+    int one_pass; /**< unfused only: non-GEMM ops as one pass per row over the intermediate
+                       (library kernel) instead of one pass per basic op */
+    int cs_h; /**< attention: cluster split of heads (0 or 1 = none) */
+    double pass_reads; /**< unfused: full reads of the intermediate after the GEMM wrote it
+                            (0: the op's default, comet_model_unfused_passes) */
+    double pass_writes; /**< unfused: full writes of intermediate-sized data by the passes */
+    int streaming; /**< unfused: passes write with streaming stores (no write-allocate read);
+                        -1 default */
+    int blas_gemm; /**< fused on a CPU: the GEMM is the library's sgemm (gemm.grid), not the
+                        fused kernels' own micro-kernel (gemm.fused_grid) */
 } comet_model_mapping;
+
+/** An explicit collective node inserted by a mapping. */
+typedef struct comet_model_coll_node {
+    comet_model_coll type; /**< collective */
+    char reduce_op[8]; /**< max, sum ("" for gathers) */
+    char tensor[8]; /**< tensor it moves (a row statistic, not a tile) */
+    char dim[4]; /**< the split dimension that required it */
+    double bytes; /**< per participant per call */
+    int participants; /**< nodes */
+    comet_model_alg alg; /**< algorithm chosen for the topology */
+    double cycles; /**< per call */
+    double calls; /**< calls over the whole op */
+} comet_model_coll_node;
 
 /** Breakdown of a prediction (cycles unless noted). */
 typedef struct comet_model_result {
@@ -165,8 +337,15 @@ typedef struct comet_model_result {
     double dram_bytes; /**< off-chip traffic */
     double coll_bytes; /**< bytes each participant sends in collectives */
     int coll_calls; /**< collective invocations */
-    char coll_desc[96]; /**< e.g. "allreduce(max)+allreduce(sum) of 64 floats x 16 steps" */
+    char coll_desc[256]; /**< e.g. "allreduce(max)+allreduce(sum) of 64 floats x 16 steps" */
     char coll_alg[24]; /**< algorithm chosen */
+    /* --- appended --- */
+    double t_pass; /**< unfused: the separate non-GEMM passes */
+    double macs; /**< MACs */
+    double vec_ops; /**< vector element-ops */
+    double gb_need, lb_need; /**< bytes needed per global / local buffer */
+    int ncoll; /**< explicit collective nodes */
+    comet_model_coll_node coll[4]; /**< the nodes */
 } comet_model_result;
 
 /** Evaluates one mapping. Allocation-free. */
@@ -225,6 +404,41 @@ typedef struct comet_model_vrow {
  */
 int comet_model_validate_records(
     const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_vrow *rows, size_t cap);
+
+/** Validation summary (comet_model_validate_summary). */
+typedef struct comet_model_vsum {
+    int rows; /**< predicted records */
+    double median_rel_err, p90_rel_err; /**< over all rows */
+    int pairs, winner_agrees; /**< fused/unfused pairs of one shape; predicted winner right */
+} comet_model_vsum;
+
+/** Median/p90 error and winner agreement of validation rows. */
+void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_model_vsum *out);
+
+/**
+ * Loads a workload file (configs/workloads/NAME.yaml or a path):
+ * {op: gemm_softmax, shape: {M: .., N: .., K: ..}} or attention with
+ * {heads, lq, lk, d, causal}. Errors name file:line and field.
+ */
+int comet_model_workload_load(const char *name, comet_model_problem *pb, char *err, size_t errlen);
+
+/**
+ * Loads a mapping file ({fused: true, binding: pipelined, cluster_split:
+ * {M, N, K, H}, core_split: {M, N}, tile_m, tile_k, one_pass}) as written by
+ * comet_model_mapping_json().
+ */
+int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *err, size_t errlen);
+
+/** Evaluates one mapping without descriptive strings (the search's inner loop). */
+void comet_model_eval_fast(const comet_model_hw *hw, const comet_model_problem *pb,
+    const comet_model_mapping *mp, comet_model_result *r);
+
+/**
+ * Default unfused pass structure of an op: reads and writes of the
+ * intermediate (each |intermediate| bytes) after the GEMM wrote it, and
+ * whether the writes stream (no write-allocate read). Follows kernels/.
+ */
+void comet_model_unfused_passes(comet_model_op op, double *reads, double *writes, int *streaming);
 
 /** The kernel-equivalent mapping for a local record (used by validate). */
 void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_problem *pb, int fused,

@@ -147,11 +147,15 @@ fail:
     return rc;
 }
 
-static int load_mem(const comet_util_doc *m, comet_model_mem *x, char *err, size_t errlen)
+static int load_mem(
+    const comet_util_doc *m, comet_model_mem *x, int local, char *err, size_t errlen)
 {
     static const char *const keys[]
         = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", NULL };
-    int rc = comet_util_doc_check_keys(m, keys, err, errlen);
+    /* the local buffer may be partitioned (COMET: input, weight, output) */
+    static const char *const lkeys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
+        "input_bytes", "weight_bytes", "output_bytes", NULL };
+    int rc = comet_util_doc_check_keys(m, local ? lkeys : keys, err, errlen);
     if (rc)
         return rc;
     NUM(m, "capacity", 1e18, 1, 1e18, x->capacity);
@@ -185,7 +189,8 @@ static int load_axis(const comet_util_doc *g, const char *key, double *dst, int 
     return 0;
 }
 
-static int load_grid(const comet_util_doc *g, comet_model_grid *gr, char *err, size_t errlen)
+static int load_grid(
+    const comet_util_doc *g, comet_model_grid *gr, double vmax, char *err, size_t errlen)
 {
     static const char *const keys[]
         = { "threads", "M", "N", "K", "values", "emax", "f_half", NULL };
@@ -210,22 +215,141 @@ static int load_grid(const comet_util_doc *g, comet_model_grid *gr, char *err, s
     for (size_t i = 0; i < total; i++) {
         double x;
         if (v->child[i]->kind != COMET_DOC_SCALAR || comet_util_parse_double(v->child[i]->value, &x)
-            || !(x > 0) || x > 1.5)
-            return comet_util_seterr(err, errlen, -EINVAL,
-                "%s: grid efficiency must be in (0, 1.5]",
-                comet_util_doc_where(v->child[i], w, sizeof w));
+            || !(x > 0) || x > vmax)
+            return comet_util_seterr(err, errlen, -EINVAL, "%s: grid efficiency must be in (0, %g]",
+                comet_util_doc_where(v->child[i], w, sizeof w), vmax);
         gr->values[i] = x;
     }
-    NUM(g, "emax", 0.9, 1e-6, 1.5, gr->emax);
+    NUM(g, "emax", 0.9, 1e-6, vmax, gr->emax);
     NUM(g, "f_half", 1e6, 0, 1e18, gr->f_half);
 fail:
     return rc;
 }
 
+int comet_model_net_nodes(const comet_model_net *net)
+{
+    return net->dims[0] * net->dims[1];
+}
+
+/* collectives: {p2p: {alpha_s, beta_s_per_byte}, fits: [{collective, algorithm,
+ * alpha_s, beta_s_per_byte, gamma_s_per_byte}]} */
+static int load_links(const comet_util_doc *m, comet_model_links *l, char *err, size_t errlen)
+{
+    static const char *const keys[] = { "p2p", "fits", NULL };
+    static const char *const pk[] = { "alpha_s", "beta_s_per_byte", NULL };
+    static const char *const fk[] = { "collective", "algorithm", "alpha_s", "beta_s_per_byte",
+        "gamma_s_per_byte", "from_bytes", NULL };
+    char w[256];
+    int rc;
+    const comet_util_doc *sub;
+    if (m->kind != COMET_DOC_MAP)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: 'collectives' must be a map",
+            comet_util_doc_where(m, w, sizeof w));
+    if ((rc = comet_util_doc_check_keys(m, keys, err, errlen)))
+        return rc;
+    if ((sub = comet_util_doc_get(m, "p2p")) != NULL) {
+        if (sub->kind != COMET_DOC_MAP)
+            return comet_util_seterr(err, errlen, -EINVAL, "%s: 'p2p' must be a map",
+                comet_util_doc_where(sub, w, sizeof w));
+        if ((rc = comet_util_doc_check_keys(sub, pk, err, errlen)))
+            return rc;
+        NUM(sub, "alpha_s", NAN, 0, 10, l->p2p_alpha_s);
+        NUM(sub, "beta_s_per_byte", NAN, 1e-15, 1, l->p2p_beta_s);
+    }
+    if ((sub = comet_util_doc_get(m, "fits")) != NULL) {
+        if (sub->kind != COMET_DOC_SEQ || sub->n > COMET_MODEL_MAX_FITS)
+            return comet_util_seterr(err, errlen, -EINVAL, "%s: 'fits' must be a list of <= %d",
+                comet_util_doc_where(sub, w, sizeof w), COMET_MODEL_MAX_FITS);
+        for (size_t i = 0; i < sub->n; i++) {
+            const comet_util_doc *f = sub->child[i];
+            comet_model_coll_fit *x = &l->fits[i];
+            const char *cs, *as;
+            double row[3];
+            if (f->kind != COMET_DOC_MAP)
+                return comet_util_seterr(err, errlen, -EINVAL, "%s: a fit must be a map",
+                    comet_util_doc_where(f, w, sizeof w));
+            if ((rc = comet_util_doc_check_keys(f, fk, err, errlen))
+                || (rc = comet_util_doc_string(f, "collective", NULL, &cs, err, errlen))
+                || (rc = comet_util_doc_string(f, "algorithm", NULL, &as, err, errlen)))
+                return rc;
+            if (comet_model_coll_parse(cs, &x->coll) != 0)
+                return comet_util_seterr(err, errlen, -EINVAL,
+                    "%s: unknown collective '%s' (allreduce, allgather, reduce_scatter, reduce, "
+                    "bcast)",
+                    comet_util_doc_where(comet_util_doc_get(f, "collective"), w, sizeof w), cs);
+            if (strlen(as) >= sizeof x->alg
+                || comet_model_coll_row(x->coll, as, 1024, 4, row, NULL))
+                return comet_util_seterr(err, errlen, -EINVAL, "%s: algorithm '%s' unknown for %s",
+                    comet_util_doc_where(comet_util_doc_get(f, "algorithm"), w, sizeof w), as, cs);
+            snprintf(x->alg, sizeof x->alg, "%s", as);
+            NUM(f, "alpha_s", NAN, 0, 10, x->alpha_s);
+            NUM(f, "beta_s_per_byte", 0, 0, 1, x->beta_s);
+            NUM(f, "gamma_s_per_byte", 0, 0, 1, x->gamma_s);
+            NUM(f, "from_bytes", 0, 0, 1e15, x->from_bytes);
+            l->nfits = (int)i + 1;
+        }
+    }
+fail:
+    return rc;
+}
+
+/* A calibrated profile keeps its link fits where calibrate wrote them
+ * (calibration.fits.p2p and .collectives, calibrate/profile_links.c): the
+ * first Hockney segment of the point-to-point fit, and every segment of every
+ * collective fit (alpha/beta/gamma of the algorithm's TRG row). */
+static double jnum_or(const json_t *o, const char *k, double dflt)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+static void links_from_calibration(const json_t *cal, comet_model_links *l)
+{
+    const json_t *fits = json_object_get(cal, "fits");
+    const json_t *p2p = json_object_get(fits, "p2p"), *co = json_object_get(fits, "collectives");
+    size_t i, j;
+    const json_t *x, *seg;
+    memset(l, 0, sizeof *l);
+    json_array_foreach(p2p, i, x)
+    {
+        const json_t *s0 = json_array_get(json_object_get(x, "segments"), 0);
+        double a = jnum_or(s0, "alpha_us", NAN), b = jnum_or(s0, "beta_ns_per_byte", NAN);
+        if (a >= 0 && b > 0) {
+            l->p2p_alpha_s = a * 1e-6;
+            l->p2p_beta_s = b * 1e-9;
+            break;
+        }
+    }
+    json_array_foreach(co, i, x)
+    {
+        comet_model_coll c;
+        const char *alg = json_string_value(json_object_get(x, "algorithm"));
+        if (comet_model_coll_parse(json_string_value(json_object_get(x, "op")), &c) != 0 || !alg
+            || strlen(alg) >= sizeof l->fits[0].alg)
+            continue;
+        json_array_foreach(json_object_get(x, "segments"), j, seg)
+        {
+            if (l->nfits >= COMET_MODEL_MAX_FITS)
+                return;
+            double a = jnum_or(seg, "alpha_us", NAN), b = jnum_or(seg, "beta_ns_per_byte", NAN);
+            if (!(a >= 0) || !(b >= 0))
+                continue;
+            comet_model_coll_fit *f = &l->fits[l->nfits++];
+            f->coll = c;
+            snprintf(f->alg, sizeof f->alg, "%s", alg);
+            f->alpha_s = a * 1e-6;
+            f->beta_s = b * 1e-9;
+            f->gamma_s = jnum_or(seg, "gamma_ns_per_byte", 0) * 1e-9;
+            f->from_bytes = jnum_or(seg, "from_bytes", 0);
+        }
+    }
+}
+
 static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
 {
-    static const char *const top[] = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters",
-        "cores", "memory", "gemm", "vector", "calibration", "schema", NULL };
+    static const char *const top[]
+        = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters", "cores", "memory", "gemm",
+              "vector", "calibration", "schema", "io_bytes_per_elem", "collectives", NULL };
     const comet_util_doc *sec, *sub;
     const char *s;
     char w[256];
@@ -249,6 +373,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     snprintf(hw->kind, sizeof hw->kind, "%s", s);
     NUM(d, "clock_ghz", NAN, 1e-3, 100, hw->clock_ghz);
     NUM(d, "bytes_per_elem", 2, 0.125, 16, hw->bytes_per_elem);
+    NUM(d, "io_bytes_per_elem", hw->bytes_per_elem, 0.125, 16, hw->io_bytes_per_elem);
 
     static const char *const grp[] = { "count", "network", NULL };
     double cnt;
@@ -257,14 +382,38 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         goto fail;
     NUM(sec, "count", NAN, 1, 1 << 20, cnt);
     hw->clusters = (int)cnt;
-    if ((rc = need_map(sec, "network", &sub, err, errlen))
+    sub = comet_util_doc_get(sec, "network");
+    if (sub && sub->kind == COMET_DOC_SEQ) {
+        /* a network of several levels (innermost first): clusters = product */
+        if (sub->n < 1 || sub->n > COMET_MODEL_NET_LEVELS) {
+            rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'network' list needs 1..%d levels",
+                comet_util_doc_where(sub, w, sizeof w), COMET_MODEL_NET_LEVELS);
+            goto fail;
+        }
+        for (size_t i = 0; i < sub->n; i++) {
+            if (sub->child[i]->kind != COMET_DOC_MAP) {
+                rc = comet_util_seterr(err, errlen, -EINVAL, "%s: network levels must be maps",
+                    comet_util_doc_where(sub->child[i], w, sizeof w));
+                goto fail;
+            }
+            if ((rc = load_net(
+                     sub->child[i], i ? &hw->outer_net[i - 1] : &hw->cluster_net, err, errlen)))
+                goto fail;
+        }
+        hw->n_outer = (int)sub->n - 1;
+    } else if ((rc = need_map(sec, "network", &sub, err, errlen))
         || (rc = load_net(sub, &hw->cluster_net, err, errlen)))
         goto fail;
-    if (hw->cluster_net.dims[0] * hw->cluster_net.dims[1] != hw->clusters) {
-        rc = comet_util_seterr(err, errlen, -EINVAL, "%s: network dims %dx%d do not match count %d",
-            comet_util_doc_where(sub, w, sizeof w), hw->cluster_net.dims[0],
-            hw->cluster_net.dims[1], hw->clusters);
-        goto fail;
+    {
+        double prod = comet_model_net_nodes(&hw->cluster_net);
+        for (int i = 0; i < hw->n_outer; i++)
+            prod *= comet_model_net_nodes(&hw->outer_net[i]);
+        if (prod != hw->clusters) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: network nodes (%.0f over %d level(s)) do not match count %d",
+                comet_util_doc_where(sub, w, sizeof w), prod, hw->n_outer + 1, hw->clusters);
+            goto fail;
+        }
     }
     if ((rc = need_map(d, "cores", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
@@ -280,12 +429,21 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         || (rc = comet_util_doc_check_keys(sec, mems, err, errlen)))
         goto fail;
     if ((rc = need_map(sec, "dram", &sub, err, errlen))
-        || (rc = load_mem(sub, &hw->dram, err, errlen))
+        || (rc = load_mem(sub, &hw->dram, 0, err, errlen))
         || (rc = need_map(sec, "global_buffer", &sub, err, errlen))
-        || (rc = load_mem(sub, &hw->gb, err, errlen))
+        || (rc = load_mem(sub, &hw->gb, 0, err, errlen))
         || (rc = need_map(sec, "local_buffer", &sub, err, errlen))
-        || (rc = load_mem(sub, &hw->lb, err, errlen)))
+        || (rc = load_mem(sub, &hw->lb, 1, err, errlen)))
         goto fail;
+    NUM(sub, "input_bytes", 0, 0, 1e15, hw->lb_input);
+    NUM(sub, "weight_bytes", 0, 0, 1e15, hw->lb_weight);
+    NUM(sub, "output_bytes", 0, 0, 1e15, hw->lb_output);
+    if (hw->lb_input + hw->lb_weight + hw->lb_output > hw->lb.capacity * (1 + 1e-9)) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: local_buffer input_bytes + weight_bytes + output_bytes exceed its capacity",
+            comet_util_doc_where(sub, w, sizeof w));
+        goto fail;
+    }
 
     static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
         "efficiency", "mac_pj", "grid", "fused_grid", NULL };
@@ -318,16 +476,18 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
                 comet_util_doc_where(sub, w, sizeof w));
             goto fail;
         }
-        if ((rc = load_grid(sub, &hw->grid, err, errlen)))
+        if ((rc = load_grid(sub, &hw->grid, 1.5, err, errlen)))
             goto fail;
     }
+    /* the fused kernels' own GEMM (AVX-512 micro-kernel) may exceed the
+     * AVX2 peak the profile counts in: efficiencies up to 4 */
     if ((sub = comet_util_doc_get(sec, "fused_grid")) != NULL) {
         if (sub->kind != COMET_DOC_MAP) {
             rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'fused_grid' must be a map",
                 comet_util_doc_where(sub, w, sizeof w));
             goto fail;
         }
-        if ((rc = load_grid(sub, &hw->fused_grid, err, errlen)))
+        if ((rc = load_grid(sub, &hw->fused_grid, 4.0, err, errlen)))
             goto fail;
     }
 
@@ -348,8 +508,13 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         if (en)
             NUM(en, vop_names[i], 0, 0, 1e6, hw->vop_pj[i]);
     }
+    if ((sub = comet_util_doc_get(d, "collectives")) != NULL
+        && (rc = load_links(sub, &hw->links, err, errlen)))
+        goto fail;
     if ((sub = comet_util_doc_get(d, "calibration")) != NULL)
         hw->calibration = doc_to_json(sub);
+    if (!comet_util_doc_get(d, "collectives") && hw->calibration)
+        links_from_calibration(hw->calibration, &hw->links);
     return 0;
 fail:
     comet_model_hw_free(hw);
@@ -413,13 +578,30 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     json_object_set_new(j, "kind", json_string(hw->kind));
     json_object_set_new(j, "clock_ghz", json_real(hw->clock_ghz));
     json_object_set_new(j, "bytes_per_elem", json_real(hw->bytes_per_elem));
-    json_object_set_new(j, "clusters",
-        json_pack("{s:i,s:o}", "count", hw->clusters, "network", net_json(&hw->cluster_net)));
+    json_object_set_new(j, "io_bytes_per_elem",
+        json_real(hw->io_bytes_per_elem > 0 ? hw->io_bytes_per_elem : hw->bytes_per_elem));
+    if (hw->n_outer > 0) {
+        json_t *lv = json_array();
+        json_array_append_new(lv, net_json(&hw->cluster_net));
+        for (int i = 0; i < hw->n_outer; i++)
+            json_array_append_new(lv, net_json(&hw->outer_net[i]));
+        json_object_set_new(
+            j, "clusters", json_pack("{s:i,s:o}", "count", hw->clusters, "network", lv));
+    } else
+        json_object_set_new(j, "clusters",
+            json_pack("{s:i,s:o}", "count", hw->clusters, "network", net_json(&hw->cluster_net)));
     json_object_set_new(
         j, "cores", json_pack("{s:i,s:o}", "count", hw->cores, "network", net_json(&hw->core_net)));
+    json_t *lbj = mem_json(&hw->lb);
+    if (hw->lb_input > 0)
+        json_object_set_new(lbj, "input_bytes", json_real(hw->lb_input));
+    if (hw->lb_weight > 0)
+        json_object_set_new(lbj, "weight_bytes", json_real(hw->lb_weight));
+    if (hw->lb_output > 0)
+        json_object_set_new(lbj, "output_bytes", json_real(hw->lb_output));
     json_object_set_new(j, "memory",
         json_pack("{s:o,s:o,s:o}", "dram", mem_json(&hw->dram), "global_buffer", mem_json(&hw->gb),
-            "local_buffer", mem_json(&hw->lb)));
+            "local_buffer", lbj));
     if (hw->systolic) {
         json_object_set_new(g, "engine", json_string("systolic"));
         json_object_set_new(g, "rows", json_integer(hw->sa_rows));
@@ -431,12 +613,12 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     }
     json_object_set_new(g, "efficiency", json_real(hw->gemm_eff));
     json_object_set_new(g, "mac_pj", json_real(hw->mac_pj));
-    for (int f = 0; f < 2; f++) {
-        const comet_model_grid *gr = f ? &hw->fused_grid : &hw->grid;
+    for (int w = 0; w < 2; w++) {
+        const comet_model_grid *gr = w ? &hw->fused_grid : &hw->grid;
         if (!gr->values)
             continue;
         size_t total = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
-        json_object_set_new(g, f ? "fused_grid" : "grid",
+        json_object_set_new(g, w ? "fused_grid" : "grid",
             json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:f}", "threads", axis_json(gr->threads, gr->nt),
                 "M", axis_json(gr->M, gr->nm), "N", axis_json(gr->N, gr->nn), "K",
                 axis_json(gr->K, gr->nk), "values", axis_json(gr->values, (int)total), "emax",
@@ -449,6 +631,22 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     }
     json_object_set_new(j, "vector",
         json_pack("{s:i,s:o,s:o}", "width", hw->simd_width, "cycles", cy, "energy_pj", en));
+    if (hw->links.p2p_beta_s > 0 || hw->links.nfits > 0) {
+        json_t *c = json_object(), *fits = json_array();
+        if (hw->links.p2p_beta_s > 0)
+            json_object_set_new(c, "p2p",
+                json_pack("{s:f,s:f}", "alpha_s", hw->links.p2p_alpha_s, "beta_s_per_byte",
+                    hw->links.p2p_beta_s));
+        for (int i = 0; i < hw->links.nfits; i++) {
+            const comet_model_coll_fit *f = &hw->links.fits[i];
+            json_array_append_new(fits,
+                json_pack("{s:s,s:s,s:f,s:f,s:f,s:f}", "collective", comet_model_coll_name(f->coll),
+                    "algorithm", f->alg, "alpha_s", f->alpha_s, "beta_s_per_byte", f->beta_s,
+                    "gamma_s_per_byte", f->gamma_s, "from_bytes", f->from_bytes));
+        }
+        json_object_set_new(c, "fits", fits);
+        json_object_set_new(j, "collectives", c);
+    }
     if (hw->calibration)
         json_object_set(j, "calibration", hw->calibration);
     return j;
@@ -460,39 +658,49 @@ int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nod
     if (!base || !out || cores_per_node < 1 || nodes < 1 || cores_per_node > 1 << 20
         || nodes > 1 << 20)
         return -EINVAL;
+    if (net && (comet_model_net_nodes(net) != nodes || !(net->link_bw > 0)))
+        return -EINVAL;
     *out = *base;
     out->grid.values = NULL;
     out->fused_grid.values = NULL;
     out->calibration = NULL;
-    for (int f = 0; f < 2; f++) {
-        const comet_model_grid *bg = f ? &base->fused_grid : &base->grid;
-        comet_model_grid *og = f ? &out->fused_grid : &out->grid;
-        if (!bg->values)
+    for (int w = 0; w < 2; w++) {
+        const comet_model_grid *src = w ? &base->fused_grid : &base->grid;
+        comet_model_grid *dst = w ? &out->fused_grid : &out->grid;
+        if (!src->values)
             continue;
-        size_t total = (size_t)bg->nt * bg->nm * bg->nn * bg->nk;
-        og->values = malloc(total * sizeof(double));
-        if (!og->values) {
-            free(out->grid.values);
-            out->grid.values = NULL;
+        size_t total = (size_t)src->nt * src->nm * src->nn * src->nk;
+        dst->values = malloc(total * sizeof(double));
+        if (!dst->values) {
+            comet_model_hw_free(out);
             return -ENOMEM;
         }
-        memcpy(og->values, bg->values, total * sizeof(double));
+        memcpy(dst->values, src->values, total * sizeof(double));
     }
     snprintf(out->name, sizeof out->name, "%.30s-%dc-x%d", base->name, cores_per_node, nodes);
-    /* DRAM bandwidth and the LLC scale with the node count: each node brings
-     * its own memory system (the per-node figures are the calibrated ones). */
-    double per_core_dram = base->dram.bw / (base->cores > 0 ? base->cores : 1);
+    /* Each node brings its own memory system: DRAM bandwidth per node grows
+     * with the cores that share it (the calibrated per-core share, capped at
+     * no more than linear), the LLC is per node, L2 per core. */
+    const double bc = base->cores > 0 ? base->cores : 1;
     out->cores = cores_per_node;
     out->clusters = nodes;
-    out->dram.bw = base->dram.bw * nodes;
-    (void)per_core_dram;
+    out->dram.bw = base->dram.bw * fmin(1.0, cores_per_node / bc) + 0.0;
+    if (cores_per_node > bc) /* more cores than measured: bandwidth saturates */
+        out->dram.bw = base->dram.bw;
+    out->core_net.dims[0] = cores_per_node;
+    out->core_net.dims[1] = 1;
+    out->n_outer = 0;
     if (net) {
+        /* a given network: the calibrated links describe this machine's
+         * shared memory, not it */
+        memset(&out->links, 0, sizeof out->links);
         out->cluster_net = *net;
     } else {
+        /* keep the calibrated link (alpha/beta), on a switch of `nodes` ports */
         out->cluster_net.topo = COMET_MODEL_SWITCH;
+        out->cluster_net.dims[0] = nodes;
+        out->cluster_net.dims[1] = 1;
     }
-    out->cluster_net.dims[0] = nodes;
-    out->cluster_net.dims[1] = 1;
     return 0;
 }
 
@@ -514,11 +722,11 @@ static double interp_axis(const double *ax, int n, double x, int *i0)
     return (log(x) - log(ax[i])) / (log(ax[i + 1]) - log(ax[i]));
 }
 
-double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double thr)
+static double grid_eff(
+    const comet_model_grid *g, double flat, double M, double N, double K, double thr)
 {
-    const comet_model_grid *g = &hw->grid;
     if (!g->values)
-        return hw->gemm_eff;
+        return flat;
     int outside = M < g->M[0] || N < g->N[0] || K < g->K[0] || M > g->M[g->nm - 1]
         || N > g->N[g->nn - 1] || K > g->K[g->nk - 1];
     /* thread index: nearest */
@@ -553,4 +761,17 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
             e *= law / law_edge;
     }
     return e > 1e-4 ? e : 1e-4;
+}
+
+double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double thr)
+{
+    return grid_eff(&hw->grid, hw->gemm_eff, M, N, K, thr);
+}
+
+double comet_model_fused_gemm_eff(
+    const comet_model_hw *hw, double M, double N, double K, double thr)
+{
+    if (!hw->fused_grid.values)
+        return comet_model_gemm_eff(hw, M, N, K, thr);
+    return grid_eff(&hw->fused_grid, hw->gemm_eff, M, N, K, thr);
 }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const op_names[] = { "gemm_softmax", "gemm_layernorm", "attention" };
@@ -31,82 +32,156 @@ static double cdiv(double a, double b)
 }
 
 /* ------------------------------------------------------------------ */
-/* Collectives: alpha-beta per algorithm, chosen per topology          */
+/* Compound ops as graphs of basic ops over named tensors               */
 /* ------------------------------------------------------------------ */
 
-typedef struct coll_cost {
-    double cycles;
-    double link_bytes; /* bytes x hops crossing links (energy) */
-    const char *alg;
-} coll_cost;
+static const char *const bop_names[COMET_MODEL_NBOP]
+    = { "gemm", "rowmax", "sub", "exp", "rowsum", "div", "mean", "var", "mul", "add", "sqrt" };
 
-/* All-reduce of n bytes over p nodes of net (elements of esize bytes). */
-static coll_cost allreduce_cost(
-    const comet_model_hw *hw, const comet_model_net *net, int p, double n, double esize)
+const char *comet_model_bop_name(comet_model_bop b)
 {
-    coll_cost best = { 0, 0, "none" };
-    if (p <= 1 || n <= 0)
-        return best;
-    double beta = 1.0 / net->link_bw, a0 = net->startup, h = net->hop_latency;
-    double lg = ceil(log2((double)p));
-    double red = (n / esize) / hw->simd_width * hw->vop_cycles[COMET_MODEL_VOP_ADD];
-    int X = net->dims[0] < p ? net->dims[0] : p, Y = (p + X - 1) / X;
-    double cand[4];
-    const char *names[4] = { "ring", "recursive_doubling", "mesh_tree", "in_network" };
-    for (int i = 0; i < 4; i++)
-        cand[i] = INFINITY;
-    double hops_ring = 1, hops_rd = 1;
-    switch (net->topo) {
-    case COMET_MODEL_MESH2D:
-        hops_ring = 1; /* snake order keeps ring neighbours adjacent */
-        hops_rd = (X - 1 + Y - 1) / 2.0 + 1;
-        /* COMET's row-then-column tree: reduce then broadcast along a
-         * spanning tree of depth (X-1)+(Y-1), store-and-forward per hop */
-        {
-            double H = (X - 1) + (Y - 1);
-            cand[2] = 2 * (H * (h + a0) + H * n * beta) + red * H;
-        }
-        break;
-    case COMET_MODEL_TORUS2D:
-        hops_rd = (X / 2.0 + Y / 2.0) / 2.0 + 1;
-        {
-            double H = floor(X / 2.0) + floor(Y / 2.0);
-            cand[2] = 2 * (H * (h + a0) + H * n * beta) + red * H;
-        }
-        break;
-    case COMET_MODEL_RING:
-        hops_rd = p / 4.0 + 1;
-        break;
-    case COMET_MODEL_SWITCH:
-        hops_ring = 2;
-        hops_rd = 2;
-        break;
-    case COMET_MODEL_FULL:
-        break;
+    return (unsigned)b < COMET_MODEL_NBOP ? bop_names[b] : "unknown";
+}
+
+#define NODE(k, o, i0, i1, sh, red)                                                                \
+    {                                                                                              \
+        COMET_MODEL_BOP_##k, o, i0, i1, COMET_MODEL_T_##sh, red                                    \
     }
-    /* ring: reduce-scatter + all-gather, 2(p-1) steps of n/p */
-    cand[0] = 2 * (p - 1) * (a0 + hops_ring * h) + 2.0 * (p - 1) / p * n * beta + red;
-    /* recursive doubling: lg p exchanges of the whole vector */
-    cand[1] = lg * (a0 + hops_rd * h + n * beta) + lg * red;
-    if (net->reduction)
-        cand[3] = 2 * (a0 + hops_rd * h * lg) + n * beta;
-    int bi = 0;
-    for (int i = 1; i < 4; i++)
-        if (cand[i] < cand[bi])
-            bi = i;
-    best.cycles = cand[bi];
-    best.alg = names[bi];
-    best.link_bytes = bi == 0 ? 2.0 * (p - 1) / p * n * p * hops_ring
-                              : (bi == 1 ? lg * n * p * hops_rd : 2 * n * p);
-    return best;
+static const comet_model_graph graphs[3] = {
+    /* GEMM-Softmax: Y = exp(S - rowmax S) / rowsum(exp(S - rowmax S)), S = A B */
+    { 6,
+        { NODE(GEMM, "S", "A", "B", MN, 0), NODE(ROWMAX, "m", "S", "", ROW, 1),
+            NODE(SUB, "D", "S", "m", MN, 0), NODE(EXP, "E", "D", "", MN, 0),
+            NODE(ROWSUM, "l", "E", "", ROW, 1), NODE(DIV, "Y", "E", "l", MN, 0) },
+        "Y" },
+    /* GEMM-LayerNorm: Y = (S - mean) / sqrt(var) * gamma + beta */
+    { 8,
+        { NODE(GEMM, "S", "A", "B", MN, 0), NODE(MEAN, "mu", "S", "", ROW, 1),
+            NODE(SUB, "D", "S", "mu", MN, 0), NODE(VAR, "v", "D", "", ROW, 1),
+            NODE(SQRT, "sd", "v", "", ROW, 0), NODE(DIV, "Z", "D", "sd", MN, 0),
+            NODE(MUL, "G", "Z", "gamma", MN, 0), NODE(ADD, "Y", "G", "beta", MN, 0) },
+        "Y" },
+    /* attention per head: S = Q K^T, P = exp(S - rowmax), O = P V / rowsum(P);
+     * the P V GEMM reduces over Lk (the N dimension) */
+    { 7,
+        { NODE(GEMM, "S", "Q", "Kt", MN, 0), NODE(ROWMAX, "m", "S", "", ROW, 1),
+            NODE(SUB, "D", "S", "m", MN, 0), NODE(EXP, "P", "D", "", MN, 0),
+            NODE(ROWSUM, "l", "P", "", ROW, 1), NODE(GEMM, "U", "P", "V", MD, 1),
+            NODE(DIV, "O", "U", "l", MD, 0) },
+        "O" },
+};
+#undef NODE
+
+int comet_model_graph_build(const comet_model_problem *pb, comet_model_graph *g)
+{
+    if (!pb || !g || (unsigned)pb->op > 2)
+        return -EINVAL;
+    *g = graphs[pb->op];
+    return 0;
+}
+
+/* Vector cost of a graph's non-GEMM nodes: cycles per intermediate element,
+ * per row, per output (rows x d) element, and pJ per intermediate element.
+ * A division by a row statistic is one reciprocal per row and a multiply per
+ * element; row reductions add a log2(width) tree per row. */
+typedef struct vcost {
+    double per_elem, per_row, per_out, pj_elem;
+    int n_mn; /* basic ops over the rows x N intermediate (op-by-op passes) */
+} vcost;
+
+static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
+{
+    const double *c = hw->vop_cycles, *e = hw->vop_pj, w = hw->simd_width > 0 ? hw->simd_width : 1;
+    const double lgw = w > 1 ? ceil(log2(w)) : 0;
+    /* Elementwise ops between two row reductions run as one loop over the
+     * row (the reduction's result must be complete before its consumers),
+     * sharing loads and stores: each op after a loop's first saves the cost
+     * of a bare in-cache pass, the cheapest of add/mul/max. */
+    const double bare
+        = fmin(c[COMET_MODEL_VOP_ADD], fmin(c[COMET_MODEL_VOP_MUL], c[COMET_MODEL_VOP_MAX]));
+    int in_loop = 0, in_loop_out = 0;
+    vcost v = { 0, 0, 0, 0, 0 };
+    for (int i = 0; i < g->n; i++) {
+        const comet_model_node *nd = &g->node[i];
+        double ce = 0, pe = 0, cr = 0;
+        switch (nd->kind) {
+        case COMET_MODEL_BOP_GEMM:
+            continue;
+        case COMET_MODEL_BOP_ROWMAX:
+            ce = c[COMET_MODEL_VOP_MAX], pe = e[COMET_MODEL_VOP_MAX],
+            cr = lgw * c[COMET_MODEL_VOP_MAX];
+            break;
+        case COMET_MODEL_BOP_ROWSUM:
+        case COMET_MODEL_BOP_MEAN:
+            ce = c[COMET_MODEL_VOP_ADD], pe = e[COMET_MODEL_VOP_ADD],
+            cr = lgw * c[COMET_MODEL_VOP_ADD];
+            break;
+        case COMET_MODEL_BOP_VAR: /* square and accumulate */
+            ce = c[COMET_MODEL_VOP_MUL] + c[COMET_MODEL_VOP_ADD];
+            pe = e[COMET_MODEL_VOP_MUL] + e[COMET_MODEL_VOP_ADD];
+            cr = lgw * c[COMET_MODEL_VOP_ADD];
+            break;
+        case COMET_MODEL_BOP_SUB:
+        case COMET_MODEL_BOP_ADD:
+            ce = c[COMET_MODEL_VOP_ADD], pe = e[COMET_MODEL_VOP_ADD];
+            break;
+        case COMET_MODEL_BOP_MUL:
+            ce = c[COMET_MODEL_VOP_MUL], pe = e[COMET_MODEL_VOP_MUL];
+            break;
+        case COMET_MODEL_BOP_EXP:
+            ce = c[COMET_MODEL_VOP_EXP], pe = e[COMET_MODEL_VOP_EXP];
+            break;
+        case COMET_MODEL_BOP_SQRT:
+            ce = c[COMET_MODEL_VOP_SQRT], pe = e[COMET_MODEL_VOP_SQRT];
+            break;
+        case COMET_MODEL_BOP_DIV:
+            /* by a row statistic: reciprocal per row, multiply per element */
+            ce = c[COMET_MODEL_VOP_MUL], pe = e[COMET_MODEL_VOP_MUL], cr = c[COMET_MODEL_VOP_DIV];
+            break;
+        default:
+            continue;
+        }
+        if (nd->out_shape == COMET_MODEL_T_ROW && !nd->reduces_n) {
+            v.per_row += ce; /* an op on a row statistic */
+            continue;
+        }
+        const int nops = nd->kind == COMET_MODEL_BOP_VAR ? 2 : 1;
+        if (nd->out_shape == COMET_MODEL_T_MD) {
+            v.per_out += (ce - (in_loop_out ? nops : nops - 1) * bare) / w;
+            in_loop_out += nops;
+        } else {
+            v.per_elem += (ce - (in_loop ? nops : nops - 1) * bare) / w;
+            v.pj_elem += pe;
+            v.n_mn++;
+            in_loop += nops;
+        }
+        v.per_row += cr;
+        if (nd->reduces_n)
+            in_loop = 0; /* the statistic ends the loop */
+    }
+    return v;
+}
+
+void comet_model_unfused_passes(comet_model_op op, double *reads, double *writes, int *streaming)
+{
+    /* kernels/: the GEMM writes the whole intermediate, then one pass per row
+     * keeps the row in cache (softmax: max, exp-sum, scale; LayerNorm: mean,
+     * deviations, apply), so the intermediate is read once from memory and
+     * the result written once; attention's softmax runs in place on S. The
+     * writes are ordinary stores (a write-allocate read each). Change here
+     * when the kernels change. */
+    (void)op;
+    *reads = 1;
+    *writes = 1;
+    *streaming = 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Evaluation                                                          */
 /* ------------------------------------------------------------------ */
 
-static double gemm_cycles(
-    const comet_model_hw *hw, double m, double n, double k, double eff_m, double eff_n, double thr)
+/* GEMM cycles of one core's m x n x k share; eff from the caller (CPU). */
+static double gemm_cycles(const comet_model_hw *hw, double m, double n, double k, double eff)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0;
@@ -117,210 +192,278 @@ static double gemm_cycles(
         double folds = cdiv(k, hw->sa_rows * nr) * cdiv(n, hw->sa_cols * nc);
         return folds * (2.0 * hw->sa_rows + hw->sa_cols + m - 2);
     }
-    double eff = comet_model_gemm_eff(hw, eff_m, eff_n, k, thr);
     return 2 * m * n * k / (hw->peak_flops * eff);
 }
 
-/* Per-element vector cycles of the epilogue and per-row reduction cycles. */
-static void vec_costs(
-    const comet_model_hw *hw, comet_model_op op, double *per_elem, double *per_row, double *pj_elem)
+/* Bandwidth (bytes/cycle) of the level an intermediate of `bytes` lives in
+ * on a CPU (caches are transparent): private L2s, the LLC, or DRAM. */
+static double cpu_level_bw(const comet_model_hw *hw, double bytes, double cores)
 {
-    const double *c = hw->vop_cycles, *e = hw->vop_pj;
-    double lgw = hw->simd_width > 1 ? ceil(log2((double)hw->simd_width)) : 0;
-    if (op == COMET_MODEL_GEMM_LAYERNORM) {
-        /* sum, sub, sq-acc (mul+add), sub, mul(rstd), mul(gamma), add(beta) */
-        *per_elem
-            = 3 * c[COMET_MODEL_VOP_ADD] + 2 * c[COMET_MODEL_VOP_ADD] + 3 * c[COMET_MODEL_VOP_MUL];
-        *per_row
-            = 2 * lgw * c[COMET_MODEL_VOP_ADD] + c[COMET_MODEL_VOP_SQRT] + c[COMET_MODEL_VOP_DIV];
-        *pj_elem = 5 * e[COMET_MODEL_VOP_ADD] + 3 * e[COMET_MODEL_VOP_MUL];
-    } else {
-        /* max, sub, exp, sum, div */
-        *per_elem = c[COMET_MODEL_VOP_MAX] + 2 * c[COMET_MODEL_VOP_ADD] + c[COMET_MODEL_VOP_EXP]
-            + c[COMET_MODEL_VOP_DIV];
-        *per_row = lgw * (c[COMET_MODEL_VOP_MAX] + c[COMET_MODEL_VOP_ADD]);
-        *pj_elem = e[COMET_MODEL_VOP_MAX] + 2 * e[COMET_MODEL_VOP_ADD] + e[COMET_MODEL_VOP_EXP]
-            + e[COMET_MODEL_VOP_DIV];
-        if (op == COMET_MODEL_ATTENTION) /* online rescale of O and l */
-            *per_elem += c[COMET_MODEL_VOP_MUL];
-    }
+    if (bytes <= hw->lb.capacity * cores)
+        return hw->lb.bw * cores;
+    if (bytes <= hw->gb.capacity)
+        return hw->gb.bw;
+    return hw->dram.bw;
 }
 
-void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
+static void add_coll(comet_model_result *r, const comet_model_hw *hw, comet_model_coll type,
+    const char *op, const char *tensor, const char *dim, double bytes, int p, double calls)
+{
+    if (r->ncoll >= 4 || p <= 1)
+        return;
+    comet_model_coll_node *c = &r->coll[r->ncoll++];
+    comet_model_coll_cost k = comet_model_coll_time(hw, type, p, bytes, COMET_MODEL_ALG_NONE);
+    c->type = type;
+    snprintf(c->reduce_op, sizeof c->reduce_op, "%s", op);
+    snprintf(c->tensor, sizeof c->tensor, "%s", tensor);
+    snprintf(c->dim, sizeof c->dim, "%s", dim);
+    c->bytes = bytes;
+    c->participants = p;
+    c->alg = k.alg;
+    c->cycles = k.cycles;
+    c->calls = calls;
+    r->e_link += calls * k.link_bytes * hw->cluster_net.link_pj_per_byte;
+    r->coll_bytes += calls * bytes;
+}
+
+static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const comet_model_mapping *mp, comet_model_result *r)
 {
     memset(r, 0, sizeof *r);
-    const int att = pb->op == COMET_MODEL_ATTENTION;
-    const double b = hw->bytes_per_elem, acc = 4; /* fp32 accumulators */
+    const int att = pb->op == COMET_MODEL_ATTENTION, cpu = hw->kind[0] == 'c';
+    const double b = hw->bytes_per_elem, acc = 4; /* fp32 accumulators and statistics */
+    const double io = hw->io_bytes_per_elem > 0 ? hw->io_bytes_per_elem : b;
     /* Attention as rows (heads*lq) x N=lk x K=d with a second GEMM of width d. */
     const double M = att ? pb->heads * pb->lq : pb->M, N = att ? pb->lk : pb->N,
                  K = att ? pb->d : pb->K, Nout = att ? pb->d : N;
-    const double causal_frac = att && pb->causal ? 0.5 + 0.5 / fmax(pb->lk, 1) : 1.0;
-    const int P = hw->clusters, C = hw->cores;
-    if (mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1
-        || mp->tile_k < 1 || (att && mp->cs_k > 1))
+    const double cf = att && pb->causal ? 0.5 + 0.5 / fmax(pb->lk, 1) : 1.0;
+    const int P = hw->clusters, C = hw->cores, ch = mp->cs_h > 1 ? mp->cs_h : 1;
+    if (mp->cs_m < 1 || mp->cs_n < 1 || mp->cs_k < 1 || mp->ks_m < 1 || mp->ks_n < 1
+        || ch * mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1
+        || mp->tile_k < 1 || (att && mp->cs_k > 1) || (!att && ch > 1) || (att && ch > pb->heads))
         return;
-    const double Mc = cdiv(M, mp->cs_m), Nc = cdiv(N, mp->cs_n), Kc = cdiv(K, mp->cs_k);
-    const double tm = fmin(mp->tile_m, Mc), tk = fmin(mp->tile_k, Kc);
+    const comet_model_graph *g = &graphs[pb->op];
+    const int used = ch * mp->cs_m * mp->cs_n * mp->cs_k; /* clusters in use */
+    const double Mc = cdiv(M, ch * mp->cs_m), Nc = cdiv(N, mp->cs_n), Kc = cdiv(K, mp->cs_k);
+    const double tm = fmin(mp->tile_m, Mc), tk = fmin(mp->tile_k, att ? Nc : Kc);
     const double steps = cdiv(Mc, tm);
     const double mcore = cdiv(tm, mp->ks_m), ncore = cdiv(Nc, mp->ks_n);
-    const double thr = C; /* CPU grid: threads per node */
+    const double thr = (double)mp->ks_m * mp->ks_n;
+    /* after a K split the partial tiles are reduce-scattered over N: each of
+     * the cs_k clusters finishes an N/cs_k share of the row */
+    const double nfin = mp->cs_k > 1 ? cdiv(Nc, mp->cs_k) : Nc;
 
     /* ---- capacity (pruning) ---- */
     const double dbuf = mp->pipelined ? 2 : 1;
-    const double bslice = (att ? 2 : 1) * Kc * Nc * b; /* B (attention: K and V) slice */
-    double tile_bytes = dbuf * tm * Kc * b + (mp->fused ? tm * Nc * acc : dbuf * tm * Nout * b);
+    const double bslice = att ? 2 * Nc * K * b : Kc * Nc * b; /* weights (attention: K and V) */
+    double tile_bytes
+        = dbuf * tm * (att ? K : Kc) * b + (mp->fused ? tm * Nc * acc : dbuf * tm * Nc * b);
     if (att)
-        tile_bytes += tm * pb->d * acc + 2 * tm * acc; /* O accumulator, m, l */
-    int b_resident = tile_bytes + bslice <= hw->gb.capacity;
-    double gb_need = tile_bytes + (b_resident ? bslice : dbuf * tk * Nc * b * (att ? 2 : 1));
-    double lb_need
-        = dbuf * (mcore * tk * b + tk * fmin(ncore, 256) * b) + mcore * fmin(ncore, 256) * acc;
-    if (gb_need > hw->gb.capacity || lb_need > hw->lb.capacity)
+        tile_bytes = dbuf * tm * K * b + tm * tk * acc + tm * K * acc + 2 * tm * acc;
+    const int b_resident = tile_bytes + bslice <= hw->gb.capacity;
+    const double gb_need
+        = tile_bytes + (b_resident ? bslice : dbuf * (att ? 2 * tk * K : tk * Nc) * b);
+    const double nc_lb = fmin(ncore, 256);
+    const double lb_in = dbuf * mcore * (att ? K : tk) * b,
+                 lb_w = dbuf * (att ? K : tk) * nc_lb * b, lb_out = mcore * nc_lb * acc;
+    r->gb_need = gb_need;
+    r->lb_need = lb_in + lb_w + lb_out;
+    /* CPU caches are transparent (a kernel that overflows one still runs,
+     * at the next level's bandwidth): capacities prune accelerator mappings */
+    if ((!cpu && (gb_need > hw->gb.capacity || r->lb_need > hw->lb.capacity))
+        || (hw->lb_input > 0 && lb_in > hw->lb_input) || (hw->lb_weight > 0 && lb_w > hw->lb_weight)
+        || (hw->lb_output > 0 && lb_out > hw->lb_output))
         return;
     r->valid = 1;
 
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
-    double per_elem, per_row, pj_elem;
-    vec_costs(hw, pb->op, &per_elem, &per_row, &pj_elem);
-    double eff_rows = mp->fused ? tm : M; /* CPU efficiency: the GEMM as the kernel calls it */
-    double tg = gemm_cycles(hw, mcore, ncore * causal_frac, Kc, eff_rows, N, thr);
-    if (att) /* P V: mcore x d x Nc */
-        tg += gemm_cycles(hw, mcore, pb->d, ncore * causal_frac, eff_rows, pb->d, thr);
-    double elems = mcore * ncore * causal_frac;
-    double tv = cdiv(elems, hw->simd_width) * per_elem + mcore * per_row;
+    const vcost vc = graph_vcost(hw, g);
+    double eff = 1;
+    if (!hw->systolic)
+        eff = mp->fused && !mp->blas_gemm ? comet_model_fused_gemm_eff(hw, M, N, K, thr)
+                                          : comet_model_gemm_eff(hw, att ? pb->lq : M, N, K, thr);
+    double tg = gemm_cycles(hw, mcore, ncore * cf, Kc, eff);
+    if (att) { /* P V: mcore x d x Nc */
+        double eff2 = hw->systolic ? 1
+            : mp->fused            ? eff
+                                   : comet_model_gemm_eff(hw, pb->lq, pb->d, N, thr);
+        tg += gemm_cycles(hw, mcore, pb->d, ncore * cf, eff2);
+    }
+    const double elems_core = mcore * cdiv(nfin, mp->ks_n) * cf;
+    double tv
+        = elems_core * vc.per_elem + mcore * vc.per_row + mcore * (att ? pb->d : 0) * vc.per_out;
+    if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile */
+        tv += cdiv(Nc, tk) * mcore
+            * (pb->d * hw->vop_cycles[COMET_MODEL_VOP_MUL] / fmax(1, hw->simd_width)
+                + hw->vop_cycles[COMET_MODEL_VOP_EXP]);
 
-    /* ---- DRAM traffic ---- */
-    /* A tile is read once per step per M-partition (broadcast to N-split
-     * clusters when the network can, else once per cluster). */
-    double a_reads
-        = hw->cluster_net.broadcast ? mp->cs_m * mp->cs_k : mp->cs_m * mp->cs_n * mp->cs_k;
-    double dram_step = a_reads * tm * Kc * b;
-    double b_total = (att ? 2 : 1) * K * N * b * (att ? pb->heads : 1);
-    double dram_once = b_resident ? b_total : 0;
+    /* ---- memory traffic per step ---- */
+    /* CPU clusters are nodes with their own memory; accelerator clusters
+     * share one DRAM (total bandwidth) */
+    const double dram_bw = cpu ? hw->dram.bw * used : hw->dram.bw;
+    const double a_reads = hw->cluster_net.broadcast ? ch * mp->cs_m * mp->cs_k : used;
+    double dram_step = a_reads * tm * (att ? K : Kc) * io;
+    const double b_total = (att ? 2 * pb->heads : 1) * K * N * io;
+    const double dram_once = b_resident ? b_total : 0;
     if (!b_resident)
-        dram_step += P * bslice / fmax(1, mp->cs_m); /* re-streamed every step */
-    double y_bytes = tm * Nc * b; /* fused: only the output leaves the chip */
-    if (att)
-        y_bytes = tm * pb->d * b / fmax(1, mp->cs_n); /* merged O, each cluster writes a share */
-    double dram_write_step = mp->cs_m * mp->cs_n * y_bytes;
-    double dram_unfused = 0, vec_unfused = 0;
-    if (!mp->fused) {
-        /* GEMM writes the intermediate; a separate pass reads it and writes Y;
-         * attention: S written, softmax read+write, PV read */
-        double inter = M * N * causal_frac * b;
-        dram_write_step = mp->cs_m * mp->cs_n * tm * Nc * causal_frac * b;
-        dram_unfused = (att ? 3 : 2) * inter - (att ? 0 : 0);
-        if (att)
-            dram_unfused += M * pb->d * b; /* O written */
-        vec_unfused = cdiv(M * N * causal_frac / (P * C), hw->simd_width) * per_elem
-            + (M / (P * C)) * per_row;
-    }
-    /* CPUs: caches are transparent, so an unfused intermediate that fits in
-     * the last-level cache (the "global buffer" of a CPU description) is
-     * written and read back at that level's bandwidth, not DRAM's. */
-    double inter_bw = hw->dram.bw;
-    if (!mp->fused && !strcmp(hw->kind, "cpu")) {
-        double ib = M * N * causal_frac * b / (att ? M / pb->lq : 1); /* per head for attention */
-        if (ib <= hw->lb.capacity * C)
-            inter_bw = hw->lb.bw * C; /* private L2s, one slab per core */
-        else if (ib <= hw->gb.capacity)
-            inter_bw = hw->gb.bw;
-    }
-    double t_dram_step
-        = dram_step / hw->dram.bw + dram_write_step / (mp->fused ? hw->dram.bw : inter_bw);
+        dram_step += used * bslice * io / b;
+    double y_step = (att ? tm * pb->d / mp->cs_n : tm * nfin) * io; /* per cluster */
+    double dram_write_step = used * y_step;
+    double inter_write_step = 0;
+    if (!mp->fused) /* the GEMM writes the intermediate instead of the result */
+        inter_write_step = used * tm * nfin * cf * b, dram_write_step = att ? 0 : 0;
+    const double inter_total = M * N * cf * b; /* the whole intermediate */
+    const double inter_bw
+        = !mp->fused && cpu ? cpu_level_bw(hw, inter_total / (att ? pb->heads : 1), C) : dram_bw;
+    double t_dram_step = (dram_step + dram_write_step) / dram_bw + inter_write_step / inter_bw;
 
     /* ---- NoC: global buffer to cores ---- */
-    double noc_bytes = tm * Kc * b * (hw->core_net.broadcast ? 1 : mp->ks_n) + tm * Nc * b;
+    double noc_bytes = tm * (att ? K : Kc) * b * (hw->core_net.broadcast ? 1 : mp->ks_n)
+        + tm * (mp->fused ? Nout : Nc) * b;
     if (!b_resident)
         noc_bytes += bslice;
-    double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
+    const double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
         + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]);
 
-    /* ---- explicit collectives ---- */
-    double t_coll_step = 0, coll_bytes = 0, link_bytes = 0;
-    int ncoll = 0;
-    const char *alg = "none";
-    if (mp->fused && mp->cs_n > 1) {
-        /* row statistics only: two M-vectors per step (max & sum, or sum &
-         * squared deviations); attention also merges [O | l] */
-        coll_cost c1 = allreduce_cost(hw, &hw->cluster_net, mp->cs_n, tm * acc, acc);
-        double n2 = att ? tm * (pb->d + 1) * acc : tm * acc;
-        coll_cost c2 = allreduce_cost(hw, &hw->cluster_net, mp->cs_n, n2, acc);
-        t_coll_step += c1.cycles + c2.cycles;
-        coll_bytes += tm * acc + n2;
-        link_bytes += c1.link_bytes + c2.link_bytes;
-        ncoll += 2;
-        alg = c1.alg;
-        snprintf(r->coll_desc, sizeof r->coll_desc, "2 all-reduces (%.0f + %.0f B) x %.0f steps",
-            tm * acc, n2, steps);
+    /* ---- explicit collective nodes ---- */
+    /* A split K (the first GEMM's reduction) reduce-scatters the partial
+     * tile; every node that reduces over N (row statistics; attention's P V)
+     * then needs an all-reduce among the clusters sharing the rows. Sizes are
+     * what must move: row vectors, or attention's partial O rows. */
+    const int pn = mp->cs_n * mp->cs_k;
+    if (mp->cs_k > 1)
+        add_coll(
+            r, hw, COMET_MODEL_REDUCE_SCATTER, "sum", "S", "K", tm * Nc * acc, mp->cs_k, steps);
+    if (mp->fused && pn > 1) {
+        for (int i = 0; i < g->n; i++) {
+            const comet_model_node *nd = &g->node[i];
+            if (!nd->reduces_n)
+                continue;
+            const char *op = nd->kind == COMET_MODEL_BOP_ROWMAX ? "max" : "sum";
+            double bytes = nd->out_shape == COMET_MODEL_T_MD ? tm * pb->d * acc : tm * acc;
+            add_coll(r, hw, COMET_MODEL_ALLREDUCE, op, nd->out, att ? "Lk" : "N", bytes, pn, steps);
+        }
     }
-    if (mp->cs_k > 1) {
-        /* split reduction dimension: partial GEMM tiles must be summed */
-        coll_cost c = allreduce_cost(hw, &hw->cluster_net, mp->cs_k, tm * Nc * acc, acc);
-        t_coll_step += c.cycles;
-        coll_bytes += tm * Nc * acc;
-        link_bytes += c.link_bytes;
-        ncoll += 1;
-        alg = c.alg;
-        size_t l = strlen(r->coll_desc);
-        snprintf(r->coll_desc + l, sizeof r->coll_desc - l, "%sK-split all-reduce %.0f B x %.0f",
-            l ? "; " : "", tm * Nc * acc, steps);
+    if (!mp->fused && pn > 1 && cpu)
+        /* nodes without shared memory: the row pass needs whole rows, so the
+         * intermediate slices are gathered (kernels/dist.c) */
+        add_coll(
+            r, hw, COMET_MODEL_ALLGATHER, "", "S", att ? "Lk" : "N", tm * N * cf * b, pn, steps);
+    double t_coll_step = 0;
+    for (int i = 0; i < r->ncoll; i++) {
+        t_coll_step += r->coll[i].cycles;
+        r->coll_calls += (int)fmin(r->coll[i].calls, 1e9);
     }
-    if (!mp->fused && mp->cs_n > 1 && !r->coll_desc[0])
-        snprintf(r->coll_desc, sizeof r->coll_desc, "none (intermediate through DRAM)");
-    snprintf(r->coll_alg, sizeof r->coll_alg, "%s", alg);
+    if (r->ncoll)
+        snprintf(r->coll_alg, sizeof r->coll_alg, "%s", comet_model_alg_name(r->coll[0].alg));
+    else
+        snprintf(r->coll_alg, sizeof r->coll_alg, "none");
 
     /* ---- combine ---- */
-    double comp_step = tg + (mp->fused ? tv : 0);
+    const double comp_step = tg + (mp->fused ? tv : 0);
     double step;
     if (mp->pipelined) /* double buffering hides transfers behind compute */
         step = fmax(comp_step, fmax(t_dram_step, t_noc_step)) + t_coll_step;
     else
         step = comp_step + t_dram_step + t_noc_step + t_coll_step;
-    double ramp_up = (dram_once + dram_step) / hw->dram.bw + t_noc_step; /* first loads */
-    double ramp_down = dram_write_step / hw->dram.bw; /* last write-back */
+    /* compulsory first loads and last write-back; a CPU's prefetchers and
+     * write-back caches pipeline at cache-line granularity: no ramp */
+    const double ramp_up = cpu ? 0 : (dram_once + dram_step) / dram_bw + t_noc_step;
+    const double ramp_down = cpu ? 0 : (dram_write_step + inter_write_step) / dram_bw;
     double total = ramp_up + steps * step + ramp_down;
-    double t_pass = 0;
+
+    /* ---- unfused: the separate passes over the whole intermediate ---- */
+    double t_pass = 0, pass_bytes = 0, vec_pass = 0;
     if (!mp->fused) {
-        /* the separate pass is bandwidth- or vector-bound, and depends on the
-         * whole intermediate (sequential) */
-        double pass_dram = (att ? 2 : 1) * M * N * causal_frac * b + M * Nout * b;
-        double inter = (att ? 2 : 1) * M * N * causal_frac * b, out = M * Nout * b;
-        double t_mem = inter / inter_bw + out / hw->dram.bw;
-        (void)pass_dram;
-        t_pass = mp->pipelined ? fmax(vec_unfused, t_mem) : vec_unfused + t_mem;
+        double rd = mp->pass_reads, wr = mp->pass_writes;
+        int st = mp->streaming;
+        double rd0, wr0;
+        int st0;
+        comet_model_unfused_passes(pb->op, &rd0, &wr0, &st0);
+        if (!(rd > 0)) {
+            if (mp->one_pass)
+                rd = rd0, wr = wr0;
+            else /* op-by-op: every basic op over the intermediate reads and writes it */
+                rd = vc.n_mn, wr = vc.n_mn;
+        }
+        if (!(wr >= 0))
+            wr = wr0;
+        if (st < 0)
+            st = cpu ? st0 : 1; /* accelerators write by DMA: no allocate */
+        if (!cpu && st == 0)
+            st = 1;
+        const double per = inter_total / used; /* each cluster's share */
+        pass_bytes = per * (rd + wr * (st ? 1 : 2));
+        if (att) /* P V reads S once more (its A operand) */
+            pass_bytes += per;
+        /* the pass is vector- or bandwidth-bound and waits for the whole
+         * intermediate (a dependency: sequential after the GEMM) */
+        const double out_bytes = (att ? M * pb->d : 0) * io / used;
+        const double cores = C;
+        vec_pass = (per / b) * vc.per_elem / cores + (M / used / cores) * vc.per_row;
+        if (pn > 1 && cpu) /* after the gather every node runs whole rows */
+            vec_pass *= pn;
+        const double t_mem = pass_bytes / (cpu ? inter_bw : dram_bw) + out_bytes / dram_bw;
+        t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
         total += t_pass;
     }
+
     r->cycles = total;
     r->seconds = total / (hw->clock_ghz * 1e9);
     r->t_gemm = steps * tg;
-    r->t_vec = mp->fused ? steps * tv : vec_unfused;
-    r->t_dram = steps * t_dram_step + (!mp->fused ? dram_unfused / inter_bw : 0);
+    r->t_vec = mp->fused ? steps * tv : vec_pass;
+    r->t_pass = t_pass;
+    r->t_dram = steps * t_dram_step + (!mp->fused ? pass_bytes / inter_bw : 0);
     r->t_noc = steps * t_noc_step;
     r->t_coll = steps * t_coll_step;
     r->t_ramp = ramp_up + ramp_down;
     r->t_stall = total - r->t_gemm - (mp->fused ? r->t_vec : 0) - r->t_coll - t_pass;
     if (r->t_stall < 0)
         r->t_stall = 0;
-    r->coll_bytes = steps * coll_bytes;
-    r->coll_calls = (int)(steps * ncoll);
 
     /* ---- energy ---- */
-    double total_steps = steps * mp->cs_m * mp->cs_n * mp->cs_k; /* cluster-steps */
-    r->dram_bytes = dram_once + steps * (dram_step + dram_write_step) + dram_unfused;
+    const double total_steps = steps * used; /* cluster-steps */
+    r->dram_bytes
+        = dram_once + steps * (dram_step + dram_write_step + inter_write_step) + pass_bytes * used;
     r->e_dram
         = r->dram_bytes / hw->dram.access_bytes * 0.5 * (hw->dram.read_pj + hw->dram.write_pj);
-    double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_total;
+    const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_total;
     r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
-    double macs = M * N * K * causal_frac * (att ? 2 : 1);
+    r->macs = M * N * K * cf * (att ? 2 : 1);
     /* operand reads into the array and result writes at the local buffers */
-    double lb_bytes = macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2 + M * Nout * acc;
+    const double lb_bytes
+        = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2 + M * Nout * acc;
     r->e_lb = lb_bytes / hw->lb.access_bytes * hw->lb.read_pj;
-    r->e_mac = macs * hw->mac_pj;
-    r->e_vec = M * N * causal_frac * pj_elem;
-    r->e_link = (steps * link_bytes + total_steps * noc_bytes) * hw->cluster_net.link_pj_per_byte;
+    r->e_mac = r->macs * hw->mac_pj;
+    r->vec_ops = M * N * cf * vc.n_mn;
+    r->e_vec = M * N * cf * vc.pj_elem;
+    r->e_link += total_steps * noc_bytes * hw->core_net.link_pj_per_byte;
     r->energy_pj = r->e_dram + r->e_gb + r->e_lb + r->e_mac + r->e_vec + r->e_link;
+}
+
+void comet_model_eval_fast(const comet_model_hw *hw, const comet_model_problem *pb,
+    const comet_model_mapping *mp, comet_model_result *r)
+{
+    eval_core(hw, pb, mp, r);
+}
+
+void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
+    const comet_model_mapping *mp, comet_model_result *r)
+{
+    eval_core(hw, pb, mp, r);
+    /* descriptive strings only here (the search's inner loop skips them) */
+    size_t l = 0;
+    for (int i = 0; i < r->ncoll && l < sizeof r->coll_desc; i++) {
+        const comet_model_coll_node *c = &r->coll[i];
+        int k = snprintf(r->coll_desc + l, sizeof r->coll_desc - l, "%s%s(%s %s) %.0fB/%s x%.0f",
+            i ? "; " : "", comet_model_coll_name(c->type), c->reduce_op, c->tensor, c->bytes,
+            comet_model_alg_name(c->alg), c->calls);
+        if (k < 0)
+            break;
+        l += (size_t)k;
+    }
+    if (!r->ncoll && r->valid && !mp->fused && mp->cs_n > 1)
+        snprintf(r->coll_desc, sizeof r->coll_desc, "none (intermediate through DRAM)");
 }
 
 /* ------------------------------------------------------------------ */
@@ -363,83 +506,128 @@ int comet_model_explore(
     const int P = hw->clusters, C = hw->cores;
     comet_model_mapping mp;
     comet_model_result r;
-    for (int cm = 1; cm <= P; cm++) {
-        if (P % cm || cm > M)
+    /* every cluster busy: heads x M x N x K splits multiply to P */
+    for (int ch = 1; ch <= (att ? P : 1); ch++) {
+        if (P % ch || ch > (att ? pb->heads : 1))
             continue;
-        for (int cn = 1; cn <= P / cm; cn++) {
-            if ((P / cm) % cn || cn > N)
+        const int P1 = P / ch;
+        for (int cm = 1; cm <= P1; cm++) {
+            if (P1 % cm || cm * ch > M)
                 continue;
-            int ck = P / cm / cn;
-            if (ck > K || (att && ck > 1))
-                continue;
-            for (int km = 1; km <= C; km++) {
-                if (C % km)
+            for (int cn = 1; cn <= P1 / cm; cn++) {
+                if ((P1 / cm) % cn || cn > N)
                     continue;
-                int kn = C / km;
-                double Mc = ceil(M / cm), Kc = ceil(K / ck);
-                for (double tm = 1; tm <= Mc * 2; tm *= 2) {
-                    double tmv = fmin(tm, Mc);
-                    for (double tk = Kc; tk >= 1 && tk >= Kc / 64; tk = floor(tk / 2)) {
-                        for (int fused = 0; fused <= 1; fused++)
-                            for (int pipe = 0; pipe <= 1; pipe++) {
-                                mp = (comet_model_mapping) { fused, pipe, cm, cn, ck, km, kn, tmv,
-                                    tk };
-                                comet_model_eval(hw, pb, &mp, &r);
-                                out->evaluated++;
-                                if (!r.valid) {
-                                    out->pruned++;
-                                    continue;
+                int ck = P1 / cm / cn;
+                if (ck > K || (att && ck > 1))
+                    continue;
+                for (int km = 1; km <= C; km++) {
+                    if (C % km)
+                        continue;
+                    int kn = C / km;
+                    /* temporal tiles: rows per step, and K (attention: the
+                     * KV tile) from the whole extent down by halves */
+                    double Mc = ceil(M / (cm * ch)), Kc = att ? ceil(N / cn) : ceil(K / ck);
+                    for (double tm = 1; tm <= Mc * 2; tm *= 2) {
+                        double tmv = fmin(tm, Mc);
+                        for (double tk = Kc; tk >= 1 && tk >= Kc / 64; tk = floor(tk / 2)) {
+                            for (int fused = 0; fused <= 1; fused++)
+                                for (int pipe = 0; pipe <= 1; pipe++) {
+                                    memset(&mp, 0, sizeof mp);
+                                    mp.fused = fused;
+                                    mp.pipelined = pipe;
+                                    mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck, mp.cs_h = ch;
+                                    mp.ks_m = km, mp.ks_n = kn;
+                                    mp.tile_m = tmv, mp.tile_k = tk;
+                                    mp.one_pass = 1; /* the library baseline */
+                                    mp.streaming = -1;
+                                    comet_model_eval_fast(hw, pb, &mp, &r);
+                                    out->evaluated++;
+                                    if (!r.valid) {
+                                        out->pruned++;
+                                        continue;
+                                    }
+                                    if (fused && r.cycles < out->r_fused.cycles) {
+                                        out->best_fused = mp;
+                                        out->r_fused = r;
+                                    }
+                                    if (!fused && r.cycles < out->r_unfused.cycles) {
+                                        out->best_unfused = mp;
+                                        out->r_unfused = r;
+                                    }
+                                    pareto_add(out, &mp, &r);
                                 }
-                                if (fused && r.cycles < out->r_fused.cycles) {
-                                    out->best_fused = mp;
-                                    out->r_fused = r;
-                                }
-                                if (!fused && r.cycles < out->r_unfused.cycles) {
-                                    out->best_unfused = mp;
-                                    out->r_unfused = r;
-                                }
-                                pareto_add(out, &mp, &r);
-                            }
-                        if (tk <= 1)
+                            if (tk <= 1)
+                                break;
+                        }
+                        if (tmv >= Mc)
                             break;
                     }
-                    if (tmv >= Mc)
-                        break;
                 }
             }
         }
     }
+    /* descriptive strings for the winners */
+    if (out->r_fused.valid)
+        comet_model_eval(hw, pb, &out->best_fused, &out->r_fused);
+    if (out->r_unfused.valid)
+        comet_model_eval(hw, pb, &out->best_unfused, &out->r_unfused);
     out->seconds = comet_util_now() - t0;
     return out->r_fused.valid || out->r_unfused.valid ? 0 : -ENOSPC;
 }
 
 const char *comet_model_mapping_str(const comet_model_mapping *mp, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s %s, clusters M/N/K %d/%d/%d, cores M/N %d/%d, tile_m %.0f, tile_k %.0f",
-        mp->fused ? "fused" : "unfused", mp->pipelined ? "pipelined" : "sequential", mp->cs_m,
-        mp->cs_n, mp->cs_k, mp->ks_m, mp->ks_n, mp->tile_m, mp->tile_k);
+    snprintf(buf, len,
+        "%s %s, clusters H/M/N/K %d/%d/%d/%d, cores M/N %d/%d, tile_m %.0f, tile_k %.0f%s",
+        mp->fused ? "fused" : "unfused", mp->pipelined ? "pipelined" : "sequential",
+        mp->cs_h > 1 ? mp->cs_h : 1, mp->cs_m, mp->cs_n, mp->cs_k, mp->ks_m, mp->ks_n, mp->tile_m,
+        mp->tile_k, mp->fused ? "" : (mp->one_pass ? ", one pass per row" : ", op-by-op passes"));
     return buf;
 }
 
 json_t *comet_model_mapping_json(const comet_model_mapping *mp)
 {
-    return json_pack("{s:b,s:s,s:{s:i,s:i,s:i},s:{s:i,s:i},s:f,s:f}", "fused", mp->fused, "binding",
-        mp->pipelined ? "pipelined" : "sequential", "cluster_split", "M", mp->cs_m, "N", mp->cs_n,
-        "K", mp->cs_k, "core_split", "M", mp->ks_m, "N", mp->ks_n, "tile_m", mp->tile_m, "tile_k",
-        mp->tile_k);
+    json_t *j = json_pack("{s:b,s:s,s:{s:i,s:i,s:i,s:i},s:{s:i,s:i},s:f,s:f}", "fused", mp->fused,
+        "binding", mp->pipelined ? "pipelined" : "sequential", "cluster_split", "H",
+        mp->cs_h > 1 ? mp->cs_h : 1, "M", mp->cs_m, "N", mp->cs_n, "K", mp->cs_k, "core_split", "M",
+        mp->ks_m, "N", mp->ks_n, "tile_m", mp->tile_m, "tile_k", mp->tile_k);
+    if (mp->fused && mp->blas_gemm)
+        json_object_set_new(j, "blas_gemm", json_true());
+    if (!mp->fused) {
+        json_object_set_new(j, "one_pass", json_boolean(mp->one_pass));
+        if (mp->pass_reads > 0)
+            json_object_set_new(j, "pass_reads", json_real(mp->pass_reads));
+        if (mp->pass_reads > 0)
+            json_object_set_new(j, "pass_writes", json_real(mp->pass_writes));
+        if (mp->streaming >= 0)
+            json_object_set_new(j, "streaming", json_boolean(mp->streaming));
+    }
+    return j;
 }
 
 json_t *comet_model_result_json(const comet_model_result *r)
 {
-    return json_pack("{s:b,s:f,s:f,s:f,s:{s:f,s:f,s:f,s:f,s:f,s:f,s:f},s:{s:f,s:f,s:f,s:f,s:f,s:f},"
-                     "s:f,s:f,s:i,s:s,s:s}",
+    json_t *j = json_pack("{s:b,s:f,s:f,s:f,s:{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f},"
+                          "s:{s:f,s:f,s:f,s:f,s:f,s:f},s:f,s:f,s:i,s:s,s:s}",
         "valid", r->valid, "cycles", r->cycles, "seconds", r->seconds, "energy_pj", r->energy_pj,
         "latency_breakdown", "gemm", r->t_gemm, "vector", r->t_vec, "dram", r->t_dram, "noc",
-        r->t_noc, "collectives", r->t_coll, "ramp", r->t_ramp, "stall", r->t_stall,
-        "energy_breakdown_pj", "dram", r->e_dram, "global_buffer", r->e_gb, "local_buffer", r->e_lb,
-        "mac", r->e_mac, "vector", r->e_vec, "link", r->e_link, "dram_bytes", r->dram_bytes,
-        "coll_bytes", r->coll_bytes, "coll_calls", r->coll_calls, "collectives", r->coll_desc,
-        "coll_algorithm", r->coll_alg);
+        r->t_noc, "collectives", r->t_coll, "ramp", r->t_ramp, "stall", r->t_stall, "passes",
+        r->t_pass, "energy_breakdown_pj", "dram", r->e_dram, "global_buffer", r->e_gb,
+        "local_buffer", r->e_lb, "mac", r->e_mac, "vector", r->e_vec, "link", r->e_link,
+        "dram_bytes", r->dram_bytes, "coll_bytes", r->coll_bytes, "coll_calls", r->coll_calls,
+        "collectives", r->coll_desc, "coll_algorithm", r->coll_alg);
+    json_t *nodes = json_array();
+    for (int i = 0; i < r->ncoll; i++) {
+        const comet_model_coll_node *c = &r->coll[i];
+        json_array_append_new(nodes,
+            json_pack("{s:s,s:s,s:s,s:s,s:f,s:i,s:s,s:f,s:f}", "type",
+                comet_model_coll_name(c->type), "reduce_op", c->reduce_op, "tensor", c->tensor,
+                "split_dim", c->dim, "bytes", c->bytes, "participants", c->participants,
+                "algorithm", comet_model_alg_name(c->alg), "cycles_per_call", c->cycles, "calls",
+                c->calls));
+    }
+    json_object_set_new(j, "collective_nodes", nodes);
+    return j;
 }
 
 void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb,
@@ -449,9 +637,16 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     char buf[256];
     comet_model_eval(hw, pb, mp, &r);
     const int att = pb->op == COMET_MODEL_ATTENTION;
-    double M = att ? pb->heads * pb->lq : pb->M, N = att ? pb->lk : pb->N, K = att ? pb->d : pb->K;
-    double Mc = ceil(M / mp->cs_m), tm = fmin(mp->tile_m, Mc), steps = ceil(Mc / tm);
-    fprintf(fp, "mapping: %s\n", comet_model_mapping_str(mp, buf, sizeof buf));
+    double M = att ? pb->heads * pb->lq : pb->M;
+    double Mc = ceil(M / (mp->cs_m * (mp->cs_h > 1 ? mp->cs_h : 1))), tm = fmin(mp->tile_m, Mc),
+           steps = ceil(Mc / tm);
+    const comet_model_graph *g = &graphs[pb->op];
+    fprintf(fp, "graph:  ");
+    for (int i = 0; i < g->n; i++)
+        fprintf(fp, "%s%s = %s(%s%s%s)", i ? "; " : "", g->node[i].out,
+            comet_model_bop_name(g->node[i].kind), g->node[i].in0, g->node[i].in1[0] ? ", " : "",
+            g->node[i].in1);
+    fprintf(fp, "\nmapping: %s\n", comet_model_mapping_str(mp, buf, sizeof buf));
     if (!r.valid) {
         fprintf(fp, "  does not fit: tiles exceed the global (%.0f B) or local (%.0f B) buffer\n",
             hw->gb.capacity, hw->lb.capacity);
@@ -475,8 +670,22 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     fprintf(fp,
         "  noc     = max(bytes / GB bw %.0f, bytes / (cores x link %.0f)) + hops -> %.0f cycles\n",
         hw->gb.bw, hw->core_net.link_bw, r.t_noc);
-    fprintf(fp, "  colls   = %s, algorithm %s -> %.0f cycles (%d calls, %.0f bytes)\n",
-        r.coll_desc[0] ? r.coll_desc : "none", r.coll_alg, r.t_coll, r.coll_calls, r.coll_bytes);
+    if (!r.ncoll)
+        fprintf(fp, "  colls   = none (no reduction dimension split%s)\n",
+            !mp->fused && mp->cs_n > 1 ? "; the intermediate goes through memory" : "");
+    for (int i = 0; i < r.ncoll; i++) {
+        const comet_model_coll_node *c = &r.coll[i];
+        fprintf(fp,
+            "  coll %d  = %s(%s) of %s (split %s): %.0f B x %d participants, %s -> %.0f cycles x "
+            "%.0f calls\n",
+            i + 1, comet_model_coll_name(c->type), c->reduce_op[0] ? c->reduce_op : "-", c->tensor,
+            c->dim, c->bytes, c->participants, comet_model_alg_name(c->alg), c->cycles, c->calls);
+    }
+    if (!mp->fused)
+        fprintf(fp,
+            "  passes  = max(vector, bytes / bw) over the whole intermediate, after the GEMM -> "
+            "%.0f cycles\n",
+            r.t_pass);
     fprintf(fp, "  ramp    = first loads + last write-back -> %.0f cycles\n", r.t_ramp);
     fprintf(fp, "  %s: step = %s\n", mp->pipelined ? "pipelined" : "sequential",
         mp->pipelined ? "max(compute, dram, noc) + collectives"
@@ -486,8 +695,7 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     fprintf(fp,
         "  energy  = dram %.4g + GB %.4g + LB %.4g + MAC %.4g (%.0f MACs x %.4g pJ) + vector %.4g "
         "+ link %.4g = %.4g pJ\n",
-        r.e_dram, r.e_gb, r.e_lb, r.e_mac, M * N * K * (att ? 2 : 1), hw->mac_pj, r.e_vec, r.e_link,
-        r.energy_pj);
+        r.e_dram, r.e_gb, r.e_lb, r.e_mac, r.macs, hw->mac_pj, r.e_vec, r.e_link, r.energy_pj);
 }
 
 /* ------------------------------------------------------------------ */
@@ -499,16 +707,28 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
 {
     (void)hw;
     memset(mp, 0, sizeof *mp);
+    const int att = pb->op == COMET_MODEL_ATTENTION;
+    const double M = att ? pb->heads * pb->lq : pb->M;
     mp->fused = fused;
-    mp->pipelined = 1; /* out-of-order cores overlap streaming with compute */
+    mp->pipelined = 1; /* out-of-order cores and prefetchers overlap streaming with compute */
     mp->cs_m = 1;
     mp->cs_n = ranks > 0 ? ranks : 1; /* the distributed kernels split N (attention: Lk) */
     mp->cs_k = 1;
     mp->ks_m = threads > 0 ? threads : 1; /* threads take row blocks */
     mp->ks_n = 1;
-    double M = pb->op == COMET_MODEL_ATTENTION ? pb->heads * pb->lq : pb->M;
-    mp->tile_m = fused ? (tile_m > 0 ? tile_m * mp->ks_m : 64 * mp->ks_m) : M;
-    mp->tile_k = pb->op == COMET_MODEL_ATTENTION ? pb->d : pb->K;
+    mp->one_pass = 1; /* unfused: whole BLAS GEMM, then one row pass (kernels/) */
+    mp->streaming = -1;
+    /* fused: row blocks of tile_m rows, one per thread at a time; the
+     * distributed kernels reduce the statistics of all rows at once */
+    if (fused && mp->cs_n == 1)
+        mp->tile_m = (tile_m > 0 ? tile_m : 64) * mp->ks_m;
+    else
+        mp->tile_m = M;
+    /* the distributed kernels' local GEMM is one BLAS call (kernels/dist.c) */
+    mp->blas_gemm = mp->cs_n > 1;
+    mp->tile_k = att ? (pb->lk / mp->cs_n < 512 ? pb->lk / mp->cs_n : 512) : pb->K;
+    if (mp->tile_k < 1)
+        mp->tile_k = 1;
 }
 
 #define jnum comet_util_jnum
@@ -552,7 +772,8 @@ int comet_model_validate_records(
             if (!(pb.M > 0 && pb.N > 0 && pb.K > 0))
                 continue;
         }
-        double thr = jnum(rec, "threads"), ranks = jnum(rec, "ranks"), tile = jnum(pa, "tile_m");
+        double thr = jnum(rec, "threads"), ranks = jnum(rec, "ranks"),
+               tile = jnum(pa, pb.op == COMET_MODEL_ATTENTION ? "tile_q" : "tile_m");
         if (!(thr >= 1))
             thr = 1;
         if (!(ranks >= 1))
@@ -562,6 +783,9 @@ int comet_model_validate_records(
         local.clusters = (int)ranks;
         local.cluster_net.dims[0] = (int)ranks;
         local.cluster_net.dims[1] = 1;
+        local.n_outer = 0;
+        /* ranks are processes of this one machine: they share its memory */
+        local.dram.bw = hw->dram.bw / ranks;
         comet_model_mapping mp;
         comet_model_local_mapping(
             &local, &pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, &mp);
@@ -588,6 +812,44 @@ int comet_model_validate_records(
         row->rel_err = fabs(r.seconds - med) / med;
     }
     return (int)k;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_model_vsum *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!rows || n <= 0)
+        return;
+    double *e = malloc((size_t)n * sizeof(double));
+    if (e) {
+        for (int i = 0; i < n; i++)
+            e[i] = rows[i].rel_err;
+        qsort(e, (size_t)n, sizeof(double), cmp_dbl);
+        out->median_rel_err = n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
+        out->p90_rel_err = e[(int)ceil(0.9 * (n - 1))];
+        free(e);
+    }
+    out->rows = n;
+    /* a pair: fused and unfused rows of one op, shape, threads and ranks */
+    for (int i = 0; i < n; i++) {
+        if (strcmp(rows[i].variant, "fused"))
+            continue;
+        for (int j = 0; j < n; j++) {
+            if (strcmp(rows[j].variant, "unfused") || strcmp(rows[j].op, rows[i].op)
+                || rows[j].M != rows[i].M || rows[j].N != rows[i].N || rows[j].K != rows[i].K
+                || rows[j].threads != rows[i].threads || rows[j].ranks != rows[i].ranks)
+                continue;
+            out->pairs++;
+            out->winner_agrees += (rows[i].measured_s < rows[j].measured_s)
+                == (rows[i].predicted_s < rows[j].predicted_s);
+            break;
+        }
+    }
 }
 
 int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *err, size_t errlen)

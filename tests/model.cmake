@@ -1,1 +1,2 @@
-comet_add_test(test_model SOURCES model/test_model.c LIBS comet_model comet_util LABELS model sanitize)
+comet_add_test(test_model SOURCES model/test_model.c LIBS comet_model comet_calibrate comet_bench comet_util
+               LABELS model sanitize)

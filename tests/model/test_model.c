@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "comet_bench.h"
+#include "comet_calibrate.h"
 #include "comet_model.h"
 #include "comet_util.h"
 
@@ -14,6 +16,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A mapping as explore builds it (library one-pass baseline for unfused). */
+static comet_model_mapping map(
+    int fused, int pipe, int cm, int cn, int ck, int km, int kn, double tm, double tk)
+{
+    comet_model_mapping mp;
+    memset(&mp, 0, sizeof mp);
+    mp.fused = fused, mp.pipelined = pipe;
+    mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck, mp.ks_m = km, mp.ks_n = kn;
+    mp.tile_m = tm, mp.tile_k = tk;
+    mp.one_pass = 1;
+    mp.streaming = -1;
+    return mp;
+}
 
 static const char *tiny_hw
     = "name: tiny\nkind: accelerator\nclock_ghz: 1.0\nbytes_per_elem: 2\n"
@@ -59,21 +75,16 @@ static void test_gemm_cycles(void **s)
     comet_model_hw hw;
     load_tiny(&hw, "mesh2d", "false");
     comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 32, .K = 32 };
-    comet_model_mapping mp = { .fused = 1,
-        .pipelined = 0,
-        .cs_m = 1,
-        .cs_n = 1,
-        .cs_k = 1,
-        .ks_m = 1,
-        .ks_n = 1,
-        .tile_m = 16,
-        .tile_k = 32 };
+    comet_model_mapping mp = map(1, 0, 1, 1, 1, 1, 1, 16, 32);
     comet_model_result r;
     comet_model_eval(&hw, &pb, &mp, &r);
     assert_true(r.valid);
     assert_true(fabs(r.t_gemm - 4 * 110.0) < 1e-9); /* 4 steps */
-    /* vector: 16x32 elems /16 lanes x (max 1 + 2 add + exp 3 + div 1 = 7) + 16 rows x 4 x (1+1) */
-    assert_true(fabs(r.t_vec - 4 * (32 * 7.0 + 16 * 8.0)) < 1e-9);
+    /* vector per step: 16x32 elems / 16 lanes x row loops [max 1] [sub 1 + exp 3 + sum 1,
+     * less 2 shared bare passes of 1] [mul 1] = 5, + 16 rows x (max tree 4 + sum tree 4 +
+     * one reciprocal 1) */
+    if (fabs(r.t_vec - 4 * (32 * 5.0 + 16 * 9.0)) > 1e-9)
+        fail_msg("t_vec %g", r.t_vec);
     /* MAC energy = M N K x 0.5 pJ */
     assert_true(fabs(r.e_mac - 64.0 * 32 * 32 * 0.5) < 1e-6);
     /* DRAM bytes: B once (32x32x2) + A (64x32x2) + Y (64x32x2) */
@@ -95,7 +106,7 @@ static void test_collectives_topologies(void **s)
         comet_model_hw hw;
         load_tiny(&hw, topos[t], "false");
         comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 256, .K = 32 };
-        comet_model_mapping mp = { 1, 0, 1, 4, 1, 1, 1, 16, 32 };
+        comet_model_mapping mp = map(1, 0, 1, 4, 1, 1, 1, 16, 32);
         comet_model_result r;
         comet_model_eval(&hw, &pb, &mp, &r);
         assert_true(r.valid);
@@ -115,7 +126,7 @@ static void test_collectives_topologies(void **s)
     load_tiny(&a, "mesh2d", "false");
     load_tiny(&b, "mesh2d", "true");
     comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 256, .K = 32 };
-    comet_model_mapping mp = { 1, 0, 1, 4, 1, 1, 1, 16, 32 };
+    comet_model_mapping mp = map(1, 0, 1, 4, 1, 1, 1, 16, 32);
     comet_model_result ra, rb;
     comet_model_eval(&a, &pb, &mp, &ra);
     comet_model_eval(&b, &pb, &mp, &rb);
@@ -131,15 +142,15 @@ static void test_collective_insertion(void **s)
     load_tiny(&hw, "mesh2d", "false");
     comet_model_problem pb = { .op = COMET_MODEL_GEMM_LAYERNORM, .M = 64, .N = 256, .K = 128 };
     comet_model_result r;
-    comet_model_mapping unsplit = { 1, 1, 4, 1, 1, 1, 1, 16, 128 };
+    comet_model_mapping unsplit = map(1, 1, 4, 1, 1, 1, 1, 16, 128);
     comet_model_eval(&hw, &pb, &unsplit, &r);
     assert_int_equal(r.coll_calls, 0); /* M split: rows independent, no collective */
-    comet_model_mapping ksplit = { 1, 1, 1, 1, 4, 1, 1, 16, 32 };
+    comet_model_mapping ksplit = map(1, 1, 1, 1, 4, 1, 1, 16, 32);
     comet_model_eval(&hw, &pb, &ksplit, &r);
     assert_true(r.valid);
     assert_true(r.coll_calls > 0); /* K is a reduction dimension: partial sums merged */
-    assert_non_null(strstr(r.coll_desc, "K-split"));
-    comet_model_mapping unfused = { 0, 1, 1, 4, 1, 1, 1, 16, 128 };
+    assert_non_null(strstr(r.coll_desc, "reduce_scatter(sum S)"));
+    comet_model_mapping unfused = map(0, 1, 1, 4, 1, 1, 1, 16, 128);
     comet_model_eval(&hw, &pb, &unfused, &r);
     assert_int_equal(r.coll_calls, 0); /* intermediate goes through DRAM instead */
     comet_model_hw_free(&hw);
@@ -152,7 +163,7 @@ static void test_capacity_pruning(void **s)
     load_tiny(&hw, "mesh2d", "false");
     /* a 512-row fused tile of N=4096 fp32 accumulators is 8 MiB > 1 MiB GB */
     comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 4096, .K = 64 };
-    comet_model_mapping mp = { 1, 0, 1, 1, 1, 1, 1, 512, 64 };
+    comet_model_mapping mp = map(1, 0, 1, 1, 1, 1, 1, 512, 64);
     comet_model_result r;
     comet_model_eval(&hw, &pb, &mp, &r);
     assert_false(r.valid);
@@ -180,7 +191,7 @@ static void test_explore_bruteforce(void **s)
                 for (int f = 0; f <= 1; f++)
                     for (int pi = 0; pi <= 1; pi++) {
                         comet_model_mapping mp
-                            = { f, pi, splits[sp][0], splits[sp][1], splits[sp][2], 1, 1, tm, tk };
+                            = map(f, pi, splits[sp][0], splits[sp][1], splits[sp][2], 1, 1, tm, tk);
                         comet_model_result r;
                         comet_model_eval(&hw, &pb, &mp, &r);
                         if (!r.valid)
@@ -277,10 +288,284 @@ static void test_shape_parse(void **s)
     assert_int_not_equal(comet_model_problem_parse("Q=1", &pb, err, sizeof err), 0);
 }
 
+/* One collective forced onto one algorithm of the tiny 2x2 description
+ * (startup 2, hop 5, link 64 B/cycle, add 1 cycle / 16 lanes of 4 B). */
+static double coll(
+    const char *topo, const char *red, comet_model_coll c, double n, comet_model_alg a)
+{
+    comet_model_hw hw;
+    load_tiny(&hw, topo, red);
+    double t = comet_model_coll_time(&hw, c, 4, n, a).cycles;
+    comet_model_hw_free(&hw);
+    return t;
+}
+
+#define NEAR(x, y) assert_true(fabs((double)(x) - (double)(y)) < 1e-9 * fmax(1, fabs((double)(y))))
+
+static void test_collectives_by_hand(void **s)
+{
+    (void)s;
+    const double b = 1.0 / 64, g = 1.0 / 64; /* beta, gamma per byte */
+    /* ring all-reduce on a ring: 6 steps of (2 + 5) + 3 x 16 B x (b + g) + 3 x 16 B x b */
+    NEAR(coll("ring", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_RING),
+        42 + 48 * (b + g) + 48 * b);
+    /* on a switch every ring edge is 2 hops */
+    NEAR(coll("switch", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_RING),
+        6 * 12 + 48 * (b + g) + 48 * b);
+    /* recursive doubling on the 2x2 mesh: one round per dimension, whole vector */
+    NEAR(coll("mesh2d", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_TREE),
+        2 * (7 + 64 * (b + g)));
+    /* reduce-scatter by halving on the torus: 32 B then 16 B */
+    NEAR(coll("torus2d", "false", COMET_MODEL_REDUCE_SCATTER, 64, COMET_MODEL_ALG_TREE),
+        7 + 32 * (b + g) + 7 + 16 * (b + g));
+    /* all-gather by doubling of a 64 B total: 16 B then 32 B */
+    NEAR(coll("torus2d", "false", COMET_MODEL_ALLGATHER, 64, COMET_MODEL_ALG_TREE),
+        7 + 16 * b + 7 + 32 * b);
+    /* mesh row-then-column: row reduce-scatter (64 B over 2), column all-reduce
+     * of 32 B over 2, row all-gather */
+    NEAR(coll("mesh2d", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_MESH),
+        (7 + 32 * (b + g)) + (7 + 16 * (b + g)) + (7 + 16 * b) + (7 + 32 * b));
+    /* direct on a switch: reduce-scatter and all-gather, the port serialises 3/4 n */
+    NEAR(coll("switch", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_DIRECT),
+        (12 + 64 * (0.75 * b + 0.75 * g)) + (12 + 64 * 0.75 * b));
+    /* fully connected: the peers' shares travel on separate links */
+    NEAR(coll("full", "false", COMET_MODEL_ALLGATHER, 64, COMET_MODEL_ALG_DIRECT), 7 + 64 * b / 4);
+    /* in-network reduction: up and down the switch (diameter 2) once, n beta */
+    NEAR(coll("switch", "true", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_IN_NETWORK),
+        2 + 2 * 2 * 5 + 64 * b);
+    /* algorithms that do not apply */
+    assert_true(isinf(coll("switch", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_MESH)));
+    assert_true(isinf(coll("mesh2d", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_DIRECT)));
+    assert_true(
+        isinf(coll("mesh2d", "false", COMET_MODEL_ALLREDUCE, 64, COMET_MODEL_ALG_IN_NETWORK)));
+    /* unforced: the cheapest applicable one; nothing for one node */
+    comet_model_hw hw;
+    load_tiny(&hw, "mesh2d", "true");
+    comet_model_coll_cost c = comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 4, 64, 0);
+    double best = INFINITY;
+    for (int a = COMET_MODEL_ALG_RING; a <= COMET_MODEL_ALG_IN_NETWORK; a++)
+        best = fmin(best, coll("mesh2d", "true", COMET_MODEL_ALLREDUCE, 64, (comet_model_alg)a));
+    NEAR(c.cycles, best);
+    /* on 2x2, two short tree rounds (18) beat the in-network trip (2 + 2x2x5 + 1 = 23) */
+    assert_int_equal(c.alg, COMET_MODEL_ALG_TREE);
+    assert_int_equal(comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 1, 64, 0).alg, 0);
+    /* calibrated fits (CPU): T = TRG row . (alpha, beta, gamma), in cycles */
+    hw.links.nfits = 1;
+    hw.links.fits[0] = (comet_model_coll_fit) { COMET_MODEL_ALLREDUCE, "ring", 1e-6, 1e-9, 0, 0 };
+    c = comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 4, 64, COMET_MODEL_ALG_RING);
+    NEAR(c.cycles, (6 * 1e-6 + 2 * 0.75 * 64 * 1e-9) * 1e9); /* clock 1 GHz */
+    c = comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 4, 64, 0);
+    assert_int_equal(c.alg, COMET_MODEL_ALG_FIT);
+    comet_model_hw_free(&hw);
+}
+
+/* Two network levels: a ring of 2 inside, a switch of 2 outside; an
+ * all-reduce over 4 costs one on each level. */
+static void test_collectives_levels(void **s)
+{
+    (void)s;
+    const char *text
+        = "name: two\nclock_ghz: 1\nclusters:\n  count: 4\n  network:\n"
+          "    - {topology: ring, dims: [2], link_bw: 64, hop_latency: 5, startup: 2}\n"
+          "    - {topology: switch, dims: [2], link_bw: 8, hop_latency: 100, startup: 50}\n"
+          "cores:\n  count: 1\n  network: {topology: full, dims: [1], link_bw: 64}\n"
+          "memory:\n  dram: {bw: 32}\n  global_buffer: {capacity: 1048576, bw: 1024}\n"
+          "  local_buffer: {capacity: 262144, bw: 1024}\n"
+          "gemm: {engine: systolic, rows: 32, cols: 32}\nvector: {width: 16}\n";
+    comet_model_hw hw;
+    char err[COMET_ERRLEN];
+    if (comet_model_hw_parse("two.yaml", text, strlen(text), &hw, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(hw.n_outer, 1);
+    const double g = 1.0 / 64;
+    /* p = 2 on each level: one exchange of the whole vector (recursive
+     * doubling) beats two half-size ring steps: 7 + 64 (1/64 + g) = 9 inside,
+     * 50 + 2 hops x 100 + 64 (1/8 + g) = 259 across the switch */
+    double inner = 2 + 5 + 64 * (1.0 / 64 + g);
+    double outer = 50 + 200 + 64 * (1.0 / 8 + g);
+    comet_model_coll_cost c = comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 4, 64, 0);
+    NEAR(c.cycles, inner + outer);
+    assert_int_equal(c.alg, COMET_MODEL_ALG_TREE);
+    /* a group inside the first level never crosses the switch */
+    NEAR(comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 2, 64, 0).cycles, inner);
+    comet_model_hw_free(&hw);
+}
+
+static void test_collective_nodes(void **s)
+{
+    (void)s;
+    comet_model_hw hw;
+    comet_model_result r;
+    load_tiny(&hw, "mesh2d", "false");
+    /* softmax, N split over 4: all-reduce(max) of m and all-reduce(sum) of l,
+     * each 16 rows x 4 B, 4 steps */
+    comet_model_problem sm = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 64, .N = 256, .K = 32 };
+    comet_model_mapping mp = map(1, 0, 1, 4, 1, 1, 1, 16, 32);
+    comet_model_eval(&hw, &sm, &mp, &r);
+    assert_int_equal(r.ncoll, 2);
+    assert_int_equal(r.coll[0].type, COMET_MODEL_ALLREDUCE);
+    assert_string_equal(r.coll[0].reduce_op, "max");
+    assert_string_equal(r.coll[0].tensor, "m");
+    assert_string_equal(r.coll[1].reduce_op, "sum");
+    assert_string_equal(r.coll[1].tensor, "l");
+    NEAR(r.coll[0].bytes, 16 * 4);
+    assert_int_equal(r.coll[0].participants, 4);
+    NEAR(r.coll[0].calls, 4);
+    /* unsplit reduction dimension: none */
+    mp = map(1, 0, 4, 1, 1, 1, 1, 16, 32);
+    comet_model_eval(&hw, &sm, &mp, &r);
+    assert_true(r.valid);
+    assert_int_equal(r.ncoll, 0);
+    /* K split: reduce-scatter of the partial 16 x 256 fp32 tile, then the
+     * row statistics among the 4 holders of N shares */
+    mp = map(1, 0, 1, 1, 4, 1, 1, 16, 8);
+    comet_model_eval(&hw, &sm, &mp, &r);
+    assert_int_equal(r.ncoll, 3);
+    assert_int_equal(r.coll[0].type, COMET_MODEL_REDUCE_SCATTER);
+    assert_string_equal(r.coll[0].dim, "K");
+    NEAR(r.coll[0].bytes, 16 * 256 * 4);
+    /* attention, Lk split: the (max, sum, partial O) merge */
+    comet_model_problem at
+        = { .op = COMET_MODEL_ATTENTION, .heads = 2, .lq = 64, .lk = 256, .d = 32 };
+    mp = map(1, 0, 1, 4, 1, 1, 1, 16, 64);
+    comet_model_eval(&hw, &at, &mp, &r);
+    assert_true(r.valid);
+    assert_int_equal(r.ncoll, 3);
+    assert_string_equal(r.coll[2].tensor, "U");
+    NEAR(r.coll[2].bytes, 16 * 32 * 4);
+    /* heads split: independent */
+    mp = map(1, 0, 1, 1, 1, 1, 1, 16, 64);
+    mp.cs_h = 2;
+    comet_model_eval(&hw, &at, &mp, &r);
+    assert_true(r.valid);
+    assert_int_equal(r.ncoll, 0);
+    /* unfused on shared DRAM: the intermediate goes through memory */
+    mp = map(0, 0, 1, 4, 1, 1, 1, 16, 32);
+    comet_model_eval(&hw, &sm, &mp, &r);
+    assert_int_equal(r.ncoll, 0);
+    comet_model_hw_free(&hw);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void expect_file_err(int rc, const char *err, const char *needle)
+{
+    assert_true(rc < 0);
+    if (!strstr(err, needle))
+        fail_msg("error '%s' lacks '%s'", err, needle);
+}
+
+static void test_workload_and_mapping_files(void **s)
+{
+    (void)s;
+    char dir[] = "/tmp/comet_model_XXXXXX", p[256], err[COMET_ERRLEN];
+    assert_non_null(mkdtemp(dir));
+    comet_model_problem pb;
+    comet_model_mapping mp;
+    snprintf(p, sizeof p, "%s/w.yaml", dir);
+    write_file(p,
+        "op: attention\nshape: {batch: 2, heads: 8, lq: 512, lk: 512, d: 64, causal: "
+        "true}\n");
+    assert_int_equal(comet_model_workload_load(p, &pb, err, sizeof err), 0);
+    assert_int_equal(pb.op, COMET_MODEL_ATTENTION);
+    NEAR(pb.heads, 16);
+    assert_true(pb.causal);
+    write_file(p, "op: gemm_softmax\nshape:\n  M: 128\n  N: x\n  K: 64\n");
+    expect_file_err(comet_model_workload_load(p, &pb, err, sizeof err), err, "w.yaml:4");
+    write_file(p, "op: gemm_softmax\nshape: {M: 128, N: 64, Q: 3}\n");
+    expect_file_err(comet_model_workload_load(p, &pb, err, sizeof err), err, "w.yaml:2");
+    write_file(p, "op: conv\nshape: {M: 1}\n");
+    expect_file_err(comet_model_workload_load(p, &pb, err, sizeof err), err, "w.yaml:1");
+    /* shipped workloads load */
+    assert_int_equal(comet_model_workload_load("edge_gemm_softmax", &pb, err, sizeof err), 0);
+
+    /* a mapping as explore --json writes it round-trips */
+    comet_model_mapping a = map(0, 1, 1, 4, 1, 2, 2, 32, 16);
+    json_t *j = json_pack(
+        "{s:o}", "best_fused", json_pack("{s:o}", "mapping", comet_model_mapping_json(&a)));
+    snprintf(p, sizeof p, "%s/m.json", dir);
+    assert_int_equal(json_dump_file(j, p, 0), 0);
+    json_decref(j);
+    assert_int_equal(comet_model_mapping_load(p, &mp, err, sizeof err), 0);
+    assert_int_equal(mp.fused, 0);
+    assert_int_equal(mp.cs_n, 4);
+    assert_int_equal(mp.ks_n, 2);
+    assert_int_equal(mp.one_pass, 1);
+    NEAR(mp.tile_m, 32);
+    snprintf(p, sizeof p, "%s/m.yaml", dir);
+    write_file(p,
+        "fused: true\nbinding: pipelined\ncluster_split: {M: 2, N: 1.5}\ntile_m: 8\n"
+        "tile_k: 8\n");
+    expect_file_err(comet_model_mapping_load(p, &mp, err, sizeof err), err, "m.yaml:3");
+    write_file(p, "fused: true\nbinding: sometimes\ntile_m: 8\ntile_k: 8\n");
+    expect_file_err(comet_model_mapping_load(p, &mp, err, sizeof err), err, "m.yaml:2");
+    write_file(p, "fused: true\nbinding: pipelined\ntile_m: 8\n");
+    expect_file_err(comet_model_mapping_load(p, &mp, err, sizeof err), err, "tile_k");
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* validate on the fixture records of a real quick run: every compound
+ * record is predicted, fused/unfused pairs are counted. */
+static void test_validate_fixture(void **s)
+{
+    (void)s;
+    char prof[1024], res[1024], err[COMET_ERRLEN];
+    const char *src = getenv("COMET_SOURCE_DIR") ? getenv("COMET_SOURCE_DIR") : COMET_SOURCE_DIR;
+    snprintf(prof, sizeof prof, "%s/tests/fixtures/report/profile.json", src);
+    snprintf(res, sizeof res, "%s/tests/fixtures/report/results", src);
+    comet_model_hw hw;
+    if (comet_model_hw_load(prof, &hw, err, sizeof err))
+        fail_msg("%s", err);
+    /* the profile's link fits are read from its calibration block */
+    assert_true(hw.links.p2p_beta_s > 0);
+    assert_true(hw.links.nfits > 0);
+    const char *paths[1] = { res };
+    json_t **recs = NULL;
+    size_t n = 0;
+    if (comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err))
+        fail_msg("%s", err);
+    size_t want = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *k = json_string_value(json_object_get(recs[i], "kind"));
+        const char *v = json_string_value(json_object_get(recs[i], "variant"));
+        if (k && v && (!strcmp(k, "kernel") || !strcmp(k, "dist_kernel"))
+            && (!strcmp(v, "fused") || !strcmp(v, "unfused")))
+            want++;
+    }
+    assert_true(want > 0);
+    comet_model_vrow *rows = calloc(n, sizeof *rows);
+    int nr = comet_model_validate_records(&hw, recs, n, rows, n);
+    assert_int_equal(nr, (int)want);
+    comet_model_vsum sum;
+    comet_model_validate_summary(rows, nr, &sum);
+    assert_int_equal(sum.rows, nr);
+    assert_int_equal(sum.pairs, nr / 2); /* every record has its other variant */
+    assert_true(sum.winner_agrees >= 0 && sum.winner_agrees <= sum.pairs);
+    for (int i = 0; i < nr; i++)
+        assert_true(rows[i].predicted_s > 0 && isfinite(rows[i].rel_err));
+    assert_true(sum.median_rel_err <= sum.p90_rel_err);
+    free(rows);
+    comet_bench_records_free(recs, n);
+    comet_model_hw_free(&hw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_cycles),
+        cmocka_unit_test(test_collectives_by_hand),
+        cmocka_unit_test(test_collectives_levels),
+        cmocka_unit_test(test_collective_nodes),
+        cmocka_unit_test(test_workload_and_mapping_files),
+        cmocka_unit_test(test_validate_fixture),
         cmocka_unit_test(test_collectives_topologies),
         cmocka_unit_test(test_collective_insertion),
         cmocka_unit_test(test_capacity_pruning),

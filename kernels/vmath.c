@@ -184,12 +184,19 @@ AVX2 static float row_max_avx2(const float *x, size_t n, float scale, int *has_n
     return m;
 }
 
-AVX2 static double exp_shift_sum_avx2(const float *x, float *y, size_t n, float scale, float m)
+/* y = exp(x*scale - m), returns the sum; one line of pf (the next row, or
+ * NULL) is prefetched per 16 elements. */
+AVX2 static double exp_shift_sum_avx2(
+    const float *x, float *y, size_t n, float scale, float m, const float *pf)
 {
     __m256 s = _mm256_set1_ps(scale), mm = _mm256_set1_ps(m);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+        }
         __m256 e0 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i), s, mm));
         __m256 e1 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i + 8), s, mm));
         __m256 e2 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i + 16), s, mm));
@@ -253,12 +260,16 @@ AVX2 static double sum_avx2(const float *x, size_t n)
     return s;
 }
 
-AVX2 static double sqdev_avx2(const float *x, size_t n, float mean)
+AVX2 static double sqdev_avx2(const float *x, size_t n, float mean, const float *pf)
 {
     __m256 m = _mm256_set1_ps(mean);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+        }
         __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
         __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), m);
         __m256 d2 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 16), m);
@@ -280,20 +291,316 @@ AVX2 static double sqdev_avx2(const float *x, size_t n, float mean)
     return s;
 }
 
-AVX2 static void ln_apply_avx2(const float *x, float *y, size_t n, float mean, float rstd,
-    const float *gamma, const float *beta)
+/* ---- whole-row passes (softmax and LayerNorm over rows of a matrix) ----
+ *
+ * One row is processed while it sits in L1/L2: the first pass reads it from
+ * memory (softmax: max and NaN check; LayerNorm: sum), the middle pass works
+ * on the cached row (softmax: exp into a scratch row and its sum; LayerNorm:
+ * squared deviations from the mean) and prefetches the caller's next row so
+ * the memory stays busy while the core computes, and the last pass writes
+ * the output once, with non-temporal stores when `stream` is set (a row pass
+ * over a matrix far beyond the caches: the stores then skip the read for
+ * ownership of each output line, which would be a third stream). With
+ * e == y the exps go straight into the output row (in place, fused tiles). */
+
+AVX2 static void softmax_row_avx2(
+    const float *x, float *y, float *e, size_t n, float scale, int stream, const float *pf)
 {
-    __m256 m = _mm256_set1_ps(mean), r = _mm256_set1_ps(rstd);
+    int nan = 0;
+    float m = row_max_avx2(x, n, scale, &nan);
+    if (nan || m == -INFINITY) {
+        /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+        float v = nan ? NAN : 0.0f;
+        for (size_t i = 0; i < n; i++)
+            y[i] = v;
+        return;
+    }
+    double s = exp_shift_sum_avx2(x, e, n, scale, m, pf);
+    float inv = (float)(1.0 / s);
+    __m256 v = _mm256_set1_ps(inv);
     size_t i = 0;
+    if (stream) {
+        for (; i < n && ((uintptr_t)(y + i) & 31); i++)
+            y[i] = e[i] * inv;
+        for (; i + 8 <= n; i += 8)
+            _mm256_stream_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), v));
+    } else {
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), v));
+    }
+    for (; i < n; i++)
+        y[i] = e[i] * inv;
+}
+
+AVX2 static void layernorm_row_avx2(const float *x, float *y, size_t n, const float *gamma,
+    const float *beta, float eps, int stream, const float *pf)
+{
+    float mean = (float)(sum_avx2(x, n) / (double)n);
+    double var = sqdev_avx2(x, n, mean, pf) / (double)n;
+    float rstd = (float)(1.0 / sqrt(var + (double)eps));
+    __m256 m = _mm256_set1_ps(mean), r = _mm256_set1_ps(rstd), one = _mm256_set1_ps(1.0f),
+           zero = _mm256_setzero_ps();
+    size_t i = 0;
+    if (stream)
+        for (; i < n && ((uintptr_t)(y + i) & 31); i++)
+            y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
     for (; i + 8 <= n; i += 8) {
         __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), r);
-        __m256 g = gamma ? _mm256_loadu_ps(gamma + i) : _mm256_set1_ps(1.0f);
-        __m256 b = beta ? _mm256_loadu_ps(beta + i) : _mm256_setzero_ps();
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(v, g, b));
+        __m256 g = gamma ? _mm256_loadu_ps(gamma + i) : one;
+        __m256 b = beta ? _mm256_loadu_ps(beta + i) : zero;
+        if (stream)
+            _mm256_stream_ps(y + i, _mm256_fmadd_ps(v, g, b));
+        else
+            _mm256_storeu_ps(y + i, _mm256_fmadd_ps(v, g, b));
     }
     for (; i < n; i++)
         y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
 }
+
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+/* exp8_nonpos on 16 lanes: same reduction, polynomial and flush to 0 below
+ * the smallest normal, so the same error bound. */
+AVX512 static inline __m512 exp16_nonpos(__m512 t)
+{
+    const __m512 magic = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    __mmask16 tiny = _mm512_cmp_ps_mask(t, _mm512_set1_ps(-87.3365402f), _CMP_LT_OQ);
+    __m512 k = _mm512_fmadd_ps(t, _mm512_set1_ps(1.44269504088896341f), magic);
+    __m512 n = _mm512_sub_ps(k, magic);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(8.2903197283e-03f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1897950501e-02f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6667636273e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999149377e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.9999970713e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i e = _mm512_slli_epi32(_mm512_castps_si512(k), 23);
+    __m512 y = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p), e));
+    return _mm512_maskz_mov_ps((__mmask16)~tiny, y);
+}
+
+static inline __mmask16 tail_mask(size_t r)
+{
+    return (__mmask16)((1u << r) - 1u);
+}
+
+/* Row max of x*scale with NaN tracked by an unordered compare (vmaxps drops
+ * NaN depending on operand order); four accumulators. */
+AVX512 static float row_max_avx512(const float *x, size_t n, float scale, int *has_nan)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), s = _mm512_set1_ps(scale);
+    __m512 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+    __mmask16 nn = 0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 a = _mm512_mul_ps(_mm512_loadu_ps(x + i), s);
+        __m512 b = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16), s);
+        __m512 c = _mm512_mul_ps(_mm512_loadu_ps(x + i + 32), s);
+        __m512 d = _mm512_mul_ps(_mm512_loadu_ps(x + i + 48), s);
+        nn |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(c, d, _CMP_UNORD_Q);
+        m0 = _mm512_max_ps(m0, a);
+        m1 = _mm512_max_ps(m1, b);
+        m2 = _mm512_max_ps(m2, c);
+        m3 = _mm512_max_ps(m3, d);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        /* masked-off lanes become -inf after the multiply (-inf * 0 is NaN) */
+        __m512 a = _mm512_mask_mul_ps(ninf, k, _mm512_maskz_loadu_ps(k, x + i), s);
+        nn |= _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+        m0 = _mm512_max_ps(m0, a);
+    }
+    *has_nan = nn != 0;
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+}
+
+AVX512 static double hsum16(__m512 v)
+{
+    float t[16];
+    double s = 0;
+    _mm512_storeu_ps(t, v);
+    for (int i = 0; i < 16; i++)
+        s += t[i];
+    return s;
+}
+
+/* e = exp(x*scale - m), returns the sum (four accumulators); prefetches
+ * one line of pf per 16 elements. */
+AVX512 static double exp_shift_sum_avx512(
+    const float *x, float *e, size_t n, float scale, float m, const float *pf)
+{
+    const __m512 s = _mm512_set1_ps(scale), mm = _mm512_set1_ps(m);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 32), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 48), _MM_HINT_T0);
+        }
+        __m512 e0 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i), s, mm));
+        __m512 e1 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i + 16), s, mm));
+        __m512 e2 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i + 32), s, mm));
+        __m512 e3 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i + 48), s, mm));
+        _mm512_storeu_ps(e + i, e0);
+        _mm512_storeu_ps(e + i + 16, e1);
+        _mm512_storeu_ps(e + i + 32, e2);
+        _mm512_storeu_ps(e + i + 48, e3);
+        a0 = _mm512_add_ps(a0, e0);
+        a1 = _mm512_add_ps(a1, e1);
+        a2 = _mm512_add_ps(a2, e2);
+        a3 = _mm512_add_ps(a3, e3);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        if (pf)
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+        /* masked-off lanes get t = -inf: exp gives exactly 0 there */
+        __m512 t = _mm512_mask_fmsub_ps(_mm512_maskz_loadu_ps(k, x + i), k, s, mm);
+        t = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), k, t);
+        __m512 e0 = exp16_nonpos(t);
+        _mm512_mask_storeu_ps(e + i, k, e0);
+        a0 = _mm512_add_ps(a0, e0);
+    }
+    return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+/* y = e * v over n floats; NT stores on 64-byte aligned lines when stream. */
+AVX512 static void scale_out_avx512(const float *e, float *y, size_t n, float v, int stream)
+{
+    const __m512 s = _mm512_set1_ps(v);
+    size_t i = 0;
+    if (stream) {
+        size_t head = ((64 - ((uintptr_t)y & 63)) & 63) / sizeof(float);
+        if (head > n)
+            head = n;
+        if (head) {
+            __mmask16 k = tail_mask(head);
+            _mm512_mask_storeu_ps(y, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, e), s));
+            i = head;
+        }
+        for (; i + 16 <= n; i += 16)
+            _mm512_stream_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(e + i), s));
+    } else {
+        for (; i + 16 <= n; i += 16)
+            _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(e + i), s));
+    }
+    if (i < n) {
+        __mmask16 k = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, e + i), s));
+    }
+}
+
+AVX512 static void softmax_row_avx512(
+    const float *x, float *y, float *e, size_t n, float scale, int stream, const float *pf)
+{
+    int nan = 0;
+    float m = row_max_avx512(x, n, scale, &nan);
+    if (nan || m == -INFINITY) {
+        float v = nan ? NAN : 0.0f;
+        for (size_t i = 0; i < n; i++)
+            y[i] = v;
+        return;
+    }
+    double s = exp_shift_sum_avx512(x, e, n, scale, m, pf);
+    scale_out_avx512(e, y, n, (float)(1.0 / s), stream);
+}
+
+AVX512 static double sum_avx512(const float *x, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(k, x + i));
+    }
+    return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+/* Sum of squared deviations from mean (second pass, row cached); prefetches
+ * pf like exp_shift_sum_avx512. */
+AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const float *pf)
+{
+    const __m512 m = _mm512_set1_ps(mean);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 32), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 48), _MM_HINT_T0);
+        }
+        __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), m);
+        __m512 d1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), m);
+        __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), m);
+        __m512 d3 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), m);
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+        a1 = _mm512_fmadd_ps(d1, d1, a1);
+        a2 = _mm512_fmadd_ps(d2, d2, a2);
+        a3 = _mm512_fmadd_ps(d3, d3, a3);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        if (pf)
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+        /* masked-off lanes are 0, not 0 - mean */
+        __m512 d0 = _mm512_maskz_sub_ps(k, _mm512_maskz_loadu_ps(k, x + i), m);
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+    }
+    return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+/* One vector of the LayerNorm output: ((x - mean) * rstd) * g + b. */
+AVX512 static inline __m512 ln16(const float *x, const float *gamma, const float *beta, size_t i,
+    __mmask16 k, __m512 m, __m512 r)
+{
+    __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m), r);
+    __m512 g = gamma ? _mm512_maskz_loadu_ps(k, gamma + i) : _mm512_set1_ps(1.0f);
+    __m512 b = beta ? _mm512_maskz_loadu_ps(k, beta + i) : _mm512_setzero_ps();
+    return _mm512_fmadd_ps(v, g, b);
+}
+
+AVX512 static void layernorm_row_avx512(const float *x, float *y, size_t n, const float *gamma,
+    const float *beta, float eps, int stream, const float *pf)
+{
+    /* two passes over the cached row: mean, then squared deviations (never
+     * E[x^2]-E[x]^2, which cancels catastrophically) */
+    float mean = (float)(sum_avx512(x, n) / (double)n);
+    double var = sqdev_avx512(x, n, mean, pf) / (double)n;
+    float rstd = (float)(1.0 / sqrt(var + (double)eps));
+    const __m512 m = _mm512_set1_ps(mean), r = _mm512_set1_ps(rstd);
+    const __mmask16 all = 0xFFFF;
+    size_t i = 0;
+    if (stream) {
+        size_t head = ((64 - ((uintptr_t)y & 63)) & 63) / sizeof(float);
+        if (head > n)
+            head = n;
+        if (head) {
+            __mmask16 k = tail_mask(head);
+            _mm512_mask_storeu_ps(y, k, ln16(x, gamma, beta, 0, k, m, r));
+            i = head;
+        }
+        for (; i + 16 <= n; i += 16)
+            _mm512_stream_ps(y + i, ln16(x, gamma, beta, i, all, m, r));
+    } else {
+        for (; i + 16 <= n; i += 16)
+            _mm512_storeu_ps(y + i, ln16(x, gamma, beta, i, all, m, r));
+    }
+    if (i < n) {
+        __mmask16 k = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, k, ln16(x, gamma, beta, i, k, m, r));
+    }
+}
+
 #endif /* KERN_X86 */
 
 /* ---- portable fallbacks ---- */
@@ -375,7 +682,7 @@ static double exp_shift_sum_scaled(const float *x, float *y, size_t n, float sca
 {
 #ifdef KERN_X86
     if (kern_use_avx2())
-        return exp_shift_sum_avx2(x, y, n, scale, m);
+        return exp_shift_sum_avx2(x, y, n, scale, m, NULL);
 #endif
     return exp_shift_sum_port(x, y, n, scale, m);
 }
@@ -406,49 +713,105 @@ double kern_row_sum(const float *x, size_t n)
     return sum_port(x, n);
 }
 
-static double row_sqdev(const float *x, size_t n, float mean)
+/* Row passes: AVX-512 where the CPU has it (COMET_KERNELS_NO_AVX512 turns
+ * it off), else AVX2+FMA, else portable. e receives the exps (a scratch row,
+ * or y itself); stream selects NT stores for the output; pf is the next row
+ * to prefetch (or NULL). */
+static void softmax_row_any(
+    const float *x, float *y, float *e, size_t n, float scale, int stream, const float *pf)
 {
 #ifdef KERN_X86
-    if (kern_use_avx2())
-        return sqdev_avx2(x, n, mean);
+    if (kern_use_avx512()) {
+        softmax_row_avx512(x, y, e, n, scale, stream, pf);
+        return;
+    }
+    if (kern_use_avx2()) {
+        softmax_row_avx2(x, y, e, n, scale, stream, pf);
+        return;
+    }
 #endif
-    return sqdev_port(x, n, mean);
+    (void)stream;
+    (void)pf;
+    int nan = 0;
+    float m = row_max_port(x, n, scale, &nan);
+    if (nan || m == -INFINITY) {
+        /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+        float v = nan ? NAN : 0.0f;
+        for (size_t i = 0; i < n; i++)
+            y[i] = v;
+        return;
+    }
+    float inv = (float)(1.0 / exp_shift_sum_port(x, e, n, scale, m));
+    for (size_t i = 0; i < n; i++)
+        y[i] = e[i] * inv;
+}
+
+static void layernorm_row_any(const float *x, float *y, size_t n, const float *gamma,
+    const float *beta, float eps, int stream, const float *pf)
+{
+#ifdef KERN_X86
+    if (kern_use_avx512()) {
+        layernorm_row_avx512(x, y, n, gamma, beta, eps, stream, pf);
+        return;
+    }
+    if (kern_use_avx2()) {
+        layernorm_row_avx2(x, y, n, gamma, beta, eps, stream, pf);
+        return;
+    }
+#endif
+    (void)stream;
+    (void)pf;
+    /* two passes over the cached row: mean, then squared deviations */
+    float mean = (float)(sum_port(x, n) / (double)n);
+    double var = sqdev_port(x, n, mean) / (double)n;
+    float rstd = (float)(1.0 / sqrt(var + (double)eps));
+    for (size_t i = 0; i < n; i++)
+        y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
 }
 
 void kern_softmax_row(const float *x, float *y, size_t n, float scale)
 {
-    int nan = 0;
-    float m = row_max_scaled(x, n, scale, &nan);
-    if (nan) {
-        for (size_t i = 0; i < n; i++)
-            y[i] = NAN;
-        return;
-    }
-    if (m == -INFINITY) {
-        /* every entry masked: the row carries no probability mass */
-        memset(y, 0, n * sizeof(float));
-        return;
-    }
-    double s = exp_shift_sum_scaled(x, y, n, scale, m);
-    kern_scale(y, n, (float)(1.0 / s));
+    softmax_row_any(x, y, y, n, scale, 0, NULL);
 }
 
 void kern_layernorm_row(
     const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps)
 {
-    /* Two passes over the cache-resident row: mean, then squared deviations
-     * (never E[x^2]-E[x]^2, which cancels catastrophically). */
-    float mean = (float)(kern_row_sum(x, n) / (double)n);
-    double var = row_sqdev(x, n, mean) / (double)n;
-    float rstd = (float)(1.0 / sqrt(var + (double)eps));
+    layernorm_row_any(x, y, n, gamma, beta, eps, 0, NULL);
+}
+
+/* Outputs at least this large are written with non-temporal stores: a row
+ * pass over a matrix of this size is not followed by a re-read from cache
+ * (half the 32 MiB L3 of the machine this was tuned on; the passes also read
+ * an input of the same size). */
+static size_t stream_min_bytes = (size_t)16 << 20;
+
+void kern_set_stream_min_bytes(size_t bytes)
+{
+    stream_min_bytes = bytes;
+}
+
+static void stream_fence(int stream)
+{
 #ifdef KERN_X86
-    if (kern_use_avx2()) {
-        ln_apply_avx2(x, y, n, mean, rstd, gamma, beta);
-        return;
-    }
+    if (stream)
+        _mm_sfence(); /* NT stores are weakly ordered: publish before the barrier */
+#else
+    (void)stream;
 #endif
-    for (size_t i = 0; i < n; i++)
-        y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+}
+
+/* Rows r0..r1 of thread t of nt (contiguous slabs, as schedule(static)). */
+static void thread_rows(size_t M, size_t *r0, size_t *r1)
+{
+    size_t t = 0, nt = 1;
+#ifdef _OPENMP
+    extern int omp_get_thread_num(void), omp_get_num_threads(void);
+    t = (size_t)omp_get_thread_num();
+    nt = (size_t)omp_get_num_threads();
+#endif
+    *r0 = M * t / nt;
+    *r1 = M * (t + 1) / nt;
 }
 
 int comet_kernels_softmax_rows(
@@ -456,9 +819,21 @@ int comet_kernels_softmax_rows(
 {
     if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !isfinite(scale))
         return -EINVAL;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (size_t i = 0; i < M; i++)
-        kern_softmax_row(X + i * ldx, Y + i * ldy, N, scale);
+    int stream = (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
+#pragma omp parallel num_threads(threads)
+    {
+        size_t r0, r1;
+        thread_rows(M, &r0, &r1);
+        /* the exps go to a scratch row that stays in L1/L2, so the output is
+         * written exactly once; without it (no memory) they go to y */
+        float *e = r1 > r0 ? aligned_alloc(64, (N * sizeof(float) + 63) / 64 * 64) : NULL;
+        int st = stream && e;
+        for (size_t i = r0; i < r1; i++)
+            softmax_row_any(X + i * ldx, Y + i * ldy, e ? e : Y + i * ldy, N, scale, st,
+                i + 1 < r1 ? X + (i + 1) * ldx : NULL);
+        stream_fence(st);
+        free(e);
+    }
     return 0;
 }
 
@@ -468,8 +843,15 @@ int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx,
     if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !(eps > 0)
         || !isfinite(eps))
         return -EINVAL;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (size_t i = 0; i < M; i++)
-        kern_layernorm_row(X + i * ldx, Y + i * ldy, N, gamma, beta, eps);
+    int stream = (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
+#pragma omp parallel num_threads(threads)
+    {
+        size_t r0, r1;
+        thread_rows(M, &r0, &r1);
+        for (size_t i = r0; i < r1; i++)
+            layernorm_row_any(X + i * ldx, Y + i * ldy, N, gamma, beta, eps, stream,
+                i + 1 < r1 ? X + (i + 1) * ldx : NULL);
+        stream_fence(stream);
+    }
     return 0;
 }

@@ -667,6 +667,8 @@ void comet_kernels_vexp(const float *x, float *y, size_t n)
 static float row_max_scaled(const float *x, size_t n, float scale, int *has_nan)
 {
 #ifdef KERN_X86
+    if (kern_use_avx512())
+        return row_max_avx512(x, n, scale, has_nan);
     if (kern_use_avx2())
         return row_max_avx2(x, n, scale, has_nan);
 #endif
@@ -681,6 +683,8 @@ float kern_row_max(const float *x, size_t n, int *has_nan)
 static double exp_shift_sum_scaled(const float *x, float *y, size_t n, float scale, float m)
 {
 #ifdef KERN_X86
+    if (kern_use_avx512())
+        return exp_shift_sum_avx512(x, y, n, scale, m, NULL);
     if (kern_use_avx2())
         return exp_shift_sum_avx2(x, y, n, scale, m, NULL);
 #endif
@@ -707,6 +711,8 @@ void kern_scale(float *y, size_t n, float s)
 double kern_row_sum(const float *x, size_t n)
 {
 #ifdef KERN_X86
+    if (kern_use_avx512())
+        return sum_avx512(x, n);
     if (kern_use_avx2())
         return sum_avx2(x, n);
 #endif

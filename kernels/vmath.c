@@ -425,10 +425,80 @@ AVX512 static double hsum16(__m512 v)
     return s;
 }
 
-/* e = exp(x*scale - m), returns the sum (four accumulators); prefetches
- * one line of pf per 16 elements. */
+/* A row's output written out a vector at a time while the next row is being
+ * computed (software pipelining across rows): the NT stores then drain while
+ * the core computes instead of after it. Softmax: y = src * a (src the
+ * exps); LayerNorm: y = ((src - a) * b) * gamma + beta (src the input row,
+ * still cached). */
+typedef struct outq16 {
+    const float *src;
+    float *y;
+    const float *gamma, *beta;
+    size_t n, i;
+    float a, b;
+    int ln, stream, active;
+} outq16;
+
+AVX512 static inline __m512 outq_vec(const outq16 *q, size_t i, __mmask16 k)
+{
+    __m512 v = _mm512_maskz_loadu_ps(k, q->src + i);
+    if (!q->ln)
+        return _mm512_mul_ps(v, _mm512_set1_ps(q->a));
+    v = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_set1_ps(q->a)), _mm512_set1_ps(q->b));
+    __m512 g = q->gamma ? _mm512_maskz_loadu_ps(k, q->gamma + i) : _mm512_set1_ps(1.0f);
+    __m512 b = q->beta ? _mm512_maskz_loadu_ps(k, q->beta + i) : _mm512_setzero_ps();
+    return _mm512_fmadd_ps(v, g, b);
+}
+
+/* Starts a row: the elements before the first 64-byte line of y (NT stores
+ * need aligned lines) go out with one masked store. */
+AVX512 static void outq_begin(outq16 *q)
+{
+    q->i = 0;
+    q->active = 1;
+    if (!q->stream)
+        return;
+    size_t head = ((64 - ((uintptr_t)q->y & 63)) & 63) / sizeof(float);
+    if (head > q->n)
+        head = q->n;
+    if (head) {
+        __mmask16 k = tail_mask(head);
+        _mm512_mask_storeu_ps(q->y, k, outq_vec(q, 0, k));
+        q->i = head;
+    }
+}
+
+/* Writes the next full vector of the pending row, if any. */
+AVX512 static inline void outq_step(outq16 *q)
+{
+    if (!q->active || q->i + 16 > q->n)
+        return;
+    __m512 v = outq_vec(q, q->i, (__mmask16)0xFFFF);
+    if (q->stream)
+        _mm512_stream_ps(q->y + q->i, v);
+    else
+        _mm512_storeu_ps(q->y + q->i, v);
+    q->i += 16;
+}
+
+/* Writes what is left of the pending row (full vectors, masked tail). */
+AVX512 static void outq_finish(outq16 *q)
+{
+    if (!q->active)
+        return;
+    while (q->i + 16 <= q->n)
+        outq_step(q);
+    if (q->i < q->n) {
+        __mmask16 k = tail_mask(q->n - q->i);
+        _mm512_mask_storeu_ps(q->y + q->i, k, outq_vec(q, q->i, k));
+    }
+    q->active = 0;
+}
+
+/* e = exp(x*scale - m), returns the sum (four accumulators); prefetches one
+ * line of pf per 16 elements and writes one vector of q per 16 elements. */
 AVX512 static double exp_shift_sum_avx512(
-    const float *x, float *e, size_t n, float scale, float m, const float *pf)
+    const float *x, float *e, size_t n, float scale, float m, const float *pf, outq16 *q)
 {
     const __m512 s = _mm512_set1_ps(scale), mm = _mm512_set1_ps(m);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -452,6 +522,12 @@ AVX512 static double exp_shift_sum_avx512(
         a1 = _mm512_add_ps(a1, e1);
         a2 = _mm512_add_ps(a2, e2);
         a3 = _mm512_add_ps(a3, e3);
+        if (q) {
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+        }
     }
     for (; i < n; i += 16) {
         __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
@@ -463,49 +539,41 @@ AVX512 static double exp_shift_sum_avx512(
         __m512 e0 = exp16_nonpos(t);
         _mm512_mask_storeu_ps(e + i, k, e0);
         a0 = _mm512_add_ps(a0, e0);
+        if (q)
+            outq_step(q);
     }
     return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
-/* y = e * v over n floats; NT stores on 64-byte aligned lines when stream. */
-AVX512 static void scale_out_avx512(const float *e, float *y, size_t n, float v, int stream)
+/* Softmax over rows r0..r1 of X into Y. scratch (two rows of ldscr floats,
+ * or NULL: then the exps go to the output row) takes the exps of the
+ * current row while the previous row's output is written from the other. */
+AVX512 static void softmax_rows_avx512(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, float scale, float *scratch, size_t ldscr, int stream)
 {
-    const __m512 s = _mm512_set1_ps(v);
-    size_t i = 0;
-    if (stream) {
-        size_t head = ((64 - ((uintptr_t)y & 63)) & 63) / sizeof(float);
-        if (head > n)
-            head = n;
-        if (head) {
-            __mmask16 k = tail_mask(head);
-            _mm512_mask_storeu_ps(y, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, e), s));
-            i = head;
+    outq16 q = { .n = n, .stream = stream };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = r + 1 < r1 ? x + ldx : NULL;
+        float *y = Y + r * ldy;
+        int nan = 0;
+        float m = row_max_avx512(x, n, scale, &nan);
+        if (nan || m == -INFINITY) {
+            /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+            outq_finish(&q);
+            float v = nan ? NAN : 0.0f;
+            for (size_t i = 0; i < n; i++)
+                y[i] = v;
+            continue;
         }
-        for (; i + 16 <= n; i += 16)
-            _mm512_stream_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(e + i), s));
-    } else {
-        for (; i + 16 <= n; i += 16)
-            _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(e + i), s));
+        float *e = scratch ? scratch + (r & 1) * ldscr : y;
+        double s = exp_shift_sum_avx512(x, e, n, scale, m, pf, &q);
+        outq_finish(&q);
+        q.src = e;
+        q.y = y;
+        q.a = (float)(1.0 / s);
+        outq_begin(&q);
     }
-    if (i < n) {
-        __mmask16 k = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, e + i), s));
-    }
-}
-
-AVX512 static void softmax_row_avx512(
-    const float *x, float *y, float *e, size_t n, float scale, int stream, const float *pf)
-{
-    int nan = 0;
-    float m = row_max_avx512(x, n, scale, &nan);
-    if (nan || m == -INFINITY) {
-        float v = nan ? NAN : 0.0f;
-        for (size_t i = 0; i < n; i++)
-            y[i] = v;
-        return;
-    }
-    double s = exp_shift_sum_avx512(x, e, n, scale, m, pf);
-    scale_out_avx512(e, y, n, (float)(1.0 / s), stream);
+    outq_finish(&q);
 }
 
 AVX512 static double sum_avx512(const float *x, size_t n)
@@ -526,8 +594,8 @@ AVX512 static double sum_avx512(const float *x, size_t n)
 }
 
 /* Sum of squared deviations from mean (second pass, row cached); prefetches
- * pf like exp_shift_sum_avx512. */
-AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const float *pf)
+ * pf and writes q like exp_shift_sum_avx512. */
+AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const float *pf, outq16 *q)
 {
     const __m512 m = _mm512_set1_ps(mean);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -547,6 +615,12 @@ AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const fl
         a1 = _mm512_fmadd_ps(d1, d1, a1);
         a2 = _mm512_fmadd_ps(d2, d2, a2);
         a3 = _mm512_fmadd_ps(d3, d3, a3);
+        if (q) {
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+        }
     }
     for (; i < n; i += 16) {
         __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
@@ -555,50 +629,31 @@ AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const fl
         /* masked-off lanes are 0, not 0 - mean */
         __m512 d0 = _mm512_maskz_sub_ps(k, _mm512_maskz_loadu_ps(k, x + i), m);
         a0 = _mm512_fmadd_ps(d0, d0, a0);
+        if (q)
+            outq_step(q);
     }
     return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
-/* One vector of the LayerNorm output: ((x - mean) * rstd) * g + b. */
-AVX512 static inline __m512 ln16(const float *x, const float *gamma, const float *beta, size_t i,
-    __mmask16 k, __m512 m, __m512 r)
+/* LayerNorm over rows r0..r1: per row the mean, then the squared deviations
+ * (two passes over the cached row; never E[x^2]-E[x]^2, which cancels
+ * catastrophically) while the previous row's output is written. */
+AVX512 static void layernorm_rows_avx512(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, const float *gamma, const float *beta, float eps, int stream)
 {
-    __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m), r);
-    __m512 g = gamma ? _mm512_maskz_loadu_ps(k, gamma + i) : _mm512_set1_ps(1.0f);
-    __m512 b = beta ? _mm512_maskz_loadu_ps(k, beta + i) : _mm512_setzero_ps();
-    return _mm512_fmadd_ps(v, g, b);
-}
-
-AVX512 static void layernorm_row_avx512(const float *x, float *y, size_t n, const float *gamma,
-    const float *beta, float eps, int stream, const float *pf)
-{
-    /* two passes over the cached row: mean, then squared deviations (never
-     * E[x^2]-E[x]^2, which cancels catastrophically) */
-    float mean = (float)(sum_avx512(x, n) / (double)n);
-    double var = sqdev_avx512(x, n, mean, pf) / (double)n;
-    float rstd = (float)(1.0 / sqrt(var + (double)eps));
-    const __m512 m = _mm512_set1_ps(mean), r = _mm512_set1_ps(rstd);
-    const __mmask16 all = 0xFFFF;
-    size_t i = 0;
-    if (stream) {
-        size_t head = ((64 - ((uintptr_t)y & 63)) & 63) / sizeof(float);
-        if (head > n)
-            head = n;
-        if (head) {
-            __mmask16 k = tail_mask(head);
-            _mm512_mask_storeu_ps(y, k, ln16(x, gamma, beta, 0, k, m, r));
-            i = head;
-        }
-        for (; i + 16 <= n; i += 16)
-            _mm512_stream_ps(y + i, ln16(x, gamma, beta, i, all, m, r));
-    } else {
-        for (; i + 16 <= n; i += 16)
-            _mm512_storeu_ps(y + i, ln16(x, gamma, beta, i, all, m, r));
+    outq16 q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = r + 1 < r1 ? x + ldx : NULL;
+        float mean = (float)(sum_avx512(x, n) / (double)n);
+        double var = sqdev_avx512(x, n, mean, pf, &q) / (double)n;
+        outq_finish(&q);
+        q.src = x;
+        q.y = Y + r * ldy;
+        q.a = mean;
+        q.b = (float)(1.0 / sqrt(var + (double)eps));
+        outq_begin(&q);
     }
-    if (i < n) {
-        __mmask16 k = tail_mask(n - i);
-        _mm512_mask_storeu_ps(y + i, k, ln16(x, gamma, beta, i, k, m, r));
-    }
+    outq_finish(&q);
 }
 
 #endif /* KERN_X86 */
@@ -684,7 +739,7 @@ static double exp_shift_sum_scaled(const float *x, float *y, size_t n, float sca
 {
 #ifdef KERN_X86
     if (kern_use_avx512())
-        return exp_shift_sum_avx512(x, y, n, scale, m, NULL);
+        return exp_shift_sum_avx512(x, y, n, scale, m, NULL, NULL);
     if (kern_use_avx2())
         return exp_shift_sum_avx2(x, y, n, scale, m, NULL);
 #endif
@@ -719,71 +774,82 @@ double kern_row_sum(const float *x, size_t n)
     return sum_port(x, n);
 }
 
-/* Row passes: AVX-512 where the CPU has it (COMET_KERNELS_NO_AVX512 turns
- * it off), else AVX2+FMA, else portable. e receives the exps (a scratch row,
- * or y itself); stream selects NT stores for the output; pf is the next row
- * to prefetch (or NULL). */
-static void softmax_row_any(
-    const float *x, float *y, float *e, size_t n, float scale, int stream, const float *pf)
+/* Row passes over rows r0..r1: AVX-512 where the CPU has it
+ * (COMET_KERNELS_NO_AVX512 turns it off), else AVX2+FMA, else portable.
+ * scratch (two rows of ldscr floats, or NULL) receives the exps so the
+ * output is written once; stream selects NT stores for the output. */
+static void softmax_rows_any(size_t r0, size_t r1, size_t n, const float *X, size_t ldx, float *Y,
+    size_t ldy, float scale, float *scratch, size_t ldscr, int stream)
 {
 #ifdef KERN_X86
     if (kern_use_avx512()) {
-        softmax_row_avx512(x, y, e, n, scale, stream, pf);
+        softmax_rows_avx512(r0, r1, n, X, ldx, Y, ldy, scale, scratch, ldscr, stream);
         return;
     }
     if (kern_use_avx2()) {
-        softmax_row_avx2(x, y, e, n, scale, stream, pf);
+        for (size_t r = r0; r < r1; r++)
+            softmax_row_avx2(X + r * ldx, Y + r * ldy, scratch ? scratch : Y + r * ldy, n, scale,
+                stream && scratch, r + 1 < r1 ? X + (r + 1) * ldx : NULL);
         return;
     }
 #endif
     (void)stream;
-    (void)pf;
-    int nan = 0;
-    float m = row_max_port(x, n, scale, &nan);
-    if (nan || m == -INFINITY) {
-        /* NaN anywhere: a NaN row; every entry masked: no probability mass */
-        float v = nan ? NAN : 0.0f;
+    (void)ldscr;
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx;
+        float *y = Y + r * ldy, *e = scratch ? scratch : y;
+        int nan = 0;
+        float m = row_max_port(x, n, scale, &nan);
+        if (nan || m == -INFINITY) {
+            /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+            float v = nan ? NAN : 0.0f;
+            for (size_t i = 0; i < n; i++)
+                y[i] = v;
+            continue;
+        }
+        float inv = (float)(1.0 / exp_shift_sum_port(x, e, n, scale, m));
         for (size_t i = 0; i < n; i++)
-            y[i] = v;
-        return;
+            y[i] = e[i] * inv;
     }
-    float inv = (float)(1.0 / exp_shift_sum_port(x, e, n, scale, m));
-    for (size_t i = 0; i < n; i++)
-        y[i] = e[i] * inv;
 }
 
-static void layernorm_row_any(const float *x, float *y, size_t n, const float *gamma,
-    const float *beta, float eps, int stream, const float *pf)
+static void layernorm_rows_any(size_t r0, size_t r1, size_t n, const float *X, size_t ldx, float *Y,
+    size_t ldy, const float *gamma, const float *beta, float eps, int stream)
 {
 #ifdef KERN_X86
     if (kern_use_avx512()) {
-        layernorm_row_avx512(x, y, n, gamma, beta, eps, stream, pf);
+        layernorm_rows_avx512(r0, r1, n, X, ldx, Y, ldy, gamma, beta, eps, stream);
         return;
     }
     if (kern_use_avx2()) {
-        layernorm_row_avx2(x, y, n, gamma, beta, eps, stream, pf);
+        for (size_t r = r0; r < r1; r++)
+            layernorm_row_avx2(X + r * ldx, Y + r * ldy, n, gamma, beta, eps, stream,
+                r + 1 < r1 ? X + (r + 1) * ldx : NULL);
         return;
     }
 #endif
     (void)stream;
-    (void)pf;
-    /* two passes over the cached row: mean, then squared deviations */
-    float mean = (float)(sum_port(x, n) / (double)n);
-    double var = sqdev_port(x, n, mean) / (double)n;
-    float rstd = (float)(1.0 / sqrt(var + (double)eps));
-    for (size_t i = 0; i < n; i++)
-        y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx;
+        float *y = Y + r * ldy;
+        /* two passes over the cached row: mean, then squared deviations */
+        float mean = (float)(sum_port(x, n) / (double)n);
+        double var = sqdev_port(x, n, mean) / (double)n;
+        float rstd = (float)(1.0 / sqrt(var + (double)eps));
+        for (size_t i = 0; i < n; i++)
+            y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+    }
 }
 
 void kern_softmax_row(const float *x, float *y, size_t n, float scale)
 {
-    softmax_row_any(x, y, y, n, scale, 0, NULL);
+    softmax_rows_any(0, 1, n, x, n, y, n, scale, NULL, 0, 0);
 }
 
 void kern_layernorm_row(
     const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps)
 {
-    layernorm_row_any(x, y, n, gamma, beta, eps, 0, NULL);
+    layernorm_rows_any(0, 1, n, x, n, y, n, gamma, beta, eps, 0);
 }
 
 /* Outputs at least this large are written with non-temporal stores: a row
@@ -830,13 +896,12 @@ int comet_kernels_softmax_rows(
     {
         size_t r0, r1;
         thread_rows(M, &r0, &r1);
-        /* the exps go to a scratch row that stays in L1/L2, so the output is
-         * written exactly once; without it (no memory) they go to y */
-        float *e = r1 > r0 ? aligned_alloc(64, (N * sizeof(float) + 63) / 64 * 64) : NULL;
+        /* the exps go to scratch rows that stay in L1/L2, so the output is
+         * written exactly once; without them (no memory) they go to y */
+        size_t ldscr = (N + 15) / 16 * 16;
+        float *e = r1 > r0 ? aligned_alloc(64, 2 * ldscr * sizeof(float)) : NULL;
         int st = stream && e;
-        for (size_t i = r0; i < r1; i++)
-            softmax_row_any(X + i * ldx, Y + i * ldy, e ? e : Y + i * ldy, N, scale, st,
-                i + 1 < r1 ? X + (i + 1) * ldx : NULL);
+        softmax_rows_any(r0, r1, N, X, ldx, Y, ldy, scale, e, ldscr, st);
         stream_fence(st);
         free(e);
     }
@@ -854,9 +919,7 @@ int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx,
     {
         size_t r0, r1;
         thread_rows(M, &r0, &r1);
-        for (size_t i = r0; i < r1; i++)
-            layernorm_row_any(X + i * ldx, Y + i * ldy, N, gamma, beta, eps, stream,
-                i + 1 < r1 ? X + (i + 1) * ldx : NULL);
+        layernorm_rows_any(r0, r1, N, X, ldx, Y, ldy, gamma, beta, eps, stream);
         stream_fence(stream);
     }
     return 0;

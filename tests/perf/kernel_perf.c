@@ -96,6 +96,26 @@ __attribute__((target("avx2"))) static void triad_nt(
     }
     _mm_sfence();
 }
+
+/* y = s x with non-temporal stores: one read stream and one write stream,
+ * exactly the traffic of an unfused row pass with no compute. */
+__attribute__((target("avx2"))) static void scale_nt(
+    float *y, const float *x, size_t n, float s, int threads)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        extern int omp_get_thread_num(void), omp_get_num_threads(void);
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t i0 = n / 8 * t / nt * 8, i1 = t + 1 == nt ? n : n / 8 * (t + 1) / nt * 8;
+        __m256 vs = _mm256_set1_ps(s);
+        size_t i = i0;
+        for (; i + 8 <= i1; i += 8)
+            _mm256_stream_ps(y + i, _mm256_mul_ps(vs, _mm256_load_ps(x + i)));
+        for (; i < i1; i++)
+            y[i] = s * x[i];
+    }
+    _mm_sfence();
+}
 #endif
 
 /* Unfused pass bandwidth: softmax and LayerNorm over a M x N intermediate
@@ -118,11 +138,12 @@ static void run_passes(size_t M, size_t N, int threads, int reps)
     fill(bt, N);
     memset(Y, 0, n * 4);
     memset(T, 0, n * 4);
-    enum { TRIAD, TRIAD_NT, SOFTMAX, LAYERNORM, NP };
-    const char *names[NP] = { "triad", "triad(nt stores)", "softmax pass", "layernorm pass" };
+    enum { TRIAD, TRIAD_NT, SCALE_NT, SOFTMAX, LAYERNORM, NP };
+    const char *names[NP]
+        = { "triad", "triad(nt stores)", "scale(nt stores)", "softmax pass", "layernorm pass" };
     /* STREAM counting for the triads (3 arrays), the minimum the passes must
      * move (read X once, write Y once) for the passes */
-    double bytes[NP] = { 3.0 * n * 4, 3.0 * n * 4, 2.0 * n * 4, 2.0 * n * 4 };
+    double bytes[NP] = { 3.0 * n * 4, 3.0 * n * 4, 2.0 * n * 4, 2.0 * n * 4, 2.0 * n * 4 };
     double t[NP][64];
     for (int r = 0; r < reps + 1; r++)
         for (int k = 0; k < NP; k++) {
@@ -139,6 +160,13 @@ static void run_passes(size_t M, size_t N, int threads, int reps)
                 triad(T, X, Y, n, 3.0f, threads);
 #endif
                 break;
+            case SCALE_NT:
+#if defined(__x86_64__)
+                scale_nt(T, X, n, 3.0f, threads);
+#else
+                triad(T, X, X, n, 0.0f, threads);
+#endif
+                break;
             case SOFTMAX:
                 comet_kernels_softmax_rows(M, N, X, N, Y, N, 1.0f, threads);
                 break;
@@ -149,7 +177,8 @@ static void run_passes(size_t M, size_t N, int threads, int reps)
             if (r > 0)
                 t[v][r - 1] = now() - t0;
         }
-    double gbs[NP];
+    double gbs[NP], traw[NP][64];
+    memcpy(traw, t, sizeof traw);
     printf("# passes over %zux%zu floats (%.0f MiB), threads=%d, median of %d interleaved rounds\n",
         M, N, n * 4.0 / (1 << 20), threads, reps);
     for (int v = 0; v < NP; v++) {
@@ -157,9 +186,19 @@ static void run_passes(size_t M, size_t N, int threads, int reps)
         gbs[v] = bytes[v] / med * 1e-9;
         printf("  %-18s %7.2f ms  %6.1f GB/s\n", names[v], med * 1e3, gbs[v]);
     }
-    printf("passes/triad: softmax %.2f, layernorm %.2f (vs nt-store triad: %.2f, %.2f)\n",
-        gbs[SOFTMAX] / gbs[TRIAD], gbs[LAYERNORM] / gbs[TRIAD], gbs[SOFTMAX] / gbs[TRIAD_NT],
-        gbs[LAYERNORM] / gbs[TRIAD_NT]);
+    /* the bandwidth ratio pass/reference of each round (both timed within
+     * ~30 ms of each other), then the median over rounds: steadier than a
+     * ratio of medians when other tenants load the memory in bursts */
+    for (int ref = TRIAD; ref <= SCALE_NT; ref++) {
+        printf("ratio pass/%s (median of per-round ratios):", names[ref]);
+        for (int v = SOFTMAX; v <= LAYERNORM; v++) {
+            double q[64];
+            for (int r = 0; r < reps; r++)
+                q[r] = (bytes[v] / traw[v][r]) / (bytes[ref] / traw[ref][r]);
+            printf(" %s %.2f", v == SOFTMAX ? "softmax" : "layernorm", median(q, reps));
+        }
+        printf("\n");
+    }
     free(X);
     free(Y);
     free(T);

@@ -184,10 +184,78 @@ AVX2 static float row_max_avx2(const float *x, size_t n, float scale, int *has_n
     return m;
 }
 
+/* A row's output written out a vector at a time while the next row is being
+ * computed (software pipelining across rows): the NT stores then drain while
+ * the core computes instead of after it. Softmax: y = src * a (src the
+ * exps); LayerNorm: y = ((src - a) * b) * gamma + beta (src the input row,
+ * still cached). */
+typedef struct row_out {
+    const float *src;
+    float *y;
+    const float *gamma, *beta;
+    size_t n, i;
+    float a, b;
+    int ln, stream, active;
+} row_out;
+
+/* One element of the pending output (heads and tails). */
+static inline float outq_scalar(const row_out *q, size_t i)
+{
+    if (!q->ln)
+        return q->src[i] * q->a;
+    return (q->src[i] - q->a) * q->b * (q->gamma ? q->gamma[i] : 1.0f)
+        + (q->beta ? q->beta[i] : 0.0f);
+}
+
+AVX2 static inline __m256 outq8_vec(const row_out *q, size_t i)
+{
+    __m256 v = _mm256_loadu_ps(q->src + i);
+    if (!q->ln)
+        return _mm256_mul_ps(v, _mm256_set1_ps(q->a));
+    v = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(q->a)), _mm256_set1_ps(q->b));
+    __m256 g = q->gamma ? _mm256_loadu_ps(q->gamma + i) : _mm256_set1_ps(1.0f);
+    __m256 b = q->beta ? _mm256_loadu_ps(q->beta + i) : _mm256_setzero_ps();
+    return _mm256_fmadd_ps(v, g, b);
+}
+
+/* AVX2 flavour of the pending-output writer: scalar head up to the first
+ * 32-byte boundary of y when streaming, 8-wide steps, scalar tail. */
+AVX2 static void outq8_begin(row_out *q)
+{
+    q->i = 0;
+    q->active = 1;
+    if (q->stream)
+        for (; q->i < q->n && ((uintptr_t)(q->y + q->i) & 31); q->i++)
+            q->y[q->i] = outq_scalar(q, q->i);
+}
+
+AVX2 static inline void outq8_step(row_out *q)
+{
+    if (!q->active || q->i + 8 > q->n)
+        return;
+    __m256 v = outq8_vec(q, q->i);
+    if (q->stream)
+        _mm256_stream_ps(q->y + q->i, v);
+    else
+        _mm256_storeu_ps(q->y + q->i, v);
+    q->i += 8;
+}
+
+AVX2 static void outq8_finish(row_out *q)
+{
+    if (!q->active)
+        return;
+    while (q->i + 8 <= q->n)
+        outq8_step(q);
+    for (; q->i < q->n; q->i++)
+        q->y[q->i] = outq_scalar(q, q->i);
+    q->active = 0;
+}
+
 /* y = exp(x*scale - m), returns the sum; one line of pf (the next row, or
  * NULL) is prefetched per 16 elements. */
 AVX2 static double exp_shift_sum_avx2(
-    const float *x, float *y, size_t n, float scale, float m, const float *pf)
+    const float *x, float *y, size_t n, float scale, float m, const float *pf, row_out *q)
 {
     __m256 s = _mm256_set1_ps(scale), mm = _mm256_set1_ps(m);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -209,11 +277,19 @@ AVX2 static double exp_shift_sum_avx2(
         a1 = _mm256_add_ps(a1, e1);
         a2 = _mm256_add_ps(a2, e2);
         a3 = _mm256_add_ps(a3, e3);
+        if (q) {
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+        }
     }
     for (; i + 8 <= n; i += 8) {
         __m256 e0 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i), s, mm));
         _mm256_storeu_ps(y + i, e0);
         a0 = _mm256_add_ps(a0, e0);
+        if (q)
+            outq8_step(q);
     }
     double sum = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     if (i < n) {
@@ -260,7 +336,7 @@ AVX2 static double sum_avx2(const float *x, size_t n)
     return s;
 }
 
-AVX2 static double sqdev_avx2(const float *x, size_t n, float mean, const float *pf)
+AVX2 static double sqdev_avx2(const float *x, size_t n, float mean, const float *pf, row_out *q)
 {
     __m256 m = _mm256_set1_ps(mean);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -278,10 +354,18 @@ AVX2 static double sqdev_avx2(const float *x, size_t n, float mean, const float 
         a1 = _mm256_fmadd_ps(d1, d1, a1);
         a2 = _mm256_fmadd_ps(d2, d2, a2);
         a3 = _mm256_fmadd_ps(d3, d3, a3);
+        if (q) {
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+        }
     }
     for (; i + 8 <= n; i += 8) {
         __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
         a0 = _mm256_fmadd_ps(d0, d0, a0);
+        if (q)
+            outq8_step(q);
     }
     double s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     for (; i < n; i++) {
@@ -303,58 +387,54 @@ AVX2 static double sqdev_avx2(const float *x, size_t n, float mean, const float 
  * ownership of each output line, which would be a third stream). With
  * e == y the exps go straight into the output row (in place, fused tiles). */
 
-AVX2 static void softmax_row_avx2(
-    const float *x, float *y, float *e, size_t n, float scale, int stream, const float *pf)
+/* Softmax over rows r0..r1, pipelined across rows like the AVX-512
+ * version below (scratch: two rows of ldscr floats, or NULL). */
+AVX2 static void softmax_rows_avx2(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, float scale, float *scratch, size_t ldscr, int stream)
 {
-    int nan = 0;
-    float m = row_max_avx2(x, n, scale, &nan);
-    if (nan || m == -INFINITY) {
-        /* NaN anywhere: a NaN row; every entry masked: no probability mass */
-        float v = nan ? NAN : 0.0f;
-        for (size_t i = 0; i < n; i++)
-            y[i] = v;
-        return;
+    row_out q = { .n = n, .stream = stream };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = r + 1 < r1 ? x + ldx : NULL;
+        float *y = Y + r * ldy;
+        int nan = 0;
+        float m = row_max_avx2(x, n, scale, &nan);
+        if (nan || m == -INFINITY) {
+            /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+            outq8_finish(&q);
+            float v = nan ? NAN : 0.0f;
+            for (size_t i = 0; i < n; i++)
+                y[i] = v;
+            continue;
+        }
+        float *e = scratch ? scratch + (r & 1) * ldscr : y;
+        double s = exp_shift_sum_avx2(x, e, n, scale, m, pf, &q);
+        outq8_finish(&q);
+        q.src = e;
+        q.y = y;
+        q.a = (float)(1.0 / s);
+        outq8_begin(&q);
     }
-    double s = exp_shift_sum_avx2(x, e, n, scale, m, pf);
-    float inv = (float)(1.0 / s);
-    __m256 v = _mm256_set1_ps(inv);
-    size_t i = 0;
-    if (stream) {
-        for (; i < n && ((uintptr_t)(y + i) & 31); i++)
-            y[i] = e[i] * inv;
-        for (; i + 8 <= n; i += 8)
-            _mm256_stream_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), v));
-    } else {
-        for (; i + 8 <= n; i += 8)
-            _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), v));
-    }
-    for (; i < n; i++)
-        y[i] = e[i] * inv;
+    outq8_finish(&q);
 }
 
-AVX2 static void layernorm_row_avx2(const float *x, float *y, size_t n, const float *gamma,
-    const float *beta, float eps, int stream, const float *pf)
+/* LayerNorm over rows r0..r1 (two passes over each cached row), pipelined
+ * across rows. */
+AVX2 static void layernorm_rows_avx2(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, const float *gamma, const float *beta, float eps, int stream)
 {
-    float mean = (float)(sum_avx2(x, n) / (double)n);
-    double var = sqdev_avx2(x, n, mean, pf) / (double)n;
-    float rstd = (float)(1.0 / sqrt(var + (double)eps));
-    __m256 m = _mm256_set1_ps(mean), r = _mm256_set1_ps(rstd), one = _mm256_set1_ps(1.0f),
-           zero = _mm256_setzero_ps();
-    size_t i = 0;
-    if (stream)
-        for (; i < n && ((uintptr_t)(y + i) & 31); i++)
-            y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), r);
-        __m256 g = gamma ? _mm256_loadu_ps(gamma + i) : one;
-        __m256 b = beta ? _mm256_loadu_ps(beta + i) : zero;
-        if (stream)
-            _mm256_stream_ps(y + i, _mm256_fmadd_ps(v, g, b));
-        else
-            _mm256_storeu_ps(y + i, _mm256_fmadd_ps(v, g, b));
+    row_out q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = r + 1 < r1 ? x + ldx : NULL;
+        float mean = (float)(sum_avx2(x, n) / (double)n);
+        double var = sqdev_avx2(x, n, mean, pf, &q) / (double)n;
+        outq8_finish(&q);
+        q.src = x;
+        q.y = Y + r * ldy;
+        q.a = mean;
+        q.b = (float)(1.0 / sqrt(var + (double)eps));
+        outq8_begin(&q);
     }
-    for (; i < n; i++)
-        y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+    outq8_finish(&q);
 }
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
@@ -425,21 +505,7 @@ AVX512 static double hsum16(__m512 v)
     return s;
 }
 
-/* A row's output written out a vector at a time while the next row is being
- * computed (software pipelining across rows): the NT stores then drain while
- * the core computes instead of after it. Softmax: y = src * a (src the
- * exps); LayerNorm: y = ((src - a) * b) * gamma + beta (src the input row,
- * still cached). */
-typedef struct outq16 {
-    const float *src;
-    float *y;
-    const float *gamma, *beta;
-    size_t n, i;
-    float a, b;
-    int ln, stream, active;
-} outq16;
-
-AVX512 static inline __m512 outq_vec(const outq16 *q, size_t i, __mmask16 k)
+AVX512 static inline __m512 outq_vec(const row_out *q, size_t i, __mmask16 k)
 {
     __m512 v = _mm512_maskz_loadu_ps(k, q->src + i);
     if (!q->ln)
@@ -452,7 +518,7 @@ AVX512 static inline __m512 outq_vec(const outq16 *q, size_t i, __mmask16 k)
 
 /* Starts a row: the elements before the first 64-byte line of y (NT stores
  * need aligned lines) go out with one masked store. */
-AVX512 static void outq_begin(outq16 *q)
+AVX512 static void outq_begin(row_out *q)
 {
     q->i = 0;
     q->active = 1;
@@ -469,7 +535,7 @@ AVX512 static void outq_begin(outq16 *q)
 }
 
 /* Writes the next full vector of the pending row, if any. */
-AVX512 static inline void outq_step(outq16 *q)
+AVX512 static inline void outq_step(row_out *q)
 {
     if (!q->active || q->i + 16 > q->n)
         return;
@@ -482,7 +548,7 @@ AVX512 static inline void outq_step(outq16 *q)
 }
 
 /* Writes what is left of the pending row (full vectors, masked tail). */
-AVX512 static void outq_finish(outq16 *q)
+AVX512 static void outq_finish(row_out *q)
 {
     if (!q->active)
         return;
@@ -498,7 +564,7 @@ AVX512 static void outq_finish(outq16 *q)
 /* e = exp(x*scale - m), returns the sum (four accumulators); prefetches one
  * line of pf per 16 elements and writes one vector of q per 16 elements. */
 AVX512 static double exp_shift_sum_avx512(
-    const float *x, float *e, size_t n, float scale, float m, const float *pf, outq16 *q)
+    const float *x, float *e, size_t n, float scale, float m, const float *pf, row_out *q)
 {
     const __m512 s = _mm512_set1_ps(scale), mm = _mm512_set1_ps(m);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -551,7 +617,7 @@ AVX512 static double exp_shift_sum_avx512(
 AVX512 static void softmax_rows_avx512(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
     float *Y, size_t ldy, float scale, float *scratch, size_t ldscr, int stream)
 {
-    outq16 q = { .n = n, .stream = stream };
+    row_out q = { .n = n, .stream = stream };
     for (size_t r = r0; r < r1; r++) {
         const float *x = X + r * ldx, *pf = r + 1 < r1 ? x + ldx : NULL;
         float *y = Y + r * ldy;
@@ -595,7 +661,7 @@ AVX512 static double sum_avx512(const float *x, size_t n)
 
 /* Sum of squared deviations from mean (second pass, row cached); prefetches
  * pf and writes q like exp_shift_sum_avx512. */
-AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const float *pf, outq16 *q)
+AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const float *pf, row_out *q)
 {
     const __m512 m = _mm512_set1_ps(mean);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -641,7 +707,7 @@ AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const fl
 AVX512 static void layernorm_rows_avx512(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
     float *Y, size_t ldy, const float *gamma, const float *beta, float eps, int stream)
 {
-    outq16 q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
+    row_out q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
     for (size_t r = r0; r < r1; r++) {
         const float *x = X + r * ldx, *pf = r + 1 < r1 ? x + ldx : NULL;
         float mean = (float)(sum_avx512(x, n) / (double)n);
@@ -741,7 +807,7 @@ static double exp_shift_sum_scaled(const float *x, float *y, size_t n, float sca
     if (kern_use_avx512())
         return exp_shift_sum_avx512(x, y, n, scale, m, NULL, NULL);
     if (kern_use_avx2())
-        return exp_shift_sum_avx2(x, y, n, scale, m, NULL);
+        return exp_shift_sum_avx2(x, y, n, scale, m, NULL, NULL);
 #endif
     return exp_shift_sum_port(x, y, n, scale, m);
 }
@@ -787,9 +853,7 @@ static void softmax_rows_any(size_t r0, size_t r1, size_t n, const float *X, siz
         return;
     }
     if (kern_use_avx2()) {
-        for (size_t r = r0; r < r1; r++)
-            softmax_row_avx2(X + r * ldx, Y + r * ldy, scratch ? scratch : Y + r * ldy, n, scale,
-                stream && scratch, r + 1 < r1 ? X + (r + 1) * ldx : NULL);
+        softmax_rows_avx2(r0, r1, n, X, ldx, Y, ldy, scale, scratch, ldscr, stream);
         return;
     }
 #endif
@@ -822,9 +886,7 @@ static void layernorm_rows_any(size_t r0, size_t r1, size_t n, const float *X, s
         return;
     }
     if (kern_use_avx2()) {
-        for (size_t r = r0; r < r1; r++)
-            layernorm_row_avx2(X + r * ldx, Y + r * ldy, n, gamma, beta, eps, stream,
-                r + 1 < r1 ? X + (r + 1) * ldx : NULL);
+        layernorm_rows_avx2(r0, r1, n, X, ldx, Y, ldy, gamma, beta, eps, stream);
         return;
     }
 #endif
@@ -863,6 +925,15 @@ void kern_set_stream_min_bytes(size_t bytes)
     stream_min_bytes = bytes;
 }
 
+/* 0 makes the softmax rows run as if the scratch rows could not be
+ * allocated (exps into the output row), for tests. */
+static int row_scratch = 1;
+
+void kern_set_row_scratch(int on)
+{
+    row_scratch = on;
+}
+
 static void stream_fence(int stream)
 {
 #ifdef KERN_X86
@@ -899,7 +970,7 @@ int comet_kernels_softmax_rows(
         /* the exps go to scratch rows that stay in L1/L2, so the output is
          * written exactly once; without them (no memory) they go to y */
         size_t ldscr = (N + 15) / 16 * 16;
-        float *e = r1 > r0 ? aligned_alloc(64, 2 * ldscr * sizeof(float)) : NULL;
+        float *e = r1 > r0 && row_scratch ? aligned_alloc(64, 2 * ldscr * sizeof(float)) : NULL;
         int st = stream && e;
         softmax_rows_any(r0, r1, N, X, ldx, Y, ldy, scale, e, ldscr, st);
         stream_fence(st);

@@ -441,10 +441,12 @@ static void test_row_passes_paths(void **st)
     (void)st;
     static const size_t ns[]
         = { 1, 2, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 97, 127, 257, 1000, 4099 };
+    /* stream 0/1: ordinary/NT stores; 2: NT stores without scratch rows */
     for (int portable = 0; portable <= 1; portable++)
-        for (int stream = 0; stream <= 1; stream++) {
+        for (int stream = 0; stream <= 2; stream++) {
             comet_kernels_force_portable(portable);
             kern_set_stream_min_bytes(stream ? 0 : SIZE_MAX);
+            kern_set_row_scratch(stream != 2);
             for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++)
                 for (int ln = 0; ln <= 1; ln++) {
                     int thr = 1 + (int)(c % 2);
@@ -455,6 +457,7 @@ static void test_row_passes_paths(void **st)
                 }
         }
     kern_set_stream_min_bytes((size_t)16 << 20);
+    kern_set_row_scratch(1);
     comet_kernels_force_portable(0);
 }
 

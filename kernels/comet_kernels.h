@@ -132,7 +132,13 @@ int comet_kernels_have_avx2(void);
 /** Forces the portable fallback (1) or auto-detection (0); for tests. */
 void comet_kernels_force_portable(int on);
 
-/** Row passes used by the unfused variants (also benchmarked on their own). */
+/**
+ * Row passes used by the unfused variants (also benchmarked on their own).
+ * Each row is read from memory once and its output written once (softmax
+ * keeps the exps in per-thread scratch rows it allocates; if that fails it
+ * uses Y). Outputs of 16 MiB or more are written with non-temporal stores,
+ * so they are not left in the caches. X == Y (in place, same ld) is allowed.
+ */
 int comet_kernels_softmax_rows(
     size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy, float scale, int threads);
 /** LayerNorm over rows of X into Y (two-pass). */

@@ -25,6 +25,12 @@ double kern_row_sum(const float *x, size_t n);
 /* y[i] = exp(x[i] - m), returns the sum (x may equal y). */
 double kern_exp_shift_sum(const float *x, float *y, size_t n, float m);
 void kern_scale(float *y, size_t n, float s);
+/* Row passes over outputs of at least this many bytes use non-temporal
+ * stores (default 16 MiB); tests set 0 to cover that path on small shapes. */
+void kern_set_stream_min_bytes(size_t bytes);
+/* 0: softmax rows run without their scratch rows (the fallback when they
+ * cannot be allocated); 1 (default): with them. For tests. */
+void kern_set_row_scratch(int on);
 
 /* Micro-kernel GEMM with B packed once into 16-column panels. */
 size_t kern_packed_b_floats(size_t K, size_t N);

@@ -184,12 +184,98 @@ AVX2 static float row_max_avx2(const float *x, size_t n, float scale, int *has_n
     return m;
 }
 
-AVX2 static double exp_shift_sum_avx2(const float *x, float *y, size_t n, float scale, float m)
+/* A row's output written out a vector at a time while the next row is being
+ * computed (software pipelining across rows): the NT stores then drain while
+ * the core computes instead of after it. Softmax: y = src * a (src the
+ * exps); LayerNorm: y = ((src - a) * b) * gamma + beta (src the input row,
+ * still cached). */
+typedef struct row_out {
+    const float *src;
+    float *y;
+    const float *gamma, *beta;
+    size_t n, i;
+    float a, b;
+    int ln, stream, active;
+} row_out;
+
+/* How many rows ahead of row r (of r..r1) the middle pass prefetches: two
+ * for rows up to 64 KiB (measured at N = 4096: a few % over one, the
+ * lines have a whole row's compute to arrive), one up to 256 KiB, none
+ * beyond (the prefetched rows would evict the working rows from L2; the
+ * hardware prefetcher streams them). */
+static inline size_t pf_rows(size_t n, size_t r, size_t r1)
+{
+    size_t d = n <= 16384 ? 2 : (n <= 65536 ? 1 : 0);
+    return r + d < r1 ? d : 0;
+}
+
+/* One element of the pending output (heads and tails). */
+static inline float outq_scalar(const row_out *q, size_t i)
+{
+    if (!q->ln)
+        return q->src[i] * q->a;
+    return (q->src[i] - q->a) * q->b * (q->gamma ? q->gamma[i] : 1.0f)
+        + (q->beta ? q->beta[i] : 0.0f);
+}
+
+AVX2 static inline __m256 outq8_vec(const row_out *q, size_t i)
+{
+    __m256 v = _mm256_loadu_ps(q->src + i);
+    if (!q->ln)
+        return _mm256_mul_ps(v, _mm256_set1_ps(q->a));
+    v = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(q->a)), _mm256_set1_ps(q->b));
+    __m256 g = q->gamma ? _mm256_loadu_ps(q->gamma + i) : _mm256_set1_ps(1.0f);
+    __m256 b = q->beta ? _mm256_loadu_ps(q->beta + i) : _mm256_setzero_ps();
+    return _mm256_fmadd_ps(v, g, b);
+}
+
+/* AVX2 flavour of the pending-output writer: scalar head up to the first
+ * 32-byte boundary of y when streaming, 8-wide steps, scalar tail. */
+AVX2 static void outq8_begin(row_out *q)
+{
+    q->i = 0;
+    q->active = 1;
+    if (q->stream)
+        for (; q->i < q->n && ((uintptr_t)(q->y + q->i) & 31); q->i++)
+            q->y[q->i] = outq_scalar(q, q->i);
+}
+
+AVX2 static inline void outq8_step(row_out *q)
+{
+    if (!q->active || q->i + 8 > q->n)
+        return;
+    __m256 v = outq8_vec(q, q->i);
+    if (q->stream)
+        _mm256_stream_ps(q->y + q->i, v);
+    else
+        _mm256_storeu_ps(q->y + q->i, v);
+    q->i += 8;
+}
+
+AVX2 static void outq8_finish(row_out *q)
+{
+    if (!q->active)
+        return;
+    while (q->i + 8 <= q->n)
+        outq8_step(q);
+    for (; q->i < q->n; q->i++)
+        q->y[q->i] = outq_scalar(q, q->i);
+    q->active = 0;
+}
+
+/* y = exp(x*scale - m), returns the sum; one line of pf (the next row, or
+ * NULL) is prefetched per 16 elements. */
+AVX2 static double exp_shift_sum_avx2(
+    const float *x, float *y, size_t n, float scale, float m, const float *pf, row_out *q)
 {
     __m256 s = _mm256_set1_ps(scale), mm = _mm256_set1_ps(m);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+        }
         __m256 e0 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i), s, mm));
         __m256 e1 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i + 8), s, mm));
         __m256 e2 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i + 16), s, mm));
@@ -202,11 +288,19 @@ AVX2 static double exp_shift_sum_avx2(const float *x, float *y, size_t n, float 
         a1 = _mm256_add_ps(a1, e1);
         a2 = _mm256_add_ps(a2, e2);
         a3 = _mm256_add_ps(a3, e3);
+        if (q) {
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+        }
     }
     for (; i + 8 <= n; i += 8) {
         __m256 e0 = exp8_nonpos(_mm256_fmsub_ps(_mm256_loadu_ps(x + i), s, mm));
         _mm256_storeu_ps(y + i, e0);
         a0 = _mm256_add_ps(a0, e0);
+        if (q)
+            outq8_step(q);
     }
     double sum = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     if (i < n) {
@@ -253,12 +347,16 @@ AVX2 static double sum_avx2(const float *x, size_t n)
     return s;
 }
 
-AVX2 static double sqdev_avx2(const float *x, size_t n, float mean)
+AVX2 static double sqdev_avx2(const float *x, size_t n, float mean, const float *pf, row_out *q)
 {
     __m256 m = _mm256_set1_ps(mean);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+        }
         __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
         __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), m);
         __m256 d2 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 16), m);
@@ -267,10 +365,18 @@ AVX2 static double sqdev_avx2(const float *x, size_t n, float mean)
         a1 = _mm256_fmadd_ps(d1, d1, a1);
         a2 = _mm256_fmadd_ps(d2, d2, a2);
         a3 = _mm256_fmadd_ps(d3, d3, a3);
+        if (q) {
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+            outq8_step(q);
+        }
     }
     for (; i + 8 <= n; i += 8) {
         __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
         a0 = _mm256_fmadd_ps(d0, d0, a0);
+        if (q)
+            outq8_step(q);
     }
     double s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     for (; i < n; i++) {
@@ -280,20 +386,360 @@ AVX2 static double sqdev_avx2(const float *x, size_t n, float mean)
     return s;
 }
 
-AVX2 static void ln_apply_avx2(const float *x, float *y, size_t n, float mean, float rstd,
-    const float *gamma, const float *beta)
+/* ---- whole-row passes (softmax and LayerNorm over rows of a matrix) ----
+ *
+ * One row is processed while it sits in L1/L2: the first pass reads it from
+ * memory (softmax: max and NaN check; LayerNorm: sum), the middle pass works
+ * on the cached row (softmax: exp into a scratch row and its sum; LayerNorm:
+ * squared deviations from the mean) and prefetches the caller's next row so
+ * the memory stays busy while the core computes, and the last pass writes
+ * the output once, with non-temporal stores when `stream` is set (a row pass
+ * over a matrix far beyond the caches: the stores then skip the read for
+ * ownership of each output line, which would be a third stream). With
+ * e == y the exps go straight into the output row (in place, fused tiles). */
+
+/* Softmax over rows r0..r1, pipelined across rows like the AVX-512
+ * version below (scratch: two rows of ldscr floats, or NULL). */
+AVX2 static void softmax_rows_avx2(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, float scale, float *scratch, size_t ldscr, int stream)
 {
-    __m256 m = _mm256_set1_ps(mean), r = _mm256_set1_ps(rstd);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), r);
-        __m256 g = gamma ? _mm256_loadu_ps(gamma + i) : _mm256_set1_ps(1.0f);
-        __m256 b = beta ? _mm256_loadu_ps(beta + i) : _mm256_setzero_ps();
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(v, g, b));
+    row_out q = { .n = n, .stream = stream };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = pf_rows(n, r, r1) ? x + pf_rows(n, r, r1) * ldx : NULL;
+        float *y = Y + r * ldy;
+        int nan = 0;
+        float m = row_max_avx2(x, n, scale, &nan);
+        if (nan || m == -INFINITY) {
+            /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+            outq8_finish(&q);
+            float v = nan ? NAN : 0.0f;
+            for (size_t i = 0; i < n; i++)
+                y[i] = v;
+            continue;
+        }
+        float *e = scratch ? scratch + (r & 1) * ldscr : y;
+        double s = exp_shift_sum_avx2(x, e, n, scale, m, pf, &q);
+        outq8_finish(&q);
+        q.src = e;
+        q.y = y;
+        q.a = (float)(1.0 / s);
+        outq8_begin(&q);
     }
-    for (; i < n; i++)
-        y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+    outq8_finish(&q);
 }
+
+/* LayerNorm over rows r0..r1 (two passes over each cached row), pipelined
+ * across rows. */
+AVX2 static void layernorm_rows_avx2(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, const float *gamma, const float *beta, float eps, int stream)
+{
+    row_out q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = pf_rows(n, r, r1) ? x + pf_rows(n, r, r1) * ldx : NULL;
+        float mean = (float)(sum_avx2(x, n) / (double)n);
+        double var = sqdev_avx2(x, n, mean, pf, &q) / (double)n;
+        outq8_finish(&q);
+        q.src = x;
+        q.y = Y + r * ldy;
+        q.a = mean;
+        q.b = (float)(1.0 / sqrt(var + (double)eps));
+        outq8_begin(&q);
+    }
+    outq8_finish(&q);
+}
+
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+/* exp8_nonpos on 16 lanes: same reduction, polynomial and flush to 0 below
+ * the smallest normal, so the same error bound. */
+AVX512 static inline __m512 exp16_nonpos(__m512 t)
+{
+    const __m512 magic = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    __mmask16 tiny = _mm512_cmp_ps_mask(t, _mm512_set1_ps(-87.3365402f), _CMP_LT_OQ);
+    __m512 k = _mm512_fmadd_ps(t, _mm512_set1_ps(1.44269504088896341f), magic);
+    __m512 n = _mm512_sub_ps(k, magic);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(8.2903197283e-03f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1897950501e-02f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6667636273e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999149377e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.9999970713e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i e = _mm512_slli_epi32(_mm512_castps_si512(k), 23);
+    /* the flush to 0 rides on the exponent add (zero-masking) */
+    return _mm512_castsi512_ps(_mm512_maskz_add_epi32((__mmask16)~tiny, _mm512_castps_si512(p), e));
+}
+
+static inline __mmask16 tail_mask(size_t r)
+{
+    return (__mmask16)((1u << r) - 1u);
+}
+
+/* Row max of x*scale with NaN tracked by an unordered compare (vmaxps drops
+ * NaN depending on operand order); four accumulators. */
+AVX512 static float row_max_avx512(const float *x, size_t n, float scale, int *has_nan)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), s = _mm512_set1_ps(scale);
+    __m512 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+    __mmask16 nn = 0;
+    size_t i = 0;
+    /* scale 1 (the unfused passes, whose GEMM applied the scale) skips the
+     * multiply; x * 1 is x, NaN included */
+    int one = scale == 1.0f;
+    for (; i + 64 <= n; i += 64) {
+        __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16),
+               c = _mm512_loadu_ps(x + i + 32), d = _mm512_loadu_ps(x + i + 48);
+        if (!one) {
+            a = _mm512_mul_ps(a, s);
+            b = _mm512_mul_ps(b, s);
+            c = _mm512_mul_ps(c, s);
+            d = _mm512_mul_ps(d, s);
+        }
+        nn |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(c, d, _CMP_UNORD_Q);
+        m0 = _mm512_max_ps(m0, a);
+        m1 = _mm512_max_ps(m1, b);
+        m2 = _mm512_max_ps(m2, c);
+        m3 = _mm512_max_ps(m3, d);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        /* masked-off lanes become -inf after the multiply (-inf * 0 is NaN) */
+        __m512 a = _mm512_mask_mul_ps(ninf, k, _mm512_maskz_loadu_ps(k, x + i), s);
+        nn |= _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+        m0 = _mm512_max_ps(m0, a);
+    }
+    *has_nan = nn != 0;
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+}
+
+AVX512 static double hsum16(__m512 v)
+{
+    float t[16];
+    double s = 0;
+    _mm512_storeu_ps(t, v);
+    for (int i = 0; i < 16; i++)
+        s += t[i];
+    return s;
+}
+
+AVX512 static inline __m512 outq_vec(const row_out *q, size_t i, __mmask16 k)
+{
+    __m512 v = _mm512_maskz_loadu_ps(k, q->src + i);
+    if (!q->ln)
+        return _mm512_mul_ps(v, _mm512_set1_ps(q->a));
+    v = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_set1_ps(q->a)), _mm512_set1_ps(q->b));
+    __m512 g = q->gamma ? _mm512_maskz_loadu_ps(k, q->gamma + i) : _mm512_set1_ps(1.0f);
+    __m512 b = q->beta ? _mm512_maskz_loadu_ps(k, q->beta + i) : _mm512_setzero_ps();
+    return _mm512_fmadd_ps(v, g, b);
+}
+
+/* Starts a row: the elements before the first 64-byte line of y (NT stores
+ * need aligned lines) go out with one masked store. */
+AVX512 static void outq_begin(row_out *q)
+{
+    q->i = 0;
+    q->active = 1;
+    if (!q->stream)
+        return;
+    size_t head = ((64 - ((uintptr_t)q->y & 63)) & 63) / sizeof(float);
+    if (head > q->n)
+        head = q->n;
+    if (head) {
+        __mmask16 k = tail_mask(head);
+        _mm512_mask_storeu_ps(q->y, k, outq_vec(q, 0, k));
+        q->i = head;
+    }
+}
+
+/* Writes the next full vector of the pending row, if any. */
+AVX512 static inline void outq_step(row_out *q)
+{
+    if (!q->active || q->i + 16 > q->n)
+        return;
+    __m512 v = outq_vec(q, q->i, (__mmask16)0xFFFF);
+    if (q->stream)
+        _mm512_stream_ps(q->y + q->i, v);
+    else
+        _mm512_storeu_ps(q->y + q->i, v);
+    q->i += 16;
+}
+
+/* Writes what is left of the pending row (full vectors, masked tail). */
+AVX512 static void outq_finish(row_out *q)
+{
+    if (!q->active)
+        return;
+    while (q->i + 16 <= q->n)
+        outq_step(q);
+    if (q->i < q->n) {
+        __mmask16 k = tail_mask(q->n - q->i);
+        _mm512_mask_storeu_ps(q->y + q->i, k, outq_vec(q, q->i, k));
+    }
+    q->active = 0;
+}
+
+/* e = exp(x*scale - m), returns the sum (four accumulators); prefetches one
+ * line of pf per 16 elements and writes one vector of q per 16 elements. */
+AVX512 static double exp_shift_sum_avx512(
+    const float *x, float *e, size_t n, float scale, float m, const float *pf, row_out *q)
+{
+    const __m512 s = _mm512_set1_ps(scale), mm = _mm512_set1_ps(m);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 32), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 48), _MM_HINT_T0);
+        }
+        __m512 e0 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i), s, mm));
+        __m512 e1 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i + 16), s, mm));
+        __m512 e2 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i + 32), s, mm));
+        __m512 e3 = exp16_nonpos(_mm512_fmsub_ps(_mm512_loadu_ps(x + i + 48), s, mm));
+        _mm512_storeu_ps(e + i, e0);
+        _mm512_storeu_ps(e + i + 16, e1);
+        _mm512_storeu_ps(e + i + 32, e2);
+        _mm512_storeu_ps(e + i + 48, e3);
+        a0 = _mm512_add_ps(a0, e0);
+        a1 = _mm512_add_ps(a1, e1);
+        a2 = _mm512_add_ps(a2, e2);
+        a3 = _mm512_add_ps(a3, e3);
+        if (q) {
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+        }
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        if (pf)
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+        /* masked-off lanes get t = -inf: exp gives exactly 0 there */
+        __m512 t = _mm512_mask_fmsub_ps(_mm512_maskz_loadu_ps(k, x + i), k, s, mm);
+        t = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), k, t);
+        __m512 e0 = exp16_nonpos(t);
+        _mm512_mask_storeu_ps(e + i, k, e0);
+        a0 = _mm512_add_ps(a0, e0);
+        if (q)
+            outq_step(q);
+    }
+    return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+/* Softmax over rows r0..r1 of X into Y. scratch (two rows of ldscr floats,
+ * or NULL: then the exps go to the output row) takes the exps of the
+ * current row while the previous row's output is written from the other. */
+AVX512 static void softmax_rows_avx512(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, float scale, float *scratch, size_t ldscr, int stream)
+{
+    row_out q = { .n = n, .stream = stream };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = pf_rows(n, r, r1) ? x + pf_rows(n, r, r1) * ldx : NULL;
+        float *y = Y + r * ldy;
+        int nan = 0;
+        float m = row_max_avx512(x, n, scale, &nan);
+        if (nan || m == -INFINITY) {
+            /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+            outq_finish(&q);
+            float v = nan ? NAN : 0.0f;
+            for (size_t i = 0; i < n; i++)
+                y[i] = v;
+            continue;
+        }
+        float *e = scratch ? scratch + (r & 1) * ldscr : y;
+        double s = exp_shift_sum_avx512(x, e, n, scale, m, pf, &q);
+        outq_finish(&q);
+        q.src = e;
+        q.y = y;
+        q.a = (float)(1.0 / s);
+        outq_begin(&q);
+    }
+    outq_finish(&q);
+}
+
+AVX512 static double sum_avx512(const float *x, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(k, x + i));
+    }
+    return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+/* Sum of squared deviations from mean (second pass, row cached); prefetches
+ * pf and writes q like exp_shift_sum_avx512. */
+AVX512 static double sqdev_avx512(const float *x, size_t n, float mean, const float *pf, row_out *q)
+{
+    const __m512 m = _mm512_set1_ps(mean);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        if (pf) {
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 16), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 32), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + i + 48), _MM_HINT_T0);
+        }
+        __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), m);
+        __m512 d1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), m);
+        __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), m);
+        __m512 d3 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), m);
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+        a1 = _mm512_fmadd_ps(d1, d1, a1);
+        a2 = _mm512_fmadd_ps(d2, d2, a2);
+        a3 = _mm512_fmadd_ps(d3, d3, a3);
+        if (q) {
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+            outq_step(q);
+        }
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : tail_mask(n - i);
+        if (pf)
+            _mm_prefetch((const char *)(pf + i), _MM_HINT_T0);
+        /* masked-off lanes are 0, not 0 - mean */
+        __m512 d0 = _mm512_maskz_sub_ps(k, _mm512_maskz_loadu_ps(k, x + i), m);
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+        if (q)
+            outq_step(q);
+    }
+    return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+/* LayerNorm over rows r0..r1: per row the mean, then the squared deviations
+ * (two passes over the cached row; never E[x^2]-E[x]^2, which cancels
+ * catastrophically) while the previous row's output is written. */
+AVX512 static void layernorm_rows_avx512(size_t r0, size_t r1, size_t n, const float *X, size_t ldx,
+    float *Y, size_t ldy, const float *gamma, const float *beta, float eps, int stream)
+{
+    row_out q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx, *pf = pf_rows(n, r, r1) ? x + pf_rows(n, r, r1) * ldx : NULL;
+        float mean = (float)(sum_avx512(x, n) / (double)n);
+        double var = sqdev_avx512(x, n, mean, pf, &q) / (double)n;
+        outq_finish(&q);
+        q.src = x;
+        q.y = Y + r * ldy;
+        q.a = mean;
+        q.b = (float)(1.0 / sqrt(var + (double)eps));
+        outq_begin(&q);
+    }
+    outq_finish(&q);
+}
+
 #endif /* KERN_X86 */
 
 /* ---- portable fallbacks ---- */
@@ -360,6 +806,8 @@ void comet_kernels_vexp(const float *x, float *y, size_t n)
 static float row_max_scaled(const float *x, size_t n, float scale, int *has_nan)
 {
 #ifdef KERN_X86
+    if (kern_use_avx512())
+        return row_max_avx512(x, n, scale, has_nan);
     if (kern_use_avx2())
         return row_max_avx2(x, n, scale, has_nan);
 #endif
@@ -374,8 +822,10 @@ float kern_row_max(const float *x, size_t n, int *has_nan)
 static double exp_shift_sum_scaled(const float *x, float *y, size_t n, float scale, float m)
 {
 #ifdef KERN_X86
+    if (kern_use_avx512())
+        return exp_shift_sum_avx512(x, y, n, scale, m, NULL, NULL);
     if (kern_use_avx2())
-        return exp_shift_sum_avx2(x, y, n, scale, m);
+        return exp_shift_sum_avx2(x, y, n, scale, m, NULL, NULL);
 #endif
     return exp_shift_sum_port(x, y, n, scale, m);
 }
@@ -400,55 +850,129 @@ void kern_scale(float *y, size_t n, float s)
 double kern_row_sum(const float *x, size_t n)
 {
 #ifdef KERN_X86
+    if (kern_use_avx512())
+        return sum_avx512(x, n);
     if (kern_use_avx2())
         return sum_avx2(x, n);
 #endif
     return sum_port(x, n);
 }
 
-static double row_sqdev(const float *x, size_t n, float mean)
+/* Row passes over rows r0..r1: AVX-512 where the CPU has it
+ * (COMET_KERNELS_NO_AVX512 turns it off), else AVX2+FMA, else portable.
+ * scratch (two rows of ldscr floats, or NULL) receives the exps so the
+ * output is written once; stream selects NT stores for the output. */
+static void softmax_rows_any(size_t r0, size_t r1, size_t n, const float *X, size_t ldx, float *Y,
+    size_t ldy, float scale, float *scratch, size_t ldscr, int stream)
 {
 #ifdef KERN_X86
-    if (kern_use_avx2())
-        return sqdev_avx2(x, n, mean);
+    if (kern_use_avx512()) {
+        softmax_rows_avx512(r0, r1, n, X, ldx, Y, ldy, scale, scratch, ldscr, stream);
+        return;
+    }
+    if (kern_use_avx2()) {
+        softmax_rows_avx2(r0, r1, n, X, ldx, Y, ldy, scale, scratch, ldscr, stream);
+        return;
+    }
 #endif
-    return sqdev_port(x, n, mean);
+    (void)stream;
+    (void)ldscr;
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx;
+        float *y = Y + r * ldy, *e = scratch ? scratch : y;
+        int nan = 0;
+        float m = row_max_port(x, n, scale, &nan);
+        if (nan || m == -INFINITY) {
+            /* NaN anywhere: a NaN row; every entry masked: no probability mass */
+            float v = nan ? NAN : 0.0f;
+            for (size_t i = 0; i < n; i++)
+                y[i] = v;
+            continue;
+        }
+        float inv = (float)(1.0 / exp_shift_sum_port(x, e, n, scale, m));
+        for (size_t i = 0; i < n; i++)
+            y[i] = e[i] * inv;
+    }
+}
+
+static void layernorm_rows_any(size_t r0, size_t r1, size_t n, const float *X, size_t ldx, float *Y,
+    size_t ldy, const float *gamma, const float *beta, float eps, int stream)
+{
+#ifdef KERN_X86
+    if (kern_use_avx512()) {
+        layernorm_rows_avx512(r0, r1, n, X, ldx, Y, ldy, gamma, beta, eps, stream);
+        return;
+    }
+    if (kern_use_avx2()) {
+        layernorm_rows_avx2(r0, r1, n, X, ldx, Y, ldy, gamma, beta, eps, stream);
+        return;
+    }
+#endif
+    (void)stream;
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = X + r * ldx;
+        float *y = Y + r * ldy;
+        /* two passes over the cached row: mean, then squared deviations */
+        float mean = (float)(sum_port(x, n) / (double)n);
+        double var = sqdev_port(x, n, mean) / (double)n;
+        float rstd = (float)(1.0 / sqrt(var + (double)eps));
+        for (size_t i = 0; i < n; i++)
+            y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+    }
 }
 
 void kern_softmax_row(const float *x, float *y, size_t n, float scale)
 {
-    int nan = 0;
-    float m = row_max_scaled(x, n, scale, &nan);
-    if (nan) {
-        for (size_t i = 0; i < n; i++)
-            y[i] = NAN;
-        return;
-    }
-    if (m == -INFINITY) {
-        /* every entry masked: the row carries no probability mass */
-        memset(y, 0, n * sizeof(float));
-        return;
-    }
-    double s = exp_shift_sum_scaled(x, y, n, scale, m);
-    kern_scale(y, n, (float)(1.0 / s));
+    softmax_rows_any(0, 1, n, x, n, y, n, scale, NULL, 0, 0);
 }
 
 void kern_layernorm_row(
     const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps)
 {
-    /* Two passes over the cache-resident row: mean, then squared deviations
-     * (never E[x^2]-E[x]^2, which cancels catastrophically). */
-    float mean = (float)(kern_row_sum(x, n) / (double)n);
-    double var = row_sqdev(x, n, mean) / (double)n;
-    float rstd = (float)(1.0 / sqrt(var + (double)eps));
+    layernorm_rows_any(0, 1, n, x, n, y, n, gamma, beta, eps, 0);
+}
+
+/* Outputs at least this large are written with non-temporal stores: a row
+ * pass over a matrix of this size is not followed by a re-read from cache
+ * (half the 32 MiB L3 of the machine this was tuned on; the passes also read
+ * an input of the same size). */
+static size_t stream_min_bytes = (size_t)16 << 20;
+
+void kern_set_stream_min_bytes(size_t bytes)
+{
+    stream_min_bytes = bytes;
+}
+
+/* 0 makes the softmax rows run as if the scratch rows could not be
+ * allocated (exps into the output row), for tests. */
+static int row_scratch = 1;
+
+void kern_set_row_scratch(int on)
+{
+    row_scratch = on;
+}
+
+static void stream_fence(int stream)
+{
 #ifdef KERN_X86
-    if (kern_use_avx2()) {
-        ln_apply_avx2(x, y, n, mean, rstd, gamma, beta);
-        return;
-    }
+    if (stream)
+        _mm_sfence(); /* NT stores are weakly ordered: publish before the barrier */
+#else
+    (void)stream;
 #endif
-    for (size_t i = 0; i < n; i++)
-        y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+}
+
+/* Rows r0..r1 of thread t of nt (contiguous slabs, as schedule(static)). */
+static void thread_rows(size_t M, size_t *r0, size_t *r1)
+{
+    size_t t = 0, nt = 1;
+#ifdef _OPENMP
+    extern int omp_get_thread_num(void), omp_get_num_threads(void);
+    t = (size_t)omp_get_thread_num();
+    nt = (size_t)omp_get_num_threads();
+#endif
+    *r0 = M * t / nt;
+    *r1 = M * (t + 1) / nt;
 }
 
 int comet_kernels_softmax_rows(
@@ -456,9 +980,20 @@ int comet_kernels_softmax_rows(
 {
     if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !isfinite(scale))
         return -EINVAL;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (size_t i = 0; i < M; i++)
-        kern_softmax_row(X + i * ldx, Y + i * ldy, N, scale);
+    int stream = (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
+#pragma omp parallel num_threads(threads)
+    {
+        size_t r0, r1;
+        thread_rows(M, &r0, &r1);
+        /* the exps go to scratch rows that stay in L1/L2, so the output is
+         * written exactly once; without them (no memory) they go to y */
+        size_t ldscr = (N + 15) / 16 * 16;
+        float *e = r1 > r0 && row_scratch ? aligned_alloc(64, 2 * ldscr * sizeof(float)) : NULL;
+        int st = stream && e;
+        softmax_rows_any(r0, r1, N, X, ldx, Y, ldy, scale, e, ldscr, st);
+        stream_fence(st);
+        free(e);
+    }
     return 0;
 }
 
@@ -468,8 +1003,13 @@ int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx,
     if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !(eps > 0)
         || !isfinite(eps))
         return -EINVAL;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (size_t i = 0; i < M; i++)
-        kern_layernorm_row(X + i * ldx, Y + i * ldy, N, gamma, beta, eps);
+    int stream = (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
+#pragma omp parallel num_threads(threads)
+    {
+        size_t r0, r1;
+        thread_rows(M, &r0, &r1);
+        layernorm_rows_any(r0, r1, N, X, ldx, Y, ldy, gamma, beta, eps, stream);
+        stream_fence(stream);
+    }
     return 0;
 }

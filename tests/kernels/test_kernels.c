@@ -345,8 +345,8 @@ static void test_softmax_exp_error(void **st)
             if (e > worst)
                 worst = e;
         }
-        printf("# softmax exp max relative error over [-87.33, 0] (portable %d): %.3g\n", portable,
-            worst);
+        printf("# softmax exp max relative error over [-87.33, 0] (portable %d, avx512 %d): %.3g\n",
+            portable, kern_use_avx512(), worst);
         assert_true(worst <= comet_kernels_exp_max_rel_error());
         assert_true(fabs(sum - rsum) <= 1e-6 * rsum);
         float sp[11] = { -INFINITY, -88.0f, -1e30f, 0.0f, -0.5f, -1.0f, -2.0f, -3.0f, -4.0f, -5.0f,
@@ -359,6 +359,105 @@ static void test_softmax_exp_error(void **st)
         free(x);
         free(y);
     }
+    comet_kernels_force_portable(0);
+}
+
+/* The unfused row passes on every path the run selects (AVX-512 here, AVX2
+ * under test_kernels_avx2, portable when forced), with ordinary and NT
+ * stores, out of place and in place, rows whose starts are not aligned
+ * (ld = N + 3), lengths around the vector widths, and the padding between
+ * rows left untouched. */
+static void check_rows(
+    int layernorm, size_t M, size_t N, int threads, int inplace, float lo, float hi, int special)
+{
+    size_t ld = N + 3;
+    float *X = malloc(M * ld * sizeof(float)), *Y = malloc(M * ld * sizeof(float));
+    float *g = malloc(N * sizeof(float)), *b = malloc(N * sizeof(float));
+    double *R = malloc(M * N * sizeof(double));
+    float *got = malloc(M * N * sizeof(float));
+    kref_fill(X, M * ld, (unsigned)(N * 31 + M), lo, hi);
+    kref_fill(g, N, 21, 0.5f, 1.5f);
+    kref_fill(b, N, 22, -0.5f, 0.5f);
+    /* gamma and beta are optional: cover each combination */
+    const float *gg = (N & 1) ? NULL : g, *bb = (N & 2) ? NULL : b;
+    if (special && M >= 4) {
+        for (size_t j = 0; j < N; j++)
+            X[j] = -INFINITY; /* row 0 fully masked */
+        X[ld + N - 1] = NAN; /* row 1: NaN in the vector tail */
+        X[2 * ld] = NAN; /* row 2: NaN first */
+        for (size_t j = 0; j < N; j += 3)
+            X[3 * ld + j] = -INFINITY; /* row 3 partly masked */
+    }
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++)
+            R[i * N + j] = (double)X[i * ld + j] * (layernorm ? 1.0 : 0.5);
+    for (size_t i = 0; i < M; i++) {
+        if (layernorm)
+            kref_layernorm_row(R + i * N, N, gg, bb, 1e-5);
+        else
+            kref_softmax_row(R + i * N, N);
+    }
+    const float sentinel = 12345.0f;
+    float *out = inplace ? X : Y;
+    if (!inplace)
+        for (size_t i = 0; i < M * ld; i++)
+            Y[i] = sentinel;
+    if (layernorm)
+        assert_int_equal(
+            comet_kernels_layernorm_rows(M, N, X, ld, out, ld, gg, bb, 1e-5f, threads), 0);
+    else
+        assert_int_equal(comet_kernels_softmax_rows(M, N, X, ld, out, ld, 0.5f, threads), 0);
+    for (size_t i = 0; i < M; i++) {
+        for (size_t j = 0; j < N; j++)
+            got[i * N + j] = out[i * ld + j];
+        if (!inplace)
+            for (size_t j = N; j < ld; j++)
+                assert_true(Y[i * ld + j] == sentinel);
+    }
+    size_t w = 0;
+    /* softmax: exp's 3.6e-7 plus the rounding of x*s - max, which grows with
+     * |max| (ulp(88) is 7.6e-6); LayerNorm: a few ulps of (x - mean)/std */
+    double big = hi > 8 ? 1e-5 : 2e-6;
+    double e = layernorm ? kref_compare(got, R, M * N, 1e-5, 1e-5, &w)
+                         : kref_compare(got, R, M * N, big, 1e-30, &w);
+    if (e > 1.0)
+        fail_msg("%s rows M=%zu N=%zu thr=%d inplace=%d [%g,%g] special=%d avx512=%d avx2=%d: err "
+                 "ratio %.3g at %zu (got %.9g want %.9g)",
+            layernorm ? "layernorm" : "softmax", M, N, threads, inplace, lo, hi, special,
+            kern_use_avx512(), kern_use_avx2(), e, w, got[w], R[w]);
+    if (special && M >= 4 && !layernorm)
+        for (size_t j = 0; j < N; j++)
+            assert_true(got[j] == 0.0f && isnan(got[N + j]) && isnan(got[2 * N + j]));
+    free(X);
+    free(Y);
+    free(g);
+    free(b);
+    free(R);
+    free(got);
+}
+
+static void test_row_passes_paths(void **st)
+{
+    (void)st;
+    static const size_t ns[]
+        = { 1, 2, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 97, 127, 257, 1000, 4099 };
+    /* stream 0/1: ordinary/NT stores; 2: NT stores without scratch rows */
+    for (int portable = 0; portable <= 1; portable++)
+        for (int stream = 0; stream <= 2; stream++) {
+            comet_kernels_force_portable(portable);
+            kern_set_stream_min_bytes(stream ? 0 : SIZE_MAX);
+            kern_set_row_scratch(stream != 2);
+            for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++)
+                for (int ln = 0; ln <= 1; ln++) {
+                    int thr = 1 + (int)(c % 2);
+                    check_rows(ln, 5, ns[c], thr, 0, -3, 3, 0);
+                    check_rows(ln, 4, ns[c], thr, 1, -3, 3, 0);
+                    check_rows(ln, 7, ns[c], thr, (int)(c % 2), -88, 88, 0);
+                    check_rows(ln, 6, ns[c], thr, 0, -2, 2, 1);
+                }
+        }
+    kern_set_stream_min_bytes((size_t)16 << 20);
+    kern_set_row_scratch(1);
     comet_kernels_force_portable(0);
 }
 
@@ -419,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_fused_equals_unfused),
         cmocka_unit_test(test_exp_error),
         cmocka_unit_test(test_softmax_exp_error),
+        cmocka_unit_test(test_row_passes_paths),
         cmocka_unit_test(test_invalid_args),
         cmocka_unit_test(test_analytic_counts),
     };

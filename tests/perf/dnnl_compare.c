@@ -235,6 +235,40 @@ int main(int argc, char **argv)
         printf("K=%zu  %s %.2f | %s %.2f (%.2fx) | %s %.2f (%.2fx)   max|diff| %.2g\n", K,
             names[DLN], med[DLN] * 1e3, names[CFLN], med[CFLN] * 1e3, med[DLN] / med[CFLN],
             names[CULN], med[CULN] * 1e3, med[DLN] / med[CULN], dln);
+        if (ki == 0) {
+            /* the non-GEMM passes alone over the same 64 MiB intermediate C
+             * (read C, write Y: 8 bytes per element at least) */
+            enum { DS, CS, DL, CL, NP };
+            static const char *pn[NP] = { "onednn softmax", "comet softmax_rows",
+                "onednn layer_norm", "comet layernorm_rows" };
+            double tp[NP][64];
+            CHECK(dnnl_primitive_execute(pmm, st, 3, amm));
+            CHECK(dnnl_stream_wait(st));
+            for (int r = 0; r < reps + 1; r++)
+                for (int vv = 0; vv < NP; vv++) {
+                    int v = (vv + r) % NP;
+                    double t0 = now();
+                    if (v == DS)
+                        CHECK(dnnl_primitive_execute(psm, st, 2, asm_));
+                    else if (v == DL)
+                        CHECK(dnnl_primitive_execute(pln, st, nln, aln));
+                    else if (v == CS)
+                        comet_kernels_softmax_rows(M, N, C, N, Yc, N, 1.0f, threads);
+                    else
+                        comet_kernels_layernorm_rows(M, N, C, N, Yc, N, g, bt, 1e-5f, threads);
+                    CHECK(dnnl_stream_wait(st));
+                    if (r > 0)
+                        tp[v][r - 1] = now() - t0;
+                }
+            printf(
+                "passes alone over the %zux%zu intermediate (GB/s = 8 bytes per element):", M, N);
+            for (int v = 0; v < NP; v++) {
+                double m = median(tp[v], reps);
+                printf("%s %s %.2f ms %.1f GB/s", v ? "," : "", pn[v], m * 1e3,
+                    8.0 * (double)M * (double)N / m * 1e-9);
+            }
+            printf("\n");
+        }
         dnnl_primitive_destroy(pmm);
         dnnl_primitive_destroy(psm);
         dnnl_primitive_destroy(pln);

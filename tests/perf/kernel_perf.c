@@ -1,7 +1,11 @@
 /* Side-by-side kernel performance (not a test): variants interleaved in one
  * run, medians reported, ratios computed within the run.
  *
- *   build/tests/kernel_perf [threads] [reps]
+ *   build/tests/kernel_perf [threads] [reps] [all|gemm|passes|attention]
+ *
+ * "passes" times the unfused softmax/LayerNorm row passes over a 64 MiB
+ * intermediate interleaved with a STREAM triad on arrays of the same size,
+ * and prints pass/triad side by side.
  */
 #include "comet_kernels.h"
 
@@ -11,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 static double now(void)
 {
@@ -42,9 +49,178 @@ static void fill(float *x, size_t n)
 
 void openblas_set_num_threads(int);
 
+/* STREAM triad a = b + s c with ordinary stores (the CPU reads each line of
+ * a before writing it, which STREAM does not count), vectorized like
+ * bench/memory.c's so the loop is not compute-bound. */
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma")))
+#endif
+static void
+triad(float *a, const float *b, const float *c, size_t n, float s, int threads)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        extern int omp_get_thread_num(void), omp_get_num_threads(void);
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t i0 = n / 8 * t / nt * 8, i1 = t + 1 == nt ? n : n / 8 * (t + 1) / nt * 8;
+        size_t i = i0;
+#if defined(__x86_64__)
+        __m256 vs = _mm256_set1_ps(s);
+        for (; i + 8 <= i1; i += 8)
+            _mm256_store_ps(
+                a + i, _mm256_fmadd_ps(vs, _mm256_load_ps(c + i), _mm256_load_ps(b + i)));
+#endif
+        for (; i < i1; i++)
+            a[i] = b[i] + s * c[i];
+    }
+}
+
+#if defined(__x86_64__)
+/* The same with non-temporal stores (no read of a): the ceiling for a pass
+ * that reads one stream and writes one. */
+__attribute__((target("avx2"))) static void triad_nt(
+    float *a, const float *b, const float *c, size_t n, float s, int threads)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        extern int omp_get_thread_num(void), omp_get_num_threads(void);
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t i0 = n / 8 * t / nt * 8, i1 = t + 1 == nt ? n : n / 8 * (t + 1) / nt * 8;
+        __m256 vs = _mm256_set1_ps(s);
+        size_t i = i0;
+        for (; i + 8 <= i1; i += 8)
+            _mm256_stream_ps(a + i,
+                _mm256_add_ps(_mm256_load_ps(b + i), _mm256_mul_ps(vs, _mm256_load_ps(c + i))));
+        for (; i < i1; i++)
+            a[i] = b[i] + s * c[i];
+    }
+    _mm_sfence();
+}
+
+/* y = s x with non-temporal stores: one read stream and one write stream,
+ * exactly the traffic of an unfused row pass with no compute. */
+__attribute__((target("avx2"))) static void scale_nt(
+    float *y, const float *x, size_t n, float s, int threads)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        extern int omp_get_thread_num(void), omp_get_num_threads(void);
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t i0 = n / 8 * t / nt * 8, i1 = t + 1 == nt ? n : n / 8 * (t + 1) / nt * 8;
+        __m256 vs = _mm256_set1_ps(s);
+        size_t i = i0;
+        for (; i + 8 <= i1; i += 8)
+            _mm256_stream_ps(y + i, _mm256_mul_ps(vs, _mm256_load_ps(x + i)));
+        for (; i < i1; i++)
+            y[i] = s * x[i];
+    }
+    _mm_sfence();
+}
+#endif
+
+/* Unfused pass bandwidth: softmax and LayerNorm over a M x N intermediate
+ * (far beyond L3) interleaved with a triad over arrays of the same size. */
+static void run_passes(
+    size_t M, size_t N, size_t K, const float *A, const float *B, int threads, int reps)
+{
+    size_t n = M * N;
+    float *X = aligned_alloc(64, n * 4), *Y = aligned_alloc(64, n * 4),
+          *T = aligned_alloc(64, n * 4), *g = malloc(N * 4), *bt = malloc(N * 4);
+    if (!X || !Y || !T || !g || !bt) {
+        fprintf(stderr, "kernel_perf: out of memory\n");
+        exit(1);
+    }
+    /* the intermediate the unfused GEMM op would hand the pass (untimed) */
+    openblas_set_num_threads(threads);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)K,
+        B, (int)N, 0.0f, X, (int)N);
+    fill(g, N);
+    fill(bt, N);
+    memset(Y, 0, n * 4);
+    memset(T, 0, n * 4);
+    enum { TRIAD, TRIAD_NT, SCALE_NT, SOFTMAX, LAYERNORM, NP };
+    const char *names[NP]
+        = { "triad", "triad(nt stores)", "scale(nt stores)", "softmax pass", "layernorm pass" };
+    /* STREAM counting for the triads (3 arrays), the minimum the passes must
+     * move (read X once, write Y once) for the passes */
+    double bytes[NP] = { 3.0 * n * 4, 3.0 * n * 4, 2.0 * n * 4, 2.0 * n * 4, 2.0 * n * 4 };
+    double t[NP][64];
+    for (int r = 0; r < reps + 1; r++)
+        for (int k = 0; k < NP; k++) {
+            int v = (k + r) % NP;
+            double t0 = now();
+            switch (v) {
+            case TRIAD:
+                triad(T, X, Y, n, 3.0f, threads);
+                break;
+            case TRIAD_NT:
+#if defined(__x86_64__)
+                triad_nt(T, X, Y, n, 3.0f, threads);
+#else
+                triad(T, X, Y, n, 3.0f, threads);
+#endif
+                break;
+            case SCALE_NT:
+#if defined(__x86_64__)
+                scale_nt(T, X, n, 3.0f, threads);
+#else
+                triad(T, X, X, n, 0.0f, threads);
+#endif
+                break;
+            case SOFTMAX:
+                comet_kernels_softmax_rows(M, N, X, N, Y, N, 1.0f, threads);
+                break;
+            default:
+                comet_kernels_layernorm_rows(M, N, X, N, Y, N, g, bt, 1e-5f, threads);
+                break;
+            }
+            if (r > 0)
+                t[v][r - 1] = now() - t0;
+        }
+    double gbs[NP], traw[NP][64];
+    memcpy(traw, t, sizeof traw);
+    printf("# passes over the %zux%zu (%.0f MiB) intermediate of K=%zu, threads=%d, median of %d "
+           "interleaved rounds\n",
+        M, N, n * 4.0 / (1 << 20), K, threads, reps);
+    for (int v = 0; v < NP; v++) {
+        double med = median(t[v], reps);
+        gbs[v] = bytes[v] / med * 1e-9;
+        printf("  %-18s %7.2f ms  %6.1f GB/s\n", names[v], med * 1e3, gbs[v]);
+    }
+    /* the bandwidth ratio pass/reference of each round (both timed within
+     * ~30 ms of each other), then the median over rounds: steadier than a
+     * ratio of medians when other tenants load the memory in bursts */
+    for (int ref = TRIAD; ref <= SCALE_NT; ref++) {
+        printf("ratio pass/%s (median of per-round ratios):", names[ref]);
+        for (int v = SOFTMAX; v <= LAYERNORM; v++) {
+            double q[64];
+            for (int r = 0; r < reps; r++)
+                q[r] = (bytes[v] / traw[v][r]) / (bytes[ref] / traw[ref][r]);
+            printf(" %s %.2f", v == SOFTMAX ? "softmax" : "layernorm", median(q, reps));
+        }
+        printf("\n");
+    }
+    free(X);
+    free(Y);
+    free(T);
+    free(g);
+    free(bt);
+}
+
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1, reps = argc > 2 ? atoi(argv[2]) : 7;
+    const char *mode = argc > 3 ? argv[3] : "all";
+    if (threads < 1 || reps < 1 || reps > 63
+        || (strcmp(mode, "all") && strcmp(mode, "gemm") && strcmp(mode, "passes")
+            && strcmp(mode, "attention"))) {
+        fprintf(
+            stderr, "usage: kernel_perf [threads>=1] [reps 1..63] [all|gemm|passes|attention]\n");
+        return 2;
+    }
+    int do_gemm = !strcmp(mode, "all") || !strcmp(mode, "gemm");
+    int do_passes = !strcmp(mode, "all") || !strcmp(mode, "passes");
+    int do_attn = !strcmp(mode, "all") || !strcmp(mode, "attention");
     size_t M = 4096, N = 4096;
     size_t Ks[3] = { 16, 64, 256 };
     float *A = malloc(M * 256 * 4), *B = malloc(256 * N * 4), *Y = malloc(M * N * 4),
@@ -58,7 +234,7 @@ int main(int argc, char **argv)
     memset(C, 0, M * N * 4);
     printf("# M=N=%zu, threads=%d, %d interleaved rounds, median ms (GFLOP/s of the GEMM part)\n",
         M, threads, reps);
-    for (int op = 0; op < 2; op++)
+    for (int op = 0; op < 2 * do_gemm; op++)
         for (int ki = 0; ki < 3; ki++) {
             size_t K = Ks[ki];
             enum { SG, UNF, FUK, FBL, GUK, GBL, NV };
@@ -115,23 +291,11 @@ int main(int argc, char **argv)
                 med[UNF] / med[FUK], med[UNF] / med[FBL], 100 * med[SG] / med[GUK],
                 100 * med[SG] / med[GBL]);
         }
-    /* unfused pass bandwidth: softmax/layernorm over a 64 MiB intermediate */
-    {
-        double ts[64], tl[64];
-        for (int r = 0; r < reps; r++) {
-            double t0 = now();
-            comet_kernels_softmax_rows(M, N, C, N, Y, N, 1.0f, threads);
-            ts[r] = now() - t0;
-            t0 = now();
-            comet_kernels_layernorm_rows(M, N, C, N, Y, N, g, bt, 1e-5f, threads);
-            tl[r] = now() - t0;
-        }
-        double bytes = 2.0 * M * N * 4;
-        printf("passes: softmax %.1f GB/s, layernorm %.1f GB/s (read + write of %zux%zu floats)\n",
-            bytes / median(ts, reps) * 1e-9, bytes / median(tl, reps) * 1e-9, M, N);
-    }
+    if (do_passes)
+        for (int ki = 0; ki < 3; ki++)
+            run_passes(M, N, Ks[ki], A, B, threads, reps);
     /* attention Lq = Lk = 4096, d = 64 */
-    {
+    if (do_attn) {
         comet_kernels_shape s = { .batch = 1, .heads = 1, .lq = 4096, .lk = 4096, .d = 64 };
         size_t n = 4096 * 64;
         float *Q = malloc(n * 4), *K = malloc(n * 4), *V = malloc(n * 4), *O = malloc(n * 4);

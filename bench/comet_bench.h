@@ -94,6 +94,8 @@ typedef struct comet_bench_load {
     double waited_s; /**< time spent waiting in the gate */
     int idle; /**< 1 if the gate opened on an idle machine, 0 on timeout */
     int skipped; /**< 1 if the gate was disabled (timeout 0) */
+    int reused; /**< 1 if the gate took the previous set's figure (it ended idle < 0.5 s ago) */
+    double busy_during; /**< others' busy fraction while the samples ran (-1 unknown) */
 } comet_bench_load;
 
 /** Idle gate settings. */

@@ -201,7 +201,12 @@ static int check_gemm(const kop_impl *m)
         size_t i = rows[r];
         double mag;
         const float *y = m->y + i * N;
-        if (m->op == COMET_KERNELS_GEMM_SOFTMAX) {
+        if (m->p.gemm_only) { /* no epilogue: Y is the scaled product itself */
+            double sc = m->op == COMET_KERNELS_GEMM_SOFTMAX && m->p.scale != 0 ? m->p.scale : 1.0;
+            gemm_row(m, i, sc, z, &mag);
+            for (size_t j = 0; ok && j < N; j++)
+                ok = fabs(y[j] - z[j]) <= gemm_tol * mag + 1e-6;
+        } else if (m->op == COMET_KERNELS_GEMM_SOFTMAX) {
             gemm_row(m, i, m->p.scale != 0 ? m->p.scale : 1.0, z, &mag);
             double mx = -INFINITY, sum = 0;
             for (size_t j = 0; j < N; j++)

@@ -313,9 +313,10 @@ int comet_bench_memory_run(
     uint64_t op_max[NOPS];
     for (int op = 0; op < NOPS; op++)
         op_max[op] = o->max_bytes ? max_ws : max_ws * (uint64_t)op_arrays[op];
-    /* Points: 4 KiB growing by x4 (quick) or x sqrt(2) (full), or as asked,
-     * then the op's max. */
-    double per_oct = o->per_octave > 0 ? o->per_octave : o->full ? 2.0 : 0.5;
+    /* Points: 4 KiB growing by x2 (quick) or x sqrt(2) (full), or as asked,
+     * then the op's max. Fewer than one per doubling leaves the plateau fit
+     * no neighbours to hold out. */
+    double per_oct = o->per_octave > 0 ? o->per_octave : o->full ? 2.0 : 1.0;
     double step = pow(2.0, 1.0 / per_oct);
     size_t npts_op[NOPS], npts_all = 0;
     uint64_t pts[NOPS][96];

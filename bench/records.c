@@ -97,8 +97,10 @@ json_t *comet_bench_stats_json(const comet_bench_stats *s, const double *samples
 json_t *comet_bench_load_json(const comet_bench_load *l)
 {
     json_t *busy = l->busy_others >= 0 ? json_real(l->busy_others) : json_null();
-    return json_pack("{s:o,s:f,s:s}", "busy_others", busy, "waited_s", l->waited_s, "gate",
-        l->skipped ? "off" : (l->idle ? "idle" : "timeout"));
+    json_t *during = l->busy_during >= 0 ? json_real(l->busy_during) : json_null();
+    return json_pack("{s:o,s:o,s:f,s:s}", "busy_others", busy, "busy_during", during, "waited_s",
+        l->waited_s, "gate",
+        l->skipped ? "off" : (l->reused ? "idle (previous set)" : (l->idle ? "idle" : "timeout")));
 }
 
 int comet_bench_record_set_result(

@@ -34,7 +34,7 @@ static void usage(FILE *fp)
         "  --shapes FILE            kernels: shape set (default configs/shapes/<set>.yaml)\n"
         "  --threads N              only this thread count\n"
         "  --max-bytes SIZE         memory: largest working set (default 4x LLC)\n"
-        "  --per-octave N           memory: working-set points per doubling (default 0.5\n"
+        "  --per-octave N           memory: working-set points per doubling (default 1\n"
         "                           quick, 2 full)\n"
         "  --csv FILE               also write the run's records as CSV\n"
         "  --target-ci F            stop at CI half-width / median <= F (default 0.03 quick,\n"

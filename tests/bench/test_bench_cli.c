@@ -129,7 +129,7 @@ static void test_kernels_sgemm_tiny(void **s)
     snprintf(shapes, sizeof shapes, "%s/tiny.yaml", dir);
     FILE *fp = fopen(shapes, "w");
     assert_non_null(fp);
-    fputs("threads: [1]\nsgemm: {min: 16, max: 48, points: 2}\n", fp);
+    fputs("threads: [1]\nsgemm: {min: 16, max: 48, points: 2, fused_gemm: 1}\n", fp);
     fclose(fp);
     snprintf(cmd, sizeof cmd,
         "%s bench kernels --shapes %s --passes 2 --gate-timeout 0 --time-cap 0.02 --out %s/k "
@@ -143,13 +143,17 @@ static void test_kernels_sgemm_tiny(void **s)
     json_t **recs;
     size_t n;
     assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
-    assert_int_equal(n, 1 + 8); /* run + 2^3 grid shapes */
+    assert_int_equal(n, 1 + 16); /* run + 2^3 grid shapes x (OpenBLAS, fused kernels' GEMM) */
+    int nfused = 0;
     for (size_t i = 1; i < n; i++) {
         json_t *r = recs[i];
         assert_string_equal(json_string_value(json_object_get(r, "op")), "sgemm");
-        assert_string_equal(json_string_value(json_object_get(r, "variant")), "blas");
+        const char *v = json_string_value(json_object_get(r, "variant"));
+        assert_true(!strcmp(v, "blas") || !strcmp(v, "fused"));
+        nfused += !strcmp(v, "fused");
         assert_true(json_is_true(json_object_get(r, "valid")));
-        assert_int_equal(json_integer_value(json_object_get(r, "passes")), 2);
+        /* the grid is measured in the first pass only */
+        assert_int_equal(json_integer_value(json_object_get(r, "passes")), 1);
         json_t *sh = json_object_get(r, "shape");
         long M = (long)json_integer_value(json_object_get(sh, "M"));
         assert_true(M == 16 || M == 48);
@@ -158,6 +162,7 @@ static void test_kernels_sgemm_tiny(void **s)
         long K = (long)json_integer_value(json_object_get(sh, "K"));
         assert_true(f == 2.0 * M * N * K);
     }
+    assert_int_equal(nfused, 8);
     comet_bench_records_free(recs, n);
     json_decref(sum);
     /* a shape-set error names the file and line */

@@ -94,34 +94,29 @@ int comet_cmd_validate(int argc, char **argv)
         rc = COMET_EXIT_FAIL;
         goto out;
     }
-    /* winners: pair fused and unfused rows of the same op/shape/threads/ranks */
-    int pairs = 0, agree = 0;
+    /* rows, and the fused/unfused pairs with their winners (model/model.c) */
     json_t *jrows = json_array(), *jw = json_array();
-    for (int i = 0; i < nr; i++) {
+    for (int i = 0; i < nr; i++)
         json_array_append_new(jrows,
-            json_pack("{s:s,s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:f}", "op", rows[i].op, "variant",
-                rows[i].variant, "M", rows[i].M, "N", rows[i].N, "K", rows[i].K, "threads",
-                rows[i].threads, "ranks", rows[i].ranks, "measured_s", rows[i].measured_s,
+            json_pack("{s:s,s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:f,s:f,s:f}", "op", rows[i].op,
+                "variant", rows[i].variant, "M", rows[i].M, "N", rows[i].N, "K", rows[i].K,
+                "threads", rows[i].threads, "ranks", rows[i].ranks, "measured_s",
+                rows[i].measured_s, "ci_lo_s", rows[i].ci_lo_s, "ci_hi_s", rows[i].ci_hi_s,
                 "predicted_s", rows[i].predicted_s, "rel_err", rows[i].rel_err));
-        if (strcmp(rows[i].variant, "fused"))
-            continue;
-        for (int j = 0; j < nr; j++) {
-            if (strcmp(rows[j].variant, "unfused") || strcmp(rows[j].op, rows[i].op)
-                || rows[j].M != rows[i].M || rows[j].N != rows[i].N || rows[j].K != rows[i].K
-                || rows[j].threads != rows[i].threads || rows[j].ranks != rows[i].ranks)
-                continue;
-            int mw = rows[i].measured_s < rows[j].measured_s,
-                pw = rows[i].predicted_s < rows[j].predicted_s;
-            pairs++;
-            agree += mw == pw;
-            json_array_append_new(jw,
-                json_pack("{s:s,s:f,s:f,s:f,s:i,s:f,s:f,s:b}", "op", rows[i].op, "M", rows[i].M,
-                    "N", rows[i].N, "K", rows[i].K, "threads", rows[i].threads, "measured_speedup",
-                    rows[j].measured_s / rows[i].measured_s, "predicted_speedup",
-                    rows[j].predicted_s / rows[i].predicted_s, "winner_agrees", mw == pw));
-            break;
-        }
+    comet_model_vpair *vp = calloc((size_t)nr + 1, sizeof *vp);
+    int npairs = vp ? comet_model_validate_pairs(rows, nr, vp, nr) : 0;
+    for (int k = 0; k < npairs; k++) {
+        const comet_model_vrow *f = &rows[vp[k].fused];
+        json_array_append_new(jw,
+            json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:b,s:b}", "op", f->op, "M", f->M, "N",
+                f->N, "K", f->K, "threads", f->threads, "ranks", f->ranks, "measured_speedup",
+                vp[k].measured_speedup, "predicted_speedup", vp[k].predicted_speedup,
+                "measured_winner_clear", vp[k].decided, "winner_agrees", vp[k].agrees));
     }
+    free(vp);
+    comet_model_vsum vs;
+    comet_model_validate_summary(rows, nr, &vs);
+    const int pairs = vs.pairs, agree = vs.winner_agrees;
     double *e = malloc((size_t)nr * sizeof(double));
     for (int i = 0; i < nr; i++)
         e[i] = rows[i].rel_err;
@@ -146,10 +141,12 @@ int comet_cmd_validate(int argc, char **argv)
                     "p90_rel_err", e[(int)ceil(0.9 * (k - 1))]));
         }
     free(e);
-    json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "profile", profile,
-        "records", nr, "median_rel_err", med, "p90_rel_err", p90, "pairs", pairs, "winner_agrees",
-        agree, "winner_agreement", pairs ? (double)agree / pairs : 0.0, "groups", groups, "winners",
-        jw, "rows", jrows);
+    json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "profile",
+        profile, "records", nr, "median_rel_err", med, "p90_rel_err", p90, "pairs", pairs,
+        "winner_agrees", agree, "winner_agreement", pairs ? (double)agree / pairs : 0.0,
+        "clear_pairs", vs.decided, "clear_winner_agrees", vs.decided_agrees,
+        "clear_winner_agreement", vs.decided ? (double)vs.decided_agrees / vs.decided : 0.0,
+        "groups", groups, "winners", jw, "rows", jrows);
     if (g.json) {
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("\n");
@@ -164,7 +161,10 @@ int comet_cmd_validate(int argc, char **argv)
             (int)json_integer_value(json_object_get(x, "n")),
             100 * json_number_value(json_object_get(x, "median_rel_err")),
             100 * json_number_value(json_object_get(x, "p90_rel_err")));
-        printf("  winner (fused vs unfused) predicted right in %d of %d shapes\n", agree, pairs);
+        printf(
+            "  winner (fused vs unfused) predicted right in %d of %d shapes with a clear measured "
+            "winner (95%% CIs apart); %d of %d shapes in all\n",
+            vs.decided_agrees, vs.decided, agree, pairs);
     }
     if (g.out || 1) {
         char path[4200];

@@ -395,6 +395,7 @@ typedef struct comet_model_vrow {
     double M, N, K; /**< shape (attention: lq, lk, d) */
     int threads, ranks; /**< parallelism */
     double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
+    double ci_lo_s, ci_hi_s; /**< the measured median's 95% CI (0 when the record has none) */
 } comet_model_vrow;
 
 /**
@@ -410,9 +411,30 @@ typedef struct comet_model_vsum {
     int rows; /**< predicted records */
     double median_rel_err, p90_rel_err; /**< over all rows */
     int pairs, winner_agrees; /**< fused/unfused pairs of one shape; predicted winner right */
+    int decided, decided_agrees; /**< pairs whose measured CIs do not overlap (a clear measured
+                                      winner); of those, predicted right */
 } comet_model_vsum;
 
-/** Median/p90 error and winner agreement of validation rows. */
+/** One fused/unfused pair found by comet_model_validate_pairs(). */
+typedef struct comet_model_vpair {
+    int fused, unfused; /**< row indices */
+    double measured_speedup, predicted_speedup; /**< unfused / fused times */
+    int decided; /**< the measured medians' CIs do not overlap */
+    int agrees; /**< predicted winner is the measured one */
+} comet_model_vpair;
+
+/**
+ * Pairs fused and unfused rows of one op, shape, threads and ranks.
+ * @return pairs written (<= cap).
+ */
+int comet_model_validate_pairs(
+    const comet_model_vrow *rows, int n, comet_model_vpair *pairs, int cap);
+
+/**
+ * Median/p90 error and winner agreement of validation rows. A pair whose
+ * measured 95% CIs overlap has no clear measured winner (a tie at this
+ * machine's noise): it counts in pairs but not in decided.
+ */
 void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_model_vsum *out);
 
 /**

@@ -168,13 +168,18 @@ void comet_model_unfused_passes(comet_model_op op, double *reads, double *writes
      * keeps the row in cache (softmax: max, exp-sum, scale; LayerNorm: mean,
      * deviations, apply), so the intermediate is read once from memory and
      * the result written once; attention's softmax runs in place on S. The
-     * writes are ordinary stores (a write-allocate read each). Change here
+     * writes are non-temporal stores (no write-allocate read) when the
+     * intermediate is at least UNFUSED_STREAM_MIN bytes (kernels/vmath.c's
+     * threshold; the caller applies it), ordinary stores below. Change here
      * when the kernels change. */
     (void)op;
     *reads = 1;
     *writes = 1;
-    *streaming = 0;
+    *streaming = 1;
 }
+
+/* kernels/vmath.c streams outputs of at least 16 MiB */
+#define UNFUSED_STREAM_MIN (16.0 * 1024 * 1024)
 
 /* ------------------------------------------------------------------ */
 /* Evaluation                                                          */
@@ -388,8 +393,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         }
         if (!(wr >= 0))
             wr = wr0;
-        if (st < 0)
-            st = cpu ? st0 : 1; /* accelerators write by DMA: no allocate */
+        if (st < 0) /* accelerators write by DMA: no allocate */
+            st = cpu ? st0 && inter_total / (att ? pb->heads : 1) >= UNFUSED_STREAM_MIN : 1;
         if (!cpu && st == 0)
             st = 1;
         const double per = inter_total / used; /* each cluster's share */
@@ -808,6 +813,8 @@ int comet_model_validate_records(
         row->threads = (int)thr;
         row->ranks = (int)ranks;
         row->measured_s = med;
+        row->ci_lo_s = jnum(st, "ci_lo_s");
+        row->ci_hi_s = jnum(st, "ci_hi_s");
         row->predicted_s = r.seconds;
         row->rel_err = fabs(r.seconds - med) / med;
     }
@@ -835,21 +842,42 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
         free(e);
     }
     out->rows = n;
-    /* a pair: fused and unfused rows of one op, shape, threads and ranks */
-    for (int i = 0; i < n; i++) {
+    comet_model_vpair *p = malloc((size_t)n * sizeof *p);
+    int np = p ? comet_model_validate_pairs(rows, n, p, n) : 0;
+    for (int i = 0; i < np; i++) {
+        out->pairs++;
+        out->winner_agrees += p[i].agrees;
+        out->decided += p[i].decided;
+        out->decided_agrees += p[i].decided && p[i].agrees;
+    }
+    free(p);
+}
+
+int comet_model_validate_pairs(
+    const comet_model_vrow *rows, int n, comet_model_vpair *pairs, int cap)
+{
+    int k = 0;
+    for (int i = 0; i < n && k < cap; i++) {
         if (strcmp(rows[i].variant, "fused"))
             continue;
         for (int j = 0; j < n; j++) {
-            if (strcmp(rows[j].variant, "unfused") || strcmp(rows[j].op, rows[i].op)
-                || rows[j].M != rows[i].M || rows[j].N != rows[i].N || rows[j].K != rows[i].K
-                || rows[j].threads != rows[i].threads || rows[j].ranks != rows[i].ranks)
+            const comet_model_vrow *f = &rows[i], *u = &rows[j];
+            if (strcmp(u->variant, "unfused") || strcmp(u->op, f->op) || u->M != f->M
+                || u->N != f->N || u->K != f->K || u->threads != f->threads || u->ranks != f->ranks)
                 continue;
-            out->pairs++;
-            out->winner_agrees += (rows[i].measured_s < rows[j].measured_s)
-                == (rows[i].predicted_s < rows[j].predicted_s);
+            comet_model_vpair *q = &pairs[k++];
+            q->fused = i;
+            q->unfused = j;
+            q->measured_speedup = u->measured_s / f->measured_s;
+            q->predicted_speedup = u->predicted_s / f->predicted_s;
+            q->agrees = (f->measured_s < u->measured_s) == (f->predicted_s < u->predicted_s);
+            /* without CIs every pair counts as decided (the median alone) */
+            int have_ci = f->ci_hi_s > 0 && u->ci_hi_s > 0;
+            q->decided = !have_ci || f->ci_hi_s < u->ci_lo_s || u->ci_hi_s < f->ci_lo_s;
             break;
         }
     }
+    return k;
 }
 
 int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *err, size_t errlen)

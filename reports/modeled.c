@@ -28,8 +28,9 @@ int rp_sec_validation(rp_ctx *c)
     rp_inputs *in = c->in;
     rp_h2(d, "validation", "Predicted vs measured on this machine");
     if (!in->have_hw) {
-        rp_note(d, "No calibrated profile (%s), so the model cannot be checked here; run 'comet "
-                   "calibrate' (or 'comet run').",
+        rp_note(d,
+            "No calibrated profile (%s), so the model cannot be checked here; run 'comet "
+            "calibrate' (or 'comet run').",
             in->profile_note);
         return 0;
     }
@@ -53,28 +54,18 @@ int rp_sec_validation(rp_ctx *c)
         all[i] = fabs(rows[i].predicted_s / rows[i].measured_s - 1);
     double med = rp_median(all, (size_t)nr), p90 = rp_quantile(all, (size_t)nr, 0.9);
     /* winners: same op, shape, threads and ranks, fused against unfused */
-    int pairs = 0, agree = 0;
-    for (int i = 0; i < nr; i++) {
-        if (strcmp(rows[i].variant, "fused"))
-            continue;
-        for (int j = 0; j < nr; j++)
-            if (!strcmp(rows[j].variant, "unfused") && !strcmp(rows[j].op, rows[i].op)
-                && rows[j].M == rows[i].M && rows[j].N == rows[i].N && rows[j].K == rows[i].K
-                && rows[j].threads == rows[i].threads && rows[j].ranks == rows[i].ranks) {
-                pairs++;
-                agree += (rows[i].measured_s < rows[j].measured_s)
-                    == (rows[i].predicted_s < rows[j].predicted_s);
-                break;
-            }
-    }
+    comet_model_vsum vs;
+    comet_model_validate_summary(rows, nr, &vs);
+    const int pairs = vs.pairs, agree = vs.winner_agrees;
     rp_p(d,
         "The model predicts each measured compound-kernel record from the calibrated profile with "
         "the mapping the kernel ran (comet_model_validate_records). Relative error = |predicted "
         "- measured| / measured of the median time. Over %d records: median error %.1f%%, "
         "90th percentile %.1f%%. Bias = median of predicted / measured - 1 (positive: the model "
         "is pessimistic). The predicted winner (fused or unfused) is the measured one in %d of "
-        "%d shapes.",
-        nr, 100 * med, 100 * p90, agree, pairs);
+        "the %d shapes whose measured medians' 95%% CIs are apart (a clear measured winner), and "
+        "in %d of %d shapes in all (the others are ties at this machine's noise).",
+        nr, 100 * med, 100 * p90, vs.decided_agrees, vs.decided, agree, pairs);
     rp_table(d, "llrrrr", "op\tvariant\trecords\tmedian error\tp90 error\tbias");
     static const char *const ops[] = { "gemm_softmax", "gemm_layernorm", "attention" };
     static const char *const vars[] = { "fused", "unfused" };
@@ -137,9 +128,9 @@ int rp_sec_validation(rp_ctx *c)
         100 * med);
     rp_plot_init(&p, "validation", cap);
     if (rp_plot_data(c, &p, csv.p,
-            json_pack("{s:i,s:f,s:f,s:i,s:i,s:o,s:o}", "records", nr, "median_rel_err", med,
-                "p90_rel_err", p90, "winner_agrees", agree, "pairs", pairs, "groups", groups,
-                "rows", jr))
+            json_pack("{s:i,s:f,s:f,s:i,s:i,s:i,s:i,s:o,s:o}", "records", nr, "median_rel_err", med,
+                "p90_rel_err", p90, "winner_agrees", agree, "pairs", pairs, "clear_pairs",
+                vs.decided, "clear_winner_agrees", vs.decided_agrees, "groups", groups, "rows", jr))
         == 0) {
         rp_buf sc;
         if (rp_buf_open(&sc) == 0) {
@@ -181,8 +172,8 @@ int rp_sec_validation(rp_ctx *c)
 /* Predictions                                                        */
 /* ------------------------------------------------------------------ */
 
-static const char *const ecomp[] = { "dram", "global_buffer", "local_buffer", "mac", "vector",
-    "link" };
+static const char *const ecomp[]
+    = { "dram", "global_buffer", "local_buffer", "mac", "vector", "link" };
 static const char *const lcomp[] = { "gemm", "vector", "dram", "noc", "collectives", "stall" };
 
 int rp_sec_predictions(rp_ctx *c)
@@ -191,8 +182,8 @@ int rp_sec_predictions(rp_ctx *c)
     rp_inputs *in = c->in;
     rp_h2(d, "predictions", "Scaled-system and accelerator predictions");
     if (!in->pred) {
-        rp_note(d, "No predictions (%s); 'comet run' writes them in its predict stage.",
-            in->pred_note);
+        rp_note(
+            d, "No predictions (%s); 'comet run' writes them in its predict stage.", in->pred_note);
         return 0;
     }
     const json_t *systems = json_object_get(in->pred, "systems"),
@@ -202,8 +193,9 @@ int rp_sec_predictions(rp_ctx *c)
         "core splits, tiles, binding; capacity pruning first) for each system and op. Speedup = "
         "best unfused latency / best fused latency. Energy is the model's access-count energy "
         "(DRAM, buffers, MACs, vector ops, links).");
-    rp_table(d, "lllrrrrl", "system\tdescription\tclock GHz\tclusters\tcores/cluster\tpeak "
-                            "TFLOP/s\tDRAM GB/s\tsource");
+    rp_table(d, "lllrrrrl",
+        "system\tdescription\tclock GHz\tclusters\tcores/cluster\tpeak "
+        "TFLOP/s\tDRAM GB/s\tsource");
     size_t i;
     json_t *s;
     json_array_foreach(systems, i, s) rp_row(d, "%s\t%s\t%.3g\t%.0f\t%.0f\t%.3g\t%.3g\t%s",
@@ -274,10 +266,12 @@ int rp_sec_predictions(rp_ctx *c)
     rp_table_end(d);
 
     rp_h3(d, "Latency breakdown (us)");
-    rp_p(d, "Component totals of the model (they overlap where the dataflow overlaps them, so "
-            "they need not add up to the latency); stall = memory time not hidden behind "
-            "compute; collectives = explicit collectives inserted where a reduction is split.");
-    rp_table(d, "llrrrrrrr", "system\top / variant\tlatency\tgemm\tvector\tdram\tnoc\tcollectives\tstall");
+    rp_p(d,
+        "Component totals of the model (they overlap where the dataflow overlaps them, so "
+        "they need not add up to the latency); stall = memory time not hidden behind "
+        "compute; collectives = explicit collectives inserted where a reduction is split.");
+    rp_table(d, "llrrrrrrr",
+        "system\top / variant\tlatency\tgemm\tvector\tdram\tnoc\tcollectives\tstall");
     json_array_foreach(preds, i, x) for (int v = 0; v < 2; v++)
     {
         const json_t *r = json_object_get(json_object_get(x, v ? "unfused" : "fused"), "result");
@@ -299,8 +293,9 @@ int rp_sec_predictions(rp_ctx *c)
             continue;
         if (!any) {
             rp_h3(d, "This machine: predicted beside measured");
-            rp_table(d, "llrrrr", "op\tshape\tpredicted fused ms\tmeasured fused ms\tpredicted "
-                                  "unfused ms\tmeasured unfused ms");
+            rp_table(d, "llrrrr",
+                "op\tshape\tpredicted fused ms\tmeasured fused ms\tpredicted "
+                "unfused ms\tmeasured unfused ms");
             any = 1;
         }
         rp_row(d, "%s\t%s\t%.4g\t%.4g\t%.4g\t%.4g", rp_str(x, "op"), rp_str(x, "shape"),
@@ -383,8 +378,9 @@ int rp_sec_fits(rp_ctx *c)
         return 0;
     }
     const json_t *fits = json_object_get(cal, "fits");
-    rp_p(d, "Held-out error: points kept out of a fit and predicted by it (relative error of the "
-            "predicted time). These are the calibration's own figures from profile.json.");
+    rp_p(d,
+        "Held-out error: points kept out of a fit and predicted by it (relative error of the "
+        "predicted time). These are the calibration's own figures from profile.json.");
     rp_table(d, "lrrrl", "fit\theld-out points\tmedian error\tp90 error\tmethod");
     const json_t *g = json_object_get(fits, "gemm");
     heldout_row(d, "sgemm time (efficiency grid)", json_object_get(g, "heldout"), NULL);
@@ -416,8 +412,8 @@ int rp_sec_fits(rp_ctx *c)
         rp_p(d,
             "GEMM efficiency: measured grid from %.0f sgemm records, interpolated by the model; "
             "outside the grid %s with emax %.3f, f_half %.3g FLOP (R^2 %.3f).",
-            rp_num(g, "records"), rp_str(law, "form"), rp_num(law, "emax"),
-            rp_num(law, "f_half"), rp_num(law, "r2"));
+            rp_num(g, "records"), rp_str(law, "form"), rp_num(law, "emax"), rp_num(law, "f_half"),
+            rp_num(law, "r2"));
     const json_t *ml = json_object_get(mem, "model_levels");
     if (ml) {
         rp_table(d, "lrrl", "model memory level\tbandwidth GB/s\tcapacity\tsource");
@@ -428,8 +424,9 @@ int rp_sec_fits(rp_ctx *c)
     }
     const json_t *vec = json_object_get(fits, "vector");
     if (vec && json_object_size(vec)) {
-        rp_table(d, "lrrrr", "vector op\tin cache ns/elem\tin cache cycles/elem\tstreaming "
-                             "ns/elem\tstreaming GB/s");
+        rp_table(d, "lrrrr",
+            "vector op\tin cache ns/elem\tin cache cycles/elem\tstreaming "
+            "ns/elem\tstreaming GB/s");
         const char *k;
         json_object_foreach((json_t *)vec, k, x)
         {
@@ -437,8 +434,7 @@ int rp_sec_fits(rp_ctx *c)
             if (!ca && !st)
                 continue;
             rp_row(d, "%s\t%.3g\t%.3g\t%.3g\t%.3g", k, rp_num(ca, "ns_per_element"),
-                rp_num(ca, "cycles_per_element"), rp_num(st, "ns_per_element"),
-                rp_num(st, "gbs"));
+                rp_num(ca, "cycles_per_element"), rp_num(st, "ns_per_element"), rp_num(st, "gbs"));
         }
         rp_table_end(d);
     }

@@ -1,2 +1,4 @@
 comet_add_test(test_model SOURCES model/test_model.c LIBS comet_model comet_calibrate comet_bench comet_util
                LABELS model sanitize)
+comet_add_test(test_validate_pairs SOURCES model/test_validate_pairs.c LIBS comet_model comet_util
+               LABELS model sanitize)

@@ -1,0 +1,94 @@
+/* Validation winners: fused/unfused pairing and the clear-winner rule
+ * (measured medians' 95% CIs apart), on hand-built rows. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comet_model.h"
+
+#include <string.h>
+
+static comet_model_vrow row(const char *op, const char *var, double M, int thr, double meas,
+    double lo, double hi, double pred)
+{
+    comet_model_vrow r;
+    memset(&r, 0, sizeof r);
+    strcpy(r.op, op);
+    strcpy(r.variant, var);
+    r.M = M;
+    r.N = 512;
+    r.K = 64;
+    r.threads = thr;
+    r.ranks = 1;
+    r.measured_s = meas;
+    r.ci_lo_s = lo;
+    r.ci_hi_s = hi;
+    r.predicted_s = pred;
+    r.rel_err = pred > meas ? (pred - meas) / meas : (meas - pred) / meas;
+    return r;
+}
+
+static void test_pairs_and_clear_winners(void **s)
+{
+    (void)s;
+    comet_model_vrow rows[] = {
+        /* clear: fused 1.0 [0.98,1.02] vs unfused 2.0 [1.9,2.1]; predicted right */
+        row("gemm_softmax", "fused", 256, 1, 1.0, 0.98, 1.02, 1.1),
+        row("gemm_softmax", "unfused", 256, 1, 2.0, 1.9, 2.1, 2.2),
+        /* tie: CIs overlap; predicted wrong, but it does not count as decided */
+        row("gemm_softmax", "fused", 1024, 1, 1.00, 0.95, 1.05, 1.2),
+        row("gemm_softmax", "unfused", 1024, 1, 1.02, 0.97, 1.07, 1.1),
+        /* clear and predicted wrong */
+        row("gemm_layernorm", "fused", 256, 1, 3.0, 2.9, 3.1, 2.0),
+        row("gemm_layernorm", "unfused", 256, 1, 1.0, 0.99, 1.01, 2.5),
+        /* no partner (other thread count): not a pair */
+        row("gemm_layernorm", "fused", 256, 2, 1.0, 0.9, 1.1, 1.0),
+    };
+    const int n = (int)(sizeof rows / sizeof rows[0]);
+    comet_model_vpair p[8];
+    int np = comet_model_validate_pairs(rows, n, p, 8);
+    assert_int_equal(np, 3);
+    assert_int_equal(p[0].fused, 0);
+    assert_int_equal(p[0].unfused, 1);
+    assert_true(p[0].decided && p[0].agrees);
+    assert_true(p[0].measured_speedup == 2.0);
+    assert_false(p[1].decided);
+    assert_false(p[1].agrees);
+    assert_true(p[2].decided);
+    assert_false(p[2].agrees);
+    /* cap respected */
+    assert_int_equal(comet_model_validate_pairs(rows, n, p, 1), 1);
+
+    comet_model_vsum v;
+    comet_model_validate_summary(rows, n, &v);
+    assert_int_equal(v.rows, n);
+    assert_int_equal(v.pairs, 3);
+    assert_int_equal(v.winner_agrees, 1);
+    assert_int_equal(v.decided, 2);
+    assert_int_equal(v.decided_agrees, 1);
+}
+
+static void test_rows_without_ci_count_as_decided(void **s)
+{
+    (void)s;
+    comet_model_vrow rows[] = {
+        row("attention", "fused", 256, 1, 1.0, 0, 0, 1.0),
+        row("attention", "unfused", 256, 1, 1.01, 0, 0, 1.2),
+    };
+    comet_model_vsum v;
+    comet_model_validate_summary(rows, 2, &v);
+    assert_int_equal(v.pairs, 1);
+    assert_int_equal(v.decided, 1);
+    assert_int_equal(v.decided_agrees, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pairs_and_clear_winners),
+        cmocka_unit_test(test_rows_without_ci_count_as_decided),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

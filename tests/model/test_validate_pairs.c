@@ -1,10 +1,11 @@
 /* Validation winners: fused/unfused pairing and the clear-winner rule
  * (measured medians' 95% CIs apart), on hand-built rows. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include "comet_model.h"
 

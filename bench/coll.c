@@ -141,7 +141,7 @@ static void usage(FILE *fp)
         "factors), in <out>/results/collectives-<run_id>.jsonl.\n"
         "\n"
         "options:\n"
-        "  --quick | --full          quick (default): sizes 4 B..1 MiB, auto everywhere plus\n"
+        "  --quick | --full          quick (default): sizes 4 B..1 MiB (x4 steps), auto plus\n"
         "                            the forced allreduce algorithms, 1 launch; full: 4 B..64\n"
         "                            MiB, every algorithm, 3 launches\n"
         "  --np N                    ranks (default 2; never more than cores unless\n"
@@ -602,7 +602,8 @@ int comet_bench_coll_main(int argc, char **argv)
     if (!sizes) {
         size_t o = 0;
         long max = full ? 64L << 20 : 1L << 20;
-        for (long b = 4; b <= max; b *= full ? 2 : 8)
+        for (long b = 4; b <= max; b *= full ? 2 : 4) /* quick: 10 sizes, enough to hold
+                                                         some out of a fit */
             o += (size_t)snprintf(sizebuf + o, sizeof sizebuf - o, "%s%ld", o ? "," : "", b);
     } else {
         char tmp[1024];

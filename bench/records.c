@@ -353,6 +353,7 @@ int comet_bench_writer_append(comet_bench_writer *w, const json_t *rec, char *er
     char why[COMET_ERRLEN];
     int rc = 0;
     char *text = NULL;
+    off_t keep = -1;
     if (!w || w->fd < 0)
         return comet_util_seterr(err, errlen, -EBADF, "bench: results file is not open");
     if ((rc = comet_bench_record_check(rec, why, sizeof why)))
@@ -364,31 +365,43 @@ int comet_bench_writer_append(comet_bench_writer *w, const json_t *rec, char *er
     char *line = realloc(text, len + 2);
     if (!line) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
-        goto fail;
+        goto out;
     }
     text = line;
     text[len++] = '\n';
+    /* Where the file ended before this line: a failed append (full disk,
+     * quota) is cut back to it so the file keeps only complete lines. */
+    struct stat st;
+    if (fstat(w->fd, &st)) {
+        rc = comet_util_seterr(err, errlen, -errno, "%s: %s", w->path, strerror(errno));
+        goto out;
+    }
+    keep = st.st_size;
     /* One write() of the whole line: with O_APPEND the line lands whole or
-     * (on a crash or full disk) as a torn tail the reader detects. */
+     * (on a crash) as a torn tail the reader detects. */
     size_t off = 0;
     while (off < len) {
         ssize_t k = write(w->fd, text + off, len - off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s",
-                w->path, strerror(errno ? errno : EIO));
-            goto fail;
+            int e = k < 0 && errno ? errno : ENOSPC; /* write() == 0: no room */
+            rc = comet_util_seterr(err, errlen, -e, "%s: write failed: %s", w->path, strerror(e));
+            goto out;
         }
         off += (size_t)k;
     }
     if (fsync(w->fd)) {
         rc = comet_util_seterr(
             err, errlen, -errno, "%s: fsync failed: %s", w->path, strerror(errno));
-        goto fail;
+        goto out;
     }
     w->lines++;
-fail:
+out:
+    /* Best effort: if even the truncate fails, the reader still skips a
+     * torn last line and says so. */
+    if (rc && keep >= 0 && ftruncate(w->fd, keep) == 0)
+        (void)fsync(w->fd);
     free(text);
     return rc;
 }
@@ -620,8 +633,9 @@ int comet_bench_export_csv(
         fputc('\n', fp);
     }
     if (ferror(fp)) {
+        int e = errno ? errno : EIO; /* the failed write's errno, e.g. ENOSPC */
         comet_util_atomic_abort(&a);
-        return comet_util_seterr(err, errlen, -EIO, "%s: write failed", path);
+        return comet_util_seterr(err, errlen, -e, "%s: write failed: %s", path, strerror(e));
     }
     return comet_util_atomic_commit(&a, err, errlen);
 }

@@ -170,8 +170,14 @@ int comet_cmd_validate(int argc, char **argv)
         char path[4200];
         snprintf(path, sizeof path, "%s/validate.json", dir);
         char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (text && comet_util_mkdir_p(dir, err, sizeof err) == 0)
-            comet_util_write_atomic(path, text, strlen(text), err, sizeof err);
+        /* a full or read-only disk is an error, not a silent success */
+        if (!text)
+            snprintf(err, sizeof err, "validate.json: out of memory");
+        if (!text || comet_util_mkdir_p(dir, err, sizeof err) != 0
+            || comet_util_write_atomic(path, text, strlen(text), err, sizeof err) != 0) {
+            comet_cli_error("validate", "%s", err);
+            rc = COMET_EXIT_FAIL;
+        }
         free(text);
     }
     json_decref(j);

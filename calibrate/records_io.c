@@ -94,7 +94,7 @@ int comet_calibrate_load_results_opts(const char *const *paths, size_t npaths,
         for (size_t f = 0; f < nf; f++) {
             json_t **r = NULL;
             size_t m = 0;
-            if (err && errlen)
+            if (rc == 0 && err && errlen) /* keep an earlier file's error */
                 err[0] = '\0';
             if (rc == 0
                 && (rc = comet_bench_records_load_opts(files[f], opts, &r, &m, NULL, err, errlen))

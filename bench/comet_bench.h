@@ -31,7 +31,9 @@ extern "C" {
 const char *comet_bench_version(void);
 
 /** The record schema tag every line carries. */
-#define COMET_BENCH_SCHEMA "comet.record.v1"
+#define COMET_BENCH_SCHEMA "comet.record.v2"
+/** The older schema the reader converts (docs/FORMATS.md, "Schema versions"). */
+#define COMET_BENCH_SCHEMA_V1 "comet.record.v1"
 
 /* ------------------------------------------------------------------ */
 /* Statistics                                                         */
@@ -308,7 +310,36 @@ typedef struct comet_bench_load_info {
     size_t lines; /**< lines read (including blank ones) */
     size_t torn_line; /**< 1-based line number of a torn last line that was skipped, or 0 */
     size_t runs; /**< "run" records seen */
+    size_t converted; /**< records converted from an older schema (COMET_BENCH_SCHEMA_V1) */
+    size_t converted_line; /**< line of the first converted record, or 0 */
+    size_t foreign_line; /**< line of the first run record from another machine that was
+                              accepted (foreign_ok), or 0 */
 } comet_bench_load_info;
+
+/** How comet_bench_records_load_opts() treats results of another machine. */
+typedef struct comet_bench_load_opts {
+    const json_t *machine; /**< this machine (comet_bench_this_machine()); NULL: no check */
+    int foreign_ok; /**< load another machine's results anyway, with a warning */
+} comet_bench_load_opts;
+
+/**
+ * Describes this machine for comet_bench_load_opts: the probe's object
+ * (comet_probe_to_json(); PAPI and MPI not queried, they are no part of the
+ * machine's identity). @return 0 or a negative errno; *machine is a new
+ * reference.
+ */
+int comet_bench_this_machine(json_t **machine, char *err, size_t errlen);
+
+/**
+ * Compares two machine objects (as the probe writes them) by their stable
+ * identity: CPU model, packages, cores, PUs, memory (within 2%) and the
+ * size of each cache level (overridden caches are skipped); the hostname is
+ * not compared, so results move between identical nodes. Fields missing on
+ * either side are not compared; if none is left, the probe ids must match.
+ * what (may be NULL) lists the differences, "cores 64 (this machine: 2)".
+ * @return 0 same machine, > 0 number of differences.
+ */
+int comet_bench_machine_diff(const json_t *here, const json_t *there, char *what, size_t whatlen);
 
 /**
  * Loads every record of a JSON Lines results file, validating each line.
@@ -325,6 +356,19 @@ int comet_bench_records_load(const char *path, json_t ***recs, size_t *n, char *
 /** Same as comet_bench_records_load(), with details in info (may be NULL). */
 int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
     comet_bench_load_info *info, char *err, size_t errlen);
+
+/**
+ * Same as comet_bench_records_load_ex(), and the one place where results
+ * are checked against this machine: with o->machine set, every run record's
+ * machine is compared with it (comet_bench_machine_diff()); a difference is
+ * an error "file:line: measured on another machine: ..." unless
+ * o->foreign_ok, which loads the file with a warning in err. Records of
+ * schema COMET_BENCH_SCHEMA_V1 are converted (and counted in info, with a
+ * warning naming the file and first line); a newer or unknown schema is an
+ * error naming file:line. o may be NULL (no machine check).
+ */
+int comet_bench_records_load_opts(const char *path, const comet_bench_load_opts *o, json_t ***recs,
+    size_t *n, comet_bench_load_info *info, char *err, size_t errlen);
 
 /** Frees what comet_bench_records_load() returned. */
 void comet_bench_records_free(json_t **recs, size_t n);

@@ -1,11 +1,15 @@
 /* Records: building, checking, appending and reading JSON Lines results,
  * and exporting them as CSV. Format: docs/FORMATS.md. */
 #include "comet_bench.h"
+#include "comet_probe.h"
 #include "comet_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -355,6 +359,7 @@ int comet_bench_writer_append(comet_bench_writer *w, const json_t *rec, char *er
     char why[COMET_ERRLEN];
     int rc = 0;
     char *text = NULL;
+    off_t keep = -1;
     if (!w || w->fd < 0)
         return comet_util_seterr(err, errlen, -EBADF, "bench: results file is not open");
     if ((rc = comet_bench_record_check(rec, why, sizeof why)))
@@ -366,31 +371,43 @@ int comet_bench_writer_append(comet_bench_writer *w, const json_t *rec, char *er
     char *line = realloc(text, len + 2);
     if (!line) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
-        goto fail;
+        goto out;
     }
     text = line;
     text[len++] = '\n';
+    /* Where the file ended before this line: a failed append (full disk,
+     * quota) is cut back to it so the file keeps only complete lines. */
+    struct stat st;
+    if (fstat(w->fd, &st)) {
+        rc = comet_util_seterr(err, errlen, -errno, "%s: %s", w->path, strerror(errno));
+        goto out;
+    }
+    keep = st.st_size;
     /* One write() of the whole line: with O_APPEND the line lands whole or
-     * (on a crash or full disk) as a torn tail the reader detects. */
+     * (on a crash) as a torn tail the reader detects. */
     size_t off = 0;
     while (off < len) {
         ssize_t k = write(w->fd, text + off, len - off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            rc = comet_util_seterr(err, errlen, -(errno ? errno : EIO), "%s: write failed: %s",
-                w->path, strerror(errno ? errno : EIO));
-            goto fail;
+            int e = k < 0 && errno ? errno : ENOSPC; /* write() == 0: no room */
+            rc = comet_util_seterr(err, errlen, -e, "%s: write failed: %s", w->path, strerror(e));
+            goto out;
         }
         off += (size_t)k;
     }
     if (fsync(w->fd)) {
         rc = comet_util_seterr(
             err, errlen, -errno, "%s: fsync failed: %s", w->path, strerror(errno));
-        goto fail;
+        goto out;
     }
     w->lines++;
-fail:
+out:
+    /* Best effort: if even the truncate fails, the reader still skips a
+     * torn last line and says so. */
+    if (rc && keep >= 0 && ftruncate(w->fd, keep) == 0)
+        (void)fsync(w->fd);
     free(text);
     return rc;
 }
@@ -429,8 +446,189 @@ static int blank(const char *s, size_t n)
     return 1;
 }
 
-int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
-    comet_bench_load_info *info, char *err, size_t errlen)
+/* ------------------------------------------------------------------ */
+/* Schema versions                                                    */
+/* ------------------------------------------------------------------ */
+
+static void rename_key(json_t *o, const char *from, const char *to)
+{
+    json_t *v = json_object_get(o, from);
+    if (v && !json_object_get(o, to)) {
+        json_object_set(o, to, v);
+        json_object_del(o, from);
+    }
+}
+
+/* Brings rec to COMET_BENCH_SCHEMA. v1 -> v2: attention records named
+ * their tiles params.tile_m / params.tile_n (before b4d52d6); v2 names them
+ * tile_q / tile_k, as the kernels API does. Nothing else changed.
+ * @return 0 current (or no schema: the check reports that), 1 converted,
+ * -EINVAL newer or unknown (why says which). */
+static int upgrade(json_t *rec, char *why, size_t whylen)
+{
+    const char *schema = json_string_value(json_object_get(rec, "schema"));
+    unsigned v = 0, cur = 0;
+    char tail;
+    if (!schema || !strcmp(schema, COMET_BENCH_SCHEMA))
+        return 0;
+    if (!strcmp(schema, COMET_BENCH_SCHEMA_V1)) {
+        const char *op = json_string_value(json_object_get(rec, "op"));
+        json_t *pa = json_object_get(rec, "params");
+        if (op && !strcmp(op, "attention") && json_is_object(pa)) {
+            rename_key(pa, "tile_m", "tile_q");
+            rename_key(pa, "tile_n", "tile_k");
+        }
+        json_object_set_new(rec, "schema", json_string(COMET_BENCH_SCHEMA));
+        return 1;
+    }
+    sscanf(COMET_BENCH_SCHEMA, "comet.record.v%u", &cur);
+    if (sscanf(schema, "comet.record.v%u%c", &v, &tail) == 1 && v > cur)
+        return comet_util_seterr(why, whylen, -EINVAL,
+            "schema '%.40s' is newer than this comet reads (%s): update comet", schema,
+            COMET_BENCH_SCHEMA);
+    return comet_util_seterr(why, whylen, -EINVAL,
+        "unknown schema '%.40s' (this comet reads %s and converts %s)", schema, COMET_BENCH_SCHEMA,
+        COMET_BENCH_SCHEMA_V1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Machine identity                                                   */
+/* ------------------------------------------------------------------ */
+
+int comet_bench_this_machine(json_t **machine, char *err, size_t errlen)
+{
+    comet_probe_opts po;
+    comet_probe_machine *m = calloc(1, sizeof *m);
+    int rc;
+    *machine = NULL;
+    memset(&po, 0, sizeof po);
+    po.skip_papi = 1;
+    po.skip_mpi = 1;
+    if (!m)
+        return comet_util_seterr(err, errlen, -ENOMEM, "probe: out of memory");
+    if ((rc = comet_probe_run(&po, m, err, errlen)) == 0 && !(*machine = comet_probe_to_json(m)))
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "probe: out of memory");
+    free(m);
+    return rc;
+}
+
+/* Appends sep-separated text to buf (truncating quietly when full). */
+static void add_note(char *buf, size_t len, const char *sep, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    if (!len || used + 3 >= len)
+        return;
+    if (used)
+        used += (size_t)snprintf(buf + used, len - used, "%s", sep);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+/* A cache entry of m by level and type that the user did not override. */
+static const json_t *find_cache(const json_t *m, json_int_t level, const char *type)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(m, "caches"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (json_integer_value(json_object_get(c, "level")) == level
+            && !strcmp(t ? t : "", type ? type : "")
+            && !json_is_true(json_object_get(c, "overridden")))
+            return c;
+    }
+    return NULL;
+}
+
+static void size_str(char *buf, size_t len, double b)
+{
+    if (b >= 1 << 30)
+        snprintf(buf, len, "%.1f GiB", b / (1 << 30));
+    else if (b >= 1 << 20)
+        snprintf(buf, len, "%.0f MiB", b / (1 << 20));
+    else
+        snprintf(buf, len, "%.0f KiB", b / 1024);
+}
+
+int comet_bench_machine_diff(const json_t *here, const json_t *there, char *what, size_t whatlen)
+{
+    static const char *const ints[] = { "packages", "cores", "pus", NULL };
+    char note[COMET_ERRLEN] = "", a[32], b[32];
+    int diffs = 0, compared = 0;
+    const char *sh = json_string_value(json_object_get(here, "cpu_model")),
+               *st = json_string_value(json_object_get(there, "cpu_model"));
+    if (sh && st) {
+        compared++;
+        if (strcmp(sh, st) && ++diffs)
+            add_note(note, sizeof note, ", ", "cpu_model '%.60s' (this machine: '%.60s')", st, sh);
+    }
+    for (size_t i = 0; ints[i]; i++) {
+        json_t *h = json_object_get(here, ints[i]), *t = json_object_get(there, ints[i]);
+        if (!json_is_integer(h) || !json_is_integer(t))
+            continue;
+        compared++;
+        if (json_integer_value(h) != json_integer_value(t) && ++diffs)
+            add_note(note, sizeof note, ", ",
+                "%s %" JSON_INTEGER_FORMAT " (this machine: %" JSON_INTEGER_FORMAT ")", ints[i],
+                json_integer_value(t), json_integer_value(h));
+    }
+    json_t *mh = json_object_get(here, "memory_bytes"),
+           *mt = json_object_get(there, "memory_bytes");
+    if (json_is_integer(mh) && json_is_integer(mt)) {
+        /* MemTotal moves a little between kernels and boots: 2% is the
+         * same machine, a different DIMM population is not */
+        double h = (double)json_integer_value(mh), t = (double)json_integer_value(mt);
+        compared++;
+        if (fabs(h - t) > 0.02 * fmax(h, t) && ++diffs) {
+            size_str(a, sizeof a, t);
+            size_str(b, sizeof b, h);
+            add_note(note, sizeof note, ", ", "memory %s (this machine: %s)", a, b);
+        }
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(there, "caches"), i, c)
+    {
+        json_int_t level = json_integer_value(json_object_get(c, "level"));
+        const char *type = json_string_value(json_object_get(c, "type"));
+        if (json_is_true(json_object_get(c, "overridden"))
+            || !json_is_array(json_object_get(here, "caches")))
+            continue;
+        const json_t *hc = find_cache(here, level, type);
+        double ts = (double)json_integer_value(json_object_get(c, "size"));
+        compared++;
+        size_str(a, sizeof a, ts);
+        if (!hc && ++diffs)
+            add_note(note, sizeof note, ", ", "L%" JSON_INTEGER_FORMAT " %s (this machine: none)",
+                level, a);
+        else if (hc && json_integer_value(json_object_get(hc, "size")) != (json_int_t)ts
+            && ++diffs) {
+            size_str(b, sizeof b, (double)json_integer_value(json_object_get(hc, "size")));
+            add_note(note, sizeof note, ", ", "L%" JSON_INTEGER_FORMAT " %s (this machine: %s)",
+                level, a, b);
+        }
+    }
+    if (!compared) {
+        /* nothing but an id (the collectives worker's run record): the
+         * probe's id hashes the same fields and the hostname */
+        const char *ih = json_string_value(json_object_get(here, "id")),
+                   *it = json_string_value(json_object_get(there, "id"));
+        if (!ih || !it || strcmp(ih, it)) {
+            diffs = 1;
+            add_note(note, sizeof note, ", ",
+                "machine id '%.20s' (this machine: '%.20s'; no hardware fields to compare)",
+                it ? it : "none", ih ? ih : "none");
+        }
+    }
+    if (what && whatlen)
+        snprintf(what, whatlen, "%s", note);
+    return diffs;
+}
+
+int comet_bench_records_load_opts(const char *path, const comet_bench_load_opts *o, json_t ***recs,
+    size_t *n, comet_bench_load_info *info, char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0, cap = 0, cnt = 0, lineno = 0;
@@ -443,7 +641,7 @@ int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
         err[0] = 0;
     if ((rc = comet_util_read_file(path, &data, &len, err, errlen)))
         return rc;
-    char warn[COMET_ERRLEN] = "";
+    char torn[COMET_ERRLEN] = "", foreign[COMET_ERRLEN] = "";
     for (size_t pos = 0; pos < len;) {
         char *nl = memchr(data + pos, '\n', len - pos);
         size_t l = nl ? (size_t)(nl - (data + pos)) : len - pos;
@@ -455,24 +653,50 @@ int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
             continue;
         json_error_t je;
         char why[COMET_ERRLEN] = "";
+        int up = 0;
         json_t *rec = json_loadb(line, l, JSON_REJECT_DUPLICATES, &je);
         if (!rec)
             snprintf(why, sizeof why, "not valid JSON: %s (column %d)", je.text, je.column);
+        else if (json_is_object(rec) && (up = upgrade(rec, why, sizeof why)) < 0)
+            ;
         else if (comet_bench_record_check(rec, why, sizeof why))
             ;
         else
             why[0] = 0;
         if (why[0]) {
             json_decref(rec);
-            if (last_unterminated) {
+            if (last_unterminated && up >= 0) {
                 /* What an interrupted writer leaves: skip it, say so. */
                 inf.torn_line = lineno;
-                snprintf(warn, sizeof warn, "%s:%zu: torn last line skipped (interrupted run?): %s",
+                snprintf(torn, sizeof torn, "%s:%zu: torn last line skipped (interrupted run?): %s",
                     path, lineno, why);
                 continue;
             }
             rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu: %s", path, lineno, why);
             goto fail;
+        }
+        if (up > 0 && !inf.converted++)
+            inf.converted_line = lineno;
+        const char *kind = json_string_value(json_object_get(rec, "kind"));
+        if (!strcmp(kind, "run")) {
+            inf.runs++;
+            if (o && o->machine
+                && comet_bench_machine_diff(
+                    o->machine, json_object_get(rec, "machine"), why, sizeof why)) {
+                if (!o->foreign_ok) {
+                    json_decref(rec);
+                    rc = comet_util_seterr(err, errlen, -EINVAL,
+                        "%s:%zu: measured on another machine: %s (--foreign-ok uses it anyway)",
+                        path, lineno, why);
+                    goto fail;
+                }
+                if (!inf.foreign_line) {
+                    inf.foreign_line = lineno;
+                    snprintf(foreign, sizeof foreign,
+                        "%s:%zu: from another machine, used as asked (--foreign-ok): %s", path,
+                        lineno, why);
+                }
+            }
         }
         if (cnt == cap) {
             size_t nc = cap ? 2 * cap : 64;
@@ -485,14 +709,20 @@ int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
             out = t;
             cap = nc;
         }
-        if (!strcmp(json_string_value(json_object_get(rec, "kind")), "run"))
-            inf.runs++;
         out[cnt++] = rec;
     }
     inf.lines = lineno;
     free(data);
-    if (warn[0] && err && errlen)
-        snprintf(err, errlen, "%s", warn);
+    /* warnings (the call succeeds): foreign machine, conversion, torn tail */
+    if (err && errlen) {
+        if (foreign[0])
+            add_note(err, errlen, "; ", "%s", foreign);
+        if (inf.converted)
+            add_note(err, errlen, "; ", "%s:%zu: %zu record(s) of schema %s converted to %s", path,
+                inf.converted_line, inf.converted, COMET_BENCH_SCHEMA_V1, COMET_BENCH_SCHEMA);
+        if (torn[0])
+            add_note(err, errlen, "; ", "%s", torn);
+    }
     *recs = out;
     *n = cnt;
     if (info)
@@ -502,6 +732,12 @@ fail:
     free(data);
     comet_bench_records_free(out, cnt);
     return rc;
+}
+
+int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
+    comet_bench_load_info *info, char *err, size_t errlen)
+{
+    return comet_bench_records_load_opts(path, NULL, recs, n, info, err, errlen);
 }
 
 int comet_bench_records_load(const char *path, json_t ***recs, size_t *n, char *err, size_t errlen)
@@ -622,8 +858,9 @@ int comet_bench_export_csv(
         fputc('\n', fp);
     }
     if (ferror(fp)) {
+        int e = errno ? errno : EIO; /* the failed write's errno, e.g. ENOSPC */
         comet_util_atomic_abort(&a);
-        return comet_util_seterr(err, errlen, -EIO, "%s: write failed", path);
+        return comet_util_seterr(err, errlen, -e, "%s: write failed: %s", path, strerror(e));
     }
     return comet_util_atomic_commit(&a, err, errlen);
 }

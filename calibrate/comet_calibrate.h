@@ -244,6 +244,17 @@ int comet_calibrate_load_results(
 int comet_calibrate_load_results_src(const char *const *paths, size_t npaths, json_t ***recs,
     size_t *n, comet_calibrate_source **src, size_t *nsrc, char *err, size_t errlen);
 
+/**
+ * Same as comet_calibrate_load_results_src(), loading each file with
+ * comet_bench_records_load_opts(opts): with opts->machine set, results of
+ * another machine are refused (file:line and what differs) unless
+ * opts->foreign_ok. opts may be NULL (no machine check).
+ */
+struct comet_bench_load_opts; /* comet_bench.h */
+int comet_calibrate_load_results_opts(const char *const *paths, size_t npaths,
+    const struct comet_bench_load_opts *opts, json_t ***recs, size_t *n,
+    comet_calibrate_source **src, size_t *nsrc, char *err, size_t errlen);
+
 /** Frees a file list from comet_calibrate_load_results_src(). */
 void comet_calibrate_sources_free(comet_calibrate_source *src, size_t nsrc);
 

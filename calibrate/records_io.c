@@ -31,6 +31,14 @@ void comet_calibrate_sources_free(comet_calibrate_source *src, size_t nsrc)
 int comet_calibrate_load_results_src(const char *const *paths, size_t npaths, json_t ***recs,
     size_t *n, comet_calibrate_source **srcp, size_t *nsrcp, char *err, size_t errlen)
 {
+    return comet_calibrate_load_results_opts(
+        paths, npaths, NULL, recs, n, srcp, nsrcp, err, errlen);
+}
+
+int comet_calibrate_load_results_opts(const char *const *paths, size_t npaths,
+    const comet_bench_load_opts *opts, json_t ***recs, size_t *n, comet_calibrate_source **srcp,
+    size_t *nsrcp, char *err, size_t errlen)
+{
     json_t **all = NULL;
     size_t cnt = 0, cap = 0, nsrc = 0;
     comet_calibrate_source *src = NULL;
@@ -86,11 +94,18 @@ int comet_calibrate_load_results_src(const char *const *paths, size_t npaths, js
         for (size_t f = 0; f < nf; f++) {
             json_t **r = NULL;
             size_t m = 0;
-            if (err && errlen)
+            if (rc == 0 && err && errlen) /* keep an earlier file's error */
                 err[0] = '\0';
-            if (rc == 0 && (rc = comet_bench_records_load(files[f], &r, &m, err, errlen)) == 0) {
-                if (err && err[0] && !warn[0]) /* a torn last line was skipped */
-                    snprintf(warn, sizeof warn, "%s", err);
+            if (rc == 0
+                && (rc = comet_bench_records_load_opts(files[f], opts, &r, &m, NULL, err, errlen))
+                    == 0) {
+                /* warnings (torn last line, converted schema, foreign
+                 * machine accepted): every file's, as far as they fit */
+                if (err && err[0]) {
+                    size_t used = strlen(warn);
+                    if (used + 8 < sizeof warn)
+                        snprintf(warn + used, sizeof warn - used, "%s%s", used ? "; " : "", err);
+                }
                 if (cnt + m > cap) {
                     size_t nc = (cnt + m) * 2 + 16;
                     json_t **na = realloc(all, nc * sizeof(json_t *));

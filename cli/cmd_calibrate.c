@@ -17,7 +17,8 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet calibrate [--quick|--full] [--from RESULTS]... [--out PROFILE|DIR] [--json]\n"
+        "usage: comet calibrate [--quick|--full] [--from RESULTS]... [--foreign-ok]\n"
+        "                       [--out PROFILE|DIR] [--json]\n"
         "\n"
         "Fits this machine's profile from bench records: the sgemm efficiency grid (the\n"
         "model interpolates it in log M, N, K; a saturating law outside it), memory\n"
@@ -37,6 +38,8 @@ static void usage(FILE *fp)
         "                     --full: <= 10 min)\n"
         "  --from PATH        results file or directory (repeatable; also as operands);\n"
         "                     nothing is measured\n"
+        "  --foreign-ok       use results measured on another machine (refused by\n"
+        "                     default: the message names the file and what differs)\n"
         "  --out PATH         profile file (*.json), or a directory for DIR/profile.json\n"
         "                     (default %s/profile.json)\n"
         "  --json             print the profile on stdout\n"
@@ -107,11 +110,12 @@ int comet_cmd_calibrate(int argc, char **argv)
 {
     static const struct option longopts[] = { { "quick", no_argument, NULL, 0x2001 },
         { "full", no_argument, NULL, 0x2002 }, { "from", required_argument, NULL, 0x2003 },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "foreign-ok", no_argument, NULL, 0x2004 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *from[MAXFROM];
     size_t nfrom = 0;
-    int full = 0, c, rc = COMET_EXIT_OK, measured = 0;
+    int full = 0, c, rc = COMET_EXIT_OK, measured = 0, foreign_ok = 0;
     char err[COMET_ERRLEN], dir[4096], profile[4200];
     json_t **recs = NULL;
     size_t n = 0, nsrc = 0;
@@ -138,6 +142,9 @@ int comet_cmd_calibrate(int argc, char **argv)
                 return COMET_EXIT_USAGE;
             }
             from[nfrom++] = optarg;
+            break;
+        case 0x2004:
+            foreign_ok = 1;
             break;
         default:
             return comet_cli_bad_option("calibrate", argc, argv);
@@ -205,8 +212,17 @@ int comet_cmd_calibrate(int argc, char **argv)
             return COMET_EXIT_FAIL;
         }
     }
-    if (comet_calibrate_load_results_src(from, nfrom, &recs, &n, &src, &nsrc, err, sizeof err)
-        != 0) {
+    /* results of another machine are refused unless --foreign-ok */
+    json_t *here = NULL;
+    if (comet_bench_this_machine(&here, err, sizeof err) != 0) {
+        lib_error(err, "");
+        return COMET_EXIT_FAIL;
+    }
+    comet_bench_load_opts lo = { here, foreign_ok };
+    int lrc = comet_calibrate_load_results_opts(
+        from, nfrom, &lo, &recs, &n, &src, &nsrc, err, sizeof err);
+    json_decref(here);
+    if (lrc != 0) {
         lib_error(err, "");
         return measured ? COMET_EXIT_FAIL : COMET_EXIT_USAGE;
     }

@@ -1,6 +1,7 @@
 /* comet report: rebuild the report from stored results, without measuring. */
 #include "cli.h"
 
+#include "comet_bench.h"
 #include "comet_reports.h"
 #include "comet_util.h"
 
@@ -12,7 +13,7 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet report [--from DIR] [--out REPORTDIR]\n"
+        "usage: comet report [--from DIR] [--out REPORTDIR] [--foreign-ok]\n"
         "\n"
         "Rebuilds the report from stored results without measuring: reads\n"
         "DIR/results/*.jsonl (required), DIR/profile.json, DIR/predictions.json and\n"
@@ -25,6 +26,8 @@ static void usage(FILE *fp)
         "options:\n"
         "  --from DIR       results folder (default %s)\n"
         "  --out REPORTDIR  where the report goes (default DIR/report)\n"
+        "  --foreign-ok     use results measured on another machine (refused by default:\n"
+        "                   the message names the file and what differs)\n"
         "  -q, -v, -h       quiet, verbose, this help\n"
         "\n"
         "exit status: 0 built, 1 could not write the report, 2 missing or corrupt input\n"
@@ -35,11 +38,12 @@ static void usage(FILE *fp)
 int comet_cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = { { "from", required_argument, NULL, 0x2001 },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "foreign-ok", no_argument, NULL, 0x2002 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *from = NULL;
     char err[COMET_ERRLEN];
-    int c;
+    int c, foreign_ok = 0;
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
             continue;
@@ -49,6 +53,9 @@ int comet_cmd_report(int argc, char **argv)
             return COMET_EXIT_OK;
         case 0x2001:
             from = optarg;
+            break;
+        case 0x2002:
+            foreign_ok = 1;
             break;
         default:
             return comet_cli_bad_option("report", argc, argv);
@@ -69,7 +76,15 @@ int comet_cmd_report(int argc, char **argv)
         comet_cli_error("report", "--from %s: no such results folder", from);
         return COMET_EXIT_USAGE;
     }
-    int rc = comet_reports_build(from, g.out, err, sizeof err);
+    /* results of another machine are refused unless --foreign-ok */
+    json_t *here = NULL;
+    if (comet_bench_this_machine(&here, err, sizeof err) != 0) {
+        comet_cli_error("report", "%s", err);
+        return COMET_EXIT_FAIL;
+    }
+    comet_bench_load_opts lo = { here, foreign_ok };
+    int rc = comet_reports_build_ex(from, g.out, &lo, err, sizeof err);
+    json_decref(here);
     if (rc != 0) {
         comet_cli_error("report", "%s", err);
         return rc == -ENOENT || rc == -EINVAL ? COMET_EXIT_USAGE : COMET_EXIT_FAIL;

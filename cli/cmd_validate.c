@@ -15,7 +15,7 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet validate [--profile PROFILE] [--results PATH]... [--json]\n"
+        "usage: comet validate [--profile PROFILE] [--results PATH]... [--foreign-ok] [--json]\n"
         "\n"
         "Predicts every measured compound-kernel record (fused and unfused, local and\n"
         "distributed) with the mapping the kernel actually ran (row-block tiles for fused,\n"
@@ -26,6 +26,8 @@ static void usage(FILE *fp)
         "options:\n"
         "  --profile FILE   machine profile (default comet-out/profile.json)\n"
         "  --results PATH   results file or directory (default comet-out; repeatable)\n"
+        "  --foreign-ok     use results measured on another machine (refused by default:\n"
+        "                   the message names the file and what differs)\n"
         "  --json           JSON on stdout\n"
         "  -q, -v, -h       quiet, verbose, this help\n");
 }
@@ -39,12 +41,12 @@ static int cmp_d(const void *a, const void *b)
 int comet_cmd_validate(int argc, char **argv)
 {
     static const struct option longopts[] = { { "profile", required_argument, NULL, 0x2001 },
-        { "results", required_argument, NULL, 0x2002 }, COMET_CLI_GLOBAL_LONGOPTS,
-        { NULL, 0, NULL, 0 } };
+        { "results", required_argument, NULL, 0x2002 }, { "foreign-ok", no_argument, NULL, 0x2003 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *profile = NULL, *paths[64];
     size_t np = 0;
-    int c, rc = COMET_EXIT_OK;
+    int c, rc = COMET_EXIT_OK, foreign_ok = 0;
     char err[COMET_ERRLEN], defprof[4096];
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
@@ -59,6 +61,9 @@ int comet_cmd_validate(int argc, char **argv)
         case 0x2002:
             if (np < 64)
                 paths[np++] = optarg;
+            break;
+        case 0x2003:
+            foreign_ok = 1;
             break;
         default:
             return comet_cli_bad_option("validate", argc, argv);
@@ -80,13 +85,25 @@ int comet_cmd_validate(int argc, char **argv)
         comet_cli_error("validate", "%s", err);
         return COMET_EXIT_USAGE;
     }
-    json_t **recs = NULL;
+    json_t **recs = NULL, *here = NULL;
     size_t n = 0;
-    if (comet_calibrate_load_results(paths, np, &recs, &n, err, sizeof err) != 0) {
+    /* results of another machine are refused unless --foreign-ok */
+    if (comet_bench_this_machine(&here, err, sizeof err) != 0) {
+        comet_cli_error("validate", "%s", err);
+        comet_model_hw_free(&hw);
+        return COMET_EXIT_FAIL;
+    }
+    comet_bench_load_opts lo = { here, foreign_ok };
+    int lrc
+        = comet_calibrate_load_results_opts(paths, np, &lo, &recs, &n, NULL, NULL, err, sizeof err);
+    json_decref(here);
+    if (lrc != 0) {
         comet_cli_error("validate", "%s", err);
         comet_model_hw_free(&hw);
         return COMET_EXIT_USAGE;
     }
+    if (err[0])
+        comet_util_info("comet: validate: warning: %s", err);
     comet_model_vrow *rows = calloc(n + 1, sizeof *rows);
     int nr = rows ? comet_model_validate_records(&hw, recs, n, rows, n) : -1;
     if (nr <= 0) {
@@ -170,8 +187,14 @@ int comet_cmd_validate(int argc, char **argv)
         char path[4200];
         snprintf(path, sizeof path, "%s/validate.json", dir);
         char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (text && comet_util_mkdir_p(dir, err, sizeof err) == 0)
-            comet_util_write_atomic(path, text, strlen(text), err, sizeof err);
+        /* a full or read-only disk is an error, not a silent success */
+        if (!text)
+            snprintf(err, sizeof err, "validate.json: out of memory");
+        if (!text || comet_util_mkdir_p(dir, err, sizeof err) != 0
+            || comet_util_write_atomic(path, text, strlen(text), err, sizeof err) != 0) {
+            comet_cli_error("validate", "%s", err);
+            rc = COMET_EXIT_FAIL;
+        }
         free(text);
     }
     json_decref(j);

@@ -3,6 +3,7 @@
 
 #include "comet_util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,16 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
         if (!strcmp(argv[1], subcommands[i].name)) {
             comet_cli_getopt_reset();
-            return subcommands[i].fn(argc - 1, argv + 1);
+            int rc = subcommands[i].fn(argc - 1, argv + 1);
+            /* stdout redirected to a full disk: an error, not exit 0 with a
+             * truncated file */
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                int e = errno ? errno : EIO;
+                comet_cli_error(argv[1], "standard output: write failed: %s", strerror(e));
+                if (rc == COMET_EXIT_OK)
+                    rc = COMET_EXIT_FAIL;
+            }
+            return rc;
         }
     comet_cli_error("", "unknown subcommand '%s' (see 'comet --help')", argv[1]);
     return COMET_EXIT_USAGE;

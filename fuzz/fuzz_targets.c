@@ -64,6 +64,19 @@ static void check_message(const char *err)
     FUZZ_CHECK(strchr(err, '\n') == NULL);
 }
 
+/* A fixed "this machine" for the foreign-machine check (the probe's shape:
+ * the fuzzer must not depend on the host it runs on). */
+__attribute__((unused)) static json_t *fuzz_here(void)
+{
+    static json_t *here;
+    if (!here)
+        here = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:[{s:i,s:s,s:I,s:b}]}", "id",
+            "1235708b362decba", "hostname", "vm", "cpu_model", "AMD EPYC", "packages", 1, "cores",
+            2, "pus", 2, "memory_bytes", (json_int_t)23314255872, "caches", "level", 2, "type",
+            "unified", "size", (json_int_t)1048576, "overridden", 0);
+    return here;
+}
+
 #if defined(FUZZ_DOC)
 /* YAML/JSON document tree: the base of every config parser. */
 static void walk(const comet_util_doc *d, int depth)
@@ -173,6 +186,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_message(err);
         comet_probe_machine m;
         comet_probe_from_json(json_object_get(j, "machine"), &m, err, sizeof err);
+        /* the machine comparison: same as itself, one-line description */
+        char what[COMET_ERRLEN] = "";
+        const json_t *mj = json_object_get(j, "machine");
+        FUZZ_CHECK(comet_bench_machine_diff(fuzz_here(), mj, what, sizeof what) >= 0);
+        check_message(what);
+        if (json_is_object(mj) && json_is_string(json_object_get(mj, "id")))
+            FUZZ_CHECK(comet_bench_machine_diff(mj, mj, NULL, 0) == 0);
         json_decref(j);
     }
     return 0;
@@ -189,7 +209,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!path)
         return 0;
     const char *paths[] = { path };
-    int rc = comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err);
+    /* refused as another machine's: the message names the file */
+    comet_bench_load_opts strict = { fuzz_here(), 0 }, lenient = { fuzz_here(), 1 };
+    int rc = comet_calibrate_load_results_opts(
+        paths, 1, &strict, &recs, &n, NULL, NULL, err, sizeof err);
+    check_message(err);
+    if (rc != 0)
+        FUZZ_CHECK(strstr(err, path) != NULL);
+    else
+        comet_bench_records_free(recs, n);
+    recs = NULL;
+    n = 0;
+    err[0] = '\0';
+    rc = comet_calibrate_load_results_opts(
+        paths, 1, &lenient, &recs, &n, NULL, NULL, err, sizeof err);
     check_message(err);
     if (rc == 0) {
         comet_model_hw hw;

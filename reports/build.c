@@ -58,6 +58,12 @@ int rp_sec_run(rp_ctx *c)
 
 int comet_reports_build(const char *dir, const char *outdir, char *err, size_t errlen)
 {
+    return comet_reports_build_ex(dir, outdir, NULL, err, errlen);
+}
+
+int comet_reports_build_ex(const char *dir, const char *outdir,
+    const struct comet_bench_load_opts *lo, char *err, size_t errlen)
+{
     rp_inputs in;
     rp_ctx c;
     char path[RP_PATH + 64];
@@ -65,7 +71,7 @@ int comet_reports_build(const char *dir, const char *outdir, char *err, size_t e
     memset(&c, 0, sizeof c);
     if (!dir || !*dir)
         return comet_util_seterr(err, errlen, -EINVAL, "report: no results folder given");
-    if ((rc = rp_inputs_load(&in, dir, err, errlen)) != 0)
+    if ((rc = rp_inputs_load(&in, dir, lo, err, errlen)) != 0)
         return rc;
     c.in = &in;
     c.err = err;

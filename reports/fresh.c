@@ -79,12 +79,13 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
         return 0;
     }
     char err[COMET_ERRLEN] = "";
-    if (comet_bench_records_load(path, &recs, &n, err, sizeof err) != 0) {
+    comet_bench_load_info info;
+    if (comet_bench_records_load_ex(path, &recs, &n, &info, err, sizeof err) != 0) {
         comet_util_seterr(why, whylen, 0, "%s", err);
         return 0;
     }
-    if (err[0]) {
-        comet_util_seterr(why, whylen, 0, "%s", err); /* torn last line: interrupted */
+    if (info.torn_line) { /* interrupted (a converted older schema is fine) */
+        comet_util_seterr(why, whylen, 0, "%s", err);
         goto out;
     }
     const json_t *m = n ? json_object_get(recs[0], "machine") : NULL;

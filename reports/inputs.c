@@ -115,8 +115,8 @@ int rp_list_results(const char *dir, char ***names, size_t *n, char *err, size_t
 }
 
 /* Loads an optional JSON file: 0 with *out NULL when absent, -EINVAL when corrupt. */
-static int load_optional(const char *path, json_t **out, char *note, size_t notelen, char *err,
-    size_t errlen)
+static int load_optional(
+    const char *path, json_t **out, char *note, size_t notelen, char *err, size_t errlen)
 {
     struct stat st;
     json_error_t je;
@@ -137,7 +137,8 @@ static int load_optional(const char *path, json_t **out, char *note, size_t note
     return 0;
 }
 
-int rp_inputs_load(rp_inputs *in, const char *dir, char *err, size_t errlen)
+int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load_opts *lo,
+    char *err, size_t errlen)
 {
     char **names = NULL, path[RP_PATH + 300];
     size_t nn = 0, cap = 0;
@@ -160,7 +161,7 @@ int rp_inputs_load(rp_inputs *in, const char *dir, char *err, size_t errlen)
         size_t k = 0;
         char warn[COMET_ERRLEN] = "";
         snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
-        if ((rc = comet_bench_records_load(path, &r, &k, warn, sizeof warn)) != 0) {
+        if ((rc = comet_bench_records_load_opts(path, lo, &r, &k, NULL, warn, sizeof warn)) != 0) {
             /* the reader's message names file:line */
             comet_util_seterr(err, errlen, rc == -ENOMEM ? -ENOMEM : -EINVAL, "%s", warn);
             rc = rc == -ENOMEM ? -ENOMEM : -EINVAL;
@@ -168,6 +169,7 @@ int rp_inputs_load(rp_inputs *in, const char *dir, char *err, size_t errlen)
         }
         rp_file *f = &in->files[in->nfiles++];
         snprintf(f->path, sizeof f->path, "%s", path);
+        /* torn line, converted schema, another machine: the report says so */
         snprintf(f->warning, sizeof f->warning, "%s", warn);
         for (size_t q = 0; q < k; q++) {
             if (rp_is(r[q], "run")) {

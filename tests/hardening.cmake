@@ -16,3 +16,15 @@ foreach(t ${COMET_FUZZ_TARGETS})
   set_tests_properties(fuzz_replay_${t} PROPERTIES LABELS "fuzz;hardening;sanitize" TIMEOUT 120
     ENVIRONMENT "COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR};OPENBLAS_NUM_THREADS=1")
 endforeach()
+
+# Full disk: writers pointed at a tiny tmpfs in a private mount namespace
+# (skips with 77 when not root or when the mount cannot be made).
+comet_add_test(test_fulldisk SOURCES hardening/test_fulldisk.c
+  LIBS comet_bench comet_util LABELS hardening TIMEOUT 300)
+set_tests_properties(test_fulldisk PROPERTIES SKIP_RETURN_CODE 77)
+target_compile_definitions(test_fulldisk PRIVATE COMET_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# Results from another machine or an older schema (library and CLI).
+comet_add_test(test_foreign SOURCES hardening/test_foreign.c
+  LIBS comet_bench comet_util LABELS hardening sanitize TIMEOUT 300)
+target_compile_definitions(test_foreign PRIVATE COMET_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

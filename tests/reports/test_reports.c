@@ -390,13 +390,13 @@ static void test_cli(void **s)
     if (!bin)
         skip();
     char cmd[1200], line[1024];
-    snprintf(cmd, sizeof cmd, "%s report --from %s -q 2>&1; echo rc=$?", bin, dir);
+    snprintf(cmd, sizeof cmd, "%s report --foreign-ok --from %s -q 2>&1; echo rc=$?", bin, dir);
     FILE *p = popen(cmd, "r");
     assert_non_null(fgets(line, sizeof line, p));
     pclose(p);
     assert_string_equal(line, "rc=0\n");
     sh("printf 'nonsense' > %s/predictions.json", dir);
-    snprintf(cmd, sizeof cmd, "%s report --from %s 2>&1; echo rc=$?", bin, dir);
+    snprintf(cmd, sizeof cmd, "%s report --foreign-ok --from %s 2>&1; echo rc=$?", bin, dir);
     p = popen(cmd, "r");
     assert_non_null(fgets(line, sizeof line, p));
     assert_non_null(strstr(line, "comet: report: "));

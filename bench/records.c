@@ -527,19 +527,28 @@ static void add_note(char *buf, size_t len, const char *sep, const char *fmt, ..
 }
 
 /* A cache entry of m by level and type that the user did not override. */
-static const json_t *find_cache(const json_t *m, json_int_t level, const char *type)
+/* A cache of m at this level and type, preferring one of the given size
+ * (a description may list a level and type more than once: any entry of the
+ * same size is a match, found by fuzzing). */
+static const json_t *find_cache(
+    const json_t *m, json_int_t level, const char *type, json_int_t size)
 {
     size_t i;
     json_t *c;
+    const json_t *first = NULL;
     json_array_foreach(json_object_get(m, "caches"), i, c)
     {
         const char *t = json_string_value(json_object_get(c, "type"));
         if (json_integer_value(json_object_get(c, "level")) == level
             && !strcmp(t ? t : "", type ? type : "")
-            && !json_is_true(json_object_get(c, "overridden")))
-            return c;
+            && !json_is_true(json_object_get(c, "overridden"))) {
+            if (json_integer_value(json_object_get(c, "size")) == size)
+                return c;
+            if (!first)
+                first = c;
+        }
     }
-    return NULL;
+    return first;
 }
 
 static void size_str(char *buf, size_t len, double b)
@@ -596,7 +605,8 @@ int comet_bench_machine_diff(const json_t *here, const json_t *there, char *what
         if (json_is_true(json_object_get(c, "overridden"))
             || !json_is_array(json_object_get(here, "caches")))
             continue;
-        const json_t *hc = find_cache(here, level, type);
+        const json_t *hc
+            = find_cache(here, level, type, json_integer_value(json_object_get(c, "size")));
         double ts = (double)json_integer_value(json_object_get(c, "size"));
         compared++;
         size_str(a, sizeof a, ts);

@@ -192,6 +192,32 @@ int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_s
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
     }
+    {
+        /* what calibrate writes must load: absurd records (a bandwidth of
+         * 1e18 B/cycle, a subnormal time) can fit values outside the
+         * schema's bounds; refuse them here, naming the field, instead of
+         * writing a profile that nothing can read */
+        json_t *j = comet_model_hw_to_json(hw);
+        char *txt = j ? json_dumps(j, JSON_COMPACT) : NULL;
+        comet_model_hw back;
+        char why[COMET_ERRLEN] = "";
+        memset(&back, 0, sizeof back);
+        rc = txt ? comet_model_hw_parse("profile", txt, strlen(txt), &back, why, sizeof why)
+                 : -ENOMEM;
+        comet_model_hw_free(&back);
+        free(txt);
+        json_decref(j);
+        if (rc == -ENOMEM) {
+            comet_util_seterr(err, errlen, rc, "calibrate: out of memory");
+            goto fail;
+        }
+        if (rc) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "calibrate: the records give an implausible profile (%s); check the results files",
+                why);
+            goto fail;
+        }
+    }
     if (sum)
         *sum = cx.sum;
 fail:

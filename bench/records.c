@@ -520,10 +520,17 @@ static void add_note(char *buf, size_t len, const char *sep, const char *fmt, ..
         return;
     if (used)
         used += (size_t)snprintf(buf + used, len - used, "%s", sep);
+    if (used + 1 >= len)
+        return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf + used, len - used, fmt, ap);
     va_end(ap);
+    /* one line: a record's strings (an id, a CPU model) may hold control
+     * characters (found by fuzzing) */
+    for (char *p = buf + used; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
 }
 
 /* A cache entry of m by level and type that the user did not override. */

@@ -251,12 +251,15 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
         /* The framework baseline: the whole GEMM into a full intermediate in
          * memory, then a separate pass. Parallel GEMM as contiguous row slabs
          * per thread (single-threaded BLAS each): one thread pool for GEMM
-         * and passes, so OpenBLAS's spinning workers never fight OpenMP's. */
+         * and passes, so OpenBLAS's spinning workers never fight OpenMP's.
+         * BLAS is pinned to one thread in both branches: at threads == 1 the
+         * baseline must not borrow OpenBLAS's default pool (the fused variant
+         * runs on one core too). */
+        openblas_set_num_threads(1);
         if (p.threads == 1) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha, A,
                 (int)K, B, (int)N, 0.0f, C, (int)N);
         } else {
-            openblas_set_num_threads(1);
 #pragma omp parallel num_threads(p.threads)
             {
                 extern int omp_get_thread_num(void), omp_get_num_threads(void);
@@ -266,8 +269,8 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)N,
                         (int)K, alpha, A + r0 * K, (int)K, B, (int)N, 0.0f, C + r0 * N, (int)N);
             }
-            openblas_set_num_threads(saved);
         }
+        openblas_set_num_threads(saved);
         if (ep->layernorm)
             return comet_kernels_layernorm_rows(
                 M, N, C, N, Y, N, ep->gamma, ep->beta, ep->eps, p.threads);

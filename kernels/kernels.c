@@ -164,6 +164,17 @@ static int check_params(const comet_kernels_params *p)
     return 0;
 }
 
+/* Per-thread floats of a fused GEMM row op: the tile of tile_m GEMM rows
+ * (kept in L2 while the epilogue runs) and two scratch rows for softmax's
+ * exps, rows padded to 64 bytes. */
+static size_t fused_tile_floats(const comet_kernels_params *p, size_t M, size_t N)
+{
+    size_t tm = p->tile_m < M ? p->tile_m : M, ld = (N + 15) / 16 * 16;
+    if (ld < N || (tm + 2) > SIZE_MAX / 4 / ld)
+        return SIZE_MAX; /* refused by kern_check_dims */
+    return (tm + 2) * ld;
+}
+
 int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
     const comet_kernels_shape *s, const comet_kernels_params *in, size_t *bytes)
 {
@@ -183,10 +194,20 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
             return rc;
         if ((rc = kern_check_dims(s->M, s->N, 1, &prod)) != 0)
             return rc;
-        if (v == COMET_KERNELS_UNFUSED)
+        if (v == COMET_KERNELS_UNFUSED) {
             *bytes = prod * sizeof(float);
-        else if (use_ukernel(&p, s->K))
-            *bytes = kern_packed_b_floats(s->K, s->N) * sizeof(float);
+        } else {
+            size_t tile;
+            if (p.tile_m == 0)
+                return -EINVAL;
+            if ((rc = kern_check_dims(fused_tile_floats(&p, s->M, s->N), (size_t)p.threads, 1,
+                     &tile))
+                != 0)
+                return rc;
+            *bytes = tile * sizeof(float);
+            if (use_ukernel(&p, s->K))
+                *bytes += kern_packed_b_floats(s->K, s->N) * sizeof(float);
+        }
         return 0;
     case COMET_KERNELS_ATTENTION:
         if ((rc = kern_check_dims(s->batch, s->heads, s->lq, NULL)) != 0
@@ -278,28 +299,48 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
     }
 
     int uk = use_ukernel(&p, K);
-    float *Bp = ws;
+    size_t tm = p.tile_m < M ? p.tile_m : M, nblk = (M + tm - 1) / tm;
+    size_t ld = (N + 15) / 16 * 16, per = fused_tile_floats(&p, M, N);
+    float *tiles = ws, *Bp = tiles + (size_t)p.threads * per;
+    /* Y far beyond the caches is written once with NT stores: no read for
+     * ownership of its lines, the one DRAM stream the fused kernel keeps */
+    int stream = kern_stream_output(M * N * sizeof(float));
     if (uk)
         kern_pack_b(K, N, B, N, Bp); /* once, shared read-only by all threads */
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
-    size_t tm = p.tile_m, nblk = (M + tm - 1) / tm;
-#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
-    for (size_t b = 0; b < nblk; b++) {
-        size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
-        float *Yb = Y + i0 * N;
-        /* the block's GEMM lands directly in the output rows, which stay in
-         * L2 while the epilogue runs; nothing else is written */
-        if (uk)
-            kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, Yb, N);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K, alpha,
-                A + i0 * K, (int)K, B, (int)N, 0.0f, Yb, (int)N);
-        for (size_t r = 0; r < mb && !p.gemm_only; r++) {
-            if (ep->layernorm)
-                kern_layernorm_row(Yb + r * N, Yb + r * N, N, ep->gamma, ep->beta, ep->eps);
+#pragma omp parallel num_threads(p.threads)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        extern int omp_get_thread_num(void);
+        t = omp_get_thread_num();
+#endif
+        float *T = tiles + (size_t)t * per, *scr = T + tm * ld;
+#pragma omp for schedule(dynamic, 1)
+        for (size_t b = 0; b < nblk; b++) {
+            size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
+            float *Yb = Y + i0 * N;
+            /* gemm_only (the calibration's "GEMM inside fused") writes the
+             * product itself to Y; otherwise the block lands in this
+             * thread's tile, reused block after block so it stays in L2 */
+            float *C = p.gemm_only ? Yb : T;
+            size_t ldc = p.gemm_only ? N : ld;
+            if (uk)
+                kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, C, ldc);
             else
-                kern_softmax_row(Yb + r * N, Yb + r * N, N, 1.0f);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K,
+                    alpha, A + i0 * K, (int)K, B, (int)N, 0.0f, C, (int)ldc);
+            if (p.gemm_only)
+                continue;
+            /* the epilogue reads the hot tile and writes the output once,
+             * pipelined across the block's rows like the unfused passes */
+            if (ep->layernorm)
+                kern_layernorm_rows_tile(
+                    mb, N, T, ld, Yb, N, ep->gamma, ep->beta, ep->eps, stream);
+            else
+                kern_softmax_rows_tile(mb, N, T, ld, Yb, N, 1.0f, scr, ld, stream);
         }
+        kern_stream_fence(stream);
     }
     openblas_set_num_threads(saved);
     return 0;

@@ -19,6 +19,18 @@ int kern_use_avx512(void);
 void kern_softmax_row(const float *x, float *y, size_t n, float scale);
 void kern_layernorm_row(
     const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps);
+/* Row passes over the m rows of a cache-resident tile X into Y (the fused
+ * epilogue): pipelined across rows like the unfused passes; scratch (two
+ * rows of ldscr floats) receives softmax's exps; stream selects NT stores
+ * for Y (softmax only with scratch). */
+void kern_softmax_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y, size_t ldy,
+    float scale, float *scratch, size_t ldscr, int stream);
+void kern_layernorm_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y,
+    size_t ldy, const float *gamma, const float *beta, float eps, int stream);
+/* 1 when an output of this many bytes is written with NT stores. */
+int kern_stream_output(size_t bytes);
+/* sfence after NT stores (no-op when stream is 0). */
+void kern_stream_fence(int stream);
 /* Row statistics used by the distributed kernels. */
 float kern_row_max(const float *x, size_t n, int *has_nan);
 double kern_row_sum(const float *x, size_t n);

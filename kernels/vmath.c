@@ -932,6 +932,18 @@ void kern_layernorm_row(
     layernorm_rows_any(0, 1, n, x, n, y, n, gamma, beta, eps, 0);
 }
 
+void kern_softmax_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y, size_t ldy,
+    float scale, float *scratch, size_t ldscr, int stream)
+{
+    softmax_rows_any(0, m, n, X, ldx, Y, ldy, scale, scratch, ldscr, stream && scratch);
+}
+
+void kern_layernorm_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y,
+    size_t ldy, const float *gamma, const float *beta, float eps, int stream)
+{
+    layernorm_rows_any(0, m, n, X, ldx, Y, ldy, gamma, beta, eps, stream);
+}
+
 /* Outputs at least this large are written with non-temporal stores: a row
  * pass over a matrix of this size is not followed by a re-read from cache
  * (half the 32 MiB L3 of the machine this was tuned on; the passes also read
@@ -952,7 +964,12 @@ void kern_set_row_scratch(int on)
     row_scratch = on;
 }
 
-static void stream_fence(int stream)
+int kern_stream_output(size_t bytes)
+{
+    return bytes >= stream_min_bytes;
+}
+
+void kern_stream_fence(int stream)
 {
 #ifdef KERN_X86
     if (stream)
@@ -991,7 +1008,7 @@ int comet_kernels_softmax_rows(
         float *e = r1 > r0 && row_scratch ? aligned_alloc(64, 2 * ldscr * sizeof(float)) : NULL;
         int st = stream && e;
         softmax_rows_any(r0, r1, N, X, ldx, Y, ldy, scale, e, ldscr, st);
-        stream_fence(st);
+        kern_stream_fence(st);
         free(e);
     }
     return 0;
@@ -1009,7 +1026,7 @@ int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx,
         size_t r0, r1;
         thread_rows(M, &r0, &r1);
         layernorm_rows_any(r0, r1, N, X, ldx, Y, ldy, gamma, beta, eps, stream);
-        stream_fence(stream);
+        kern_stream_fence(stream);
     }
     return 0;
 }

@@ -401,6 +401,8 @@ typedef struct comet_bench_opts {
     comet_bench_config cfg; /**< sampling settings */
     const char *csv_path; /**< also export the run's records as CSV here (NULL = no) */
     int passes; /**< kernels: passes over the whole set, samples merged (default 3 quick, 2 full) */
+    double grid_time_cap_s; /**< kernels: sampling cap per sgemm-grid set (measured in the first
+                                 pass only); 0 = the compound ops' per-pass cap */
 } comet_bench_opts;
 
 /** Fills o with the defaults for a quick (full = 0) or full run. */

@@ -234,8 +234,10 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
         double dt = comet_util_now() - t0;
         per_call = dt / (double)r;
         /* At least three batches: the first call pays page faults and
-         * thread start-up, the next ones settle caches and clocks. */
-        if (batches >= 2 && comet_util_now() - t_start >= cfg->warmup_s)
+         * thread start-up, the next ones settle caches and clocks; a call
+         * of 10 ms or more is settled after two. */
+        if ((batches >= 2 || (batches >= 1 && dt >= 0.01))
+            && comet_util_now() - t_start >= cfg->warmup_s)
             break;
         if (dt < cfg->min_sample_s)
             r *= 2;

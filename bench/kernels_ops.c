@@ -301,6 +301,19 @@ json_t *bench_kop_params(const bench_kop *k)
     return o;
 }
 
+size_t bench_kop_footprint(const bench_kop *k)
+{
+    const kop_impl *m = k->impl;
+    if (!m)
+        return 0;
+    size_t f = m->sh.M * m->sh.K + m->sh.K * m->sh.N + m->sh.M * m->sh.N;
+    if (m->op == COMET_KERNELS_ATTENTION) {
+        size_t bh = m->sh.batch * m->sh.heads;
+        f = bh * (2 * m->sh.lq * m->sh.d + 2 * m->sh.lk * m->sh.d);
+    }
+    return f * sizeof(float) + m->ws_bytes;
+}
+
 void bench_kop_fini(bench_kop *k)
 {
     kop_impl *m = k->impl;

@@ -34,6 +34,8 @@ int bench_kop_fn(void *ctx, size_t reps);
 int bench_kop_check(const bench_kop *k);
 /** The "params" object (tile sizes used). */
 json_t *bench_kop_params(const bench_kop *k);
+/** Bytes of buffers and workspace k holds. */
+size_t bench_kop_footprint(const bench_kop *k);
 /** Frees buffers. */
 void bench_kop_fini(bench_kop *k);
 

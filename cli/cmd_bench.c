@@ -37,9 +37,11 @@ static void usage(FILE *fp)
         "  --per-octave N           memory: working-set points per doubling (default 1\n"
         "                           quick, 2 full)\n"
         "  --csv FILE               also write the run's records as CSV\n"
-        "  --target-ci F            stop at CI half-width / median <= F (default 0.03 quick,\n"
-        "                           0.02 full)\n"
-        "  --time-cap S             sampling time cap per set (default 0.3 quick, 5 full)\n"
+        "  --target-ci F            stop at CI half-width / median <= F (default 0.02)\n"
+        "  --time-cap S             sampling time cap per configuration, shared by the\n"
+        "                           kernels passes (default 0.36 quick, 5 full)\n"
+        "  --grid-time-cap S        kernels: cap per sgemm-grid set (default 0.05 quick;\n"
+        "                           full: the per-pass cap)\n"
         "  --gate-timeout S         idle-gate bound (0 = no gate; default 2 quick, 10 full)\n"
         "  --gate-threshold F       others' busy fraction that counts as idle (default 0.10)\n"
         "  --passes N               kernels: passes over the set, samples merged per config\n"
@@ -143,6 +145,7 @@ int comet_cmd_bench(int argc, char **argv)
         O_CSV,
         O_TCI,
         O_TCAP,
+        O_GTCAP,
         O_GTO,
         O_GTH,
         O_NOPIN,
@@ -155,6 +158,7 @@ int comet_cmd_bench(int argc, char **argv)
         { "per-octave", required_argument, NULL, O_POCT },
         { "csv", required_argument, NULL, O_CSV }, { "target-ci", required_argument, NULL, O_TCI },
         { "time-cap", required_argument, NULL, O_TCAP },
+        { "grid-time-cap", required_argument, NULL, O_GTCAP },
         { "gate-timeout", required_argument, NULL, O_GTO },
         { "gate-threshold", required_argument, NULL, O_GTH },
         { "no-pin", no_argument, NULL, O_NOPIN }, { "passes", required_argument, NULL, O_PASSES },
@@ -237,6 +241,14 @@ int comet_cmd_bench(int argc, char **argv)
         }
         case O_CSV:
             csv = optarg;
+            break;
+        case O_GTCAP:
+            if (comet_util_parse_double(optarg, &d) || d < 0.001 || d > 86400) {
+                comet_cli_error("bench", "--grid-time-cap: '%s' is not a number in [0.001, 86400]",
+                    optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.grid_time_cap_s = d;
             break;
         case O_TCI:
         case O_TCAP:

@@ -201,14 +201,13 @@ static int timed(
     return rc;
 }
 
-int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_each,
-    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, double *avg, int *n,
-    int *iters)
+/* Calls per sample so that a sample lasts at least min_sample_s: it must
+ * dwarf the timer and the barrier noise. */
+static int calls_per_sample(
+    int (*body)(void *ctx), void *ctx, int barrier_each, double min_sample_s, int *iters)
 {
     int it = 1, rc;
     double t;
-    *n = 0;
-    /* calls per sample: a sample must dwarf the timer and the barrier noise */
     for (;;) {
         if ((rc = timed(body, ctx, it, barrier_each, &t, NULL)) != MPI_SUCCESS)
             return rc;
@@ -216,6 +215,19 @@ int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_eac
             break;
         it = t > 0 && min_sample_s / t < 2.0 * it ? (int)ceil(min_sample_s / t) : it * 2;
     }
+    *iters = it;
+    return MPI_SUCCESS;
+}
+
+int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_each,
+    double min_sample_s, int nmin, int nmax, double cap_s, double *samples, double *avg, int *n,
+    int *iters)
+{
+    int it = 1, rc;
+    double t;
+    *n = 0;
+    if ((rc = calls_per_sample(body, ctx, barrier_each, min_sample_s, &it)) != MPI_SUCCESS)
+        return rc;
     double t0 = MPI_Wtime();
     for (int s = 0; s < nmax; s++) {
         if ((rc = timed(body, ctx, it, barrier_each, &t, avg ? avg + *n : NULL)) != MPI_SUCCESS)
@@ -303,79 +315,99 @@ void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *sam
     json_object_set_new(rec, "env", json_pack("{s:s}", "glibc_tunables", gt ? gt : ""));
 }
 
-/* Measures one collective at one size and appends its record. Returns 0,
- * 1 (wrong result or write error) or 2 (algorithm not usable: skipped). */
-static int one_size(coll_ctx *cx, long bytes)
+/* One message size of a launch: its buffers, calls per sample, samples. */
+typedef struct size_run {
+    long bytes;
+    call_ctx c;
+    int state; /* 0 measured, 1 failed (error said), 2 algorithm not usable here */
+    int ok; /* this rank's checks passed so far */
+    int iters, n;
+    double samples[32], avg[32];
+} size_run;
+
+/* Sets a size up: buffers, the usability probe, the first check, warm-up
+ * and the calls per sample. Collective over the ranks (every rank returns
+ * the same state). */
+static void size_setup(coll_ctx *cx, size_run *z)
 {
     const coll_job *job = cx->job;
-    int p = cx->p, rank = cx->rank, rc = 0;
-    call_ctx c = { job->coll, NULL, NULL, 0, rank, p };
-    long cnt = bytes / 4 > 0 ? bytes / 4 : 1;
+    int p = cx->p, rank = cx->rank;
+    long cnt = z->bytes / 4 > 0 ? z->bytes / 4 : 1;
+    z->c = (call_ctx){ job->coll, NULL, NULL, 0, rank, p };
+    z->state = 1;
     /* block collectives move count/p per peer: round up to whole blocks */
     if (!strcmp(job->coll, "reduce_scatter") || !strcmp(job->coll, "alltoall"))
         cnt = (cnt + p - 1) / p * p;
     if (cnt > 0x7fffffffL / (p + 1)) {
         if (rank == 0)
-            fprintf(
-                stderr, "comet: bench collectives: %ld bytes x %d ranks is too large\n", bytes, p);
-        return 1;
+            fprintf(stderr, "comet: bench collectives: %ld bytes x %d ranks is too large\n",
+                z->bytes, p);
+        return;
     }
-    c.count = (int)cnt;
-    size_t rbn = (size_t)c.count * (size_t)(p + 1);
-    c.sb = malloc((size_t)c.count * sizeof(float));
-    c.rb = malloc(rbn * sizeof(float));
-    if (!comet_bench__coll_allmin(c.sb && c.rb)) {
+    z->c.count = (int)cnt;
+    size_t rbn = (size_t)z->c.count * (size_t)(p + 1);
+    z->c.sb = malloc((size_t)z->c.count * sizeof(float));
+    z->c.rb = malloc(rbn * sizeof(float));
+    if (!comet_bench__coll_allmin(z->c.sb && z->c.rb)) {
         if (rank == 0)
-            fprintf(stderr, "comet: bench collectives: out of memory at %ld bytes\n", bytes);
-        rc = 1;
-        goto out;
+            fprintf(stderr, "comet: bench collectives: out of memory at %ld bytes\n", z->bytes);
+        return;
     }
-    for (int i = 0; i < c.count; i++)
-        c.sb[i] = val(rank, i);
-    memset(c.rb, 0, rbn * sizeof(float));
+    for (int i = 0; i < z->c.count; i++)
+        z->c.sb[i] = val(rank, i);
+    memset(z->c.rb, 0, rbn * sizeof(float));
     /* first call: does the forced algorithm run at this size at all? With
      * MPIR_CVAR_COLLECTIVE_FALLBACK=error a failed restriction is an error,
      * not a silent switch to another algorithm. */
-    if (!comet_bench__coll_allmin(one_call(&c) == MPI_SUCCESS)) {
+    if (!comet_bench__coll_allmin(one_call(&z->c) == MPI_SUCCESS)) {
         if (rank == 0)
-            comet_util_debug(
-                "bench collectives: %s/%s not usable at %ld bytes", job->coll, job->alg, bytes);
-        rc = 2;
-        goto out;
+            comet_util_debug("bench collectives: %s/%s not usable at %ld bytes", job->coll,
+                job->alg, z->bytes);
+        z->state = 2;
+        return;
     }
     /* test hook: a wrong result on one rank must surface as valid=false */
     const char *bad = getenv("COMET_TEST_CORRUPT_RANK");
     if (bad && atoi(bad) == rank)
-        c.rb[0] += 1.0f;
-    int ok = check(&c);
+        z->c.rb[0] += 1.0f;
+    z->ok = check(&z->c);
     /* warm-up: more than 5 calls, since MPICH switches its shm path after
      * MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD (5) calls on a communicator */
     for (int i = 0; i < 8; i++)
-        one_call(&c);
+        one_call(&z->c);
     int pp = !strcmp(job->coll, "pingpong");
-    int nmax = job->full ? 21 : 11, nmin = job->full ? 7 : 5, n = 0, iters = 1;
-    double samples[32], avg[32];
-    int mrc = comet_bench__coll_measure(one_call, &c, !pp && !job->loop, 2e-3, nmin, nmax,
-        job->sample_cap_s, samples, avg, &n, &iters);
+    if (calls_per_sample(one_call, &z->c, !pp && !job->loop, 2e-3, &z->iters) != MPI_SUCCESS)
+        z->ok = 0;
+    z->state = 0;
+}
+
+/* Checks the last timed call's result and appends the size's record (rank
+ * 0). Returns 0, or 1 on a wrong result or a write error. */
+static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
+{
+    const coll_job *job = cx->job;
+    int p = cx->p, rank = cx->rank, rc = 0, n = z->n;
+    int pp = !strcmp(job->coll, "pingpong");
     /* the buffers hold the last timed call's result: check it too */
-    ok = ok && mrc == MPI_SUCCESS && check(&c);
+    int ok = z->ok && mpi_ok && check(&z->c);
     int all_ok = comet_bench__coll_allmin(ok);
     if (rank == 0 && n > 0) {
         char err[COMET_ERRLEN];
         comet_bench_stats st;
+        double *samples = z->samples, *avg = z->avg;
         if (pp) /* OSU: one-way latency is half the round trip */
             for (int s = 0; s < n; s++) {
                 samples[s] /= 2;
                 avg[s] /= 2;
             }
         comet_bench_stats_compute(samples, (size_t)n, &st);
-        json_t *rec
-            = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll, job->alg,
-                json_pack("{s:I,s:i}", "bytes", (json_int_t)c.count * 4, "count", c.count), 1);
-        comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, all_ok, iters);
+        json_t *rec = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll,
+            job->alg, json_pack("{s:I,s:i}", "bytes", (json_int_t)z->c.count * 4, "count", z->c.count),
+            1);
+        comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, all_ok, z->iters);
         /* nccl-tests: algbw = S / t; S is the per-rank buffer (count x 4 B),
          * except allgather, whose S is the gathered array (p x count x 4 B) */
-        double S = (double)c.count * 4 * (!strcmp(job->coll, "allgather") ? p : 1);
+        double S = (double)z->c.count * 4 * (!strcmp(job->coll, "allgather") ? p : 1);
         double algbw = S / st.median * 1e-9;
         json_object_set_new(rec, "algbw_bytes", json_real(S));
         json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
@@ -384,6 +416,7 @@ static int one_size(coll_ctx *cx, long bytes)
             json_string(pp      ? "pingpong"
                     : job->loop ? "loop"
                                 : "barrier"));
+        json_object_set_new(rec, "sampling", json_string("interleaved"));
         /* OSU's convention (mean over ranks instead of max), for comparison */
         comet_bench_stats sa;
         if (comet_bench_stats_compute(avg, (size_t)n, &sa) == 0)
@@ -399,14 +432,92 @@ static int one_size(coll_ctx *cx, long bytes)
         if (!all_ok) {
             fprintf(stderr,
                 "comet: bench collectives: %s/%s at %ld bytes returned a wrong result%s\n",
-                job->coll, job->alg, bytes, mrc == MPI_SUCCESS ? "" : " (a timed call failed)");
+                job->coll, job->alg, z->bytes, mpi_ok ? "" : " (a timed call failed)");
             rc = 1;
         }
     }
-out:
-    rc = comet_bench__coll_bcast0(rc);
-    free(c.sb);
-    free(c.rb);
+    return comet_bench__coll_bcast0(rc);
+}
+
+/* Buffers one interleaved group may hold per rank: sizes beyond it are
+ * measured in further groups. */
+#define GROUP_BYTES (1L << 30)
+#define MAX_SIZES 64
+
+/* Measures every size of the job. Sizes are sampled in interleaved rounds
+ * (one sample of each size per round) rather than one size after another:
+ * on a shared VM the link changes speed for a few hundred milliseconds at
+ * a time, which sequential sampling turns into steps between neighbouring
+ * sizes that no cost model fits; interleaved, every size sees the same
+ * mix of fast and slow spells and its median the common majority.
+ * Returns 0, 1 (failure) or 3 (the algorithm applies to no size). */
+static int measure_sizes(coll_ctx *cx)
+{
+    const coll_job *job = cx->job;
+    size_run *z = calloc(MAX_SIZES, sizeof *z);
+    char buf[1024];
+    char *save = NULL;
+    int nz = 0, rc = 0, measured = 0;
+    if (!z)
+        return 1;
+    snprintf(buf, sizeof buf, "%s", job->sizes);
+    for (char *t = strtok_r(buf, ",", &save); t && nz < MAX_SIZES; t = strtok_r(NULL, ",", &save))
+        z[nz++].bytes = atol(t);
+    const int pp = !strcmp(job->coll, "pingpong"), barrier_each = !pp && !job->loop;
+    const int nmax = job->full ? 21 : 11, nmin = job->full ? 7 : 5;
+    for (int g0 = 0; g0 < nz && rc == 0;) {
+        /* a group: consecutive sizes whose buffers fit GROUP_BYTES */
+        int g1 = g0;
+        double held = 0;
+        while (g1 < nz && (g1 == g0 || held + (double)z[g1].bytes * (cx->p + 2) <= GROUP_BYTES))
+            held += (double)z[g1++].bytes * (cx->p + 2);
+        int live = 0;
+        for (int i = g0; i < g1 && rc == 0; i++) {
+            size_setup(cx, &z[i]);
+            if (z[i].state == 1)
+                rc = 1;
+            live += z[i].state == 0;
+        }
+        int mpi_ok = 1;
+        double t0 = MPI_Wtime();
+        for (int s = 0; s < nmax && live && rc == 0 && mpi_ok; s++) {
+            for (int i = g0; i < g1 && mpi_ok; i++) {
+                if (z[i].state != 0)
+                    continue;
+                double t;
+                for (int w = 0; w < (z[i].iters + 1) / 2; w++)
+                    one_call(&z[i].c); /* back to this size's steady state */
+                mpi_ok = timed(one_call, &z[i].c, z[i].iters, barrier_each, &t,
+                             z[i].avg + z[i].n)
+                    == MPI_SUCCESS;
+                z[i].samples[z[i].n++] = t;
+            }
+            mpi_ok = comet_bench__coll_allmin(mpi_ok);
+            /* every rank holds the same samples but elapsed times differ:
+             * rank 0 decides when the group's cap is spent */
+            if (comet_bench__coll_bcast0(
+                    s + 1 >= nmin && MPI_Wtime() - t0 > job->sample_cap_s * live))
+                break;
+        }
+        for (int i = g0; i < g1; i++) {
+            if (z[i].state == 0 && rc == 0) {
+                if (size_finish(cx, &z[i], mpi_ok) != 0)
+                    rc = 1;
+                measured++;
+            }
+            free(z[i].c.sb);
+            free(z[i].c.rb);
+            z[i].c.sb = z[i].c.rb = NULL;
+        }
+        g0 = g1;
+    }
+    for (int i = 0; i < nz; i++) { /* sizes left when an earlier group failed */
+        free(z[i].c.sb);
+        free(z[i].c.rb);
+    }
+    free(z);
+    if (rc == 0 && !measured)
+        rc = 3; /* the forced algorithm applies to no size here: the parent skips it */
     return rc;
 }
 
@@ -452,18 +563,7 @@ int comet_bench__coll_worker(const coll_job *job)
     } else if (!strcmp(job->coll, COLL_DIST)) {
         rc = comet_bench__coll_dist(&cx);
     } else {
-        char buf[1024];
-        char *save = NULL;
-        int measured = 0;
-        snprintf(buf, sizeof buf, "%s", job->sizes);
-        for (char *t = strtok_r(buf, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
-            int r = one_size(&cx, atol(t));
-            if (r == 1)
-                rc = 1;
-            measured += r == 0;
-        }
-        if (rc == 0 && !measured)
-            rc = 3; /* the forced algorithm applies to no size here: the parent skips it */
+        rc = measure_sizes(&cx);
     }
     if (have_writer) {
         comet_bench_writer_close(&cx.w, err, sizeof err);

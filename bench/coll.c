@@ -137,6 +137,8 @@ static void usage(FILE *fp)
         "MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each; 'auto' leaves MPICH's\n"
         "device collectives on), and the distributed compound kernels (dist_kernels).\n"
         "A barrier precedes every call; time per call = max over ranks; > 5 warm-up calls;\n"
+        "sizes are sampled in interleaved rounds (half a sample of warm-up calls before each\n"
+        "sample), so slow spells of a shared machine fall on every size alike;\n"
         "every result is validated. Records: latency (us), algbw and busbw (GB/s, nccl-tests\n"
         "factors), in <out>/results/collectives-<run_id>.jsonl.\n"
         "\n"

@@ -134,6 +134,7 @@ typedef int (*comet_bench_fn)(void *ctx, size_t reps);
 /** Sampling settings (see comet_bench_config_defaults()). */
 typedef struct comet_bench_config {
     double warmup_s; /**< warm-up time before sampling (at least one call) */
+    int settled; /**< buffers touched and threads started by an earlier set: one warm-up batch */
     double min_sample_s; /**< each sample lasts at least this (reps batched), dwarfing timer cost */
     size_t min_samples; /**< never fewer samples than this */
     size_t max_samples; /**< stop at this many samples */

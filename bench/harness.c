@@ -235,9 +235,10 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
         per_call = dt / (double)r;
         /* At least three batches: the first call pays page faults and
          * thread start-up, the next ones settle caches and clocks; a call
-         * of 10 ms or more is settled after two. */
-        if ((batches >= 2 || (batches >= 1 && dt >= 0.01))
-            && comet_util_now() - t_start >= cfg->warmup_s)
+         * of 10 ms or more is settled after two, a settled call (its
+         * buffers faulted in by an earlier set) after one. */
+        size_t need = cfg->settled ? 1 : (dt >= 0.01 ? 2 : 3);
+        if (batches + 1 >= need && comet_util_now() - t_start >= cfg->warmup_s)
             break;
         if (dt < cfg->min_sample_s)
             r *= 2;

@@ -7,6 +7,8 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <limits.h>
+#include <malloc.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -86,6 +88,7 @@ typedef struct kjob {
     double flops, bytes; /* analytic, one call */
     double calls; /* calls timed over all passes */
     int passes; /* passes that added samples */
+    double wall_s; /* wall time over passes: set-up, warm-up, sampling, check */
     json_t *params; /* params object (owned) */
     bench_kop *kop; /* prepared call kept between passes (NULL: prepared each pass) */
 } kjob;
@@ -154,6 +157,7 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
     bench_session *s = d->s;
     comet_bench_result res = { 0 };
     int rc = 0, valid = 0;
+    const double t_job = comet_util_now();
     if (d->cur_T != j->T) {
         bench_session_pin(s, j->T);
         d->cur_T = j->T;
@@ -191,7 +195,7 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
             if (!j->params)
                 j->params = bench_kop_params(&k);
         }
-        if (!j->kop && !rc && !d->last_pass
+        if (!j->kop && !rc && !d->last_pass && !j->fused_gemm /* grid: measured once */
             && d->kept_bytes + bench_kop_footprint(kp) <= KEEP_BYTES
             && (j->kop = malloc(sizeof *j->kop)) != NULL) {
             *j->kop = *kp;
@@ -212,6 +216,7 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
         comet_util_seterr(err, errlen, rc, "bench kernels: out of memory");
 done:
     comet_bench_result_free(&res);
+    j->wall_s += comet_util_now() - t_job;
     return rc;
 }
 
@@ -242,6 +247,7 @@ static int job_emit(bench_session *s, kjob *j, double *hl, char *err, size_t err
     if (j->params)
         json_object_set(rec, "params", j->params);
     json_object_set_new(rec, "passes", json_integer(j->passes));
+    json_object_set_new(rec, "wall_s", json_real(j->wall_s));
     if ((rc = comet_bench_record_set_result(rec, &r, j->flops, j->bytes)) == 0) {
         json_object_set_new(rec, "valid", json_boolean(j->valid));
         comet_bench_record_set_counters(rec, &s->counters, r.calls);
@@ -409,6 +415,11 @@ int comet_bench_kernels_run(
     memset(&d, 0, sizeof d);
     d.s = &s;
     d.cur_T = -1;
+    /* Freed buffers stay in the heap for the next set: a fresh 64 MiB
+     * mapping costs ~0.1 s of page faults and zeroing on this kind of VM,
+     * paid again by every set that allocates one. */
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
     bench_kop_set_caches(s.l1, s.l2, s.llc);
     int ncores = comet_bench_ncores();
     if ((rc = build_jobs(o, &set, ncores, &jobs, &njobs, &maxd, err, errlen)))
@@ -448,6 +459,10 @@ int comet_bench_kernels_run(
                 continue;
             int grid = j->sgemm || j->fused_gemm;
             s.cfg.time_cap_s = grid && o->grid_time_cap_s > 0 ? o->grid_time_cap_s : pass_cap;
+            /* the grid's short steady calls settle in half the warm-up; a
+             * set kept from the previous pass is settled after one batch */
+            s.cfg.warmup_s = grid ? o->cfg.warmup_s / 2 : o->cfg.warmup_s;
+            s.cfg.settled = j->kop != NULL;
             if ((rc = job_measure(&d, j, err, errlen)))
                 goto fail;
             char note[128];

@@ -23,10 +23,10 @@ void comet_bench_opts_defaults(comet_bench_opts *o, int full)
         /* Quick: short sets, a looser target; still >= 10 samples. */
         o->cfg.warmup_s = 0.02;
         o->cfg.min_sample_s = 0.005;
-        /* per set 0.12 s in each of the 3 passes; the 108 sgemm-grid sets
-         * (measured once) 0.05 s each: the quick kernels set in ~20 s */
-        o->cfg.time_cap_s = 0.36;
-        o->grid_time_cap_s = 0.05;
+        /* per set 0.1 s in each of the 3 passes; the 108 sgemm-grid sets
+         * (measured once) 0.03 s each: the quick kernels set in < 20 s */
+        o->cfg.time_cap_s = 0.3;
+        o->grid_time_cap_s = 0.03;
         o->cfg.target_ci = 0.02;
         o->cfg.gate.timeout_s = 2.0;
         o->cfg.gate.window_s = 0.05;

@@ -120,7 +120,7 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
     double *he = malloc((n + 1) * sizeof(double)), *res = malloc((n + 1) * sizeof(double));
     size_t nh = 0, npts = 0;
     json_t *series = json_array();
-    double lb_gbs = NAN, gb_gbs = NAN, dram_gbs = NAN;
+    double lb_gbs = NAN, gb_gbs = NAN, dram_gbs = NAN, gb1_gbs = 0, dram1_gbs = 0;
     if (!he || !res) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
@@ -155,8 +155,12 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
              * one core's L2, global buffer = the LLC with every core, DRAM =
              * the last plateau with every core */
             if (!strcmp(ops[o], "triad")) {
-                if (thr[ti] == 1)
+                if (thr[ti] == 1) {
                     lb_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l2 / 2);
+                    /* what one core draws from the shared levels */
+                    gb1_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l3 / 2);
+                    dram1_gbs = lv[nl - 1].gbs;
+                }
                 if (thr[ti] == cx->cores) {
                     gb_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l3 / 2);
                     dram_gbs = lv[nl - 1].gbs;
@@ -175,20 +179,34 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
     cx->sum.mem_heldout = nh;
     comet_calibrate_err_stats(he, nh, &cx->sum.mem_med, &cx->sum.mem_p90);
     const double g = cx->ghz;
-    cx->hw->dram = (comet_model_mem) { cx->dram_bytes, dram_gbs / g, 0, 0, 64 };
-    cx->hw->gb = (comet_model_mem) { cx->l3, gb_gbs / g, 0, 0, 64 };
-    cx->hw->lb = (comet_model_mem) { cx->l2, lb_gbs / g, 0, 0, 64 };
+    /* a per-core limit only where one core draws less than all of them */
+    if (cx->cores < 2 || !(dram1_gbs > 0) || dram1_gbs >= dram_gbs)
+        dram1_gbs = 0;
+    if (cx->cores < 2 || !(gb1_gbs > 0) || gb1_gbs >= gb_gbs)
+        gb1_gbs = 0;
+    cx->hw->dram = (comet_model_mem) { cx->dram_bytes, dram_gbs / g, 0, 0, 64, dram1_gbs / g };
+    cx->hw->gb = (comet_model_mem) { cx->l3, gb_gbs / g, 0, 0, 64, gb1_gbs / g };
+    cx->hw->lb = (comet_model_mem) { cx->l2, lb_gbs / g, 0, 0, 64, 0 };
     json_object_set_new(cx->fits, "memory",
         json_pack("{s:s,s:o,s:{s:{s:f,s:f,s:s},s:{s:f,s:f,s:s},s:{s:f,s:f,s:s}},s:o}", "method",
             "ERT plateaus: a new level at a >= 1.25x drop below the running median, a level's "
             "bandwidth the median of its points within +-5%; log-linear between levels",
             "series", series, "model_levels", "local_buffer", "gbs", lb_gbs, "capacity", cx->l2,
             "source", "1-thread triad at L2/2; capacity: probe L2", "global_buffer", "gbs", gb_gbs,
-            "capacity", cx->l3, "source", "all-core triad at LLC/2; capacity: probe LLC", "dram",
+            "capacity", cx->l3, "source", "all-core triad at LLC/2 (core_bw: 1-thread); capacity: probe LLC", "dram",
             "gbs", dram_gbs, "capacity", cx->dram_bytes, "source",
-            "all-core triad, last plateau; capacity: probe memory", "heldout",
+            "all-core triad, last plateau (core_bw: 1-thread triad, last plateau); capacity: "
+            "probe memory",
+            "heldout",
             cal_err_json(he, nh, "pooled over the sweeps (time of one pass)")));
     series = NULL;
+    {
+        json_t *ml = json_object_get(json_object_get(cx->fits, "memory"), "model_levels");
+        if (gb1_gbs > 0)
+            json_object_set_new(json_object_get(ml, "global_buffer"), "core_gbs", json_real(gb1_gbs));
+        if (dram1_gbs > 0)
+            json_object_set_new(json_object_get(ml, "dram"), "core_gbs", json_real(dram1_gbs));
+    }
 fail:
     json_decref(series);
     free(he);

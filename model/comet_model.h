@@ -100,7 +100,13 @@ typedef struct comet_model_mem {
     double read_pj; /**< pJ per access */
     double write_pj; /**< pJ per access */
     double access_bytes; /**< bytes per access */
+    double core_bw; /**< bytes/cycle one core can draw from this level (0: no per-core limit):
+                         on a CPU a single core reaches far less DRAM bandwidth than all */
 } comet_model_mem;
+
+/** Bandwidth (bytes/cycle) a level serves to `cores` cores: its bw, capped
+ *  at cores x core_bw when a per-core limit is given. */
+double comet_model_level_bw(const comet_model_mem *m, double cores);
 
 /** Vector-unit ops with per-op cycles and energy. */
 enum {
@@ -341,6 +347,8 @@ typedef struct comet_model_result {
     char coll_alg[24]; /**< algorithm chosen */
     /* --- appended --- */
     double t_pass; /**< unfused: the separate non-GEMM passes */
+    double t_beta; /**< unfused on a CPU: BLAS's clearing pass over an intermediate beyond
+                        the LLC (beta = 0), at memory rather than LLC bandwidth */
     double macs; /**< MACs */
     double vec_ops; /**< vector element-ops */
     double gb_need, lb_need; /**< bytes needed per global / local buffer */

@@ -151,7 +151,7 @@ static int load_mem(
     const comet_util_doc *m, comet_model_mem *x, int local, char *err, size_t errlen)
 {
     static const char *const keys[]
-        = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", NULL };
+        = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", "core_bw", NULL };
     /* the local buffer may be partitioned (COMET: input, weight, output) */
     static const char *const lkeys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
         "input_bytes", "weight_bytes", "output_bytes", NULL };
@@ -163,6 +163,8 @@ static int load_mem(
     NUM(m, "read_pj", 0, 0, 1e9, x->read_pj);
     NUM(m, "write_pj", 0, 0, 1e9, x->write_pj);
     NUM(m, "access_bytes", 1, 1, 1e9, x->access_bytes);
+    if (!local)
+        NUM(m, "core_bw", 0, 0, 1e12, x->core_bw);
 fail:
     return rc;
 }
@@ -558,8 +560,11 @@ static json_t *net_json(const comet_model_net *n)
 
 static json_t *mem_json(const comet_model_mem *m)
 {
-    return json_pack("{s:f,s:f,s:f,s:f,s:f}", "capacity", m->capacity, "bw", m->bw, "read_pj",
-        m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
+    json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f}", "capacity", m->capacity, "bw", m->bw,
+        "read_pj", m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
+    if (o && m->core_bw > 0)
+        json_object_set_new(o, "core_bw", json_real(m->core_bw));
+    return o;
 }
 
 static json_t *axis_json(const double *v, int n)

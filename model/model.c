@@ -200,6 +200,12 @@ static double gemm_cycles(const comet_model_hw *hw, double m, double n, double k
     return 2 * m * n * k / (hw->peak_flops * eff);
 }
 
+double comet_model_level_bw(const comet_model_mem *m, double cores)
+{
+    /* a shared level serves min(its total, what the cores in use can draw) */
+    return m->core_bw > 0 && cores > 0 ? fmin(m->bw, m->core_bw * cores) : m->bw;
+}
+
 /* Bandwidth (bytes/cycle) of the level an intermediate of `bytes` lives in
  * on a CPU (caches are transparent): private L2s, the LLC, or DRAM. */
 static double cpu_level_bw(const comet_model_hw *hw, double bytes, double cores)
@@ -207,8 +213,8 @@ static double cpu_level_bw(const comet_model_hw *hw, double bytes, double cores)
     if (bytes <= hw->lb.capacity * cores)
         return hw->lb.bw * cores;
     if (bytes <= hw->gb.capacity)
-        return hw->gb.bw;
-    return hw->dram.bw;
+        return comet_model_level_bw(&hw->gb, cores);
+    return comet_model_level_bw(&hw->dram, cores);
 }
 
 static void add_coll(comet_model_result *r, const comet_model_hw *hw, comet_model_coll type,
@@ -305,7 +311,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* ---- memory traffic per step ---- */
     /* CPU clusters are nodes with their own memory; accelerator clusters
      * share one DRAM (total bandwidth) */
-    const double dram_bw = cpu ? hw->dram.bw * used : hw->dram.bw;
+    const double dram_bw = cpu ? comet_model_level_bw(&hw->dram, thr) * used : hw->dram.bw;
     const double a_reads = hw->cluster_net.broadcast ? ch * mp->cs_m * mp->cs_k : used;
     double dram_step = a_reads * tm * (att ? K : Kc) * io;
     const double b_total = (att ? 2 * pb->heads : 1) * K * N * io;
@@ -377,6 +383,21 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double ramp_down = cpu ? 0 : (dram_write_step + inter_write_step) / dram_bw;
     double total = ramp_up + steps * step + ramp_down;
 
+    /* ---- unfused on a CPU: BLAS clears C first ---- */
+    /* With beta = 0 OpenBLAS runs its beta kernel over C before the product
+     * (a pass of its own: a read for ownership and a write per line). The
+     * sgemm grid measured that pass with C inside the LLC; an intermediate
+     * beyond it pays the pass at memory bandwidth instead, after which the
+     * product starts: the difference is added, not overlapped. */
+    double t_beta = 0;
+    if (!mp->fused && cpu && inter_total / (att ? pb->heads : 1) > hw->gb.capacity) {
+        const double per = inter_total / used;
+        t_beta = 2 * per / inter_bw - 2 * per / comet_model_level_bw(&hw->gb, C);
+        if (t_beta < 0)
+            t_beta = 0;
+        total += t_beta;
+    }
+
     /* ---- unfused: the separate passes over the whole intermediate ---- */
     double t_pass = 0, pass_bytes = 0, vec_pass = 0;
     if (!mp->fused) {
@@ -418,11 +439,12 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->t_gemm = steps * tg;
     r->t_vec = mp->fused ? steps * tv : vec_pass;
     r->t_pass = t_pass;
+    r->t_beta = t_beta;
     r->t_dram = steps * t_dram_step + (!mp->fused ? pass_bytes / inter_bw : 0);
     r->t_noc = steps * t_noc_step;
     r->t_coll = steps * t_coll_step;
     r->t_ramp = ramp_up + ramp_down;
-    r->t_stall = total - r->t_gemm - (mp->fused ? r->t_vec : 0) - r->t_coll - t_pass;
+    r->t_stall = total - r->t_gemm - (mp->fused ? r->t_vec : 0) - r->t_coll - t_pass - t_beta;
     if (r->t_stall < 0)
         r->t_stall = 0;
 
@@ -691,6 +713,11 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             "  passes  = max(vector, bytes / bw) over the whole intermediate, after the GEMM -> "
             "%.0f cycles\n",
             r.t_pass);
+    if (r.t_beta > 0)
+        fprintf(fp,
+            "  beta    = BLAS clears C (beta = 0) beyond the LLC: 2 x intermediate x (1 / memory bw "
+            "- 1 / LLC bw) -> %.0f cycles\n",
+            r.t_beta);
     fprintf(fp, "  ramp    = first loads + last write-back -> %.0f cycles\n", r.t_ramp);
     fprintf(fp, "  %s: step = %s\n", mp->pipelined ? "pipelined" : "sequential",
         mp->pipelined ? "max(compute, dram, noc) + collectives"
@@ -796,10 +823,10 @@ int comet_model_validate_records(
             &local, &pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, &mp);
         comet_model_result r;
         /* the local description's buffers are the caches: a kernel that
-         * runs is by definition a fitting mapping, so capacities are not
-         * enforced here */
-        local.gb.capacity = 1e30;
-        local.lb.capacity = 1e30;
+         * runs is by definition a fitting mapping. A CPU description's
+         * capacities never prune (comet_model_eval), they only place an
+         * intermediate in L2, the LLC or DRAM, so they stay as calibrated
+         * (overriding them put every intermediate in L2). */
         comet_model_eval(&local, &pb, &mp, &r);
         if (!r.valid)
             continue;

@@ -514,6 +514,77 @@ static void test_workload_and_mapping_files(void **s)
 
 /* validate on the fixture records of a real quick run: every compound
  * record is predicted, fused/unfused pairs are counted. */
+/* A CPU description: caches place the intermediate, a per-core limit caps
+ * what few cores draw from the LLC and DRAM, and an unfused BLAS GEMM into
+ * an intermediate beyond the LLC pays the clearing pass (beta = 0) at DRAM
+ * instead of LLC bandwidth. All by hand, in bytes/cycle. */
+static const char *cpu_hw
+    = "name: cpu2\nkind: cpu\nclock_ghz: 1.0\nbytes_per_elem: 4\n"
+      "clusters:\n  count: 1\n  network: {topology: switch, dims: [1, 1], link_bw: 1, "
+      "hop_latency: 0}\n"
+      "cores:\n  count: 2\n  network: {topology: mesh2d, dims: [2, 1], link_bw: 1000, "
+      "hop_latency: 0}\n"
+      "memory:\n  dram: {bw: 10, core_bw: 4}\n"
+      "  global_buffer: {capacity: 1048576, bw: 40, core_bw: 25}\n"
+      "  local_buffer: {capacity: 65536, bw: 30}\n"
+      "gemm: {engine: peak, peak_flops_per_cycle: 32, efficiency: 1}\n"
+      "vector:\n  width: 1\n  cycles: {add: 1e-6, mul: 1e-6, div: 1e-6, exp: 1e-6, max: 1e-6, sqrt: 1e-6}\n";
+
+static void test_cpu_levels_and_beta(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    comet_model_hw hw;
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    /* min(total, cores x per-core) */
+    assert_true(fabs(comet_model_level_bw(&hw.dram, 1) - 4) < 1e-12);
+    assert_true(fabs(comet_model_level_bw(&hw.dram, 2) - 8) < 1e-12);
+    assert_true(fabs(comet_model_level_bw(&hw.dram, 3) - 10) < 1e-12);
+    assert_true(fabs(comet_model_level_bw(&hw.lb, 1) - 30) < 1e-12); /* no limit given */
+    /* 1024 x 1024 x 16 on one core: a 4 MiB intermediate, beyond the 1 MiB LLC */
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 1024, .K = 16 };
+    comet_model_mapping mp;
+    comet_model_local_mapping(&hw, &pb, 0, 0, 1, 1, &mp);
+    comet_model_result r;
+    hw.cores = 1; /* as validate describes a 1-thread run: the passes use its cores */
+    comet_model_eval(&hw, &pb, &mp, &r);
+    assert_true(r.valid);
+    const double inter = 1024.0 * 1024 * 4;
+    /* clearing pass: 2 x inter x (1/4 - 1/25) cycles at one core */
+    if (fabs(r.t_beta - 2 * inter * (1.0 / 4 - 1.0 / 25)) > 1e-6 * r.t_beta)
+        fail_msg("t_beta %g", r.t_beta);
+    /* the row pass: read once, write once (streamed from 16 MiB only: here
+     * an ordinary store, read for ownership) at one core's DRAM share */
+    if (fabs(r.t_pass - inter * 3 / 4) > 1e-6 * r.t_pass)
+        fail_msg("t_pass %g", r.t_pass);
+    /* with both cores the DRAM total (8 of 10) and LLC (40 of 50) caps apply */
+    comet_model_local_mapping(&hw, &pb, 0, 0, 2, 1, &mp);
+    hw.cores = 2;
+    comet_model_eval(&hw, &pb, &mp, &r);
+    if (fabs(r.t_beta - 2 * inter * (1.0 / 8 - 1.0 / 40)) > 1e-6 * r.t_beta)
+        fail_msg("t_beta(2) %g", r.t_beta);
+    /* an intermediate inside the LLC: no extra pass (the grid measured it) */
+    comet_model_problem small = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 256, .K = 16 };
+    comet_model_local_mapping(&hw, &small, 0, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &small, &mp, &r);
+    assert_true(r.valid && r.t_beta == 0);
+    /* fused: never */
+    comet_model_local_mapping(&hw, &pb, 1, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r);
+    assert_true(r.valid && r.t_beta == 0);
+    /* a negative per-core figure is refused, naming the field */
+    char bad[2048];
+    snprintf(bad, sizeof bad, "%s", cpu_hw);
+    char *at = strstr(bad, "core_bw: 4");
+    memcpy(at, "core_bw:-4", 10);
+    comet_model_hw bh;
+    assert_true(comet_model_hw_parse("bad.yaml", bad, strlen(bad), &bh, err, sizeof err) != 0);
+    if (!strstr(err, "core_bw") || !strstr(err, "bad.yaml:"))
+        fail_msg("error does not name the field and file: %s", err);
+    comet_model_hw_free(&hw);
+}
+
 static void test_validate_fixture(void **s)
 {
     (void)s;
@@ -566,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_collective_nodes),
         cmocka_unit_test(test_workload_and_mapping_files),
         cmocka_unit_test(test_validate_fixture),
+        cmocka_unit_test(test_cpu_levels_and_beta),
         cmocka_unit_test(test_collectives_topologies),
         cmocka_unit_test(test_collective_insertion),
         cmocka_unit_test(test_capacity_pruning),

@@ -17,7 +17,7 @@ jobs=${COMET_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 packages="build-essential cmake pkg-config git libopenblas-dev libhwloc-dev hwloc
 libpapi-dev libmpich-dev mpich libcmocka-dev libgsl-dev libjansson-dev libyaml-dev
-gnuplot-nox iproute2"
+gnuplot-nox iproute2 valgrind"
 
 missing=""
 for p in $packages; do

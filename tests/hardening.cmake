@@ -28,3 +28,9 @@ target_compile_definitions(test_fulldisk PRIVATE COMET_SOURCE_DIR="${PROJECT_SOU
 comet_add_test(test_foreign SOURCES hardening/test_foreign.c
   LIBS comet_bench comet_util LABELS hardening sanitize TIMEOUT 300)
 target_compile_definitions(test_foreign PRIVATE COMET_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# valgrind memcheck over the CLI paths (scripts/memcheck.sh): every
+# subcommand on small inputs and the error paths; skips (77) without valgrind.
+add_test(NAME memcheck_cli COMMAND ${PROJECT_SOURCE_DIR}/scripts/memcheck.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(memcheck_cli PROPERTIES LABELS "hardening;memcheck" TIMEOUT 600
+  SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

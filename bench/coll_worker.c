@@ -333,7 +333,7 @@ static void size_setup(coll_ctx *cx, size_run *z)
     const coll_job *job = cx->job;
     int p = cx->p, rank = cx->rank;
     long cnt = z->bytes / 4 > 0 ? z->bytes / 4 : 1;
-    z->c = (call_ctx){ job->coll, NULL, NULL, 0, rank, p };
+    z->c = (call_ctx) { job->coll, NULL, NULL, 0, rank, p };
     z->state = 1;
     /* block collectives move count/p per peer: round up to whole blocks */
     if (!strcmp(job->coll, "reduce_scatter") || !strcmp(job->coll, "alltoall"))
@@ -361,8 +361,8 @@ static void size_setup(coll_ctx *cx, size_run *z)
      * not a silent switch to another algorithm. */
     if (!comet_bench__coll_allmin(one_call(&z->c) == MPI_SUCCESS)) {
         if (rank == 0)
-            comet_util_debug("bench collectives: %s/%s not usable at %ld bytes", job->coll,
-                job->alg, z->bytes);
+            comet_util_debug(
+                "bench collectives: %s/%s not usable at %ld bytes", job->coll, job->alg, z->bytes);
         z->state = 2;
         return;
     }
@@ -402,8 +402,8 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
             }
         comet_bench_stats_compute(samples, (size_t)n, &st);
         json_t *rec = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll,
-            job->alg, json_pack("{s:I,s:i}", "bytes", (json_int_t)z->c.count * 4, "count", z->c.count),
-            1);
+            job->alg,
+            json_pack("{s:I,s:i}", "bytes", (json_int_t)z->c.count * 4, "count", z->c.count), 1);
         comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, all_ok, z->iters);
         /* nccl-tests: algbw = S / t; S is the per-rank buffer (count x 4 B),
          * except allgather, whose S is the gathered array (p x count x 4 B) */
@@ -442,7 +442,7 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
 /* Buffers one interleaved group may hold per rank: sizes beyond it are
  * measured in further groups. */
 #define GROUP_BYTES (1L << 30)
-#define MAX_SIZES 64
+#define MAX_SIZES   64
 
 /* Measures every size of the job. Sizes are sampled in interleaved rounds
  * (one sample of each size per round) rather than one size after another:
@@ -487,8 +487,7 @@ static int measure_sizes(coll_ctx *cx)
                 double t;
                 for (int w = 0; w < (z[i].iters + 1) / 2; w++)
                     one_call(&z[i].c); /* back to this size's steady state */
-                mpi_ok = timed(one_call, &z[i].c, z[i].iters, barrier_each, &t,
-                             z[i].avg + z[i].n)
+                mpi_ok = timed(one_call, &z[i].c, z[i].iters, barrier_each, &t, z[i].avg + z[i].n)
                     == MPI_SUCCESS;
                 z[i].samples[z[i].n++] = t;
             }

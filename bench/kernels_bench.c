@@ -7,9 +7,9 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <malloc.h>
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,8 +175,9 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
             = 4.0 * ((double)d->g.M * d->g.K + (double)d->g.K * d->g.N + (double)d->g.M * d->g.N);
     } else {
         bench_kop local, *kp = j->kop ? j->kop : &local;
-        if (!j->kop && (rc = bench_kop_init(kp, j->op, j->variant, &j->shape, j->T, j->param,
-                            j->pval, err, errlen)))
+        if (!j->kop
+            && (rc = bench_kop_init(
+                    kp, j->op, j->variant, &j->shape, j->T, j->param, j->pval, err, errlen)))
             goto done;
         bench_kop k = *kp; /* the same buffers (impl is shared) */
         rc = comet_bench_measure(&s->cfg, bench_kop_fn, &k, &res, err, errlen);

@@ -99,10 +99,12 @@ int comet_calibrate_measure(
         "--gate-timeout", "1", "--out", outdir, q, NULL };
     const char *mem_f[] = { "bench", "memory", set, "--time-cap", "0.5", "--gate-timeout", "2",
         "--out", outdir, q, NULL };
-    const char *ker_q[] = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1",
-        "--time-cap", "0.2", "--grid-time-cap", "0.2", "--gate-timeout", "1", "--out", outdir, q, NULL };
-    const char *ker_f[] = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1",
-        "--time-cap", "0.5", "--grid-time-cap", "0.5", "--gate-timeout", "2", "--out", outdir, q, NULL };
+    const char *ker_q[]
+        = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1", "--time-cap", "0.2",
+              "--grid-time-cap", "0.2", "--gate-timeout", "1", "--out", outdir, q, NULL };
+    const char *ker_f[]
+        = { "bench", "kernels", set, "--shapes", shapes, "--passes", "1", "--time-cap", "0.5",
+              "--grid-time-cap", "0.5", "--gate-timeout", "2", "--out", outdir, q, NULL };
     const char *col_q[] = { "bench", "collectives", set, "--colls",
         "pingpong,allreduce,allgather,bcast", "--algs", "all", "--sizes",
         "4,64,256,1K,2K,4K,8K,16K,32K,64K,256K,1M", "--out", outdir, q, NULL };

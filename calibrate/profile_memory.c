@@ -193,17 +193,18 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
             "bandwidth the median of its points within +-5%; log-linear between levels",
             "series", series, "model_levels", "local_buffer", "gbs", lb_gbs, "capacity", cx->l2,
             "source", "1-thread triad at L2/2; capacity: probe L2", "global_buffer", "gbs", gb_gbs,
-            "capacity", cx->l3, "source", "all-core triad at LLC/2 (core_bw: 1-thread); capacity: probe LLC", "dram",
-            "gbs", dram_gbs, "capacity", cx->dram_bytes, "source",
+            "capacity", cx->l3, "source",
+            "all-core triad at LLC/2 (core_bw: 1-thread); capacity: probe LLC", "dram", "gbs",
+            dram_gbs, "capacity", cx->dram_bytes, "source",
             "all-core triad, last plateau (core_bw: 1-thread triad, last plateau); capacity: "
             "probe memory",
-            "heldout",
-            cal_err_json(he, nh, "pooled over the sweeps (time of one pass)")));
+            "heldout", cal_err_json(he, nh, "pooled over the sweeps (time of one pass)")));
     series = NULL;
     {
         json_t *ml = json_object_get(json_object_get(cx->fits, "memory"), "model_levels");
         if (gb1_gbs > 0)
-            json_object_set_new(json_object_get(ml, "global_buffer"), "core_gbs", json_real(gb1_gbs));
+            json_object_set_new(
+                json_object_get(ml, "global_buffer"), "core_gbs", json_real(gb1_gbs));
         if (dram1_gbs > 0)
             json_object_set_new(json_object_get(ml, "dram"), "core_gbs", json_real(dram1_gbs));
     }

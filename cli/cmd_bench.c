@@ -244,8 +244,8 @@ int comet_cmd_bench(int argc, char **argv)
             break;
         case O_GTCAP:
             if (comet_util_parse_double(optarg, &d) || d < 0.001 || d > 86400) {
-                comet_cli_error("bench", "--grid-time-cap: '%s' is not a number in [0.001, 86400]",
-                    optarg);
+                comet_cli_error(
+                    "bench", "--grid-time-cap: '%s' is not a number in [0.001, 86400]", optarg);
                 return COMET_EXIT_USAGE;
             }
             o.grid_time_cap_s = d;

@@ -200,8 +200,8 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
             size_t tile;
             if (p.tile_m == 0)
                 return -EINVAL;
-            if ((rc = kern_check_dims(fused_tile_floats(&p, s->M, s->N), (size_t)p.threads, 1,
-                     &tile))
+            if ((rc = kern_check_dims(
+                     fused_tile_floats(&p, s->M, s->N), (size_t)p.threads, 1, &tile))
                 != 0)
                 return rc;
             *bytes = tile * sizeof(float);
@@ -335,8 +335,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
             /* the epilogue reads the hot tile and writes the output once,
              * pipelined across the block's rows like the unfused passes */
             if (ep->layernorm)
-                kern_layernorm_rows_tile(
-                    mb, N, T, ld, Yb, N, ep->gamma, ep->beta, ep->eps, stream);
+                kern_layernorm_rows_tile(mb, N, T, ld, Yb, N, ep->gamma, ep->beta, ep->eps, stream);
             else
                 kern_softmax_rows_tile(mb, N, T, ld, Yb, N, 1.0f, scr, ld, stream);
         }

@@ -25,8 +25,8 @@ void kern_layernorm_row(
  * for Y (softmax only with scratch). */
 void kern_softmax_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y, size_t ldy,
     float scale, float *scratch, size_t ldscr, int stream);
-void kern_layernorm_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y,
-    size_t ldy, const float *gamma, const float *beta, float eps, int stream);
+void kern_layernorm_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y, size_t ldy,
+    const float *gamma, const float *beta, float eps, int stream);
 /* 1 when an output of this many bytes is written with NT stores. */
 int kern_stream_output(size_t bytes);
 /* sfence after NT stores (no-op when stream is 0). */

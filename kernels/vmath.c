@@ -938,8 +938,8 @@ void kern_softmax_rows_tile(size_t m, size_t n, const float *X, size_t ldx, floa
     softmax_rows_any(0, m, n, X, ldx, Y, ldy, scale, scratch, ldscr, stream && scratch);
 }
 
-void kern_layernorm_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y,
-    size_t ldy, const float *gamma, const float *beta, float eps, int stream)
+void kern_layernorm_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y, size_t ldy,
+    const float *gamma, const float *beta, float eps, int stream)
 {
     layernorm_rows_any(0, m, n, X, ldx, Y, ldy, gamma, beta, eps, stream);
 }

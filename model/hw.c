@@ -560,8 +560,8 @@ static json_t *net_json(const comet_model_net *n)
 
 static json_t *mem_json(const comet_model_mem *m)
 {
-    json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f}", "capacity", m->capacity, "bw", m->bw,
-        "read_pj", m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
+    json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f}", "capacity", m->capacity, "bw", m->bw, "read_pj",
+        m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
     if (o && m->core_bw > 0)
         json_object_set_new(o, "core_bw", json_real(m->core_bw));
     return o;

@@ -726,7 +726,8 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             r.t_pass);
     if (r.t_beta > 0)
         fprintf(fp,
-            "  beta    = BLAS clears C (beta = 0) beyond the LLC: 2 x intermediate x (1 / memory bw "
+            "  beta    = BLAS clears C (beta = 0) beyond the LLC: 2 x intermediate x (1 / memory "
+            "bw "
             "- 1 / LLC bw) -> %.0f cycles\n",
             r.t_beta);
     fprintf(fp, "  ramp    = first loads + last write-back -> %.0f cycles\n", r.t_ramp);

@@ -528,7 +528,8 @@ static const char *cpu_hw
       "  global_buffer: {capacity: 1048576, bw: 40, core_bw: 25}\n"
       "  local_buffer: {capacity: 65536, bw: 30}\n"
       "gemm: {engine: peak, peak_flops_per_cycle: 32, efficiency: 1}\n"
-      "vector:\n  width: 1\n  cycles: {add: 1e-6, mul: 1e-6, div: 1e-6, exp: 1e-6, max: 1e-6, sqrt: 1e-6}\n";
+      "vector:\n  width: 1\n  cycles: {add: 1e-6, mul: 1e-6, div: 1e-6, exp: 1e-6, max: 1e-6, "
+      "sqrt: 1e-6}\n";
 
 static void test_cpu_levels_and_beta(void **s)
 {

@@ -165,8 +165,9 @@ static void usage(FILE *fp)
         "                            the load seen is recorded\n"
         "  --timing barrier|loop     barrier (default): a barrier before every call, the\n"
         "                            latency is the max over ranks (what a bulk-synchronous\n"
-        "                            step sees); loop: OSU's back-to-back calls after one\n"
-        "                            barrier (the record's rank_avg_latency_us is OSU's figure)\n"
+        "                            step sees; the record's rank_avg_latency_us, the mean\n"
+        "                            over ranks, is OSU 5's figure); loop: IMB's back-to-back\n"
+        "                            calls after one barrier\n"
         "  --stock-malloc            do not set GLIBC_TUNABLES (default: no trim/mmap, so\n"
         "                            MPICH's per-call temporaries are reused)\n"
         "  --out DIR                 results in DIR/results (default comet-out)\n"
@@ -222,7 +223,7 @@ typedef struct launch_cfg {
     int nlarg;
     const char *sizes, *out, *run_id, *machine_id;
     int full;
-    int loop; /* OSU timing: back-to-back calls after one barrier */
+    int loop; /* IMB timing: back-to-back calls after one barrier */
     double deadline;
     comet_bench_gate gate; /* idle gate before each launch */
     int status; /* raw wait status of the last launch */

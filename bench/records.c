@@ -592,7 +592,10 @@ int comet_bench_machine_diff(const json_t *here, const json_t *there, char *what
     }
     json_t *mh = json_object_get(here, "memory_bytes"),
            *mt = json_object_get(there, "memory_bytes");
-    if (json_is_integer(mh) && json_is_integer(mt)) {
+    /* a size that is not positive describes no machine: not compared
+     * (a negative one made a record foreign to itself; fuzz finding) */
+    if (json_is_integer(mh) && json_is_integer(mt) && json_integer_value(mh) > 0
+        && json_integer_value(mt) > 0) {
         /* MemTotal moves a little between kernels and boots: 2% is the
          * same machine, a different DIMM population is not */
         double h = (double)json_integer_value(mh), t = (double)json_integer_value(mt);

@@ -6,6 +6,7 @@
 #   scripts/setup.sh            set up only
 #   scripts/setup.sh run [ARGS] set up, then the main job: build/comet run --quick ARGS
 #   scripts/setup.sh test       set up, then the whole test suite (ctest)
+#   scripts/setup.sh fuzz [ARGS] set up (plus clang), then scripts/fuzz.sh ARGS
 #
 # Environment: COMET_BUILD_DIR (default build), COMET_CMAKE_ARGS (extra
 # configure flags, e.g. -DCOMET_SANITIZE=ON), COMET_JOBS (default nproc).
@@ -18,6 +19,8 @@ jobs=${COMET_JOBS:-$(nproc 2>/dev/null || echo 2)}
 packages="build-essential cmake pkg-config git libopenblas-dev libhwloc-dev hwloc
 libpapi-dev libmpich-dev mpich libcmocka-dev libgsl-dev libjansson-dev libyaml-dev
 gnuplot-nox iproute2 valgrind"
+# libFuzzer comes with clang's compiler-rt; only the fuzz action needs it.
+[ "${1:-}" = fuzz ] && packages="$packages clang libclang-rt-14-dev"
 
 missing=""
 for p in $packages; do
@@ -52,5 +55,6 @@ case "$what" in
 "") ;;
 run) exec "$build/comet" run --quick "$@" ;;
 test) cd "$build" && exec ctest --output-on-failure -j 1 "$@" ;;
-*) echo "comet setup: unknown action '$what' (expected run or test)" >&2; exit 2 ;;
+fuzz) exec "$here/scripts/fuzz.sh" "$@" ;;
+*) echo "comet setup: unknown action '$what' (expected run, test or fuzz)" >&2; exit 2 ;;
 esac

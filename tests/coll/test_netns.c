@@ -1,7 +1,10 @@
 /* Collectives across two network namespaces joined by a tbf-shaped veth:
- * the bench runs over TCP and writes complete, validated records. Skips
- * (exit 77) where namespaces cannot be made. The measured bandwidth against
- * the tbf rate is printed, not asserted (no test asserts a timing). */
+ * the bench runs over TCP and writes complete, validated records, and
+ * calibrate fits a link from them. Skips (exit 77) where namespaces cannot
+ * be made. The measured and fitted bandwidths against the tbf rate are
+ * printed, not asserted (no test asserts a timing). Seven sizes from 64 KiB:
+ * with fewer, tbf's 256 KiB burst pulls the fitted slope (one launch with
+ * four sizes fitted 140-150% of the rate). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +27,7 @@ static void test_veth(void **s)
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
         "%s run sh -c '%s bench collectives --colls pingpong,allreduce --algs auto "
-        "--sizes 1K,1M,16M --timeout 200 --launcher-args \"$COMET_NETNS_LAUNCHER\" "
+        "--sizes 64K,256K,1M,2M,4M,8M,16M --timeout 200 --launcher-args \"$COMET_NETNS_LAUNCHER\" "
         "--out /tmp/comet-netns-test -q'",
         script, getenv("COMET_BINARY"));
     int st = system(cmd);
@@ -51,9 +54,27 @@ static void test_veth(void **s)
     }
     free(line);
     pclose(p);
-    assert_int_equal(recs, 6);
+    assert_int_equal(recs, 14);
     printf("# 16 MiB ping-pong over the 1 Gbit/s tbf veth: %.4f GB/s = %.1f%% of the rate\n", big,
         100 * big / 0.125);
+
+    /* the link fit: calibrate from these records alone */
+    snprintf(cmd, sizeof cmd,
+        "%s calibrate --from /tmp/comet-netns-test/results --out /tmp/comet-netns-test/p.json -q",
+        getenv("COMET_BINARY"));
+    st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    json_error_t je;
+    json_t *prof = json_load_file("/tmp/comet-netns-test/p.json", 0, &je);
+    assert_non_null(prof);
+    /* link_bw is in bytes per cycle of clock_ghz */
+    json_t *net = json_object_get(json_object_get(prof, "clusters"), "network");
+    double bw = json_number_value(json_object_get(net, "link_bw"))
+        * json_number_value(json_object_get(prof, "clock_ghz"));
+    assert_true(bw > 0);
+    printf("# fitted link bandwidth (large-message beta): %.4f GB/s = %.1f%% of the rate\n", bw,
+        100 * bw / 0.125);
+    json_decref(prof);
 }
 
 int main(void)

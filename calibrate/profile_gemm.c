@@ -289,8 +289,8 @@ static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char 
             law_ok));
     json_object_set_new(gj, "heldout", cal_err_json(he, nh, method));
     json_object_set_new(gj, "variant",
-        json_string(fused ? "fused: the GEMM inside the fused kernels (gemm_only), used by fused "
-                            "mappings of this machine"
+        json_string(fused ? "fused: the GEMM inside the fused kernels (gemm_only: row blocks "
+                            "into the L2 tile, no epilogue), used by fused mappings of this machine"
                           : "blas: OpenBLAS cblas_sgemm"));
     json_object_set_new(cx->fits, fused ? "fused_gemm" : "gemm", gj);
 fail:

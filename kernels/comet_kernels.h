@@ -62,8 +62,10 @@ typedef struct comet_kernels_params {
     float scale; /**< softmax/attention scale (0 means 1, or 1/sqrt(d) for attention) */
     float eps; /**< LayerNorm epsilon (> 0; 0 means 1e-5) */
     int causal; /**< attention: mask keys j > i (aligned at the end when lk > lq) */
-    /** Measurement only: fused GEMM ops skip the epilogue (Y = scaled A B), so a
-     *  benchmark can time the GEMM work inside the fused kernel alone. */
+    /** Measurement only: fused GEMM ops skip the epilogue, so a benchmark can
+     *  time the GEMM work inside the fused kernel alone. 1: each row block's
+     *  product lands in the L2-resident tile exactly as in the fused kernel and
+     *  Y is not written; 2: the product (scaled A B) is written to Y, to check it. */
     int gemm_only;
 } comet_kernels_params;
 

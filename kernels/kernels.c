@@ -320,11 +320,12 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
         for (size_t b = 0; b < nblk; b++) {
             size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
             float *Yb = Y + i0 * N;
-            /* gemm_only (the calibration's "GEMM inside fused") writes the
-             * product itself to Y; otherwise the block lands in this
-             * thread's tile, reused block after block so it stays in L2 */
-            float *C = p.gemm_only ? Yb : T;
-            size_t ldc = p.gemm_only ? N : ld;
+            /* the block lands in this thread's tile, reused block after
+             * block so it stays in L2; gemm_only 1 (the calibration's "GEMM
+             * inside fused") stops there, gemm_only 2 writes the product to
+             * Y instead so that it can be checked */
+            float *C = p.gemm_only == 2 ? Yb : T;
+            size_t ldc = p.gemm_only == 2 ? N : ld;
             if (uk)
                 kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, C, ldc);
             else

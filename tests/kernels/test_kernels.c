@@ -296,6 +296,50 @@ static void test_fused_equals_unfused(void **st)
     free(ws);
 }
 
+/* gemm_only: 1 leaves Y untouched (the product stays in the tile), 2 writes
+ * the scaled product, through both GEMM engines and tile edges */
+static void test_gemm_only(void **st)
+{
+    (void)st;
+    size_t M = 37, N = 53, K = 29;
+    float *A = malloc(M * K * 4), *B = malloc(K * N * 4), *Y = malloc(M * N * 4);
+    double *R = malloc(M * N * sizeof(double));
+    kref_fill(A, M * K, 3, -1, 1);
+    kref_fill(B, K * N, 4, -1, 1);
+    kref_gemm(M, N, K, 0.125, A, B, R);
+    comet_kernels_shape s = { .M = M, .N = N, .K = K };
+    for (int uk = 1; uk <= 2; uk++)
+        for (int mode = 1; mode <= 2; mode++) {
+            comet_kernels_params p = { .threads = 2, .ukernel = uk, .tile_m = 8, .scale = 0.125f };
+            p.gemm_only = mode;
+            size_t wsb = 0;
+            assert_int_equal(comet_kernels_workspace_size(
+                                 COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &s, &p, &wsb),
+                0);
+            void *ws = malloc(wsb);
+            for (size_t i = 0; i < M * N; i++)
+                Y[i] = -7.0f;
+            assert_int_equal(comet_kernels_gemm_softmax(
+                                 COMET_KERNELS_FUSED, M, N, K, A, B, Y, &p, ws, wsb),
+                0);
+            size_t worst = 0;
+            /* products cancel towards 0: the absolute floor is the error
+             * bound on sum |a b| <= 0.125 K */
+            double e = kref_compare(Y, R, M * N, tol_for_k(K), tol_for_k(K) * 0.125 * K, &worst);
+            if (mode == 2 && e > 1.0)
+                fail_msg("gemm_only 2 uk=%d: err ratio %.3g at %zu (got %.9g want %.9g)", uk, e,
+                    worst, Y[worst], R[worst]);
+            if (mode == 1)
+                for (size_t i = 0; i < M * N; i++)
+                    assert_true(Y[i] == -7.0f);
+            free(ws);
+        }
+    free(A);
+    free(B);
+    free(Y);
+    free(R);
+}
+
 static void test_exp_error(void **st)
 {
     (void)st;
@@ -516,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_layernorm_rows_edge),
         cmocka_unit_test(test_attention_all),
         cmocka_unit_test(test_fused_equals_unfused),
+        cmocka_unit_test(test_gemm_only),
         cmocka_unit_test(test_exp_error),
         cmocka_unit_test(test_softmax_exp_error),
         cmocka_unit_test(test_row_passes_paths),

@@ -326,9 +326,9 @@ typedef struct size_run {
     double samples[32], avg[32];
 } size_run;
 
-/* Page-aligned message buffers: a malloc'd 16 KiB buffer at an arbitrary
- * offset made 2-rank allreduce ~2x slower than OSU's page-aligned ones
- * (shared-memory copies split across extra cache lines and pages). */
+/* Page-aligned message buffers, as OSU allocates them, so that both time
+ * the same copies (one session saw a malloc'd 16 KiB allreduce 2x slower
+ * than OSU's; another could not reproduce it). */
 static float *page_alloc(size_t bytes)
 {
     void *p = NULL;

@@ -211,6 +211,18 @@ typedef struct comet_calibrate_summary {
     int collinear; /**< 1 if some collective terms were not separately identifiable */
 } comet_calibrate_summary;
 
+/**
+ * Fits the links alone (no GEMM or memory records needed): piecewise Hockney
+ * point-to-point fits with their breakpoints and the per-collective and joint
+ * alpha/beta/gamma fits, each with R^2, residuals and held-out errors, as
+ * comet_calibrate_build() does for a whole profile. *fits receives
+ * {"p2p", "collectives", "link_joint", "heldout_summary"} (caller frees);
+ * sum gets the link figures. Fails when the records hold neither ping-pong
+ * nor collective measurements.
+ */
+int comet_calibrate_links(json_t *const *recs, size_t n, json_t **fits,
+    comet_calibrate_summary *sum, char *err, size_t errlen);
+
 /** Provenance of the records given to comet_calibrate_build(). */
 typedef struct comet_calibrate_source {
     const char *path; /**< results file */

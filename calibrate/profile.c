@@ -229,6 +229,47 @@ fail:
     return rc;
 }
 
+int comet_calibrate_links(json_t *const *recs, size_t n, json_t **fits,
+    comet_calibrate_summary *sum, char *err, size_t errlen)
+{
+    cal_ctx cx;
+    comet_model_hw scratch; /* cal_fit_links also fills a profile: discarded */
+    int rc;
+    memset(&cx, 0, sizeof cx);
+    memset(&scratch, 0, sizeof scratch);
+    *fits = NULL;
+    cx.hw = &scratch;
+    cx.ghz = 1.0;
+    cx.cores = 1;
+    if (!(cx.fits = json_object())) {
+        rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+        goto fail;
+    }
+    if ((rc = cal_fit_links(&cx, recs, n, err, errlen)) != 0)
+        goto fail;
+    if (!cx.sum.p2p_fits && !cx.sum.coll_fits) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "calibrate: --links-only: no ping-pong or collective records in the results (run "
+            "'comet bench collectives')");
+        goto fail;
+    }
+    comet_calibrate_err_stats(cx.coll_err, cx.ncoll_err, &cx.sum.coll_med, &cx.sum.coll_p90);
+    cx.sum.coll_heldout = cx.ncoll_err;
+    json_object_set_new(cx.fits, "heldout_summary",
+        json_pack("{s:{s:I,s:o,s:o}}", "collective_time", "points",
+            (json_int_t)cx.sum.coll_heldout, "median_rel_err", cal_jreal(cx.sum.coll_med),
+            "p90_rel_err", cal_jreal(cx.sum.coll_p90)));
+    if (sum)
+        *sum = cx.sum;
+    *fits = cx.fits;
+    cx.fits = NULL;
+fail:
+    json_decref(cx.fits);
+    free(cx.coll_err);
+    comet_model_hw_free(&scratch);
+    return rc;
+}
+
 int comet_calibrate_write_profile(
     const comet_model_hw *hw, const char *path, char *err, size_t errlen)
 {

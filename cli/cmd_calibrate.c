@@ -18,7 +18,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
         "usage: comet calibrate [--quick|--full] [--from RESULTS]... [--foreign-ok]\n"
-        "                       [--out PROFILE|DIR] [--json]\n"
+        "                       [--links-only] [--out PROFILE|DIR] [--json]\n"
         "\n"
         "Fits this machine's profile from bench records: the sgemm efficiency grid (the\n"
         "model interpolates it in log M, N, K; a saturating law outside it), memory\n"
@@ -40,6 +40,10 @@ static void usage(FILE *fp)
         "                     nothing is measured\n"
         "  --foreign-ok       use results measured on another machine (refused by\n"
         "                     default: the message names the file and what differs)\n"
+        "  --links-only       fit the point-to-point and collective records alone (e.g.\n"
+        "                     a link between two hosts or namespaces; no GEMM or memory\n"
+        "                     records needed): writes the link fits, not a profile, to\n"
+        "                     --out (*.json, or DIR/links.json); needs --from\n"
         "  --out PATH         profile file (*.json), or a directory for DIR/profile.json\n"
         "                     (default %s/profile.json)\n"
         "  --json             print the profile on stdout\n"
@@ -106,16 +110,70 @@ static void print_summary(const char *profile, const comet_model_hw *hw,
         printf("  collectives: not measured\n");
 }
 
+/* --links-only: the link fits alone, written atomically as their own file. */
+static int links_only_fit(json_t *const *recs, size_t n, const comet_calibrate_source *src,
+    size_t nsrc, const char *path, const comet_cli_global *g)
+{
+    char err[COMET_ERRLEN];
+    comet_calibrate_summary s;
+    json_t *fits = NULL, *doc = NULL, *files = json_array();
+    char *text = NULL;
+    int rc = COMET_EXIT_USAGE;
+    if (comet_calibrate_links(recs, n, &fits, &s, err, sizeof err) != 0) {
+        lib_error(err, "");
+        goto out;
+    }
+    rc = COMET_EXIT_FAIL;
+    for (size_t i = 0; files && i < nsrc; i++)
+        json_array_append_new(files, json_string(src[i].path));
+    doc = json_pack("{s:s,s:O,s:o}", "schema", "comet.links.v1", "files", files, "fits", fits);
+    fits = NULL;
+    text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
+               : NULL;
+    if (!text) {
+        comet_cli_error("calibrate", "out of memory");
+        goto out;
+    }
+    size_t len = strlen(text);
+    text[len] = '\n'; /* replaces the NUL: the file ends in a newline */
+    if (comet_util_write_atomic(path, text, len + 1, err, sizeof err) != 0) {
+        lib_error(err, "");
+        goto out;
+    }
+    rc = COMET_EXIT_OK;
+    if (g->json) {
+        text[len] = '\0';
+        printf("%s\n", text);
+    } else if (!g->quiet) {
+        printf("links %s  (%zu records from %zu files)\n", path, n, nsrc);
+        if (s.p2p_fits)
+            printf("  point-to-point: alpha %.3g us, bandwidth %.4g GB/s, eager->rendezvous at "
+                   "%.0f bytes\n",
+                s.p2p_alpha_us, s.p2p_bw_gbs, s.p2p_breakpoint);
+        if (s.coll_fits)
+            printf("  collectives: %zu fits; held-out time error median %.1f%% p90 %.1f%% (%zu "
+                   "points)\n",
+                s.coll_fits, 100 * s.coll_med, 100 * s.coll_p90, s.coll_heldout);
+    }
+out:
+    free(text);
+    json_decref(fits);
+    json_decref(files);
+    json_decref(doc);
+    return rc;
+}
+
 int comet_cmd_calibrate(int argc, char **argv)
 {
     static const struct option longopts[] = { { "quick", no_argument, NULL, 0x2001 },
         { "full", no_argument, NULL, 0x2002 }, { "from", required_argument, NULL, 0x2003 },
-        { "foreign-ok", no_argument, NULL, 0x2004 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "foreign-ok", no_argument, NULL, 0x2004 }, { "links-only", no_argument, NULL, 0x2005 },
+        COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *from[MAXFROM];
     size_t nfrom = 0;
-    int full = 0, c, rc = COMET_EXIT_OK, measured = 0, foreign_ok = 0;
+    int full = 0, c, rc = COMET_EXIT_OK, measured = 0, foreign_ok = 0, links_only = 0;
     char err[COMET_ERRLEN], dir[4096], profile[4200];
     json_t **recs = NULL;
     size_t n = 0, nsrc = 0;
@@ -146,6 +204,9 @@ int comet_cmd_calibrate(int argc, char **argv)
         case 0x2004:
             foreign_ok = 1;
             break;
+        case 0x2005:
+            links_only = 1;
+            break;
         default:
             return comet_cli_bad_option("calibrate", argc, argv);
         }
@@ -173,7 +234,11 @@ int comet_cmd_calibrate(int argc, char **argv)
             snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
     } else {
         snprintf(dir, sizeof dir, "%s", out);
-        snprintf(profile, sizeof profile, "%s/profile.json", out);
+        snprintf(profile, sizeof profile, "%s/%s", out, links_only ? "links.json" : "profile.json");
+    }
+    if (links_only && nfrom == 0) {
+        comet_cli_error("calibrate", "--links-only: needs --from RESULTS (nothing is measured)");
+        return COMET_EXIT_USAGE;
     }
     if (comet_util_mkdir_p(dir, err, sizeof err) != 0) {
         comet_cli_error("calibrate", "--out: %s", err);
@@ -229,6 +294,10 @@ int comet_cmd_calibrate(int argc, char **argv)
     if (err[0])
         comet_util_info("comet: calibrate: warning: %s", err);
     comet_calibrate_summary sum;
+    if (links_only) {
+        rc = links_only_fit(recs, n, src, nsrc, profile, &g);
+        goto out;
+    }
     if (comet_calibrate_build(recs, n, src, nsrc, &hw, &sum, err, sizeof err) != 0) {
         lib_error(err, "");
         rc = measured ? COMET_EXIT_FAIL : COMET_EXIT_USAGE;

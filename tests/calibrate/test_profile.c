@@ -170,6 +170,30 @@ static void test_profile_build_and_roundtrip(void **st)
     assert_non_null(json_object_get(json_object_get(fits, "gemm"), "heldout"));
     const json_t *coll = json_array_get(json_object_get(fits, "collectives"), 0);
     assert_non_null(json_object_get(coll, "collinear"));
+    /* the links alone: the same link figures as the whole profile's */
+    json_t *lf = NULL;
+    comet_calibrate_summary ls;
+    if (comet_calibrate_links(recs, n, &lf, &ls, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_true(fabs(ls.p2p_bw_gbs - sum.p2p_bw_gbs) < 1e-12 && ls.p2p_breakpoint == 16384);
+    assert_true(fabs(ls.p2p_alpha_us - sum.p2p_alpha_us) < 1e-12 && ls.coll_fits == 1);
+    assert_non_null(json_object_get(lf, "link_joint"));
+    json_decref(lf);
+    /* without a ping-pong or collective record: refused, nothing returned */
+    size_t nl = 0;
+    json_t **other = malloc(n * sizeof *other);
+    assert_non_null(other);
+    for (size_t i = 0; i < n; i++) {
+        const char *k = json_string_value(json_object_get(recs[i], "kind"));
+        if (!k || (strcmp(k, "p2p") && strcmp(k, "collective")))
+            other[nl++] = recs[i];
+    }
+    assert_true(nl > 0 && nl < n);
+    lf = (json_t *)1;
+    assert_int_equal(comet_calibrate_links(other, nl, &lf, NULL, err, sizeof err), -EINVAL);
+    assert_null(lf);
+    free(other);
+    assert_non_null(strstr(err, "no ping-pong or collective records"));
     comet_model_hw_free(&hw);
     comet_model_hw_free(&back);
     comet_bench_records_free(recs, n);

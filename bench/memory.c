@@ -292,6 +292,8 @@ fail:
     return rc;
 }
 
+#define QUICK_MAX_ARRAY (512ull << 20)
+
 int comet_bench_memory_run(
     const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen)
 {
@@ -308,6 +310,15 @@ int comet_bench_memory_run(
      * (STREAM's rule), so the last point is DRAM; --max-bytes caps the
      * total instead. */
     uint64_t max_ws = o->max_bytes ? o->max_bytes : 4 * llc;
+    /* Quick: at most 512 MiB an array. Cloud VMs report the host socket's
+     * L3 (480 MiB on one Xeon here, 1.9 GB arrays, 57 s) while their DRAM
+     * plateau starts far lower (from 256 MiB there); --full keeps 4x LLC. */
+    if (!o->full && !o->max_bytes && max_ws > QUICK_MAX_ARRAY) {
+        comet_util_debug("bench memory: quick: arrays capped at 512 MiB (4x LLC = %.0f MiB; "
+                         "--full or --max-bytes for more)",
+            (double)max_ws / (1 << 20));
+        max_ws = QUICK_MAX_ARRAY;
+    }
     if (max_ws < 4096)
         max_ws = 4096;
     uint64_t op_max[NOPS];

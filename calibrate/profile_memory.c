@@ -120,6 +120,8 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
     double *he = malloc((n + 1) * sizeof(double)), *res = malloc((n + 1) * sizeof(double));
     size_t nh = 0, npts = 0;
     json_t *series = json_array();
+    comet_calibrate_plateau tri_lv[2][MAXLV];
+    int tri_nl[2] = { 0, 0 };
     double lb_gbs = NAN, gb_gbs = NAN, dram_gbs = NAN, gb1_gbs = 0, dram1_gbs = 0;
     if (!he || !res) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
@@ -155,19 +157,37 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
              * one core's L2, global buffer = the LLC with every core, DRAM =
              * the last plateau with every core */
             if (!strcmp(ops[o], "triad")) {
-                if (thr[ti] == 1) {
-                    lb_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l2 / 2);
-                    /* what one core draws from the shared levels */
-                    gb1_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l3 / 2);
-                    dram1_gbs = lv[nl - 1].gbs;
-                }
-                if (thr[ti] == cx->cores) {
-                    gb_gbs = comet_calibrate_plateau_predict(lv, nl, cx->l3 / 2);
-                    dram_gbs = lv[nl - 1].gbs;
-                }
+                memcpy(tri_lv[ti], lv, sizeof lv);
+                tri_nl[ti] = nl;
             }
             sweep_free(&s);
         }
+    /* The LLC the model sees: the probe's, unless the all-core triad already
+     * sits on its last (DRAM) plateau below it. VMs report the host socket's
+     * L3 (480 MiB on one cloud Xeon) while their share ends far lower; the
+     * edge is then taken between the last two plateaus (geometric mean). */
+    const int ta = cx->cores > 1 && tri_nl[1] ? 1 : 0;
+    double llc = cx->l3;
+    const char *llc_src = "probe LLC";
+    if (tri_nl[ta] >= 2 && tri_lv[ta][tri_nl[ta] - 1].from_bytes < cx->l3) {
+        const comet_calibrate_plateau *d = &tri_lv[ta][tri_nl[ta] - 1], *u = d - 1;
+        double edge = sqrt(u->to_bytes * d->from_bytes);
+        if (edge > cx->l2) {
+            llc = edge;
+            llc_src = "measured: where the all-core triad reaches its DRAM plateau, below the "
+                      "probe's LLC";
+        }
+    }
+    if (tri_nl[0] >= 1) {
+        lb_gbs = comet_calibrate_plateau_predict(tri_lv[0], tri_nl[0], cx->l2 / 2);
+        /* what one core draws from the shared levels */
+        gb1_gbs = comet_calibrate_plateau_predict(tri_lv[0], tri_nl[0], llc / 2);
+        dram1_gbs = tri_lv[0][tri_nl[0] - 1].gbs;
+    }
+    if (tri_nl[ta] >= 1 && (ta == 1 || cx->cores == 1)) {
+        gb_gbs = comet_calibrate_plateau_predict(tri_lv[ta], tri_nl[ta], llc / 2);
+        dram_gbs = tri_lv[ta][tri_nl[ta] - 1].gbs;
+    }
     if (!(dram_gbs > 0) || !(lb_gbs > 0)) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "calibrate: no triad sweep at 1 and %d threads in the results (run 'comet bench "
@@ -185,7 +205,7 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
     if (cx->cores < 2 || !(gb1_gbs > 0) || gb1_gbs >= gb_gbs)
         gb1_gbs = 0;
     cx->hw->dram = (comet_model_mem) { cx->dram_bytes, dram_gbs / g, 0, 0, 64, dram1_gbs / g };
-    cx->hw->gb = (comet_model_mem) { cx->l3, gb_gbs / g, 0, 0, 64, gb1_gbs / g };
+    cx->hw->gb = (comet_model_mem) { llc, gb_gbs / g, 0, 0, 64, gb1_gbs / g };
     cx->hw->lb = (comet_model_mem) { cx->l2, lb_gbs / g, 0, 0, 64, 0 };
     json_object_set_new(cx->fits, "memory",
         json_pack("{s:s,s:o,s:{s:{s:f,s:f,s:s},s:{s:f,s:f,s:s},s:{s:f,s:f,s:s}},s:o}", "method",
@@ -193,8 +213,9 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
             "bandwidth the median of its points within +-5%; log-linear between levels",
             "series", series, "model_levels", "local_buffer", "gbs", lb_gbs, "capacity", cx->l2,
             "source", "1-thread triad at L2/2; capacity: probe L2", "global_buffer", "gbs", gb_gbs,
-            "capacity", cx->l3, "source",
-            "all-core triad at LLC/2 (core_bw: 1-thread); capacity: probe LLC", "dram", "gbs",
+            "capacity", llc, "source",
+            "all-core triad at LLC/2 (core_bw: 1-thread); capacity: see capacity_source",
+            "dram", "gbs",
             dram_gbs, "capacity", cx->dram_bytes, "source",
             "all-core triad, last plateau (core_bw: 1-thread triad, last plateau); capacity: "
             "probe memory",
@@ -202,6 +223,9 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
     series = NULL;
     {
         json_t *ml = json_object_get(json_object_get(cx->fits, "memory"), "model_levels");
+        json_t *gbj = json_object_get(ml, "global_buffer");
+        json_object_set_new(gbj, "capacity_source", json_string(llc_src));
+        json_object_set_new(gbj, "probe_capacity", json_real(cx->l3));
         if (gb1_gbs > 0)
             json_object_set_new(
                 json_object_get(ml, "global_buffer"), "core_gbs", json_real(gb1_gbs));

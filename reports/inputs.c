@@ -178,8 +178,14 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
                     snprintf(f->time, sizeof f->time, "%s", rp_str(r[q], "time"));
                     snprintf(f->kind, sizeof f->kind, "%s", rp_str(r[q], "bench"));
                 }
-                if (!in->machine && json_is_object(json_object_get(r[q], "machine")))
-                    in->machine = json_object_get(r[q], "machine");
+                /* the first machine, replaced by one whose PAPI was probed
+                 * (the collectives launcher skips that probe) */
+                const json_t *m = json_object_get(r[q], "machine");
+                if (json_is_object(m)
+                    && (!in->machine
+                        || !strcmp(rp_str(json_object_get(in->machine, "papi"), "status"),
+                            "not probed")))
+                    in->machine = m;
             } else {
                 f->records++;
             }

@@ -256,9 +256,9 @@ int comet_calibrate_links(json_t *const *recs, size_t n, json_t **fits,
     comet_calibrate_err_stats(cx.coll_err, cx.ncoll_err, &cx.sum.coll_med, &cx.sum.coll_p90);
     cx.sum.coll_heldout = cx.ncoll_err;
     json_object_set_new(cx.fits, "heldout_summary",
-        json_pack("{s:{s:I,s:o,s:o}}", "collective_time", "points",
-            (json_int_t)cx.sum.coll_heldout, "median_rel_err", cal_jreal(cx.sum.coll_med),
-            "p90_rel_err", cal_jreal(cx.sum.coll_p90)));
+        json_pack("{s:{s:I,s:o,s:o}}", "collective_time", "points", (json_int_t)cx.sum.coll_heldout,
+            "median_rel_err", cal_jreal(cx.sum.coll_med), "p90_rel_err",
+            cal_jreal(cx.sum.coll_p90)));
     if (sum)
         *sum = cx.sum;
     *fits = cx.fits;

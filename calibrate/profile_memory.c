@@ -214,9 +214,8 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
             "series", series, "model_levels", "local_buffer", "gbs", lb_gbs, "capacity", cx->l2,
             "source", "1-thread triad at L2/2; capacity: probe L2", "global_buffer", "gbs", gb_gbs,
             "capacity", llc, "source",
-            "all-core triad at LLC/2 (core_bw: 1-thread); capacity: see capacity_source",
-            "dram", "gbs",
-            dram_gbs, "capacity", cx->dram_bytes, "source",
+            "all-core triad at LLC/2 (core_bw: 1-thread); capacity: see capacity_source", "dram",
+            "gbs", dram_gbs, "capacity", cx->dram_bytes, "source",
             "all-core triad, last plateau (core_bw: 1-thread triad, last plateau); capacity: "
             "probe memory",
             "heldout", cal_err_json(he, nh, "pooled over the sweeps (time of one pass)")));

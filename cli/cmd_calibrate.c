@@ -168,8 +168,7 @@ int comet_cmd_calibrate(int argc, char **argv)
     static const struct option longopts[] = { { "quick", no_argument, NULL, 0x2001 },
         { "full", no_argument, NULL, 0x2002 }, { "from", required_argument, NULL, 0x2003 },
         { "foreign-ok", no_argument, NULL, 0x2004 }, { "links-only", no_argument, NULL, 0x2005 },
-        COMET_CLI_GLOBAL_LONGOPTS,
-        { NULL, 0, NULL, 0 } };
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *from[MAXFROM];
     size_t nfrom = 0;

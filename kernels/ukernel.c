@@ -96,6 +96,18 @@ __attribute__((target("avx2,fma"))) static void tile_6x16(size_t mr, size_t nr, 
 #endif
 
 #if defined(__x86_64__)
+/* A 32-column tile staged in tmp (edge or accumulate) lands in C. */
+static void tile32_put(size_t mr, size_t nr, const float *tmp, float *C, size_t ldc, int acc)
+{
+    for (size_t i = 0; i < mr; i++) {
+        if (acc)
+            for (size_t j = 0; j < nr; j++)
+                C[i * ldc + j] += tmp[i * 2 * UK_NR + j];
+        else
+            memcpy(C + i * ldc, tmp + i * 2 * UK_NR, nr * sizeof(float));
+    }
+}
+
 /* AVX-512 tile over two adjacent 16-column panels: 6x32 of C in 12 zmm
  * accumulators, same packed layout as the AVX2 path (so one packing serves
  * both). Rows past mr re-read row mr-1; partial tiles go through a buffer. */
@@ -146,14 +158,8 @@ __attribute__((target("avx512f"))) static void tile_6x32(size_t mr, size_t nr, s
     _mm512_storeu_ps(D + 4 * ld + 16, _mm512_mul_ps(c41, al));
     _mm512_storeu_ps(D + 5 * ld, _mm512_mul_ps(c50, al));
     _mm512_storeu_ps(D + 5 * ld + 16, _mm512_mul_ps(c51, al));
-    if (acc) {
-        for (size_t i = 0; i < mr; i++)
-            for (size_t j = 0; j < nr; j++)
-                C[i * ldc + j] += tmp[i * 2 * UK_NR + j];
-    } else if (!full) {
-        for (size_t i = 0; i < mr; i++)
-            memcpy(C + i * ldc, tmp + i * 2 * UK_NR, nr * sizeof(float));
-    }
+    if (acc || !full)
+        tile32_put(mr, nr, tmp, C, ldc, acc);
 }
 
 /* AVX-512 tile of 12 rows over two 16-column panels: 24 of the 32 zmm
@@ -193,14 +199,8 @@ __attribute__((target("avx512f"))) static void tile_12x32(size_t mr, size_t nr, 
         _mm512_storeu_ps(D + i * ld, _mm512_mul_ps(c[i][0], al));
         _mm512_storeu_ps(D + i * ld + 16, _mm512_mul_ps(c[i][1], al));
     }
-    if (acc) {
-        for (size_t i = 0; i < mr; i++)
-            for (size_t j = 0; j < nr; j++)
-                C[i * ldc + j] += tmp[i * 2 * UK_NR + j];
-    } else if (!full) {
-        for (size_t i = 0; i < mr; i++)
-            memcpy(C + i * ldc, tmp + i * 2 * UK_NR, nr * sizeof(float));
-    }
+    if (acc || !full)
+        tile32_put(mr, nr, tmp, C, ldc, acc);
 }
 #endif
 
@@ -255,8 +255,8 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
                 for (; p < p1; p++) { /* an odd last panel: two 6-row tiles */
                     size_t j0 = p * UK_NR, nr = N - j0 < UK_NR ? N - j0 : UK_NR;
                     for (size_t h = 0; h < mr2; h += UK_MR)
-                        tile_6x16(mr2 - h < UK_MR ? mr2 - h : UK_MR, nr, K, A + (i0 + h) * lda,
-                            lda, Bp + p * pstride, C + (i0 + h) * ldc + j0, ldc, alpha, accumulate);
+                        tile_6x16(mr2 - h < UK_MR ? mr2 - h : UK_MR, nr, K, A + (i0 + h) * lda, lda,
+                            Bp + p * pstride, C + (i0 + h) * ldc + j0, ldc, alpha, accumulate);
                 }
                 i0 += UK_MR; /* the loop adds the other 6 */
                 continue;

@@ -183,8 +183,8 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
                 const json_t *m = json_object_get(r[q], "machine");
                 if (json_is_object(m)
                     && (!in->machine
-                        || !strcmp(rp_str(json_object_get(in->machine, "papi"), "status"),
-                            "not probed")))
+                        || !strcmp(
+                            rp_str(json_object_get(in->machine, "papi"), "status"), "not probed")))
                     in->machine = m;
             } else {
                 f->records++;

@@ -76,8 +76,8 @@ static void test_veth(void **s)
     double bw = json_number_value(
         json_object_get(json_array_get(segs, json_array_size(segs) - 1), "bandwidth_GBs"));
     assert_true(bw > 0);
-    printf("# fitted link bandwidth (large-message segment): %.4f GB/s = %.1f%% of the rate\n",
-        bw, 100 * bw / 0.125);
+    printf("# fitted link bandwidth (large-message segment): %.4f GB/s = %.1f%% of the rate\n", bw,
+        100 * bw / 0.125);
     json_decref(prof);
 }
 

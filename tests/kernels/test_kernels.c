@@ -319,9 +319,8 @@ static void test_gemm_only(void **st)
             void *ws = malloc(wsb);
             for (size_t i = 0; i < M * N; i++)
                 Y[i] = -7.0f;
-            assert_int_equal(comet_kernels_gemm_softmax(
-                                 COMET_KERNELS_FUSED, M, N, K, A, B, Y, &p, ws, wsb),
-                0);
+            assert_int_equal(
+                comet_kernels_gemm_softmax(COMET_KERNELS_FUSED, M, N, K, A, B, Y, &p, ws, wsb), 0);
             size_t worst = 0;
             /* products cancel towards 0: the absolute floor is the error
              * bound on sum |a b| <= 0.125 K */

@@ -250,8 +250,8 @@ static int vec_valid(const vec_ctx *v)
         size_t i = idx[k];
         double x = v->x[i], ref;
         switch (v->op) {
-        case V_EXP:
-            ref = exp(x);
+        case V_EXP: /* the softmax form: exp(x - s) */
+            ref = exp((double)(float)(v->x[i] - v->s));
             break;
         case V_SUB:
             ref = x - v->s;

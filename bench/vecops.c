@@ -1,7 +1,8 @@
 /* The vector ops the memory bench times (float32): exp, max, sum, sub, div,
- * mul, sqrt, with an AVX2 path chosen at run time and a portable fallback.
- * These give the per-element costs the model's SIMD unit needs; exp is the
- * kernels library's own. */
+ * mul, sqrt, at the vector width the kernels' row passes use on this CPU
+ * (AVX-512, else AVX2, chosen at run time) and a portable fallback. These
+ * give the per-element costs the model's SIMD unit needs; exp is the kernels
+ * library's own softmax exponential, exp(x - s) after the row max. */
 #include "bench_internal.h"
 #include "comet_kernels.h"
 
@@ -11,6 +12,8 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+
 static int have_avx2(void)
 {
     static int v = -1;
@@ -19,9 +22,15 @@ static int have_avx2(void)
     return v;
 }
 
+/* the kernels' own switch (COMET_KERNELS_NO_AVX512 included) */
+static int have_avx512(void)
+{
+    return comet_kernels_have_avx512();
+}
+
 const char *bench_vecop_impl(void)
 {
-    return have_avx2() ? "avx2" : "scalar";
+    return have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar";
 }
 
 AVX2 static int vecop_avx2(int op, const float *x, float *y, size_t n, float s, float *red)
@@ -31,8 +40,9 @@ AVX2 static int vecop_avx2(int op, const float *x, float *y, size_t n, float s, 
     switch (op) {
     case BENCH_VEXP:
         /* the exp the kernels run (kernels/vmath.c), not a copy of it: the
-         * profile's exp cost is then the cost the fused epilogues pay */
-        comet_kernels_vexp(x, y, n);
+         * profile's exp cost is then the cost the row passes and fused
+         * epilogues pay */
+        comet_kernels_vexp_shifted(x, y, n, s);
         return 0;
     case BENCH_VMAX:
     case BENCH_VSUM: {
@@ -98,13 +108,77 @@ AVX2 static int vecop_avx2(int op, const float *x, float *y, size_t n, float s, 
     }
 }
 
+AVX512 static int vecop_avx512(int op, const float *x, float *y, size_t n, float s, float *red)
+{
+    size_t i = 0;
+    const __m512 vs = _mm512_set1_ps(s);
+    switch (op) {
+    case BENCH_VEXP:
+        comet_kernels_vexp_shifted(x, y, n, s);
+        return 0;
+    case BENCH_VMAX:
+    case BENCH_VSUM: {
+        int mx = op == BENCH_VMAX;
+        __m512 init = mx ? _mm512_set1_ps(-INFINITY) : _mm512_setzero_ps();
+        __m512 a0 = init, a1 = init, a2 = init, a3 = init;
+        for (; i + 64 <= n; i += 64) {
+            __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+            __m512 v2 = _mm512_loadu_ps(x + i + 32), v3 = _mm512_loadu_ps(x + i + 48);
+            if (mx) {
+                a0 = _mm512_max_ps(v0, a0);
+                a1 = _mm512_max_ps(v1, a1);
+                a2 = _mm512_max_ps(v2, a2);
+                a3 = _mm512_max_ps(v3, a3);
+            } else {
+                a0 = _mm512_add_ps(a0, v0);
+                a1 = _mm512_add_ps(a1, v1);
+                a2 = _mm512_add_ps(a2, v2);
+                a3 = _mm512_add_ps(a3, v3);
+            }
+        }
+        float t[4][16];
+        _mm512_storeu_ps(t[0], a0);
+        _mm512_storeu_ps(t[1], a1);
+        _mm512_storeu_ps(t[2], a2);
+        _mm512_storeu_ps(t[3], a3);
+        float r = mx ? -INFINITY : 0;
+        for (int k = 0; k < 4; k++)
+            for (int j = 0; j < 16; j++)
+                r = mx ? ((t[k][j] > r || t[k][j] != t[k][j]) ? t[k][j] : r) : r + t[k][j];
+        for (; i < n; i++)
+            r = mx ? ((x[i] > r || x[i] != x[i]) ? x[i] : r) : r + x[i];
+        *red = r;
+        return 0;
+    }
+    case BENCH_VSUB:
+    case BENCH_VDIV:
+    case BENCH_VMUL:
+    case BENCH_VSQRT:
+        for (; i + 16 <= n; i += 16) {
+            __m512 v = _mm512_loadu_ps(x + i);
+            v = op == BENCH_VSUB   ? _mm512_sub_ps(v, vs)
+                : op == BENCH_VDIV ? _mm512_div_ps(v, vs)
+                : op == BENCH_VMUL ? _mm512_mul_ps(v, vs)
+                                   : _mm512_sqrt_ps(v);
+            _mm512_storeu_ps(y + i, v);
+        }
+        for (; i < n; i++)
+            y[i] = op == BENCH_VSUB ? x[i] - s
+                : op == BENCH_VDIV  ? x[i] / s
+                : op == BENCH_VMUL  ? x[i] * s
+                                    : sqrtf(x[i]);
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
 static int vecop_scalar(int op, const float *x, float *y, size_t n, float s, float *red)
 {
     float r;
     switch (op) {
     case BENCH_VEXP:
-        for (size_t i = 0; i < n; i++)
-            y[i] = expf(x[i]);
+        comet_kernels_vexp_shifted(x, y, n, s);
         return 0;
     case BENCH_VMAX:
         r = -INFINITY;
@@ -144,5 +218,7 @@ int bench_vecop(int op, const float *x, float *y, size_t n, float s, float *red)
     float dummy;
     if (!red)
         red = &dummy;
+    if (have_avx512())
+        return vecop_avx512(op, x, y, n, s, red);
     return have_avx2() ? vecop_avx2(op, x, y, n, s, red) : vecop_scalar(op, x, y, n, s, red);
 }

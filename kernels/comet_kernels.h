@@ -127,10 +127,22 @@ int comet_kernels_variant_parse(const char *name, comet_kernels_variant *v);
  * it, else libm. Max relative error: see comet_kernels_exp_max_rel_error().
  */
 void comet_kernels_vexp(const float *x, float *y, size_t n);
+
+/**
+ * Vectorized y[i] = exp(x[i] - shift) for x[i] <= shift (in place allowed):
+ * softmax's exponential after its row max, through the same exp the row
+ * passes and fused epilogues run (AVX-512 or AVX2+FMA when the CPU has it,
+ * else libm), with the error bound of comet_kernels_exp_max_rel_error().
+ * x[i] > shift gives 1 (the argument is clamped to 0); NaN gives NaN.
+ */
+void comet_kernels_vexp_shifted(const float *x, float *y, size_t n, float shift);
 /** The stated bound on the vectorized exp's relative error (normal results). */
 double comet_kernels_exp_max_rel_error(void);
 /** 1 if the AVX2+FMA paths are in use, 0 for the portable fallback. */
 int comet_kernels_have_avx2(void);
+/** 1 if the AVX-512 paths are in use (the CPU has AVX-512F, COMET_KERNELS_NO_AVX512
+ *  is unset and the portable fallback is not forced), else 0. */
+int comet_kernels_have_avx512(void);
 /** Forces the portable fallback (1) or auto-detection (0); for tests. */
 void comet_kernels_force_portable(int on);
 

@@ -53,6 +53,11 @@ int comet_kernels_have_avx2(void)
     return kern_use_avx2();
 }
 
+int comet_kernels_have_avx512(void)
+{
+    return kern_use_avx512();
+}
+
 double comet_kernels_exp_max_rel_error(void)
 {
     /* Measured by tests/kernels over [-87.3, 88.7] against exp() in double:
@@ -136,6 +141,25 @@ AVX2 static void vexp_avx2(const float *x, float *y, size_t n)
         memcpy(tx, x + i, (n - i) * sizeof(float));
         _mm256_storeu_ps(ty, exp8(_mm256_loadu_ps(tx)));
         memcpy(y + i, ty, (n - i) * sizeof(float));
+    }
+}
+
+/* exp(x - shift) for x <= shift: the softmax form, through the cheaper
+ * exp8_nonpos the row passes use. Larger x are clamped to exp(0); NaN
+ * passes through. */
+AVX2 static void vexps_avx2(const float *x, float *y, size_t n, float shift)
+{
+    const __m256 sh = _mm256_set1_ps(shift), z = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 t = _mm256_sub_ps(_mm256_loadu_ps(x + i), sh);
+        __m256 nan = _mm256_cmp_ps(t, t, _CMP_UNORD_Q);
+        __m256 e = exp8_nonpos(_mm256_min_ps(t, z));
+        _mm256_storeu_ps(y + i, _mm256_blendv_ps(e, t, nan));
+    }
+    for (; i < n; i++) {
+        float t = x[i] - shift;
+        y[i] = t > 0 ? 1.0f : expf(t);
     }
 }
 
@@ -471,6 +495,23 @@ AVX512 static inline __m512 exp16_nonpos(__m512 t)
     return _mm512_castsi512_ps(_mm512_maskz_add_epi32((__mmask16)~tiny, _mm512_castps_si512(p), e));
 }
 
+/* vexps_avx2 on 16 lanes (exp16_nonpos, the AVX-512 row passes' exp). */
+AVX512 static void vexps_avx512(const float *x, float *y, size_t n, float shift)
+{
+    const __m512 sh = _mm512_set1_ps(shift), z = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 t = _mm512_sub_ps(_mm512_loadu_ps(x + i), sh);
+        __mmask16 nan = _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q);
+        __m512 e = exp16_nonpos(_mm512_min_ps(t, z));
+        _mm512_storeu_ps(y + i, _mm512_mask_blend_ps(nan, e, t));
+    }
+    for (; i < n; i++) {
+        float t = x[i] - shift;
+        y[i] = t > 0 ? 1.0f : expf(t);
+    }
+}
+
 static inline __mmask16 tail_mask(size_t r)
 {
     return (__mmask16)((1u << r) - 1u);
@@ -801,6 +842,26 @@ void comet_kernels_vexp(const float *x, float *y, size_t n)
 #endif
     for (size_t i = 0; i < n; i++)
         y[i] = expf(x[i]);
+}
+
+void comet_kernels_vexp_shifted(const float *x, float *y, size_t n, float shift)
+{
+    if (!x || !y)
+        return;
+#ifdef KERN_X86
+    if (kern_use_avx512()) {
+        vexps_avx512(x, y, n, shift);
+        return;
+    }
+    if (kern_use_avx2()) {
+        vexps_avx2(x, y, n, shift);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++) {
+        float t = x[i] - shift;
+        y[i] = t > 0 ? 1.0f : expf(t);
+    }
 }
 
 static float row_max_scaled(const float *x, size_t n, float scale, int *has_nan)

@@ -371,6 +371,39 @@ static void test_exp_error(void **st)
 
 /* The softmax epilogue's exp (arguments <= 0, flush below the smallest
  * normal): relative error on normal results, exact 0 for -inf, and the sum. */
+/* exp(x - shift), the softmax form: error bound over the whole non-positive
+ * range, above-shift clamp, NaN, a tail shorter than a vector */
+static void test_exp_shifted(void **st)
+{
+    (void)st;
+    double worst = 0;
+    size_t n = (1 << 20) + 5;
+    const float shift = 1.5f;
+    float *x = malloc(n * 4), *y = malloc(n * 4);
+    for (size_t i = 0; i < n; i++)
+        x[i] = shift - 87.3f * (float)i / (float)(n - 1);
+    comet_kernels_vexp_shifted(x, y, n, shift);
+    for (size_t i = 0; i < n; i++) {
+        double r = exp((double)(x[i] - shift)); /* the subtraction is exact here or rounds once */
+        double e = fabs(y[i] - r) / r;
+        if (e > worst)
+            worst = e;
+    }
+    printf("# vexp_shifted max relative error over [-87.3, 0]: %.3g (stated bound %.3g)\n", worst,
+        comet_kernels_exp_max_rel_error());
+    assert_true(worst <= comet_kernels_exp_max_rel_error());
+    float sp[19] = { NAN, 3.0f, 1.5f, -INFINITY, 0.5f }, so[19];
+    for (int i = 5; i < 19; i++)
+        sp[i] = i % 2 ? NAN : 2.0f; /* the vector path and the tail */
+    comet_kernels_vexp_shifted(sp, so, 19, 1.5f);
+    assert_true(isnan(so[0]) && so[1] == 1.0f && so[2] == 1.0f && so[3] == 0.0f);
+    assert_true(fabs(so[4] - exp(-1.0)) <= 1e-6);
+    for (int i = 5; i < 19; i++)
+        assert_true(i % 2 ? isnan(so[i]) : so[i] == 1.0f);
+    free(x);
+    free(y);
+}
+
 static void test_softmax_exp_error(void **st)
 {
     (void)st;
@@ -561,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_fused_equals_unfused),
         cmocka_unit_test(test_gemm_only),
         cmocka_unit_test(test_exp_error),
+        cmocka_unit_test(test_exp_shifted),
         cmocka_unit_test(test_softmax_exp_error),
         cmocka_unit_test(test_row_passes_paths),
         cmocka_unit_test(test_invalid_args),

@@ -33,6 +33,17 @@ const char *bench_vecop_impl(void)
     return have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar";
 }
 
+/* The accumulators' lanes, then the tail, into one max (NaN kept) or sum. */
+static float fold(const float *t, size_t nt, const float *x, size_t n, int mx)
+{
+    float r = mx ? -INFINITY : 0;
+    for (size_t j = 0; j < nt + n; j++) {
+        float v = j < nt ? t[j] : x[j - nt];
+        r = mx ? ((v > r || v != v) ? v : r) : r + v;
+    }
+    return r;
+}
+
 AVX2 static int vecop_avx2(int op, const float *x, float *y, size_t n, float s, float *red)
 {
     size_t i = 0;
@@ -65,18 +76,12 @@ AVX2 static int vecop_avx2(int op, const float *x, float *y, size_t n, float s, 
                 a3 = _mm256_add_ps(a3, v3);
             }
         }
-        float t[4][8];
-        _mm256_storeu_ps(t[0], a0);
-        _mm256_storeu_ps(t[1], a1);
-        _mm256_storeu_ps(t[2], a2);
-        _mm256_storeu_ps(t[3], a3);
-        float r = mx ? -INFINITY : 0;
-        for (int k = 0; k < 4; k++)
-            for (int j = 0; j < 8; j++)
-                r = mx ? ((t[k][j] > r || t[k][j] != t[k][j]) ? t[k][j] : r) : r + t[k][j];
-        for (; i < n; i++)
-            r = mx ? ((x[i] > r || x[i] != x[i]) ? x[i] : r) : r + x[i];
-        *red = r;
+        float t[32];
+        _mm256_storeu_ps(t, a0);
+        _mm256_storeu_ps(t + 8, a1);
+        _mm256_storeu_ps(t + 16, a2);
+        _mm256_storeu_ps(t + 24, a3);
+        *red = fold(t, 32, x + i, n - i, mx);
         return 0;
     }
     case BENCH_VSUB:
@@ -136,18 +141,12 @@ AVX512 static int vecop_avx512(int op, const float *x, float *y, size_t n, float
                 a3 = _mm512_add_ps(a3, v3);
             }
         }
-        float t[4][16];
-        _mm512_storeu_ps(t[0], a0);
-        _mm512_storeu_ps(t[1], a1);
-        _mm512_storeu_ps(t[2], a2);
-        _mm512_storeu_ps(t[3], a3);
-        float r = mx ? -INFINITY : 0;
-        for (int k = 0; k < 4; k++)
-            for (int j = 0; j < 16; j++)
-                r = mx ? ((t[k][j] > r || t[k][j] != t[k][j]) ? t[k][j] : r) : r + t[k][j];
-        for (; i < n; i++)
-            r = mx ? ((x[i] > r || x[i] != x[i]) ? x[i] : r) : r + x[i];
-        *red = r;
+        float t[64];
+        _mm512_storeu_ps(t, a0);
+        _mm512_storeu_ps(t + 16, a1);
+        _mm512_storeu_ps(t + 32, a2);
+        _mm512_storeu_ps(t + 48, a3);
+        *red = fold(t, 64, x + i, n - i, mx);
         return 0;
     }
     case BENCH_VSUB:

@@ -65,6 +65,16 @@ double comet_kernels_exp_max_rel_error(void)
     return 3.0 * 5.96e-8 * 2.0;
 }
 
+/* exp(x - shift) for elements i0..n-1, scalar: the vector paths' tails and
+ * the portable fallback. */
+static void vexps_scalar(const float *x, float *y, size_t i0, size_t n, float shift)
+{
+    for (size_t i = i0; i < n; i++) {
+        float t = x[i] - shift;
+        y[i] = t > 0 ? 1.0f : expf(t);
+    }
+}
+
 #ifdef KERN_X86
 #define AVX2 __attribute__((target("avx2,fma")))
 
@@ -157,10 +167,7 @@ AVX2 static void vexps_avx2(const float *x, float *y, size_t n, float shift)
         __m256 e = exp8_nonpos(_mm256_min_ps(t, z));
         _mm256_storeu_ps(y + i, _mm256_blendv_ps(e, t, nan));
     }
-    for (; i < n; i++) {
-        float t = x[i] - shift;
-        y[i] = t > 0 ? 1.0f : expf(t);
-    }
+    vexps_scalar(x, y, i, n, shift);
 }
 
 AVX2 static float hmax8(__m256 v)
@@ -506,10 +513,7 @@ AVX512 static void vexps_avx512(const float *x, float *y, size_t n, float shift)
         __m512 e = exp16_nonpos(_mm512_min_ps(t, z));
         _mm512_storeu_ps(y + i, _mm512_mask_blend_ps(nan, e, t));
     }
-    for (; i < n; i++) {
-        float t = x[i] - shift;
-        y[i] = t > 0 ? 1.0f : expf(t);
-    }
+    vexps_scalar(x, y, i, n, shift);
 }
 
 static inline __mmask16 tail_mask(size_t r)
@@ -858,10 +862,7 @@ void comet_kernels_vexp_shifted(const float *x, float *y, size_t n, float shift)
         return;
     }
 #endif
-    for (size_t i = 0; i < n; i++) {
-        float t = x[i] - shift;
-        y[i] = t > 0 ? 1.0f : expf(t);
-    }
+    vexps_scalar(x, y, 0, n, shift);
 }
 
 static float row_max_scaled(const float *x, size_t n, float scale, int *has_nan)

@@ -305,5 +305,27 @@ fail:
 int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
 {
     int rc = fit_grid(cx, recs, n, 0, err, errlen);
-    return rc ? rc : fit_grid(cx, recs, n, 1, err, errlen);
+    if (rc || (rc = fit_grid(cx, recs, n, 1, err, errlen)) || !cx->hw->fused_grid.nt)
+        return rc;
+    /* The fused kernels' micro-tile (kernels/ukernel.c): 12 rows with a
+     * 6-row edge where they ran AVX-512, else 6. Which ISA they ran is the
+     * vector-op records' variant (the kernels' own switch, so
+     * COMET_KERNELS_NO_AVX512 at measuring time is seen). */
+    int avx512 = 0, seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *k = comet_util_jstr(recs[i], "kind"), *v = comet_util_jstr(recs[i], "variant");
+        if (k && v && !strcmp(k, "vecop")) {
+            seen = 1;
+            avx512 |= !strcmp(v, "avx512");
+        }
+    }
+    cx->hw->fused_micro_rows = avx512 ? 12 : 6;
+    cx->hw->fused_micro_edge = 6;
+    json_t *fg = json_object_get(cx->fits, "fused_gemm");
+    if (json_is_object(fg))
+        json_object_set_new(fg, "micro_tile",
+            json_pack("{s:i,s:i,s:s}", "rows", avx512 ? 12 : 6, "edge", 6, "source",
+                seen ? "vector-op records' ISA (12-row tiles with AVX-512, else 6)"
+                     : "no vector-op records: 6-row tiles assumed"));
+    return 0;
 }

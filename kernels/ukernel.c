@@ -68,6 +68,17 @@ __attribute__((target("avx2,fma"))) static void tile_6x16(size_t mr, size_t nr, 
         c51 = _mm256_fmadd_ps(a, b1, c51);
     }
     __m256 al = _mm256_set1_ps(alpha);
+    if (acc && mr == UK_MR && nr == UK_NR) { /* whole tile: C += alpha c in vectors */
+        __m256 cc[UK_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
+            { c40, c41 }, { c50, c51 } };
+#pragma GCC unroll 6
+        for (int i = 0; i < UK_MR; i++) {
+            float *ci = C + i * ldc;
+            _mm256_storeu_ps(ci, _mm256_fmadd_ps(cc[i][0], al, _mm256_loadu_ps(ci)));
+            _mm256_storeu_ps(ci + 8, _mm256_fmadd_ps(cc[i][1], al, _mm256_loadu_ps(ci + 8)));
+        }
+        return;
+    }
     float tmp[UK_MR * UK_NR];
     int full = mr == UK_MR && nr == UK_NR && !acc;
     float *D = full ? C : tmp;
@@ -142,6 +153,17 @@ __attribute__((target("avx512f"))) static void tile_6x32(size_t mr, size_t nr, s
         c51 = _mm512_fmadd_ps(a, b1, c51);
     }
     __m512 al = _mm512_set1_ps(alpha);
+    if (acc && mr == UK_MR && nr == 2 * UK_NR) { /* whole tile: C += alpha c in vectors */
+        __m512 cc[UK_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
+            { c40, c41 }, { c50, c51 } };
+#pragma GCC unroll 6
+        for (int i = 0; i < UK_MR; i++) {
+            float *ci = C + i * ldc;
+            _mm512_storeu_ps(ci, _mm512_fmadd_ps(cc[i][0], al, _mm512_loadu_ps(ci)));
+            _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(cc[i][1], al, _mm512_loadu_ps(ci + 16)));
+        }
+        return;
+    }
     float tmp[UK_MR * 2 * UK_NR];
     int full = mr == UK_MR && nr == 2 * UK_NR && !acc;
     float *D = full ? C : tmp;
@@ -190,6 +212,15 @@ __attribute__((target("avx512f"))) static void tile_12x32(size_t mr, size_t nr, 
         }
     }
     __m512 al = _mm512_set1_ps(alpha);
+    if (acc && mr == UK_MR2 && nr == 2 * UK_NR) { /* whole tile: C += alpha c in vectors */
+#pragma GCC unroll 12
+        for (int i = 0; i < UK_MR2; i++) {
+            float *ci = C + i * ldc;
+            _mm512_storeu_ps(ci, _mm512_fmadd_ps(c[i][0], al, _mm512_loadu_ps(ci)));
+            _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(c[i][1], al, _mm512_loadu_ps(ci + 16)));
+        }
+        return;
+    }
     float tmp[UK_MR2 * 2 * UK_NR];
     int full = mr == UK_MR2 && nr == 2 * UK_NR && !acc;
     float *D = full ? C : tmp;

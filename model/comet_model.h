@@ -155,6 +155,11 @@ typedef struct comet_model_hw {
     comet_model_grid fused_grid; /**< efficiency of the fused kernels' own GEMM (gemm.fused_grid;
                                       nt == 0: absent, fused mappings use grid) */
     double mac_pj; /**< pJ per MAC */
+    /** Fused CPU kernels: rows of the GEMM micro-tile (gemm.fused_micro_rows; 0 =
+     *  not modelled) and of its edge tile (gemm.fused_micro_edge; 0 = the same).
+     *  A row block of m rows computes floor(m/rows) tiles plus one edge tile
+     *  (edge rows if the rest fits, else rows): a short block wastes lanes. */
+    double fused_micro_rows, fused_micro_edge;
     int simd_width; /**< vector lanes */
     double vop_cycles[COMET_MODEL_NVOP]; /**< cycles per vector instruction */
     double vop_pj[COMET_MODEL_NVOP]; /**< pJ per element op */
@@ -228,6 +233,14 @@ int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nod
     const comet_model_net *net, comet_model_hw *out);
 /** GEMM efficiency at (M, N, K, threads) from the grid or the flat value. */
 double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double threads);
+/**
+ * Work factor of the fused kernels' GEMM on a row block of m rows (>= 1):
+ * rows the micro-tiles compute over m (gemm.fused_micro_rows / _edge; 1
+ * when not modelled). E.g. 12-row tiles with a 6-row edge: m = 8 -> 1.5,
+ * m = 16 -> 1.125, m = 60 or 66 -> 1.
+ */
+double comet_model_micro_tile_factor(const comet_model_hw *hw, double m);
+
 /**
  * Efficiency of the fused kernels' own GEMM at the whole problem's (M, N, K,
  * threads): gemm.fused_grid when the description has one, else as

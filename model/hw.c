@@ -447,8 +447,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         goto fail;
     }
 
-    static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
-        "efficiency", "mac_pj", "grid", "fused_grid", NULL };
+    static const char *const gk[]
+        = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle", "efficiency", "mac_pj",
+              "grid", "fused_grid", "fused_micro_rows", "fused_micro_edge", NULL };
     if ((rc = need_map(d, "gemm", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
         || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
@@ -472,6 +473,14 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     }
     NUM(sec, "efficiency", 1.0, 1e-4, 1.0, hw->gemm_eff);
     NUM(sec, "mac_pj", 0, 0, 1e6, hw->mac_pj);
+    NUM(sec, "fused_micro_rows", 0, 0, 1024, hw->fused_micro_rows);
+    NUM(sec, "fused_micro_edge", 0, 0, 1024, hw->fused_micro_edge);
+    if (hw->fused_micro_edge > hw->fused_micro_rows) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: gemm 'fused_micro_edge' exceeds 'fused_micro_rows'",
+            comet_util_doc_where(comet_util_doc_get(sec, "fused_micro_edge"), w, sizeof w));
+        goto fail;
+    }
     if ((sub = comet_util_doc_get(sec, "grid")) != NULL) {
         if (sub->kind != COMET_DOC_MAP) {
             rc = comet_util_seterr(err, errlen, -EINVAL, "%s: 'grid' must be a map",
@@ -618,6 +627,10 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     }
     json_object_set_new(g, "efficiency", json_real(hw->gemm_eff));
     json_object_set_new(g, "mac_pj", json_real(hw->mac_pj));
+    if (hw->fused_micro_rows > 0) {
+        json_object_set_new(g, "fused_micro_rows", json_real(hw->fused_micro_rows));
+        json_object_set_new(g, "fused_micro_edge", json_real(hw->fused_micro_edge));
+    }
     for (int w = 0; w < 2; w++) {
         const comet_model_grid *gr = w ? &hw->fused_grid : &hw->grid;
         if (!gr->values)

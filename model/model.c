@@ -89,6 +89,16 @@ typedef struct vcost {
     int n_mn; /* basic ops over the rows x N intermediate (op-by-op passes) */
 } vcost;
 
+double comet_model_micro_tile_factor(const comet_model_hw *hw, double m)
+{
+    const double mr = hw->fused_micro_rows;
+    if (!(mr > 0) || !(m >= 1))
+        return 1;
+    const double edge = hw->fused_micro_edge > 0 ? hw->fused_micro_edge : mr;
+    const double full = floor(m / mr), rest = m - full * mr;
+    return (full * mr + (rest <= 0 ? 0 : rest <= edge ? edge : mr)) / m;
+}
+
 static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
 {
     const double *c = hw->vop_cycles, *e = hw->vop_pj, w = hw->simd_width > 0 ? hw->simd_width : 1;
@@ -311,6 +321,9 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
                                    : comet_model_gemm_eff(hw, pb->lq, pb->d, N, thr);
         tg += gemm_cycles(hw, mcore, pb->d, ncore * cf, eff2);
     }
+    /* each core runs its own block of mcore rows through the micro-tiles */
+    if (mp->fused && !mp->blas_gemm && !hw->systolic)
+        tg *= comet_model_micro_tile_factor(hw, mcore);
     const double elems_core = mcore * cdiv(nfin, mp->ks_n) * cf;
     double tv
         = elems_core * vc.per_elem + mcore * vc.per_row + mcore * (att ? pb->d : 0) * vc.per_out;
@@ -696,6 +709,14 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             "  gemm    = steps x folds x (2R + C + m_core - 2), R=%d C=%d arrays=%d  -> %.0f "
             "cycles\n",
             hw->sa_rows, hw->sa_cols, hw->sa_arrays, r.t_gemm);
+    else if (mp->fused && !mp->blas_gemm && hw->fused_micro_rows > 0)
+        fprintf(fp,
+            "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K)) x micro-tile rows "
+            "computed / rows of a core's block (%.0f-row tiles, %.0f-row edge: x %.3f)  -> %.0f "
+            "cycles\n",
+            hw->peak_flops, hw->fused_micro_rows,
+            hw->fused_micro_edge > 0 ? hw->fused_micro_edge : hw->fused_micro_rows,
+            comet_model_micro_tile_factor(hw, ceil(tm / mp->ks_m)), r.t_gemm);
     else
         fprintf(fp,
             "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K))  -> %.0f cycles\n",

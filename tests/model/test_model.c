@@ -586,6 +586,59 @@ static void test_cpu_levels_and_beta(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* The fused kernels' micro-tile: hand-computed factors, the fused GEMM term
+ * scaled by it (and the unfused one not), and the loader's checks. */
+static void test_micro_tile(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], buf[2048];
+    comet_model_hw hw;
+    snprintf(buf, sizeof buf, "%s", cpu_hw);
+    char *g = strstr(buf, "efficiency: 1}");
+    assert_non_null(g);
+    snprintf(g, sizeof buf - (size_t)(g - buf), "%s",
+        "efficiency: 1, fused_micro_rows: 12, fused_micro_edge: 6}\n"
+        "vector:\n  width: 1\n  cycles: {add: 1e-6, mul: 1e-6, div: 1e-6, exp: 1e-6, "
+        "max: 1e-6, sqrt: 1e-6}\n");
+    if (comet_model_hw_parse("mt.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    /* 12-row tiles, 6-row edge: 8 -> 12/8, 16 -> 18/16, 31 -> 36/31, 30, 60, 66 -> 1 */
+    assert_true(fabs(comet_model_micro_tile_factor(&hw, 8) - 1.5) < 1e-12);
+    assert_true(fabs(comet_model_micro_tile_factor(&hw, 16) - 18.0 / 16) < 1e-12);
+    assert_true(fabs(comet_model_micro_tile_factor(&hw, 31) - 36.0 / 31) < 1e-12);
+    assert_true(
+        comet_model_micro_tile_factor(&hw, 60) == 1 && comet_model_micro_tile_factor(&hw, 66) == 1);
+    assert_true(fabs(comet_model_micro_tile_factor(&hw, 4) - 1.5) < 1e-12);
+    /* the fused GEMM term at 8-row blocks is 1.5x that at 12-row blocks per row */
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 96, .N = 64, .K = 16 };
+    comet_model_mapping mp;
+    comet_model_result r8, r12;
+    comet_model_local_mapping(&hw, &pb, 1, 8, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r8);
+    comet_model_local_mapping(&hw, &pb, 1, 12, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r12);
+    assert_true(r8.valid && r12.valid);
+    if (fabs(r8.t_gemm - 1.5 * r12.t_gemm) > 1e-9 * r8.t_gemm)
+        fail_msg("t_gemm %g vs %g", r8.t_gemm, r12.t_gemm);
+    /* unfused: one BLAS GEMM, no micro-tile factor */
+    comet_model_hw plain;
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &plain, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    comet_model_result u1, u2;
+    comet_model_local_mapping(&hw, &pb, 0, 8, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &u1);
+    comet_model_eval(&plain, &pb, &mp, &u2);
+    assert_true(u1.valid && fabs(u1.t_gemm - u2.t_gemm) < 1e-9 * u2.t_gemm);
+    comet_model_hw_free(&plain);
+    comet_model_hw_free(&hw);
+    /* an edge taller than the tile is refused, naming file:line and field */
+    char *e = strstr(buf, "fused_micro_edge: 6");
+    memcpy(e, "fused_micro_edge:16", 19);
+    assert_true(comet_model_hw_parse("mt.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0);
+    if (!strstr(err, "fused_micro_edge") || !strstr(err, "mt.yaml:"))
+        fail_msg("error does not name the field and file: %s", err);
+}
+
 static void test_validate_fixture(void **s)
 {
     (void)s;
@@ -639,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_workload_and_mapping_files),
         cmocka_unit_test(test_validate_fixture),
         cmocka_unit_test(test_cpu_levels_and_beta),
+        cmocka_unit_test(test_micro_tile),
         cmocka_unit_test(test_collectives_topologies),
         cmocka_unit_test(test_collective_insertion),
         cmocka_unit_test(test_capacity_pruning),

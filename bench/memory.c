@@ -3,6 +3,7 @@
  * vector-op throughput (exp, max, sum, sub, div, mul, sqrt) in cache and
  * streaming. Byte counts follow STREAM (no write-allocate traffic). */
 #include "bench_internal.h"
+#include "comet_kernels.h"
 
 #include <errno.h>
 #include <immintrin.h>
@@ -292,6 +293,46 @@ fail:
     return rc;
 }
 
+/* Softmax rows of a given width through the kernels' own row passes, one
+ * thread, in cache: per-row time over widths gives the fixed cost of a row
+ * (calls, horizontal reductions, 1/sum) that per-element costs miss; the
+ * fused attention pays it once per row per KV tile. */
+#define ROW_WIDTHS 3
+static const size_t row_width[ROW_WIDTHS] = { 16, 64, 256 };
+
+typedef struct row_ctx {
+    size_t rows, width;
+    const float *x;
+    float *y;
+} row_ctx;
+
+static int row_fn(void *ctx, size_t reps)
+{
+    const row_ctx *r = ctx;
+    for (size_t k = 0; k < reps; k++) {
+        int rc = comet_kernels_softmax_rows(
+            r->rows, r->width, r->x, r->width, r->y, r->width, 1.0f, 1);
+        if (rc)
+            return rc;
+        __asm__ __volatile__("" ::: "memory");
+    }
+    return 0;
+}
+
+/* Each row of a softmax sums to 1 (first, middle, last rows). */
+static int row_valid(const row_ctx *r)
+{
+    size_t idx[3] = { 0, r->rows / 2, r->rows - 1 };
+    for (int k = 0; k < 3; k++) {
+        double sum = 0;
+        for (size_t j = 0; j < r->width; j++)
+            sum += r->y[idx[k] * r->width + j];
+        if (!(fabs(sum - 1) <= 1e-5))
+            return 0;
+    }
+    return 1;
+}
+
 #define QUICK_MAX_ARRAY (512ull << 20)
 
 int comet_bench_memory_run(
@@ -379,7 +420,7 @@ int comet_bench_memory_run(
         goto fail;
     }
 
-    size_t total = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS;
+    size_t total = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS + ROW_WIDTHS;
     bench_session_progress(&s, "bench memory", total);
     double best_triad[2] = { 0, 0 };
 
@@ -451,6 +492,33 @@ int comet_bench_memory_run(
                 goto fail;
             bench_session_step(&s, note);
         }
+    }
+    /* Row overhead: softmax rows of 16, 64 and 256 floats, in cache. */
+    for (int w = 0; w < ROW_WIDTHS && !s.stop; w++) {
+        row_ctx r = { n_cache / row_width[w], row_width[w], vx, vy };
+        if (r.rows < 1)
+            r.rows = 1;
+        if ((rc = comet_bench_measure(&s.cfg, row_fn, &r, &res, err, errlen)))
+            goto fail;
+        int valid = row_valid(&r);
+        double n = (double)(r.rows * r.width);
+        json_t *rec = comet_bench_record_new(&s.run, "vecop", "softmax_row", bench_vecop_impl(),
+            json_pack("{s:I,s:I}", "n", (json_int_t)n, "width", (json_int_t)r.width), 1);
+        if (rec) {
+            json_object_set_new(
+                rec, "params", json_pack("{s:s,s:s}", "regime", "cache", "dtype", "f32"));
+            json_object_set_new(rec, "ns_per_elem", json_real(res.stats.median * 1e9 / n));
+            json_object_set_new(
+                rec, "ns_per_row", json_real(res.stats.median * 1e9 / (double)r.rows));
+        }
+        char note[96];
+        snprintf(note, sizeof note, "softmax rows of %zu: %.1f ns/row", r.width,
+            res.stats.median * 1e9 / (double)r.rows);
+        rc = emit(&s, rec, &res, 4.0 * n, 8.0 * n, valid, err, errlen);
+        comet_bench_result_free(&res);
+        if (rc)
+            goto fail;
+        bench_session_step(&s, note);
     }
     json_t *hl = json_pack("{s:f,s:f}", "triad_gbs_1thread_largest", best_triad[0],
         "triad_gbs_allcores_largest", best_triad[1]);

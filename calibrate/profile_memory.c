@@ -318,6 +318,37 @@ int cal_fit_vector(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
         json_string("vector.cycles = in-cache cycles per element: add<-sub (sum if absent), "
                     "mul, div, exp, max, sqrt; width 1"));
     json_object_set_new(vj, "not_measured", missing);
+    /* The fixed cost of a row (softmax rows of several widths through the
+     * kernels' row passes): the intercept of time per row against width. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = recs[i];
+        if (strcmp(comet_util_jstr(r, "kind"), "vecop")
+            || strcmp(comet_util_jstr(r, "op"), "softmax_row")
+            || json_is_false(json_object_get(r, "valid")))
+            continue;
+        double w = comet_util_jnum(json_object_get(r, "shape"), "width"),
+               t = comet_util_jnum(r, "ns_per_row");
+        if (w > 0 && t > 0) {
+            x[m] = w;
+            y[m++] = t * 1e-9;
+        }
+    }
+    comet_calibrate_line rl;
+    int distinct = 0;
+    for (size_t i = 1; i < m; i++)
+        distinct |= x[i] != x[0];
+    if (distinct && comet_calibrate_fit_line(x, y, m, &rl) == 0) {
+        cx->hw->row_cycles = fmax(rl.a, 0) * cx->ghz * 1e9;
+        json_object_set_new(vj, "row_overhead",
+            json_pack("{s:f,s:f,s:f,s:I,s:s}", "cycles_per_row", cx->hw->row_cycles, "ns_per_row",
+                fmax(rl.a, 0) * 1e9, "ns_per_element", rl.b * 1e9, "points", (json_int_t)m,
+                "method",
+                "intercept of time per softmax row against row width (weighted NNLS); the model "
+                "charges it per row reduction chain (fused attention: per row per KV tile)"));
+    } else
+        json_object_set_new(vj, "row_overhead",
+            json_string("not measured (softmax_row records at two or more widths)"));
     json_object_set_new(cx->fits, "vector", vj);
     vj = NULL;
 fail:

@@ -163,6 +163,10 @@ typedef struct comet_model_hw {
     int simd_width; /**< vector lanes */
     double vop_cycles[COMET_MODEL_NVOP]; /**< cycles per vector instruction */
     double vop_pj[COMET_MODEL_NVOP]; /**< pJ per element op */
+    /** Fixed cycles per row of a row-reduction chain (vector.row_cycles; 0 = none):
+     *  calls, horizontal reductions, the row's scalar work. Charged once per
+     *  row, and once per row per KV tile in fused attention. */
+    double row_cycles;
     double bytes_per_elem; /**< on-chip datatype size */
     json_t *calibration; /**< optional fit quality/provenance (owned), ignored by the model */
     /* --- appended fields (schema v1 extensions; zero = default) --- */

@@ -169,6 +169,12 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
         if (nd->reduces_n)
             in_loop = 0; /* the statistic ends the loop */
     }
+    /* a graph with row reductions pays the row's fixed cost once per row */
+    for (int i = 0; i < g->n; i++)
+        if (g->node[i].reduces_n) {
+            v.per_row += hw->row_cycles;
+            break;
+        }
     return v;
 }
 
@@ -327,10 +333,12 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double elems_core = mcore * cdiv(nfin, mp->ks_n) * cf;
     double tv
         = elems_core * vc.per_elem + mcore * vc.per_row + mcore * (att ? pb->d : 0) * vc.per_out;
-    if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile */
+    if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile, and
+                           * the row's fixed cost on every KV tile after the first */
         tv += cdiv(Nc, tk) * mcore
-            * (pb->d * hw->vop_cycles[COMET_MODEL_VOP_MUL] / fmax(1, hw->simd_width)
-                + hw->vop_cycles[COMET_MODEL_VOP_EXP]);
+                * (pb->d * hw->vop_cycles[COMET_MODEL_VOP_MUL] / fmax(1, hw->simd_width)
+                    + hw->vop_cycles[COMET_MODEL_VOP_EXP])
+            + (cdiv(Nc, tk) - 1) * mcore * hw->row_cycles;
 
     /* ---- memory traffic per step ---- */
     /* CPU clusters are nodes with their own memory; accelerator clusters
@@ -854,6 +862,10 @@ int comet_model_validate_records(
         comet_model_mapping mp;
         comet_model_local_mapping(
             &local, &pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, &mp);
+        /* fused attention: the keys per KV tile the kernel ran with */
+        const double tk = jnum(pa, "tile_k");
+        if (pb.op == COMET_MODEL_ATTENTION && mp.fused && mp.cs_n == 1 && tk >= 1)
+            mp.tile_k = fmin(tk, pb.lk);
         comet_model_result r;
         /* the local description's buffers are the caches: a kernel that
          * runs is by definition a fitting mapping. A CPU description's

@@ -84,6 +84,16 @@ static void write_results(const char *path)
                 rec, vops[v], ne, g ? "stream" : "cache");
             stats(fp, ne * ns * 1e-9);
         }
+    /* softmax rows: 30 ns a row plus 0.2 ns an element */
+    for (int w = 16; w <= 256; w *= 4) {
+        double rows = 65536 / w, ns_row = 30 + 0.2 * w;
+        fprintf(fp,
+            "%s\"kind\":\"vecop\",\"op\":\"softmax_row\",\"variant\":\"avx2\","
+            "\"shape\":{\"n\":65536,\"width\":%d},\"threads\":1,\"params\":{\"regime\":"
+            "\"cache\"},\"ns_per_row\":%.12g,",
+            rec, w, ns_row);
+        stats(fp, rows * ns_row * 1e-9);
+    }
     for (int e = 2; e <= 22; e++) {
         double m = pow(2, e), t = m < 16384 ? 0.3e-6 + m * 1e-10 : 4e-6 + m * 1.25e-10;
         fprintf(fp,
@@ -130,6 +140,9 @@ static void test_profile_build_and_roundtrip(void **st)
     /* vector ops: in-cache cycles per element; add <- sub */
     assert_true(fabs(hw.vop_cycles[COMET_MODEL_VOP_EXP] - 0.1 * GHZ) < 1e-6 * GHZ);
     assert_true(fabs(hw.vop_cycles[COMET_MODEL_VOP_ADD] - 0.4 * GHZ) < 1e-6);
+    /* the row's fixed cost: the intercept, 30 ns */
+    if (fabs(hw.row_cycles - 30 * GHZ) > 1e-6 * 30 * GHZ)
+        fail_msg("row_cycles %g, want %g", hw.row_cycles, 30 * GHZ);
     /* the link: alpha of small messages, bandwidth of large ones */
     assert_true(fabs(hw.cluster_net.startup - 0.3e-6 * GHZ * 1e9) < 0.05 * 0.3e-6 * GHZ * 1e9);
     assert_true(fabs(hw.cluster_net.link_bw - 8 / GHZ) < 0.05 * 8 / GHZ);

@@ -639,6 +639,49 @@ static void test_micro_tile(void **s)
         fail_msg("error does not name the field and file: %s", err);
 }
 
+/* The row's fixed cost: once per row, and in fused attention once per row
+ * per KV tile; the loader keeps it and refuses a negative one. */
+static void test_row_cycles(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], buf[2048];
+    comet_model_hw h0, h1;
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &h0, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    snprintf(buf, sizeof buf, "%s  row_cycles: 100\n", cpu_hw);
+    if (comet_model_hw_parse("rc.yaml", buf, strlen(buf), &h1, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    assert_true(h1.row_cycles == 100 && h0.row_cycles == 0);
+    /* attention, 2 heads x 64 query rows, 256 keys in KV tiles of 64: 4 tiles a row */
+    comet_model_problem pa
+        = { .op = COMET_MODEL_ATTENTION, .heads = 2, .lq = 64, .lk = 256, .d = 16 };
+    comet_model_mapping mp;
+    comet_model_result r0, r1;
+    comet_model_local_mapping(&h0, &pa, 1, 16, 1, 1, &mp);
+    mp.tile_k = 64;
+    comet_model_eval(&h0, &pa, &mp, &r0);
+    comet_model_eval(&h1, &pa, &mp, &r1);
+    assert_true(r0.valid && r1.valid);
+    const double want = 100.0 * 2 * 64 * 4;
+    if (fabs((r1.t_vec - r0.t_vec) - want) > 1e-9 * want)
+        fail_msg("attention row cost %g, want %g", r1.t_vec - r0.t_vec, want);
+    /* GEMM-Softmax unfused on one core (as validate describes a 1-thread
+     * run): once per row of M */
+    h0.cores = h1.cores = 1;
+    comet_model_problem pg = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 96, .N = 64, .K = 16 };
+    comet_model_local_mapping(&h0, &pg, 0, 0, 1, 1, &mp);
+    comet_model_eval(&h0, &pg, &mp, &r0);
+    comet_model_eval(&h1, &pg, &mp, &r1);
+    if (fabs((r1.t_vec - r0.t_vec) - 100.0 * 96) > 1e-9 * 9600)
+        fail_msg("softmax row cost %g, want %g", r1.t_vec - r0.t_vec, 9600.0);
+    comet_model_hw_free(&h0);
+    comet_model_hw_free(&h1);
+    snprintf(buf, sizeof buf, "%s  row_cycles: -1\n", cpu_hw);
+    assert_true(comet_model_hw_parse("rc.yaml", buf, strlen(buf), &h1, err, sizeof err) != 0);
+    if (!strstr(err, "row_cycles") || !strstr(err, "rc.yaml:"))
+        fail_msg("error does not name the field and file: %s", err);
+}
+
 static void test_validate_fixture(void **s)
 {
     (void)s;
@@ -693,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_validate_fixture),
         cmocka_unit_test(test_cpu_levels_and_beta),
         cmocka_unit_test(test_micro_tile),
+        cmocka_unit_test(test_row_cycles),
         cmocka_unit_test(test_collectives_topologies),
         cmocka_unit_test(test_collective_insertion),
         cmocka_unit_test(test_capacity_pruning),

@@ -317,13 +317,22 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
     const vcost vc = graph_vcost(hw, g);
     double eff = 1;
+    /* the unfused CPU kernels run their GEMM as one row slab per thread,
+     * each through single-threaded BLAS (kernels/kernels.c): the 1-thread
+     * grid at the slab's rows, not OpenBLAS's own threading */
+    const int slabs = cpu && !mp->fused && !mp->blas_gemm && thr > 1;
+    const double mrows = att ? pb->lq : M;
     if (!hw->systolic)
-        eff = mp->fused && !mp->blas_gemm ? comet_model_fused_gemm_eff(hw, M, N, K, thr)
-                                          : comet_model_gemm_eff(hw, att ? pb->lq : M, N, K, thr);
+        eff = mp->fused && !mp->blas_gemm
+            ? (cpu && thr > 1 ? comet_model_fused_gemm_eff(hw, ceil(M / thr), N, K, 1)
+                              : comet_model_fused_gemm_eff(hw, M, N, K, thr))
+            : slabs ? comet_model_gemm_eff(hw, ceil(mrows / thr), N, K, 1)
+                    : comet_model_gemm_eff(hw, mrows, N, K, thr);
     double tg = gemm_cycles(hw, mcore, ncore * cf, Kc, eff);
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1
             : mp->fused            ? eff
+            : slabs                ? comet_model_gemm_eff(hw, ceil(pb->lq / thr), pb->d, N, 1)
                                    : comet_model_gemm_eff(hw, pb->lq, pb->d, N, thr);
         tg += gemm_cycles(hw, mcore, pb->d, ncore * cf, eff2);
     }

@@ -682,6 +682,40 @@ static void test_row_cycles(void **s)
         fail_msg("error does not name the field and file: %s", err);
 }
 
+/* The unfused CPU kernels run their GEMM as one row slab per thread through
+ * 1-thread BLAS: with 2 threads each core runs at the 1-thread grid's
+ * efficiency on half the rows (here 0.8), not at the 2-thread grid's (0.4). */
+static void test_unfused_slabs(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], buf[2048];
+    comet_model_hw hw;
+    snprintf(buf, sizeof buf, "%s", cpu_hw);
+    char *g = strstr(buf, "efficiency: 1}");
+    assert_non_null(g);
+    snprintf(g, sizeof buf - (size_t)(g - buf), "%s",
+        "efficiency: 1,\n  grid: {threads: [1, 2], M: [16, 4096], N: [16, 4096], K: [16, 4096],\n"
+        "    values: [0.8, 0.8, 0.8, 0.8, 0.8, 0.8, 0.8, 0.8, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, "
+        "0.4],\n    emax: 0.8, f_half: 0}}\n"
+        "vector:\n  width: 1\n  cycles: {add: 1e-6, mul: 1e-6, div: 1e-6, exp: 1e-6, "
+        "max: 1e-6, sqrt: 1e-6}\n");
+    if (comet_model_hw_parse("slab.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 512, .N = 256, .K = 64 };
+    comet_model_mapping mp;
+    comet_model_result r1, r2;
+    comet_model_local_mapping(&hw, &pb, 0, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r1);
+    comet_model_local_mapping(&hw, &pb, 0, 0, 2, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r2);
+    assert_true(r1.valid && r2.valid);
+    /* 2 M N K / (32 flop/cycle x 0.8), on one core, then on each of two */
+    const double one = 2.0 * 512 * 256 * 64 / (32 * 0.8);
+    if (fabs(r1.t_gemm - one) > 1e-9 * one || fabs(r2.t_gemm - one / 2) > 1e-9 * one)
+        fail_msg("t_gemm %g and %g, want %g and %g", r1.t_gemm, r2.t_gemm, one, one / 2);
+    comet_model_hw_free(&hw);
+}
+
 static void test_validate_fixture(void **s)
 {
     (void)s;
@@ -737,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_cpu_levels_and_beta),
         cmocka_unit_test(test_micro_tile),
         cmocka_unit_test(test_row_cycles),
+        cmocka_unit_test(test_unfused_slabs),
         cmocka_unit_test(test_collectives_topologies),
         cmocka_unit_test(test_collective_insertion),
         cmocka_unit_test(test_capacity_pruning),

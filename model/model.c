@@ -342,10 +342,14 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double elems_core = mcore * cdiv(nfin, mp->ks_n) * cf;
     double tv
         = elems_core * vc.per_elem + mcore * vc.per_row + mcore * (att ? pb->d : 0) * vc.per_out;
-    if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile, and
-                           * the row's fixed cost on every KV tile after the first */
+    if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile, P V
+                           * adds into the O row once per KV tile, and the row's fixed
+                           * cost on every KV tile after the first */
         tv += cdiv(Nc, tk) * mcore
-                * (pb->d * hw->vop_cycles[COMET_MODEL_VOP_MUL] / fmax(1, hw->simd_width)
+                * (pb->d
+                        * (hw->vop_cycles[COMET_MODEL_VOP_MUL]
+                            + hw->vop_cycles[COMET_MODEL_VOP_ADD])
+                        / fmax(1, hw->simd_width)
                     + hw->vop_cycles[COMET_MODEL_VOP_EXP])
             + (cdiv(Nc, tk) - 1) * mcore * hw->row_cycles;
 

@@ -586,6 +586,17 @@ static void test_cpu_levels_and_beta(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* cpu_hw with its gemm section's closing "efficiency: 1}" replaced by
+ * "efficiency: 1<extra>}" (the vector section after it kept). */
+static void cpu_hw_with_gemm(char *buf, size_t cap, const char *extra)
+{
+    snprintf(buf, cap, "%s", cpu_hw);
+    char *g = strstr(buf, "efficiency: 1}");
+    assert_non_null(g);
+    snprintf(g, cap - (size_t)(g - buf), "efficiency: 1%s}%s", extra,
+        strstr(cpu_hw, "efficiency: 1}") + strlen("efficiency: 1}"));
+}
+
 /* The fused kernels' micro-tile: hand-computed factors, the fused GEMM term
  * scaled by it (and the unfused one not), and the loader's checks. */
 static void test_micro_tile(void **s)
@@ -593,13 +604,7 @@ static void test_micro_tile(void **s)
     (void)s;
     char err[COMET_ERRLEN], buf[2048];
     comet_model_hw hw;
-    snprintf(buf, sizeof buf, "%s", cpu_hw);
-    char *g = strstr(buf, "efficiency: 1}");
-    assert_non_null(g);
-    snprintf(g, sizeof buf - (size_t)(g - buf), "%s",
-        "efficiency: 1, fused_micro_rows: 12, fused_micro_edge: 6}\n"
-        "vector:\n  width: 1\n  cycles: {add: 1e-6, mul: 1e-6, div: 1e-6, exp: 1e-6, "
-        "max: 1e-6, sqrt: 1e-6}\n");
+    cpu_hw_with_gemm(buf, sizeof buf, ", fused_micro_rows: 12, fused_micro_edge: 6");
     if (comet_model_hw_parse("mt.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
         fail_msg("load: %s", err);
     /* 12-row tiles, 6-row edge: 8 -> 12/8, 16 -> 18/16, 31 -> 36/31, 30, 60, 66 -> 1 */
@@ -690,15 +695,10 @@ static void test_unfused_slabs(void **s)
     (void)s;
     char err[COMET_ERRLEN], buf[2048];
     comet_model_hw hw;
-    snprintf(buf, sizeof buf, "%s", cpu_hw);
-    char *g = strstr(buf, "efficiency: 1}");
-    assert_non_null(g);
-    snprintf(g, sizeof buf - (size_t)(g - buf), "%s",
-        "efficiency: 1,\n  grid: {threads: [1, 2], M: [16, 4096], N: [16, 4096], K: [16, 4096],\n"
+    cpu_hw_with_gemm(buf, sizeof buf,
+        ",\n  grid: {threads: [1, 2], M: [16, 4096], N: [16, 4096], K: [16, 4096],\n"
         "    values: [0.8, 0.8, 0.8, 0.8, 0.8, 0.8, 0.8, 0.8, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, "
-        "0.4],\n    emax: 0.8, f_half: 0}}\n"
-        "vector:\n  width: 1\n  cycles: {add: 1e-6, mul: 1e-6, div: 1e-6, exp: 1e-6, "
-        "max: 1e-6, sqrt: 1e-6}\n");
+        "0.4],\n    emax: 0.8, f_half: 0}");
     if (comet_model_hw_parse("slab.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
         fail_msg("load: %s", err);
     comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 512, .N = 256, .K = 64 };

@@ -53,6 +53,14 @@ typedef struct comet_kernels_shape {
     size_t lq, lk, d; /**< attention: query/key lengths, head dim */
 } comet_kernels_shape;
 
+/** Rows of the fused GEMM's register tile (own micro-kernel): the AVX2 and
+ *  portable tile, also the AVX-512 path's edge tile for a block's last rows. */
+#define COMET_KERNELS_TILE_ROWS 6
+/** Rows of the AVX-512 register tile. A row block of m rows computes whole
+ *  tiles plus one edge tile, so m = 8 costs as much as 12 (see the model's
+ *  gemm.fused_micro_rows). */
+#define COMET_KERNELS_TILE_ROWS_AVX512 12
+
 /** Knobs. Zero fields take defaults (see comet_kernels_default_params()). */
 typedef struct comet_kernels_params {
     int threads; /**< threads the kernel may use (>= 1) */

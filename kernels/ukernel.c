@@ -11,8 +11,9 @@
 #include <immintrin.h>
 #endif
 
-#define UK_MR 6
-#define UK_NR 16
+#define UK_MR  COMET_KERNELS_TILE_ROWS
+#define UK_MR2 COMET_KERNELS_TILE_ROWS_AVX512
+#define UK_NR  16
 
 size_t kern_packed_b_floats(size_t K, size_t N)
 {
@@ -119,85 +120,21 @@ static void tile32_put(size_t mr, size_t nr, const float *tmp, float *C, size_t 
     }
 }
 
-/* AVX-512 tile over two adjacent 16-column panels: 6x32 of C in 12 zmm
+/* AVX-512 tile of R rows over two adjacent 16-column panels: 2R zmm
  * accumulators, same packed layout as the AVX2 path (so one packing serves
- * both). Rows past mr re-read row mr-1; partial tiles go through a buffer. */
-__attribute__((target("avx512f"))) static void tile_6x32(size_t mr, size_t nr, size_t K,
-    const float *A, size_t lda, const float *Bp0, const float *Bp1, float *C, size_t ldc,
-    float alpha, int acc)
-{
-    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    const float *a0 = A, *a1 = A + (mr > 1 ? 1 : 0) * lda, *a2 = A + (mr > 2 ? 2 : mr - 1) * lda,
-                *a3 = A + (mr > 3 ? 3 : mr - 1) * lda, *a4 = A + (mr > 4 ? 4 : mr - 1) * lda,
-                *a5 = A + (mr > 5 ? 5 : mr - 1) * lda;
-    for (size_t k = 0; k < K; k++) {
-        __m512 b0 = _mm512_loadu_ps(Bp0 + k * UK_NR), b1 = _mm512_loadu_ps(Bp1 + k * UK_NR);
-        __m512 a = _mm512_set1_ps(a0[k]);
-        c00 = _mm512_fmadd_ps(a, b0, c00);
-        c01 = _mm512_fmadd_ps(a, b1, c01);
-        a = _mm512_set1_ps(a1[k]);
-        c10 = _mm512_fmadd_ps(a, b0, c10);
-        c11 = _mm512_fmadd_ps(a, b1, c11);
-        a = _mm512_set1_ps(a2[k]);
-        c20 = _mm512_fmadd_ps(a, b0, c20);
-        c21 = _mm512_fmadd_ps(a, b1, c21);
-        a = _mm512_set1_ps(a3[k]);
-        c30 = _mm512_fmadd_ps(a, b0, c30);
-        c31 = _mm512_fmadd_ps(a, b1, c31);
-        a = _mm512_set1_ps(a4[k]);
-        c40 = _mm512_fmadd_ps(a, b0, c40);
-        c41 = _mm512_fmadd_ps(a, b1, c41);
-        a = _mm512_set1_ps(a5[k]);
-        c50 = _mm512_fmadd_ps(a, b0, c50);
-        c51 = _mm512_fmadd_ps(a, b1, c51);
-    }
-    __m512 al = _mm512_set1_ps(alpha);
-    if (acc && mr == UK_MR && nr == 2 * UK_NR) { /* whole tile: C += alpha c in vectors */
-        __m512 cc[UK_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
-            { c40, c41 }, { c50, c51 } };
-#pragma GCC unroll 6
-        for (int i = 0; i < UK_MR; i++) {
-            float *ci = C + i * ldc;
-            _mm512_storeu_ps(ci, _mm512_fmadd_ps(cc[i][0], al, _mm512_loadu_ps(ci)));
-            _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(cc[i][1], al, _mm512_loadu_ps(ci + 16)));
-        }
-        return;
-    }
-    float tmp[UK_MR * 2 * UK_NR];
-    int full = mr == UK_MR && nr == 2 * UK_NR && !acc;
-    float *D = full ? C : tmp;
-    size_t ld = full ? ldc : 2 * UK_NR;
-    _mm512_storeu_ps(D, _mm512_mul_ps(c00, al));
-    _mm512_storeu_ps(D + 16, _mm512_mul_ps(c01, al));
-    _mm512_storeu_ps(D + ld, _mm512_mul_ps(c10, al));
-    _mm512_storeu_ps(D + ld + 16, _mm512_mul_ps(c11, al));
-    _mm512_storeu_ps(D + 2 * ld, _mm512_mul_ps(c20, al));
-    _mm512_storeu_ps(D + 2 * ld + 16, _mm512_mul_ps(c21, al));
-    _mm512_storeu_ps(D + 3 * ld, _mm512_mul_ps(c30, al));
-    _mm512_storeu_ps(D + 3 * ld + 16, _mm512_mul_ps(c31, al));
-    _mm512_storeu_ps(D + 4 * ld, _mm512_mul_ps(c40, al));
-    _mm512_storeu_ps(D + 4 * ld + 16, _mm512_mul_ps(c41, al));
-    _mm512_storeu_ps(D + 5 * ld, _mm512_mul_ps(c50, al));
-    _mm512_storeu_ps(D + 5 * ld + 16, _mm512_mul_ps(c51, al));
-    if (acc || !full)
-        tile32_put(mr, nr, tmp, C, ldc, acc);
-}
-
-/* AVX-512 tile of 12 rows over two 16-column panels: 24 of the 32 zmm
- * registers hold C, so each B vector loaded feeds 12 FMAs (the 6x32 tile
- * feeds 6 and runs into the L1 load ports at large K: 126 against
- * OpenBLAS's 160 GFLOP/s at K=256 on a Xeon). Same packed layout and edge
- * rules as tile_6x32. */
-#define UK_MR2 12
-__attribute__((target("avx512f"))) static void tile_12x32(size_t mr, size_t nr, size_t K,
-    const float *A, size_t lda, const float *Bp0, const float *Bp1, float *C, size_t ldc,
-    float alpha, int acc)
+ * both). Rows past mr re-read row mr-1; a partial tile goes through a
+ * buffer; a whole tile accumulates in vectors. R = 12 keeps 24 of the 32
+ * registers on C, so each B vector loaded feeds 12 FMAs (6 rows run into
+ * the L1 load ports at large K: 126 against OpenBLAS's 160 GFLOP/s at
+ * K=256 on a Xeon); R = 6 serves a block's last 1-6 rows. */
+__attribute__((target("avx512f"), always_inline)) static inline void tile_rx32(int R, size_t mr,
+    size_t nr, size_t K, const float *A, size_t lda, const float *Bp0, const float *Bp1, float *C,
+    size_t ldc, float alpha, int acc)
 {
     __m512 c[UK_MR2][2];
     const float *a[UK_MR2];
 #pragma GCC unroll 12
-    for (int i = 0; i < UK_MR2; i++) {
+    for (int i = 0; i < R; i++) {
         c[i][0] = _mm512_setzero_ps();
         c[i][1] = _mm512_setzero_ps();
         a[i] = A + ((size_t)i < mr ? (size_t)i : mr - 1) * lda;
@@ -205,16 +142,16 @@ __attribute__((target("avx512f"))) static void tile_12x32(size_t mr, size_t nr, 
     for (size_t k = 0; k < K; k++) {
         __m512 b0 = _mm512_loadu_ps(Bp0 + k * UK_NR), b1 = _mm512_loadu_ps(Bp1 + k * UK_NR);
 #pragma GCC unroll 12
-        for (int i = 0; i < UK_MR2; i++) {
+        for (int i = 0; i < R; i++) {
             __m512 av = _mm512_set1_ps(a[i][k]);
             c[i][0] = _mm512_fmadd_ps(av, b0, c[i][0]);
             c[i][1] = _mm512_fmadd_ps(av, b1, c[i][1]);
         }
     }
     __m512 al = _mm512_set1_ps(alpha);
-    if (acc && mr == UK_MR2 && nr == 2 * UK_NR) { /* whole tile: C += alpha c in vectors */
+    if (acc && mr == (size_t)R && nr == 2 * UK_NR) { /* whole tile: C += alpha c */
 #pragma GCC unroll 12
-        for (int i = 0; i < UK_MR2; i++) {
+        for (int i = 0; i < R; i++) {
             float *ci = C + i * ldc;
             _mm512_storeu_ps(ci, _mm512_fmadd_ps(c[i][0], al, _mm512_loadu_ps(ci)));
             _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(c[i][1], al, _mm512_loadu_ps(ci + 16)));
@@ -222,16 +159,30 @@ __attribute__((target("avx512f"))) static void tile_12x32(size_t mr, size_t nr, 
         return;
     }
     float tmp[UK_MR2 * 2 * UK_NR];
-    int full = mr == UK_MR2 && nr == 2 * UK_NR && !acc;
+    int full = mr == (size_t)R && nr == 2 * UK_NR && !acc;
     float *D = full ? C : tmp;
     size_t ld = full ? ldc : 2 * UK_NR;
 #pragma GCC unroll 12
-    for (int i = 0; i < UK_MR2; i++) {
+    for (int i = 0; i < R; i++) {
         _mm512_storeu_ps(D + i * ld, _mm512_mul_ps(c[i][0], al));
         _mm512_storeu_ps(D + i * ld + 16, _mm512_mul_ps(c[i][1], al));
     }
     if (acc || !full)
         tile32_put(mr, nr, tmp, C, ldc, acc);
+}
+
+__attribute__((target("avx512f"))) static void tile_6x32(size_t mr, size_t nr, size_t K,
+    const float *A, size_t lda, const float *Bp0, const float *Bp1, float *C, size_t ldc,
+    float alpha, int acc)
+{
+    tile_rx32(UK_MR, mr, nr, K, A, lda, Bp0, Bp1, C, ldc, alpha, acc);
+}
+
+__attribute__((target("avx512f"))) static void tile_12x32(size_t mr, size_t nr, size_t K,
+    const float *A, size_t lda, const float *Bp0, const float *Bp1, float *C, size_t ldc,
+    float alpha, int acc)
+{
+    tile_rx32(UK_MR2, mr, nr, K, A, lda, Bp0, Bp1, C, ldc, alpha, acc);
 }
 #endif
 

@@ -369,8 +369,6 @@ static void test_exp_error(void **st)
     free(y);
 }
 
-/* The softmax epilogue's exp (arguments <= 0, flush below the smallest
- * normal): relative error on normal results, exact 0 for -inf, and the sum. */
 /* exp(x - shift), the softmax form: error bound over the whole non-positive
  * range, above-shift clamp, NaN, a tail shorter than a vector */
 static void test_exp_shifted(void **st)
@@ -404,6 +402,8 @@ static void test_exp_shifted(void **st)
     free(y);
 }
 
+/* The softmax epilogue's exp (arguments <= 0, flush below the smallest
+ * normal): relative error on normal results, exact 0 for -inf, and the sum. */
 static void test_softmax_exp_error(void **st)
 {
     (void)st;

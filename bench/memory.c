@@ -355,9 +355,9 @@ int comet_bench_memory_run(
      * L3 (480 MiB on one Xeon here, 1.9 GB arrays, 57 s) while their DRAM
      * plateau starts far lower (from 256 MiB there); --full keeps 4x LLC. */
     if (!o->full && !o->max_bytes && max_ws > QUICK_MAX_ARRAY) {
-        comet_util_debug("bench memory: quick: arrays capped at 512 MiB (4x LLC = %.0f MiB; "
+        comet_util_debug("bench memory: quick: arrays capped at %.0f MiB (4x LLC = %.0f MiB; "
                          "--full or --max-bytes for more)",
-            (double)max_ws / (1 << 20));
+            (double)QUICK_MAX_ARRAY / (1 << 20), (double)max_ws / (1 << 20));
         max_ws = QUICK_MAX_ARRAY;
     }
     if (max_ws < 4096)

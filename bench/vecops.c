@@ -22,15 +22,9 @@ static int have_avx2(void)
     return v;
 }
 
-/* the kernels' own switch (COMET_KERNELS_NO_AVX512 included) */
-static int have_avx512(void)
-{
-    return comet_kernels_have_avx512();
-}
-
 const char *bench_vecop_impl(void)
 {
-    return have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar";
+    return comet_kernels_have_avx512() ? "avx512" : have_avx2() ? "avx2" : "scalar";
 }
 
 /* The accumulators' lanes, then the tail, into one max (NaN kept) or sum. */
@@ -49,12 +43,6 @@ AVX2 static int vecop_avx2(int op, const float *x, float *y, size_t n, float s, 
     size_t i = 0;
     const __m256 vs = _mm256_set1_ps(s);
     switch (op) {
-    case BENCH_VEXP:
-        /* the exp the kernels run (kernels/vmath.c), not a copy of it: the
-         * profile's exp cost is then the cost the row passes and fused
-         * epilogues pay */
-        comet_kernels_vexp_shifted(x, y, n, s);
-        return 0;
     case BENCH_VMAX:
     case BENCH_VSUM: {
         /* Four accumulators (NaN rules are the kernels library's job; this times). */
@@ -118,9 +106,6 @@ AVX512 static int vecop_avx512(int op, const float *x, float *y, size_t n, float
     size_t i = 0;
     const __m512 vs = _mm512_set1_ps(s);
     switch (op) {
-    case BENCH_VEXP:
-        comet_kernels_vexp_shifted(x, y, n, s);
-        return 0;
     case BENCH_VMAX:
     case BENCH_VSUM: {
         int mx = op == BENCH_VMAX;
@@ -176,9 +161,6 @@ static int vecop_scalar(int op, const float *x, float *y, size_t n, float s, flo
 {
     float r;
     switch (op) {
-    case BENCH_VEXP:
-        comet_kernels_vexp_shifted(x, y, n, s);
-        return 0;
     case BENCH_VMAX:
         r = -INFINITY;
         for (size_t i = 0; i < n; i++)
@@ -217,7 +199,15 @@ int bench_vecop(int op, const float *x, float *y, size_t n, float s, float *red)
     float dummy;
     if (!red)
         red = &dummy;
-    if (have_avx512())
+    if (op == BENCH_VEXP) {
+        /* the exp the kernels run (kernels/vmath.c, its own ISA switch), not
+         * a copy of it: the profile's exp cost is then the cost the row
+         * passes and fused epilogues pay */
+        comet_kernels_vexp_shifted(x, y, n, s);
+        return 0;
+    }
+    /* the kernels' own switch (COMET_KERNELS_NO_AVX512 included) */
+    if (comet_kernels_have_avx512())
         return vecop_avx512(op, x, y, n, s, red);
     return have_avx2() ? vecop_avx2(op, x, y, n, s, red) : vecop_scalar(op, x, y, n, s, red);
 }

@@ -291,6 +291,10 @@ int comet_calibrate_measure(
 int comet_calibrate_write_profile(
     const comet_model_hw *hw, const char *path, char *err, size_t errlen);
 
+/** Writes doc (indented, ending in a newline) to path atomically, as
+ *  comet_calibrate_write_profile() does for a profile (e.g. link fits). */
+int comet_calibrate_write_json(const json_t *doc, const char *path, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -270,19 +270,26 @@ fail:
     return rc;
 }
 
-int comet_calibrate_write_profile(
-    const comet_model_hw *hw, const char *path, char *err, size_t errlen)
+int comet_calibrate_write_json(const json_t *doc, const char *path, char *err, size_t errlen)
 {
-    json_t *j = comet_model_hw_to_json(hw);
-    char *text
-        = j ? json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) : NULL;
+    char *text = doc
+        ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
+        : NULL;
     int rc;
-    json_decref(j);
     if (!text)
         return comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
     size_t len = strlen(text);
     text[len] = '\n'; /* replaces the NUL: the file ends in a newline */
     rc = comet_util_write_atomic(path, text, len + 1, err, errlen);
     free(text);
+    return rc;
+}
+
+int comet_calibrate_write_profile(
+    const comet_model_hw *hw, const char *path, char *err, size_t errlen)
+{
+    json_t *j = comet_model_hw_to_json(hw);
+    int rc = comet_calibrate_write_json(j, path, err, errlen);
+    json_decref(j);
     return rc;
 }

@@ -81,20 +81,9 @@ static void lib_error(const char *err, const char *suffix)
     comet_cli_error("calibrate", "%s%s", err, suffix);
 }
 
-static void print_summary(const char *profile, const comet_model_hw *hw,
-    const comet_calibrate_summary *s, size_t nrec, size_t nfiles)
+/* The link lines of a calibration summary (profile or --links-only). */
+static void print_links(const comet_calibrate_summary *s)
 {
-    printf("profile %s  (%zu records from %zu files)\n", profile, nrec, nfiles);
-    printf("  clock %.4g GHz, %d cores, peak %.0f flop/cycle/core\n", hw->clock_ghz, hw->cores,
-        hw->peak_flops);
-    printf("  sgemm grid %d threads x %d M x %d N x %d K; held-out time error median %.1f%% "
-           "p90 %.1f%% (%zu points)\n",
-        hw->grid.nt, hw->grid.nm, hw->grid.nn, hw->grid.nk, 100 * s->gemm_med, 100 * s->gemm_p90,
-        s->gemm_heldout);
-    printf("  memory: L2 %.1f GB/s (1 core), LLC %.1f GB/s, DRAM %.1f GB/s; held-out pass time "
-           "error median %.1f%% p90 %.1f%% (%zu points)\n",
-        hw->lb.bw * hw->clock_ghz, hw->gb.bw * hw->clock_ghz, hw->dram.bw * hw->clock_ghz,
-        100 * s->mem_med, 100 * s->mem_p90, s->mem_heldout);
     if (s->p2p_fits)
         printf("  point-to-point: alpha %.3g us, bandwidth %.3g GB/s, eager->rendezvous at %.0f "
                "bytes\n",
@@ -110,6 +99,23 @@ static void print_summary(const char *profile, const comet_model_hw *hw,
         printf("  collectives: not measured\n");
 }
 
+static void print_summary(const char *profile, const comet_model_hw *hw,
+    const comet_calibrate_summary *s, size_t nrec, size_t nfiles)
+{
+    printf("profile %s  (%zu records from %zu files)\n", profile, nrec, nfiles);
+    printf("  clock %.4g GHz, %d cores, peak %.0f flop/cycle/core\n", hw->clock_ghz, hw->cores,
+        hw->peak_flops);
+    printf("  sgemm grid %d threads x %d M x %d N x %d K; held-out time error median %.1f%% "
+           "p90 %.1f%% (%zu points)\n",
+        hw->grid.nt, hw->grid.nm, hw->grid.nn, hw->grid.nk, 100 * s->gemm_med, 100 * s->gemm_p90,
+        s->gemm_heldout);
+    printf("  memory: L2 %.1f GB/s (1 core), LLC %.1f GB/s, DRAM %.1f GB/s; held-out pass time "
+           "error median %.1f%% p90 %.1f%% (%zu points)\n",
+        hw->lb.bw * hw->clock_ghz, hw->gb.bw * hw->clock_ghz, hw->dram.bw * hw->clock_ghz,
+        100 * s->mem_med, 100 * s->mem_p90, s->mem_heldout);
+    print_links(s);
+}
+
 /* --links-only: the link fits alone, written atomically as their own file. */
 static int links_only_fit(json_t *const *recs, size_t n, const comet_calibrate_source *src,
     size_t nsrc, const char *path, const comet_cli_global *g)
@@ -117,7 +123,6 @@ static int links_only_fit(json_t *const *recs, size_t n, const comet_calibrate_s
     char err[COMET_ERRLEN];
     comet_calibrate_summary s;
     json_t *fits = NULL, *doc = NULL, *files = json_array();
-    char *text = NULL;
     int rc = COMET_EXIT_USAGE;
     if (comet_calibrate_links(recs, n, &fits, &s, err, sizeof err) != 0) {
         lib_error(err, "");
@@ -128,35 +133,19 @@ static int links_only_fit(json_t *const *recs, size_t n, const comet_calibrate_s
         json_array_append_new(files, json_string(src[i].path));
     doc = json_pack("{s:s,s:O,s:o}", "schema", "comet.links.v1", "files", files, "fits", fits);
     fits = NULL;
-    text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
-               : NULL;
-    if (!text) {
-        comet_cli_error("calibrate", "out of memory");
-        goto out;
-    }
-    size_t len = strlen(text);
-    text[len] = '\n'; /* replaces the NUL: the file ends in a newline */
-    if (comet_util_write_atomic(path, text, len + 1, err, sizeof err) != 0) {
+    if (comet_calibrate_write_json(doc, path, err, sizeof err) != 0) {
         lib_error(err, "");
         goto out;
     }
     rc = COMET_EXIT_OK;
     if (g->json) {
-        text[len] = '\0';
-        printf("%s\n", text);
+        json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+        putchar('\n');
     } else if (!g->quiet) {
         printf("links %s  (%zu records from %zu files)\n", path, n, nsrc);
-        if (s.p2p_fits)
-            printf("  point-to-point: alpha %.3g us, bandwidth %.4g GB/s, eager->rendezvous at "
-                   "%.0f bytes\n",
-                s.p2p_alpha_us, s.p2p_bw_gbs, s.p2p_breakpoint);
-        if (s.coll_fits)
-            printf("  collectives: %zu fits; held-out time error median %.1f%% p90 %.1f%% (%zu "
-                   "points)\n",
-                s.coll_fits, 100 * s.coll_med, 100 * s.coll_p90, s.coll_heldout);
+        print_links(&s);
     }
 out:
-    free(text);
     json_decref(fits);
     json_decref(files);
     json_decref(doc);

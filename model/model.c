@@ -109,7 +109,7 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
      * of a bare in-cache pass, the cheapest of add/mul/max. */
     const double bare
         = fmin(c[COMET_MODEL_VOP_ADD], fmin(c[COMET_MODEL_VOP_MUL], c[COMET_MODEL_VOP_MAX]));
-    int in_loop = 0, in_loop_out = 0;
+    int in_loop = 0, in_loop_out = 0, reduces = 0;
     vcost v = { 0, 0, 0, 0, 0 };
     for (int i = 0; i < g->n; i++) {
         const comet_model_node *nd = &g->node[i];
@@ -166,15 +166,13 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
             in_loop += nops;
         }
         v.per_row += cr;
-        if (nd->reduces_n)
+        if (nd->reduces_n) {
             in_loop = 0; /* the statistic ends the loop */
-    }
-    /* a graph with row reductions pays the row's fixed cost once per row */
-    for (int i = 0; i < g->n; i++)
-        if (g->node[i].reduces_n) {
-            v.per_row += hw->row_cycles;
-            break;
+            reduces = 1;
         }
+    }
+    if (reduces) /* a graph with row reductions pays the row's fixed cost once per row */
+        v.per_row += hw->row_cycles;
     return v;
 }
 
@@ -317,23 +315,22 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
     const vcost vc = graph_vcost(hw, g);
     double eff = 1;
-    /* the unfused CPU kernels run their GEMM as one row slab per thread,
-     * each through single-threaded BLAS (kernels/kernels.c): the 1-thread
-     * grid at the slab's rows, not OpenBLAS's own threading */
-    const int slabs = cpu && !mp->fused && !mp->blas_gemm && thr > 1;
-    const double mrows = att ? pb->lq : M;
+    /* with several threads the CPU kernels give each thread its own rows
+     * (fused: row blocks through the micro-kernel; unfused: a row slab
+     * through single-threaded BLAS, kernels/kernels.c): each core runs at
+     * the 1-thread grid's efficiency on its share, not at OpenBLAS's own
+     * threading. The distributed kernels' one BLAS call keeps the latter. */
+    const int own = cpu && thr > 1 && !mp->blas_gemm;
+    const double gthr = own ? 1 : thr, share = own ? thr : 1;
     if (!hw->systolic)
         eff = mp->fused && !mp->blas_gemm
-            ? (cpu && thr > 1 ? comet_model_fused_gemm_eff(hw, ceil(M / thr), N, K, 1)
-                              : comet_model_fused_gemm_eff(hw, M, N, K, thr))
-            : slabs ? comet_model_gemm_eff(hw, ceil(mrows / thr), N, K, 1)
-                    : comet_model_gemm_eff(hw, mrows, N, K, thr);
+            ? comet_model_fused_gemm_eff(hw, ceil(M / share), N, K, gthr)
+            : comet_model_gemm_eff(hw, ceil((att ? pb->lq : M) / share), N, K, gthr);
     double tg = gemm_cycles(hw, mcore, ncore * cf, Kc, eff);
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1
             : mp->fused            ? eff
-            : slabs                ? comet_model_gemm_eff(hw, ceil(pb->lq / thr), pb->d, N, 1)
-                                   : comet_model_gemm_eff(hw, pb->lq, pb->d, N, thr);
+                                   : comet_model_gemm_eff(hw, ceil(pb->lq / share), pb->d, N, gthr);
         tg += gemm_cycles(hw, mcore, pb->d, ncore * cf, eff2);
     }
     /* each core runs its own block of mcore rows through the micro-tiles */

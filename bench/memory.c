@@ -293,16 +293,19 @@ fail:
     return rc;
 }
 
-/* Softmax rows of a given width through the kernels' own row passes, one
- * thread, in cache: per-row time over widths gives the fixed cost of a row
- * (calls, horizontal reductions, 1/sum) that per-element costs miss; the
- * fused attention pays it once per row per KV tile. */
+/* Softmax and LayerNorm rows of a given width through the kernels' own row
+ * passes, one thread, in cache: time per row against width gives the fixed
+ * cost of a row (calls, horizontal reductions, 1/sum) that per-element costs
+ * miss, and the per-element cost of the whole fused row loop (its ops share
+ * loads and stores, which per-op streams do not); the fused attention pays
+ * the fixed cost once per row per KV tile. */
 #define ROW_WIDTHS 3
 static const size_t row_width[ROW_WIDTHS] = { 16, 64, 256 };
 
 typedef struct row_ctx {
     size_t rows, width;
-    const float *x;
+    int layernorm;
+    const float *x, *gamma, *beta;
     float *y;
 } row_ctx;
 
@@ -310,8 +313,10 @@ static int row_fn(void *ctx, size_t reps)
 {
     const row_ctx *r = ctx;
     for (size_t k = 0; k < reps; k++) {
-        int rc = comet_kernels_softmax_rows(
-            r->rows, r->width, r->x, r->width, r->y, r->width, 1.0f, 1);
+        int rc = r->layernorm ? comet_kernels_layernorm_rows(
+                     r->rows, r->width, r->x, r->width, r->y, r->width, r->gamma, r->beta, 1e-5f, 1)
+                              : comet_kernels_softmax_rows(
+                                  r->rows, r->width, r->x, r->width, r->y, r->width, 1.0f, 1);
         if (rc)
             return rc;
         __asm__ __volatile__("" ::: "memory");
@@ -319,15 +324,28 @@ static int row_fn(void *ctx, size_t reps)
     return 0;
 }
 
-/* Each row of a softmax sums to 1 (first, middle, last rows). */
+/* First, middle and last rows: a softmax row sums to 1; a LayerNorm row
+ * (gamma 1, beta 0) has mean 0 and variance var / (var + eps) of its input. */
 static int row_valid(const row_ctx *r)
 {
     size_t idx[3] = { 0, r->rows / 2, r->rows - 1 };
     for (int k = 0; k < 3; k++) {
-        double sum = 0;
+        const float *x = r->x + idx[k] * r->width, *y = r->y + idx[k] * r->width;
+        double sum = 0, sq = 0, mx = 0, vx = 0;
+        for (size_t j = 0; j < r->width; j++) {
+            sum += y[j];
+            sq += (double)y[j] * y[j];
+            mx += x[j];
+        }
+        mx /= (double)r->width;
         for (size_t j = 0; j < r->width; j++)
-            sum += r->y[idx[k] * r->width + j];
-        if (!(fabs(sum - 1) <= 1e-5))
+            vx += (x[j] - mx) * (x[j] - mx);
+        vx /= (double)r->width;
+        if (!r->layernorm && !(fabs(sum - 1) <= 1e-5))
+            return 0;
+        if (r->layernorm
+            && !(fabs(sum) <= 1e-3 * (double)r->width
+                && fabs(sq / (double)r->width - vx / (vx + 1e-5)) <= 1e-2))
             return 0;
     }
     return 1;
@@ -420,7 +438,7 @@ int comet_bench_memory_run(
         goto fail;
     }
 
-    size_t total = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS + ROW_WIDTHS;
+    size_t total = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS + 2 * ROW_WIDTHS;
     bench_session_progress(&s, "bench memory", total);
     double best_triad[2] = { 0, 0 };
 
@@ -493,16 +511,22 @@ int comet_bench_memory_run(
             bench_session_step(&s, note);
         }
     }
-    /* Row overhead: softmax rows of 16, 64 and 256 floats, in cache. */
-    for (int w = 0; w < ROW_WIDTHS && !s.stop; w++) {
-        row_ctx r = { n_cache / row_width[w], row_width[w], vx, vy };
+    /* Row passes: softmax and LayerNorm rows of 16, 64 and 256 floats, in cache. */
+    float gamma[256], beta[256];
+    for (int j = 0; j < 256; j++)
+        gamma[j] = 1.0f, beta[j] = 0.0f;
+    for (int w = 0; w < 2 * ROW_WIDTHS && !s.stop; w++) {
+        const int ln = w >= ROW_WIDTHS;
+        const size_t width = row_width[w % ROW_WIDTHS];
+        const char *name = ln ? "layernorm_row" : "softmax_row";
+        row_ctx r = { n_cache / width, width, ln, vx, gamma, beta, vy };
         if (r.rows < 1)
             r.rows = 1;
         if ((rc = comet_bench_measure(&s.cfg, row_fn, &r, &res, err, errlen)))
             goto fail;
         int valid = row_valid(&r);
         double n = (double)(r.rows * r.width);
-        json_t *rec = comet_bench_record_new(&s.run, "vecop", "softmax_row", bench_vecop_impl(),
+        json_t *rec = comet_bench_record_new(&s.run, "vecop", name, bench_vecop_impl(),
             json_pack("{s:I,s:I}", "n", (json_int_t)n, "width", (json_int_t)r.width), 1);
         if (rec) {
             json_object_set_new(
@@ -512,9 +536,10 @@ int comet_bench_memory_run(
                 rec, "ns_per_row", json_real(res.stats.median * 1e9 / (double)r.rows));
         }
         char note[96];
-        snprintf(note, sizeof note, "softmax rows of %zu: %.1f ns/row", r.width,
-            res.stats.median * 1e9 / (double)r.rows);
-        rc = emit(&s, rec, &res, 4.0 * n, 8.0 * n, valid, err, errlen);
+        snprintf(note, sizeof note, "%s rows of %zu: %.1f ns/row", ln ? "layernorm" : "softmax",
+            r.width, res.stats.median * 1e9 / (double)r.rows);
+        /* flops as comet_kernels_flops counts the epilogues */
+        rc = emit(&s, rec, &res, (ln ? 8.0 : 5.0) * n, 8.0 * n, valid, err, errlen);
         comet_bench_result_free(&res);
         if (rc)
             goto fail;

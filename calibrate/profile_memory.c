@@ -318,37 +318,48 @@ int cal_fit_vector(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
         json_string("vector.cycles = in-cache cycles per element: add<-sub (sum if absent), "
                     "mul, div, exp, max, sqrt; width 1"));
     json_object_set_new(vj, "not_measured", missing);
-    /* The fixed cost of a row (softmax rows of several widths through the
-     * kernels' row passes): the intercept of time per row against width. */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *r = recs[i];
-        if (strcmp(comet_util_jstr(r, "kind"), "vecop")
-            || strcmp(comet_util_jstr(r, "op"), "softmax_row")
-            || json_is_false(json_object_get(r, "valid")))
-            continue;
-        double w = comet_util_jnum(json_object_get(r, "shape"), "width"),
-               t = comet_util_jnum(r, "ns_per_row");
-        if (w > 0 && t > 0) {
-            x[m] = w;
-            y[m++] = t * 1e-9;
+    /* The kernels' row passes (softmax and LayerNorm rows of several widths):
+     * time per row against width; the intercept is a row's fixed cost. The
+     * slope (the whole row loop per element, in cache) is reported only:
+     * charged in place of the sum of the per-op costs it made validate worse
+     * (the fused epilogues do not run at this in-cache row rate). */
+    static const char *const rop[2] = { "softmax_row", "layernorm_row" };
+    for (int o = 0; o < 2; o++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            const json_t *r = recs[i];
+            if (strcmp(comet_util_jstr(r, "kind"), "vecop")
+                || strcmp(comet_util_jstr(r, "op"), rop[o])
+                || json_is_false(json_object_get(r, "valid")))
+                continue;
+            double w = comet_util_jnum(json_object_get(r, "shape"), "width"),
+                   t = comet_util_jnum(r, "ns_per_row");
+            if (w > 0 && t > 0) {
+                x[m] = w;
+                y[m++] = t * 1e-9;
+            }
         }
+        comet_calibrate_line rl;
+        int distinct = 0;
+        for (size_t i = 1; i < m; i++)
+            distinct |= x[i] != x[0];
+        const char *key = o ? "layernorm_row_pass" : "row_overhead";
+        if (!distinct || comet_calibrate_fit_line(x, y, m, &rl) != 0) {
+            json_object_set_new(
+                vj, key, json_sprintf("not measured (%s records at two or more widths)", rop[o]));
+            continue;
+        }
+        const double per_row = fmax(rl.a, 0) * cx->ghz * 1e9,
+                     per_elem = fmax(rl.b, 0) * cx->ghz * 1e9;
+        *(o ? &cx->hw->ln_row_cycles : &cx->hw->row_cycles) = per_row;
+        json_object_set_new(vj, key,
+            json_pack("{s:s,s:f,s:f,s:f,s:f,s:I,s:s}", "records", rop[o], "cycles_per_row", per_row,
+                "cycles_per_element", per_elem, "ns_per_row", fmax(rl.a, 0) * 1e9, "ns_per_element",
+                fmax(rl.b, 0) * 1e9, "points", (json_int_t)m, "method",
+                "time per row against row width (weighted NNLS): the intercept is charged per "
+                "row (fused attention: per row per KV tile); the slope is not used (the model "
+                "sums the per-op costs per element)"));
     }
-    comet_calibrate_line rl;
-    int distinct = 0;
-    for (size_t i = 1; i < m; i++)
-        distinct |= x[i] != x[0];
-    if (distinct && comet_calibrate_fit_line(x, y, m, &rl) == 0) {
-        cx->hw->row_cycles = fmax(rl.a, 0) * cx->ghz * 1e9;
-        json_object_set_new(vj, "row_overhead",
-            json_pack("{s:f,s:f,s:f,s:I,s:s}", "cycles_per_row", cx->hw->row_cycles, "ns_per_row",
-                fmax(rl.a, 0) * 1e9, "ns_per_element", rl.b * 1e9, "points", (json_int_t)m,
-                "method",
-                "intercept of time per softmax row against row width (weighted NNLS); the model "
-                "charges it per row reduction chain (fused attention: per row per KV tile)"));
-    } else
-        json_object_set_new(vj, "row_overhead",
-            json_string("not measured (softmax_row records at two or more widths)"));
     json_object_set_new(cx->fits, "vector", vj);
     vj = NULL;
 fail:

@@ -15,7 +15,8 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet validate [--profile PROFILE] [--results PATH]... [--foreign-ok] [--json]\n"
+        "usage: comet validate [--profile PROFILE] [--results PATH]... [--foreign-ok]\n"
+        "                      [--explain] [--json]\n"
         "\n"
         "Predicts every measured compound-kernel record (fused and unfused, local and\n"
         "distributed) with the mapping the kernel actually ran (row-block tiles for fused,\n"
@@ -28,8 +29,46 @@ static void usage(FILE *fp)
         "  --results PATH   results file or directory (default comet-out; repeatable)\n"
         "  --foreign-ok     use results measured on another machine (refused by default:\n"
         "                   the message names the file and what differs)\n"
+        "  --explain        before the summary, every record's prediction term by term\n"
+        "                   (as predict --explain) under a line with its measured median\n"
         "  --json           JSON on stdout\n"
         "  -q, -v, -h       quiet, verbose, this help\n");
+}
+
+/* attention's heads and mask, and the fused tiles the record ran */
+static void row_extras(json_t *o, const comet_model_vrow *r)
+{
+    if (r->heads > 0) {
+        json_object_set_new(o, "heads", json_real(r->heads));
+        json_object_set_new(o, "causal", json_boolean(r->causal));
+    }
+    if (r->tile_m > 0)
+        json_object_set_new(o, "tile_m", json_real(r->tile_m));
+    if (r->tile_k > 0)
+        json_object_set_new(o, "tile_k", json_real(r->tile_k));
+    json_object_set_new(o, "swept", json_boolean(r->swept));
+}
+
+/* each record's prediction term by term, headed by what was measured */
+static void explain_records(const comet_model_hw *hw, json_t *const *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        comet_model_hw local;
+        comet_model_problem pb;
+        comet_model_mapping mp;
+        const double med = comet_util_jnum(json_object_get(recs[i], "stats"), "median_s");
+        if (!(med > 0) || comet_model_record_setup(hw, recs[i], &local, &pb, &mp) != 0)
+            continue;
+        char *sh = json_dumps(json_object_get(recs[i], "shape"), JSON_COMPACT | JSON_SORT_KEYS);
+        char *pa = json_dumps(json_object_get(recs[i], "params"), JSON_COMPACT | JSON_SORT_KEYS);
+        printf("== %s %s %s threads=%d ranks=%d params=%s: measured median %.4g ms\n",
+            comet_model_op_name(pb.op), mp.fused ? "fused" : "unfused", sh ? sh : "?", local.cores,
+            local.clusters, pa ? pa : "{}", med * 1e3);
+        free(sh);
+        free(pa);
+        comet_model_explain(&local, &pb, &mp, stdout);
+        printf("\n");
+    }
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -42,11 +81,11 @@ int comet_cmd_validate(int argc, char **argv)
 {
     static const struct option longopts[] = { { "profile", required_argument, NULL, 0x2001 },
         { "results", required_argument, NULL, 0x2002 }, { "foreign-ok", no_argument, NULL, 0x2003 },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "explain", no_argument, NULL, 0x2004 }, COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *profile = NULL, *paths[64];
     size_t np = 0;
-    int c, rc = COMET_EXIT_OK, foreign_ok = 0;
+    int c, rc = COMET_EXIT_OK, foreign_ok = 0, explain = 0;
     char err[COMET_ERRLEN], defprof[4096];
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
@@ -64,6 +103,9 @@ int comet_cmd_validate(int argc, char **argv)
             break;
         case 0x2003:
             foreign_ok = 1;
+            break;
+        case 0x2004:
+            explain = 1;
             break;
         default:
             return comet_cli_bad_option("validate", argc, argv);
@@ -111,24 +153,29 @@ int comet_cmd_validate(int argc, char **argv)
         rc = COMET_EXIT_FAIL;
         goto out;
     }
+    if (explain && !g.json)
+        explain_records(&hw, recs, n);
     /* rows, and the fused/unfused pairs with their winners (model/model.c) */
     json_t *jrows = json_array(), *jw = json_array();
-    for (int i = 0; i < nr; i++)
-        json_array_append_new(jrows,
-            json_pack("{s:s,s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:f,s:f,s:f}", "op", rows[i].op,
-                "variant", rows[i].variant, "M", rows[i].M, "N", rows[i].N, "K", rows[i].K,
-                "threads", rows[i].threads, "ranks", rows[i].ranks, "measured_s",
-                rows[i].measured_s, "ci_lo_s", rows[i].ci_lo_s, "ci_hi_s", rows[i].ci_hi_s,
-                "predicted_s", rows[i].predicted_s, "rel_err", rows[i].rel_err));
+    for (int i = 0; i < nr; i++) {
+        json_t *r = json_pack("{s:s,s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:f,s:f,s:f}", "op", rows[i].op,
+            "variant", rows[i].variant, "M", rows[i].M, "N", rows[i].N, "K", rows[i].K, "threads",
+            rows[i].threads, "ranks", rows[i].ranks, "measured_s", rows[i].measured_s, "ci_lo_s",
+            rows[i].ci_lo_s, "ci_hi_s", rows[i].ci_hi_s, "predicted_s", rows[i].predicted_s,
+            "rel_err", rows[i].rel_err);
+        row_extras(r, &rows[i]);
+        json_array_append_new(jrows, r);
+    }
     comet_model_vpair *vp = calloc((size_t)nr + 1, sizeof *vp);
     int npairs = vp ? comet_model_validate_pairs(rows, nr, vp, nr) : 0;
     for (int k = 0; k < npairs; k++) {
         const comet_model_vrow *f = &rows[vp[k].fused];
-        json_array_append_new(jw,
-            json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:b,s:b}", "op", f->op, "M", f->M, "N",
-                f->N, "K", f->K, "threads", f->threads, "ranks", f->ranks, "measured_speedup",
-                vp[k].measured_speedup, "predicted_speedup", vp[k].predicted_speedup,
-                "measured_winner_clear", vp[k].decided, "winner_agrees", vp[k].agrees));
+        json_t *w = json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:f,s:f,s:b,s:b}", "op", f->op, "M", f->M,
+            "N", f->N, "K", f->K, "threads", f->threads, "ranks", f->ranks, "measured_speedup",
+            vp[k].measured_speedup, "predicted_speedup", vp[k].predicted_speedup,
+            "measured_winner_clear", vp[k].decided, "winner_agrees", vp[k].agrees);
+        row_extras(w, f);
+        json_array_append_new(jw, w);
     }
     free(vp);
     comet_model_vsum vs;
@@ -164,6 +211,12 @@ int comet_cmd_validate(int argc, char **argv)
         "clear_pairs", vs.decided, "clear_winner_agrees", vs.decided_agrees,
         "clear_winner_agreement", vs.decided ? (double)vs.decided_agrees / vs.decided : 0.0,
         "groups", groups, "winners", jw, "rows", jrows);
+    /* per shape: the fused kernel at its default tiles against the unfused */
+    json_object_set_new(j, "shapes",
+        json_pack("{s:i,s:i,s:i,s:i,s:f}", "pairs", vs.shapes, "winner_agrees", vs.shape_agrees,
+            "clear_pairs", vs.shape_decided, "clear_winner_agrees", vs.shape_decided_agrees,
+            "clear_winner_agreement",
+            vs.shape_decided ? (double)vs.shape_decided_agrees / vs.shape_decided : 0.0));
     if (g.json) {
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("\n");
@@ -178,9 +231,10 @@ int comet_cmd_validate(int argc, char **argv)
             (int)json_integer_value(json_object_get(x, "n")),
             100 * json_number_value(json_object_get(x, "median_rel_err")),
             100 * json_number_value(json_object_get(x, "p90_rel_err")));
-        printf(
-            "  winner (fused vs unfused) predicted right in %d of %d shapes with a clear measured "
-            "winner (95%% CIs apart); %d of %d shapes in all\n",
+        printf("  winner (fused at its default tiles vs unfused) predicted right in %d of %d "
+               "shapes with a clear measured winner (95%% CIs apart); %d of %d shapes in all\n",
+            vs.shape_decided_agrees, vs.shape_decided, vs.shape_agrees, vs.shapes);
+        printf("  with every tile-sweep point as a pair: %d of %d clear pairs; %d of %d in all\n",
             vs.decided_agrees, vs.decided, agree, pairs);
     }
     if (g.out || 1) {

@@ -175,6 +175,8 @@ typedef struct comet_model_hw {
     int n_outer; /**< extra network levels above cluster_net (clusters = product of levels) */
     comet_model_net outer_net[COMET_MODEL_NET_LEVELS - 1]; /**< outer levels, innermost first */
     comet_model_links links; /**< calibrated p2p/collective parameters (CPU systems) */
+    double ln_row_cycles; /**< LayerNorm's fixed cycles per row (vector.ln_row_cycles; 0:
+                               row_cycles, which is softmax's) */
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */
@@ -418,10 +420,24 @@ int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *
 typedef struct comet_model_vrow {
     char op[24], variant[12]; /**< record op and variant */
     double M, N, K; /**< shape (attention: lq, lk, d) */
+    double heads; /**< attention heads (batch x heads); 0 for the GEMM ops */
+    int causal; /**< attention with a causal mask */
     int threads, ranks; /**< parallelism */
+    double tile_m, tile_k; /**< fused tiles the kernel ran (tile_m / tile_q, tile_k); 0 if none */
+    int swept; /**< the record belongs to a tile-size sweep (not the kernel's default tiles) */
     double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
     double ci_lo_s, ci_hi_s; /**< the measured median's 95% CI (0 when the record has none) */
 } comet_model_vrow;
+
+/**
+ * The local description, problem and mapping of one measured compound-kernel
+ * record (kind "kernel" or "dist_kernel"): the record's threads and ranks on
+ * this machine, its shape, and the mapping the kernel ran (its tiles).
+ * @return 0, -ENOENT when the record is not a predictable kernel record, or
+ * -EINVAL.
+ */
+int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_model_hw *local,
+    comet_model_problem *pb, comet_model_mapping *mp);
 
 /**
  * Predicts measured records (kind "kernel" for the compound ops, and
@@ -438,6 +454,8 @@ typedef struct comet_model_vsum {
     int pairs, winner_agrees; /**< fused/unfused pairs of one shape; predicted winner right */
     int decided, decided_agrees; /**< pairs whose measured CIs do not overlap (a clear measured
                                       winner); of those, predicted right */
+    int shapes, shape_agrees; /**< pairs at the kernels' default tiles: one per shape */
+    int shape_decided, shape_decided_agrees; /**< of those, with a clear measured winner */
 } comet_model_vsum;
 
 /** One fused/unfused pair found by comet_model_validate_pairs(). */
@@ -446,10 +464,12 @@ typedef struct comet_model_vpair {
     double measured_speedup, predicted_speedup; /**< unfused / fused times */
     int decided; /**< the measured medians' CIs do not overlap */
     int agrees; /**< predicted winner is the measured one */
+    int swept; /**< the fused row is a tile-sweep point, not the shape's default tiles */
 } comet_model_vpair;
 
 /**
- * Pairs fused and unfused rows of one op, shape, threads and ranks.
+ * Pairs fused and unfused rows of one op, shape (with heads and mask), threads
+ * and ranks: every fused row, tile sweeps included, against its unfused row.
  * @return pairs written (<= cap).
  */
 int comet_model_validate_pairs(
@@ -458,7 +478,9 @@ int comet_model_validate_pairs(
 /**
  * Median/p90 error and winner agreement of validation rows. A pair whose
  * measured 95% CIs overlap has no clear measured winner (a tie at this
- * machine's noise): it counts in pairs but not in decided.
+ * machine's noise): it counts in pairs but not in decided. Agreement is
+ * given twice: per shape (the fused kernel at its default tiles against the
+ * unfused one) and over all pairs (every tile-sweep point as well).
  */
 void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_model_vsum *out);
 

@@ -502,7 +502,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
             goto fail;
     }
 
-    static const char *const vk[] = { "width", "cycles", "energy_pj", "row_cycles", NULL };
+    static const char *const vk[]
+        = { "width", "cycles", "energy_pj", "row_cycles", "ln_row_cycles", NULL };
     double width;
     if ((rc = need_map(d, "vector", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
@@ -510,6 +511,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUM(sec, "width", NAN, 1, 65536, width);
     hw->simd_width = (int)width;
     NUM(sec, "row_cycles", 0, 0, 1e6, hw->row_cycles);
+    NUM(sec, "ln_row_cycles", 0, 0, 1e6, hw->ln_row_cycles);
     const comet_util_doc *cy = comet_util_doc_get(sec, "cycles"),
                          *en = comet_util_doc_get(sec, "energy_pj");
     for (int i = 0; i < COMET_MODEL_NVOP; i++) {
@@ -652,6 +654,8 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         = json_pack("{s:i,s:o,s:o}", "width", hw->simd_width, "cycles", cy, "energy_pj", en);
     if (vec && hw->row_cycles > 0)
         json_object_set_new(vec, "row_cycles", json_real(hw->row_cycles));
+    if (vec && hw->ln_row_cycles > 0)
+        json_object_set_new(vec, "ln_row_cycles", json_real(hw->ln_row_cycles));
     json_object_set_new(j, "vector", vec);
     if (hw->links.p2p_beta_s > 0 || hw->links.nfits > 0) {
         json_t *c = json_object(), *fits = json_array();

@@ -86,6 +86,7 @@ int comet_model_graph_build(const comet_model_problem *pb, comet_model_graph *g)
  * element; row reductions add a log2(width) tree per row. */
 typedef struct vcost {
     double per_elem, per_row, per_out, pj_elem;
+    double row_fixed; /* the fixed part of per_row (a row's calls and reductions) */
     int n_mn; /* basic ops over the rows x N intermediate (op-by-op passes) */
 } vcost;
 
@@ -110,7 +111,7 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
     const double bare
         = fmin(c[COMET_MODEL_VOP_ADD], fmin(c[COMET_MODEL_VOP_MUL], c[COMET_MODEL_VOP_MAX]));
     int in_loop = 0, in_loop_out = 0, reduces = 0;
-    vcost v = { 0, 0, 0, 0, 0 };
+    vcost v = { 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < g->n; i++) {
         const comet_model_node *nd = &g->node[i];
         double ce = 0, pe = 0, cr = 0;
@@ -171,8 +172,12 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
             reduces = 1;
         }
     }
-    if (reduces) /* a graph with row reductions pays the row's fixed cost once per row */
-        v.per_row += hw->row_cycles;
+    if (!reduces)
+        return v;
+    /* a graph with row reductions pays its row pass's fixed cost once per row */
+    const int ln = g == &graphs[COMET_MODEL_GEMM_LAYERNORM];
+    v.row_fixed = ln && hw->ln_row_cycles > 0 ? hw->ln_row_cycles : hw->row_cycles;
+    v.per_row += v.row_fixed;
     return v;
 }
 
@@ -272,7 +277,11 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* Attention as rows (heads*lq) x N=lk x K=d with a second GEMM of width d. */
     const double M = att ? pb->heads * pb->lq : pb->M, N = att ? pb->lk : pb->N,
                  K = att ? pb->d : pb->K, Nout = att ? pb->d : N;
-    const double cf = att && pb->causal ? 0.5 + 0.5 / fmax(pb->lk, 1) : 1.0;
+    /* causal attention: the fused kernel visits only the unmasked half; an
+     * unfused mapping's GEMM is a plain GEMM that computes all of S, which a
+     * separate pass then masks (kernels/kernels.c) */
+    const double masked = att && pb->causal ? 0.5 - 0.5 / fmax(pb->lk, 1) : 0.0;
+    const double cf = mp->fused ? 1.0 - masked : 1.0;
     const int P = hw->clusters, C = hw->cores, ch = mp->cs_h > 1 ? mp->cs_h : 1;
     if (mp->cs_m < 1 || mp->cs_n < 1 || mp->cs_k < 1 || mp->ks_m < 1 || mp->ks_n < 1
         || ch * mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1
@@ -348,7 +357,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
                             + hw->vop_cycles[COMET_MODEL_VOP_ADD])
                         / fmax(1, hw->simd_width)
                     + hw->vop_cycles[COMET_MODEL_VOP_EXP])
-            + (cdiv(Nc, tk) - 1) * mcore * hw->row_cycles;
+            + (cdiv(Nc, tk) - 1) * mcore * vc.row_fixed;
 
     /* ---- memory traffic per step ---- */
     /* CPU clusters are nodes with their own memory; accelerator clusters
@@ -464,6 +473,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         pass_bytes = per * (rd + wr * (st ? 1 : 2));
         if (att) /* P V reads S once more (its A operand) */
             pass_bytes += per;
+        if (masked > 0) /* the mask pass writes -inf over the masked part of S */
+            pass_bytes += per * masked * (st ? 1 : 2);
         /* the pass is vector- or bandwidth-bound and waits for the whole
          * intermediate (a dependency: sequential after the GEMM) */
         const double out_bytes = (att ? M * pb->d : 0) * io / used;
@@ -816,6 +827,58 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
 
 #define jnum comet_util_jnum
 
+int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_model_hw *local,
+    comet_model_problem *pb, comet_model_mapping *mp)
+{
+    if (!hw || !rec || !local || !pb || !mp)
+        return -EINVAL;
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    const char *op = json_string_value(json_object_get(rec, "op"));
+    const char *var = json_string_value(json_object_get(rec, "variant"));
+    if (!kind || !op || !var || (strcmp(kind, "kernel") && strcmp(kind, "dist_kernel")))
+        return -ENOENT;
+    memset(pb, 0, sizeof *pb);
+    if (comet_model_op_parse(op, &pb->op) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused")))
+        return -ENOENT;
+    const json_t *sh = json_object_get(rec, "shape"), *pa = json_object_get(rec, "params");
+    if (pb->op == COMET_MODEL_ATTENTION) {
+        pb->heads = jnum(sh, "B") * jnum(sh, "H");
+        pb->lq = jnum(sh, "Lq");
+        pb->lk = jnum(sh, "Lk");
+        pb->d = jnum(sh, "d");
+        pb->causal = jnum(sh, "causal") > 0;
+        if (!(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0))
+            return -ENOENT;
+    } else {
+        pb->M = jnum(sh, "M");
+        pb->N = jnum(sh, "N");
+        pb->K = jnum(sh, "K");
+        if (!(pb->M > 0 && pb->N > 0 && pb->K > 0))
+            return -ENOENT;
+    }
+    double thr = jnum(rec, "threads"), ranks = jnum(rec, "ranks"),
+           tile = jnum(pa, pb->op == COMET_MODEL_ATTENTION ? "tile_q" : "tile_m");
+    if (!(thr >= 1))
+        thr = 1;
+    if (!(ranks >= 1))
+        ranks = 1;
+    *local = *hw;
+    local->cores = (int)thr;
+    local->clusters = (int)ranks;
+    local->cluster_net.dims[0] = (int)ranks;
+    local->cluster_net.dims[1] = 1;
+    local->n_outer = 0;
+    /* ranks are processes of this one machine: they share its memory */
+    local->dram.bw = hw->dram.bw / ranks;
+    comet_model_local_mapping(
+        local, pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
+    /* fused attention: the keys per KV tile the kernel ran with */
+    const double tk = jnum(pa, "tile_k");
+    if (pb->op == COMET_MODEL_ATTENTION && mp->fused && mp->cs_n == 1 && tk >= 1)
+        mp->tile_k = fmin(tk, pb->lk);
+    return 0;
+}
+
 int comet_model_validate_records(
     const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_vrow *rows, size_t cap)
 {
@@ -824,58 +887,13 @@ int comet_model_validate_records(
         return -EINVAL;
     for (size_t i = 0; i < n && k < cap; i++) {
         const json_t *rec = recs[i];
-        const char *kind = json_string_value(json_object_get(rec, "kind"));
-        const char *op = json_string_value(json_object_get(rec, "op"));
-        const char *var = json_string_value(json_object_get(rec, "variant"));
-        if (!kind || !op || !var || (strcmp(kind, "kernel") && strcmp(kind, "dist_kernel")))
-            continue;
+        const json_t *st = json_object_get(rec, "stats"), *pa = json_object_get(rec, "params");
+        const double med = jnum(st, "median_s");
+        comet_model_hw local;
         comet_model_problem pb;
-        memset(&pb, 0, sizeof pb);
-        if (comet_model_op_parse(op, &pb.op) != 0)
-            continue;
-        if (strcmp(var, "fused") && strcmp(var, "unfused"))
-            continue;
-        const json_t *sh = json_object_get(rec, "shape"), *st = json_object_get(rec, "stats"),
-                     *pa = json_object_get(rec, "params");
-        double med = jnum(st, "median_s");
-        if (!(med > 0))
-            continue;
-        if (pb.op == COMET_MODEL_ATTENTION) {
-            pb.heads = jnum(sh, "B") * jnum(sh, "H");
-            pb.lq = jnum(sh, "Lq");
-            pb.lk = jnum(sh, "Lk");
-            pb.d = jnum(sh, "d");
-            pb.causal = jnum(sh, "causal") > 0;
-            if (!(pb.heads > 0 && pb.lq > 0 && pb.lk > 0 && pb.d > 0))
-                continue;
-        } else {
-            pb.M = jnum(sh, "M");
-            pb.N = jnum(sh, "N");
-            pb.K = jnum(sh, "K");
-            if (!(pb.M > 0 && pb.N > 0 && pb.K > 0))
-                continue;
-        }
-        double thr = jnum(rec, "threads"), ranks = jnum(rec, "ranks"),
-               tile = jnum(pa, pb.op == COMET_MODEL_ATTENTION ? "tile_q" : "tile_m");
-        if (!(thr >= 1))
-            thr = 1;
-        if (!(ranks >= 1))
-            ranks = 1;
-        comet_model_hw local = *hw;
-        local.cores = (int)thr;
-        local.clusters = (int)ranks;
-        local.cluster_net.dims[0] = (int)ranks;
-        local.cluster_net.dims[1] = 1;
-        local.n_outer = 0;
-        /* ranks are processes of this one machine: they share its memory */
-        local.dram.bw = hw->dram.bw / ranks;
         comet_model_mapping mp;
-        comet_model_local_mapping(
-            &local, &pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, &mp);
-        /* fused attention: the keys per KV tile the kernel ran with */
-        const double tk = jnum(pa, "tile_k");
-        if (pb.op == COMET_MODEL_ATTENTION && mp.fused && mp.cs_n == 1 && tk >= 1)
-            mp.tile_k = fmin(tk, pb.lk);
+        if (!(med > 0) || comet_model_record_setup(hw, rec, &local, &pb, &mp) != 0)
+            continue;
         comet_model_result r;
         /* the local description's buffers are the caches: a kernel that
          * runs is by definition a fitting mapping. A CPU description's
@@ -885,15 +903,22 @@ int comet_model_validate_records(
         comet_model_eval(&local, &pb, &mp, &r);
         if (!r.valid)
             continue;
+        const int att = pb.op == COMET_MODEL_ATTENTION;
+        const double tile = jnum(pa, att ? "tile_q" : "tile_m");
         comet_model_vrow *row = &rows[k++];
         memset(row, 0, sizeof *row);
-        snprintf(row->op, sizeof row->op, "%s", op);
-        snprintf(row->variant, sizeof row->variant, "%s", var);
-        row->M = pb.op == COMET_MODEL_ATTENTION ? pb.lq : pb.M;
-        row->N = pb.op == COMET_MODEL_ATTENTION ? pb.lk : pb.N;
-        row->K = pb.op == COMET_MODEL_ATTENTION ? pb.d : pb.K;
-        row->threads = (int)thr;
-        row->ranks = (int)ranks;
+        snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
+        snprintf(row->variant, sizeof row->variant, "%s", mp.fused ? "fused" : "unfused");
+        row->heads = att ? pb.heads : 0;
+        row->causal = pb.causal;
+        row->tile_m = mp.fused && tile > 0 ? tile : 0;
+        row->tile_k = mp.fused && att ? mp.tile_k : 0;
+        row->swept = json_object_get(pa, "swept") != NULL;
+        row->M = att ? pb.lq : pb.M;
+        row->N = att ? pb.lk : pb.N;
+        row->K = att ? pb.d : pb.K;
+        row->threads = local.cores;
+        row->ranks = local.clusters;
         row->measured_s = med;
         row->ci_lo_s = jnum(st, "ci_lo_s");
         row->ci_hi_s = jnum(st, "ci_hi_s");
@@ -931,6 +956,12 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
         out->winner_agrees += p[i].agrees;
         out->decided += p[i].decided;
         out->decided_agrees += p[i].decided && p[i].agrees;
+        if (p[i].swept)
+            continue;
+        out->shapes++;
+        out->shape_agrees += p[i].agrees;
+        out->shape_decided += p[i].decided;
+        out->shape_decided_agrees += p[i].decided && p[i].agrees;
     }
     free(p);
 }
@@ -945,7 +976,8 @@ int comet_model_validate_pairs(
         for (int j = 0; j < n; j++) {
             const comet_model_vrow *f = &rows[i], *u = &rows[j];
             if (strcmp(u->variant, "unfused") || strcmp(u->op, f->op) || u->M != f->M
-                || u->N != f->N || u->K != f->K || u->threads != f->threads || u->ranks != f->ranks)
+                || u->N != f->N || u->K != f->K || u->heads != f->heads || u->causal != f->causal
+                || u->threads != f->threads || u->ranks != f->ranks)
                 continue;
             comet_model_vpair *q = &pairs[k++];
             q->fused = i;
@@ -956,6 +988,7 @@ int comet_model_validate_pairs(
             /* without CIs every pair counts as decided (the median alone) */
             int have_ci = f->ci_hi_s > 0 && u->ci_hi_s > 0;
             q->decided = !have_ci || f->ci_hi_s < u->ci_lo_s || u->ci_hi_s < f->ci_lo_s;
+            q->swept = f->swept;
             break;
         }
     }

@@ -62,10 +62,13 @@ int rp_sec_validation(rp_ctx *c)
         "the mapping the kernel ran (comet_model_validate_records). Relative error = |predicted "
         "- measured| / measured of the median time. Over %d records: median error %.1f%%, "
         "90th percentile %.1f%%. Bias = median of predicted / measured - 1 (positive: the model "
-        "is pessimistic). The predicted winner (fused or unfused) is the measured one in %d of "
-        "the %d shapes whose measured medians' 95%% CIs are apart (a clear measured winner), and "
-        "in %d of %d shapes in all (the others are ties at this machine's noise).",
-        nr, 100 * med, 100 * p90, vs.decided_agrees, vs.decided, agree, pairs);
+        "is pessimistic). The predicted winner (the fused kernel at its default tiles against the "
+        "unfused one) is the measured one in %d of the %d shapes whose measured medians' 95%% CIs "
+        "are apart (a clear measured winner), and in %d of %d shapes in all (the others are ties "
+        "at this machine's noise). Counting every tile-sweep point as a pair of its own: %d of "
+        "%d clear pairs, %d of %d in all.",
+        nr, 100 * med, 100 * p90, vs.shape_decided_agrees, vs.shape_decided, vs.shape_agrees,
+        vs.shapes, vs.decided_agrees, vs.decided, agree, pairs);
     rp_table(d, "llrrrr", "op\tvariant\trecords\tmedian error\tp90 error\tbias");
     static const char *const ops[] = { "gemm_softmax", "gemm_layernorm", "attention" };
     static const char *const vars[] = { "fused", "unfused" };
@@ -128,9 +131,12 @@ int rp_sec_validation(rp_ctx *c)
         100 * med);
     rp_plot_init(&p, "validation", cap);
     if (rp_plot_data(c, &p, csv.p,
-            json_pack("{s:i,s:f,s:f,s:i,s:i,s:i,s:i,s:o,s:o}", "records", nr, "median_rel_err", med,
-                "p90_rel_err", p90, "winner_agrees", agree, "pairs", pairs, "clear_pairs",
-                vs.decided, "clear_winner_agrees", vs.decided_agrees, "groups", groups, "rows", jr))
+            json_pack("{s:i,s:f,s:f,s:i,s:i,s:i,s:i,s:{s:i,s:i,s:i,s:i},s:o,s:o}", "records", nr,
+                "median_rel_err", med, "p90_rel_err", p90, "winner_agrees", agree, "pairs", pairs,
+                "clear_pairs", vs.decided, "clear_winner_agrees", vs.decided_agrees, "shapes",
+                "pairs", vs.shapes, "winner_agrees", vs.shape_agrees, "clear_pairs",
+                vs.shape_decided, "clear_winner_agrees", vs.shape_decided_agrees, "groups", groups,
+                "rows", jr))
         == 0) {
         rp_buf sc;
         if (rp_buf_open(&sc) == 0) {

@@ -93,6 +93,14 @@ static void write_results(const char *path)
             "\"cache\"},\"ns_per_row\":%.12g,",
             rec, w, ns_row);
         stats(fp, rows * ns_row * 1e-9);
+        /* layernorm rows: 40 ns a row plus 0.1 ns an element */
+        ns_row = 40 + 0.1 * w;
+        fprintf(fp,
+            "%s\"kind\":\"vecop\",\"op\":\"layernorm_row\",\"variant\":\"avx2\","
+            "\"shape\":{\"n\":65536,\"width\":%d},\"threads\":1,\"params\":{\"regime\":"
+            "\"cache\"},\"ns_per_row\":%.12g,",
+            rec, w, ns_row);
+        stats(fp, rows * ns_row * 1e-9);
     }
     for (int e = 2; e <= 22; e++) {
         double m = pow(2, e), t = m < 16384 ? 0.3e-6 + m * 1e-10 : 4e-6 + m * 1.25e-10;
@@ -143,6 +151,8 @@ static void test_profile_build_and_roundtrip(void **st)
     /* the row's fixed cost: the intercept, 30 ns */
     if (fabs(hw.row_cycles - 30 * GHZ) > 1e-6 * 30 * GHZ)
         fail_msg("row_cycles %g, want %g", hw.row_cycles, 30 * GHZ);
+    if (fabs(hw.ln_row_cycles - 40 * GHZ) > 1e-6 * 40 * GHZ)
+        fail_msg("ln_row_cycles %g, want %g", hw.ln_row_cycles, 40 * GHZ);
     /* the link: alpha of small messages, bandwidth of large ones */
     assert_true(fabs(hw.cluster_net.startup - 0.3e-6 * GHZ * 1e9) < 0.05 * 0.3e-6 * GHZ * 1e9);
     assert_true(fabs(hw.cluster_net.link_bw - 8 / GHZ) < 0.05 * 8 / GHZ);

@@ -679,12 +679,58 @@ static void test_row_cycles(void **s)
     comet_model_eval(&h1, &pg, &mp, &r1);
     if (fabs((r1.t_vec - r0.t_vec) - 100.0 * 96) > 1e-9 * 9600)
         fail_msg("softmax row cost %g, want %g", r1.t_vec - r0.t_vec, 9600.0);
+    /* LayerNorm pays its own fixed cost where one is given, softmax stays */
+    comet_model_hw h2 = h1;
+    h2.ln_row_cycles = 250;
+    comet_model_problem pl = { .op = COMET_MODEL_GEMM_LAYERNORM, .M = 96, .N = 64, .K = 16 };
+    comet_model_result r2;
+    comet_model_local_mapping(&h0, &pl, 0, 0, 1, 1, &mp);
+    comet_model_eval(&h0, &pl, &mp, &r0);
+    comet_model_eval(&h2, &pl, &mp, &r2);
+    if (fabs((r2.t_vec - r0.t_vec) - 250.0 * 96) > 1e-9 * 24000)
+        fail_msg("layernorm row cost %g, want %g", r2.t_vec - r0.t_vec, 24000.0);
+    comet_model_local_mapping(&h0, &pg, 0, 0, 1, 1, &mp);
+    comet_model_eval(&h2, &pg, &mp, &r2);
+    comet_model_eval(&h1, &pg, &mp, &r1);
+    assert_true(r2.t_vec == r1.t_vec);
     comet_model_hw_free(&h0);
     comet_model_hw_free(&h1);
     snprintf(buf, sizeof buf, "%s  row_cycles: -1\n", cpu_hw);
     assert_true(comet_model_hw_parse("rc.yaml", buf, strlen(buf), &h1, err, sizeof err) != 0);
     if (!strstr(err, "row_cycles") || !strstr(err, "rc.yaml:"))
         fail_msg("error does not name the field and file: %s", err);
+}
+
+/* Causal attention: the fused kernel skips the masked half; the unfused
+ * mapping's plain GEMMs compute all of S and a pass masks it, so its GEMM
+ * time is the unmasked one's and its passes move more bytes. */
+static void test_causal_unfused_full(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    comet_model_hw hw;
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    comet_model_problem pn
+        = { .op = COMET_MODEL_ATTENTION, .heads = 2, .lq = 256, .lk = 256, .d = 64 };
+    comet_model_problem pc = pn;
+    pc.causal = 1;
+    comet_model_mapping mp;
+    comet_model_result rn, rc;
+    comet_model_local_mapping(&hw, &pn, 0, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &pn, &mp, &rn);
+    comet_model_eval(&hw, &pc, &mp, &rc);
+    assert_true(rn.valid && rc.valid);
+    assert_true(rc.t_gemm == rn.t_gemm);
+    assert_true(rc.t_pass > rn.t_pass);
+    comet_model_local_mapping(&hw, &pn, 1, 64, 1, 1, &mp);
+    comet_model_eval(&hw, &pn, &mp, &rn);
+    comet_model_eval(&hw, &pc, &mp, &rc);
+    /* visible pairs: (1/2 + 1/(2 lk)) of lq x lk */
+    const double cf = 0.5 + 0.5 / 256;
+    if (fabs(rc.t_gemm - cf * rn.t_gemm) > 1e-9 * rn.t_gemm)
+        fail_msg("fused causal gemm %g, want %g", rc.t_gemm, cf * rn.t_gemm);
+    comet_model_hw_free(&hw);
 }
 
 /* The unfused CPU kernels run their GEMM as one row slab per thread through
@@ -771,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_cpu_levels_and_beta),
         cmocka_unit_test(test_micro_tile),
         cmocka_unit_test(test_row_cycles),
+        cmocka_unit_test(test_causal_unfused_full),
         cmocka_unit_test(test_unfused_slabs),
         cmocka_unit_test(test_collectives_topologies),
         cmocka_unit_test(test_collective_insertion),

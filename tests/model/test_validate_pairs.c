@@ -85,11 +85,47 @@ static void test_rows_without_ci_count_as_decided(void **s)
     assert_int_equal(v.decided_agrees, 1);
 }
 
+/* Attention rows pair only with the same heads and mask; the per-shape
+ * figures count the fused kernel at its default tiles, not tile sweeps. */
+static void test_heads_mask_and_sweeps(void **s)
+{
+    (void)s;
+    comet_model_vrow rows[] = {
+        row("attention", "unfused", 1024, 1, 10.0, 9.9, 10.1, 6.0),
+        row("attention", "unfused", 1024, 1, 9.0, 8.9, 9.1, 9.0),
+        row("attention", "fused", 1024, 1, 5.0, 4.9, 5.1, 4.5),
+        row("attention", "fused", 1024, 1, 8.0, 7.9, 8.1, 8.5),
+        row("attention", "fused", 1024, 1, 9.5, 9.4, 9.6, 8.8),
+    };
+    rows[0].causal = rows[2].causal = 1;
+    for (int i = 0; i < 5; i++)
+        rows[i].heads = 4;
+    rows[4].swept = 1; /* a tile-sweep point, predicted wrong */
+    comet_model_vpair p[8];
+    int np = comet_model_validate_pairs(rows, 5, p, 8);
+    assert_int_equal(np, 3);
+    assert_int_equal(p[0].unfused, 0); /* causal with causal */
+    assert_int_equal(p[1].unfused, 1);
+    assert_int_equal(p[2].unfused, 1);
+    assert_true(p[2].swept && !p[0].swept);
+    comet_model_vsum v;
+    comet_model_validate_summary(rows, 5, &v);
+    assert_int_equal(v.pairs, 3);
+    assert_int_equal(v.decided_agrees, 2);
+    assert_int_equal(v.shapes, 2);
+    assert_int_equal(v.shape_decided, 2);
+    assert_int_equal(v.shape_decided_agrees, 2);
+    /* other heads: no partner */
+    rows[3].heads = 8;
+    assert_int_equal(comet_model_validate_pairs(rows, 5, p, 8), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pairs_and_clear_winners),
         cmocka_unit_test(test_rows_without_ci_count_as_decided),
+        cmocka_unit_test(test_heads_mask_and_sweeps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -181,6 +181,18 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
     return v;
 }
 
+/* The micro-tile factor over blocks of blk rows laid along segments of seg
+ * rows (a head's queries, or M): whole blocks and one shorter last block. */
+static double micro_factor_blocks(const comet_model_hw *hw, double blk, double seg)
+{
+    if (!(blk >= 1) || !(seg >= 1))
+        return comet_model_micro_tile_factor(hw, blk);
+    const double nb = ceil(seg / blk), last = seg - (nb - 1) * blk;
+    return ((nb - 1) * blk * comet_model_micro_tile_factor(hw, blk)
+               + last * comet_model_micro_tile_factor(hw, last))
+        / seg;
+}
+
 void comet_model_unfused_passes(comet_model_op op, double *reads, double *writes, int *streaming)
 {
     /* kernels/: the GEMM writes the whole intermediate, then one pass per row
@@ -335,29 +347,34 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         eff = mp->fused && !mp->blas_gemm
             ? comet_model_fused_gemm_eff(hw, ceil(M / share), N, K, gthr)
             : comet_model_gemm_eff(hw, ceil((att ? pb->lq : M) / share), N, K, gthr);
-    double tg = gemm_cycles(hw, mcore, ncore * cf, Kc, eff);
+    /* a block that overhangs its rows (the last of a head, or of M) computes
+     * only the rows it has, except on a systolic array, which folds whole
+     * tiles: each core's rows per step are the average over the steps */
+    const double mrow = hw->systolic ? mcore : fmin(mcore, Mc / (steps * mp->ks_m));
+    double tg = gemm_cycles(hw, mrow, ncore * cf, Kc, eff);
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1
             : mp->fused            ? eff
                                    : comet_model_gemm_eff(hw, ceil(pb->lq / share), pb->d, N, gthr);
-        tg += gemm_cycles(hw, mcore, pb->d, ncore * cf, eff2);
+        tg += gemm_cycles(hw, mrow, pb->d, ncore * cf, eff2);
     }
-    /* each core runs its own block of mcore rows through the micro-tiles */
+    /* each core runs its own blocks of mcore rows through the micro-tiles;
+     * the last block of each head (attention) or of M is shorter */
     if (mp->fused && !mp->blas_gemm && !hw->systolic)
-        tg *= comet_model_micro_tile_factor(hw, mcore);
-    const double elems_core = mcore * cdiv(nfin, mp->ks_n) * cf;
+        tg *= micro_factor_blocks(hw, mcore, att ? pb->lq : Mc);
+    const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cf;
     double tv
-        = elems_core * vc.per_elem + mcore * vc.per_row + mcore * (att ? pb->d : 0) * vc.per_out;
+        = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? pb->d : 0) * vc.per_out;
     if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile, P V
                            * adds into the O row once per KV tile, and the row's fixed
                            * cost on every KV tile after the first */
-        tv += cdiv(Nc, tk) * mcore
+        tv += cdiv(Nc, tk) * mrow
                 * (pb->d
                         * (hw->vop_cycles[COMET_MODEL_VOP_MUL]
                             + hw->vop_cycles[COMET_MODEL_VOP_ADD])
                         / fmax(1, hw->simd_width)
                     + hw->vop_cycles[COMET_MODEL_VOP_EXP])
-            + (cdiv(Nc, tk) - 1) * mcore * vc.row_fixed;
+            + (cdiv(Nc, tk) - 1) * mrow * vc.row_fixed;
 
     /* ---- memory traffic per step ---- */
     /* CPU clusters are nodes with their own memory; accelerator clusters

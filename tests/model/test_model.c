@@ -625,6 +625,19 @@ static void test_micro_tile(void **s)
     assert_true(r8.valid && r12.valid);
     if (fabs(r8.t_gemm - 1.5 * r12.t_gemm) > 1e-9 * r8.t_gemm)
         fail_msg("t_gemm %g vs %g", r8.t_gemm, r12.t_gemm);
+    /* a shorter last block computes only its rows: M = 100 in blocks of 64
+     * is 64 rows at 66/64 and 36 rows at 36/36, against 128 rows at 66/64 */
+    comet_model_problem p100 = pb, p128 = pb;
+    p100.M = 100;
+    p128.M = 128;
+    comet_model_result a, b;
+    comet_model_local_mapping(&hw, &p100, 1, 64, 1, 1, &mp);
+    comet_model_eval(&hw, &p100, &mp, &a);
+    comet_model_local_mapping(&hw, &p128, 1, 64, 1, 1, &mp);
+    comet_model_eval(&hw, &p128, &mp, &b);
+    const double want = (66.0 + 36.0) / 132.0;
+    if (fabs(a.t_gemm / b.t_gemm - want) > 1e-9)
+        fail_msg("partial block: t_gemm ratio %g, want %g", a.t_gemm / b.t_gemm, want);
     /* unfused: one BLAS GEMM, no micro-tile factor */
     comet_model_hw plain;
     if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &plain, err, sizeof err) != 0)

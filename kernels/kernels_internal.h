@@ -37,6 +37,10 @@ double kern_row_sum(const float *x, size_t n);
 /* y[i] = exp(x[i] - m), returns the sum (x may equal y). */
 double kern_exp_shift_sum(const float *x, float *y, size_t n, float m);
 void kern_scale(float *y, size_t n, float s);
+/* comet_kernels_softmax_rows with may_stream 0: ordinary stores whatever the
+ * size, for an output read again at once (attention's S before P V). */
+int kern_softmax_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy,
+    float scale, int threads, int may_stream);
 /* Row passes over outputs of at least this many bytes use non-temporal
  * stores (default 16 MiB); tests set 0 to cover that path on small shapes. */
 void kern_set_stream_min_bytes(size_t bytes);

@@ -1057,9 +1057,15 @@ static void thread_rows(size_t M, size_t *r0, size_t *r1)
 int comet_kernels_softmax_rows(
     size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy, float scale, int threads)
 {
+    return kern_softmax_rows_ex(M, N, X, ldx, Y, ldy, scale, threads, 1);
+}
+
+int kern_softmax_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy,
+    float scale, int threads, int may_stream)
+{
     if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !isfinite(scale))
         return -EINVAL;
-    int stream = (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
+    int stream = may_stream && (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
 #pragma omp parallel num_threads(threads)
     {
         size_t r0, r1;

@@ -201,12 +201,12 @@ void comet_model_unfused_passes(comet_model_op op, double *reads, double *writes
      * the result written once; attention's softmax runs in place on S. The
      * writes are non-temporal stores (no write-allocate read) when the
      * intermediate is at least UNFUSED_STREAM_MIN bytes (kernels/vmath.c's
-     * threshold; the caller applies it), ordinary stores below. Change here
+     * threshold; the caller applies it), ordinary stores below; attention's
+     * S always takes ordinary stores (P V reads it right after). Change here
      * when the kernels change. */
-    (void)op;
     *reads = 1;
     *writes = 1;
-    *streaming = 1;
+    *streaming = op != COMET_MODEL_ATTENTION;
 }
 
 /* kernels/vmath.c streams outputs of at least 16 MiB */

@@ -118,4 +118,22 @@ int bench_shapeset_load(
 /** Frees the shapes of a set. */
 void bench_shapeset_free(bench_shapeset *set);
 
+/* Buffers laid out the same in every run: one mapping aligned to 2 MiB and
+ * backed by huge pages where the kernel grants them (THP "madvise" or
+ * "always"), each buffer at a page boundary plus its own 256-byte stagger.
+ * The virtual layout and, inside a huge page, the physical one repeat from
+ * run to run, so the cache sets the buffers share do too. Separate mallocs
+ * put them wherever the heap had room: two quick kernel runs differed by up
+ * to 16% on one shape while each run's CI was within 2%. */
+typedef struct bench_arena {
+    void *map; /* the whole mapping (NULL when none) */
+    size_t len;
+} bench_arena;
+
+/* Maps an arena and carves n buffers of sizes[i] bytes (out[i] NULL for a
+ * size 0). Returns 0, -ENOMEM or -EOVERFLOW. */
+int bench_arena_carve(bench_arena *ar, const size_t *sizes, void *out[], int n);
+/* Unmaps the arena (a zeroed or freed one is a no-op). */
+void bench_arena_free(bench_arena *ar);
+
 #endif

@@ -399,6 +399,7 @@ int comet_bench_kernels_run(
     kjob *jobs = NULL;
     size_t njobs = 0;
     long maxd = 1;
+    bench_arena garena = { NULL, 0 }; /* the sgemm grid's A, B, C */
     char path[4096];
     int rc;
     const char *sp = o->shapes_path;
@@ -426,9 +427,12 @@ int comet_bench_kernels_run(
     if ((rc = build_jobs(o, &set, ncores, &jobs, &njobs, &maxd, err, errlen)))
         goto fail;
     size_t md = (size_t)maxd;
-    d.g.A = malloc(md * md * sizeof(float));
-    d.g.B = malloc(md * md * sizeof(float));
-    d.g.C = malloc(md * md * sizeof(float));
+    {
+        const size_t gsz = md * md * sizeof(float), sizes[3] = { gsz, gsz, gsz };
+        void *g[3] = { NULL, NULL, NULL };
+        if (bench_arena_carve(&garena, sizes, g, 3) == 0)
+            d.g.A = g[0], d.g.B = g[1], d.g.C = g[2];
+    }
     if (!d.g.A || !d.g.B || !d.g.C) {
         rc = comet_util_seterr(
             err, errlen, -ENOMEM, "bench sgemm: cannot allocate %zux%zu", md, md);
@@ -480,9 +484,7 @@ int comet_bench_kernels_run(
         if ((rc = job_emit(&s, &jobs[i], hl, err, errlen)))
             goto fail;
     openblas_set_num_threads(ncores);
-    free(d.g.A);
-    free(d.g.B);
-    free(d.g.C);
+    bench_arena_free(&garena);
     jobs_free(jobs, njobs);
     bench_shapeset_free(&set);
     return bench_session_close(&s,
@@ -491,9 +493,7 @@ int comet_bench_kernels_run(
         err, errlen);
 fail:
     openblas_set_num_threads(ncores);
-    free(d.g.A);
-    free(d.g.B);
-    free(d.g.C);
+    bench_arena_free(&garena);
     jobs_free(jobs, njobs);
     bench_session_abort(&s);
     bench_shapeset_free(&set);

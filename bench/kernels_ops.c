@@ -2,6 +2,7 @@
  * timed region, the call, analytic flops/bytes from the library, and a
  * double-precision spot check on a few rows. */
 #include "kernels_ops.h"
+#include "bench_internal.h"
 
 #include "comet_kernels.h"
 
@@ -22,6 +23,7 @@ typedef struct kop_impl {
     float *a, *b, *y, *c, *gamma, *beta; /* GEMM: A, B, Y; attention: Q=a, K=b, V=c, O=y */
     void *ws;
     size_t ws_bytes;
+    bench_arena arena; /* all of the above: the same layout in every run */
 } kop_impl;
 
 static size_t cache_l1, cache_l2, cache_l3;
@@ -37,14 +39,6 @@ int bench_kop_available(const char *op)
 {
     comet_kernels_op o;
     return comet_kernels_op_parse(op, &o) == 0;
-}
-
-static float *falloc(size_t n, unsigned seed)
-{
-    float *x = malloc((n ? n : 1) * sizeof *x);
-    if (x && seed)
-        bench_fill(x, n, seed);
-    return x;
 }
 
 int bench_kop_init(bench_kop *k, const char *op, const char *variant, const bench_shape *s,
@@ -112,26 +106,25 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
         nb = m->sh.K * m->sh.N;
         ny = m->sh.M * m->sh.N;
     }
-    m->a = falloc(na, 11);
-    m->b = falloc(nb, 12);
-    m->y = falloc(ny, 0);
-    m->ws = m->ws_bytes ? malloc(m->ws_bytes) : NULL;
-    if (!m->a || !m->b || !m->y || (m->ws_bytes && !m->ws)) {
+    const int ln = m->op == COMET_KERNELS_GEMM_LAYERNORM;
+    const size_t f = sizeof(float),
+                 sizes[7] = { na * f, nb * f, ny * f, nc * f, ln ? m->sh.N * f : 0,
+                     ln ? m->sh.N * f : 0, m->ws_bytes };
+    void *bufs[7];
+    if (bench_arena_carve(&m->arena, sizes, bufs, 7) != 0) {
         rc = comet_util_seterr(
             err, errlen, -ENOMEM, "bench kernels: cannot allocate %s buffers", op);
         goto fail;
     }
-    if (s->attn && !(m->c = falloc(nc, 13))) {
-        rc = comet_util_seterr(err, errlen, -ENOMEM, "bench kernels: out of memory");
-        goto fail;
-    }
-    if (m->op == COMET_KERNELS_GEMM_LAYERNORM) {
-        m->gamma = falloc(m->sh.N, 14);
-        m->beta = falloc(m->sh.N, 15);
-        if (!m->gamma || !m->beta) {
-            rc = comet_util_seterr(err, errlen, -ENOMEM, "bench kernels: out of memory");
-            goto fail;
-        }
+    m->a = bufs[0], m->b = bufs[1], m->y = bufs[2], m->c = bufs[3];
+    m->gamma = bufs[4], m->beta = bufs[5], m->ws = bufs[6];
+    bench_fill(m->a, na, 11);
+    bench_fill(m->b, nb, 12);
+    if (m->c)
+        bench_fill(m->c, nc, 13);
+    if (ln) {
+        bench_fill(m->gamma, m->sh.N, 14);
+        bench_fill(m->beta, m->sh.N, 15);
     }
     k->flops = comet_kernels_flops(m->op, &m->sh);
     k->bytes = comet_kernels_bytes(m->op, m->v, &m->sh);
@@ -328,13 +321,7 @@ void bench_kop_fini(bench_kop *k)
 {
     kop_impl *m = k->impl;
     if (m) {
-        free(m->a);
-        free(m->b);
-        free(m->c);
-        free(m->y);
-        free(m->gamma);
-        free(m->beta);
-        free(m->ws);
+        bench_arena_free(&m->arena);
         free(m);
     }
     k->impl = NULL;

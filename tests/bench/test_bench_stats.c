@@ -10,6 +10,7 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include "bench_internal.h"
 #include "comet_bench.h"
 #include "comet_util.h"
 
@@ -247,6 +248,39 @@ static void test_pin(void **s)
     assert_int_equal(comet_bench_pin(0, err, sizeof err), 0);
 }
 
+/* The arena: a 2 MiB-aligned first buffer, the others at page + i x 256
+ * bytes, NULL for an empty one, writable, the same offsets in every arena,
+ * an overflowing request refused, and a second free harmless. */
+static void test_arena(void **st)
+{
+    (void)st;
+    bench_arena a = { NULL, 0 }, b = { NULL, 0 };
+    const size_t sizes[4] = { 5000, 0, 100, 1 << 20 };
+    void *p[4], *q[4];
+    assert_int_equal(bench_arena_carve(&a, sizes, p, 4), 0);
+    assert_int_equal(bench_arena_carve(&b, sizes, q, 4), 0);
+    assert_int_equal((uintptr_t)p[0] % (2u << 20), 0);
+    assert_null(p[1]);
+    for (int i = 0; i < 4; i++) {
+        if (!p[i])
+            continue;
+        assert_int_equal((uintptr_t)p[i] % 4096, (size_t)i * 256 % 4096);
+        assert_int_equal((char *)p[i] - (char *)p[0], (char *)q[i] - (char *)q[0]);
+        memset(p[i], 0x5a, sizes[i]);
+    }
+    /* buffers do not overlap: each starts past the previous one's end */
+    assert_true((char *)p[2] >= (char *)p[0] + sizes[0]);
+    assert_true((char *)p[3] >= (char *)p[2] + sizes[2]);
+    const size_t huge[2] = { SIZE_MAX / 2, SIZE_MAX / 2 };
+    void *r[2];
+    bench_arena c = { NULL, 0 };
+    assert_int_equal(bench_arena_carve(&c, huge, r, 2), -EOVERFLOW);
+    assert_null(c.map);
+    bench_arena_free(&a);
+    bench_arena_free(&a);
+    bench_arena_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_measure),
         cmocka_unit_test(test_counters),
         cmocka_unit_test(test_pin),
+        cmocka_unit_test(test_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -186,6 +186,20 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
     return v;
 }
 
+/* Rows of the busiest of T cores taking blocks of blk rows, laid along
+ * segments of seg rows (a head's queries, or M; each segment's last block
+ * may be shorter) over rows in all, as they come free: it gets
+ * ceil(blocks / T) blocks, full ones first while they last. */
+static double busiest_rows(double blk, double seg, double rows, double T)
+{
+    if (!(blk >= 1) || !(seg >= 1) || !(T >= 1))
+        return rows / (T >= 1 ? T : 1);
+    const double nb = ceil(seg / blk), last = seg - (nb - 1) * blk, segs = rows / seg;
+    const double nbt = ceil(segs * nb), partial = last < blk ? segs : 0;
+    const double heavy = ceil(nbt / T), hf = fmin(heavy, ceil((nbt - partial) / T));
+    return fmax(hf * blk + (heavy - hf) * last, rows / T);
+}
+
 /* The micro-tile factor over blocks of blk rows laid along segments of seg
  * rows (a head's queries, or M): whole blocks and one shorter last block. */
 static double micro_factor_blocks(const comet_model_hw *hw, double blk, double seg)
@@ -352,10 +366,13 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         eff = mp->fused && !mp->blas_gemm
             ? comet_model_fused_gemm_eff(hw, ceil(M / share), N, K, gthr)
             : comet_model_gemm_eff(hw, ceil((att ? pb->lq : M) / share), N, K, gthr);
-    /* a block that overhangs its rows (the last of a head, or of M) computes
-     * only the rows it has, except on a systolic array, which folds whole
-     * tiles: each core's rows per step are the average over the steps */
-    const double mrow = hw->systolic ? mcore : fmin(mcore, Mc / (steps * mp->ks_m));
+    /* rows per core per step: a block that overhangs its rows (the last of
+     * a head, or of M) computes only the rows it has, except on a systolic
+     * array, which folds whole tiles; the cores take blocks as they come
+     * free, so the busiest core's rows over the steps */
+    double mrow = mcore;
+    if (!hw->systolic)
+        mrow = fmin(mcore, busiest_rows(mcore, att ? fmin(pb->lq, Mc) : Mc, Mc, mp->ks_m) / steps);
     double tg = gemm_cycles(hw, mrow, ncore * cf, Kc, eff);
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1

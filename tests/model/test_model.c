@@ -638,6 +638,34 @@ static void test_micro_tile(void **s)
     const double want = (66.0 + 36.0) / 132.0;
     if (fabs(a.t_gemm / b.t_gemm - want) > 1e-9)
         fail_msg("partial block: t_gemm ratio %g, want %g", a.t_gemm / b.t_gemm, want);
+    /* two cores taking blocks as they come free: M = 256 in blocks of 36 is
+     * 7 full blocks and one of 4, so the busiest core gets 4 full blocks
+     * (144 rows), as with M = 288; one core computes 256 of 288 rows */
+    {
+        comet_model_hw h2;
+        char b2[2048];
+        cpu_hw_with_gemm(b2, sizeof b2, "");
+        if (comet_model_hw_parse("t2.yaml", b2, strlen(b2), &h2, err, sizeof err) != 0)
+            fail_msg("load: %s", err);
+        comet_model_problem q256 = pb, q288 = pb;
+        q256.M = 256;
+        q288.M = 288;
+        comet_model_result c256, c288;
+        comet_model_local_mapping(&h2, &q256, 1, 36, 2, 1, &mp);
+        comet_model_eval(&h2, &q256, &mp, &c256);
+        comet_model_local_mapping(&h2, &q288, 1, 36, 2, 1, &mp);
+        comet_model_eval(&h2, &q288, &mp, &c288);
+        if (fabs(c256.t_gemm - c288.t_gemm) > 1e-9 * c288.t_gemm)
+            fail_msg("busiest core: %g vs %g", c256.t_gemm, c288.t_gemm);
+        h2.cores = 1;
+        comet_model_local_mapping(&h2, &q256, 1, 36, 1, 1, &mp);
+        comet_model_eval(&h2, &q256, &mp, &c256);
+        comet_model_local_mapping(&h2, &q288, 1, 36, 1, 1, &mp);
+        comet_model_eval(&h2, &q288, &mp, &c288);
+        if (fabs(c256.t_gemm / c288.t_gemm - 256.0 / 288) > 1e-9)
+            fail_msg("one core: ratio %g", c256.t_gemm / c288.t_gemm);
+        comet_model_hw_free(&h2);
+    }
     /* unfused: one BLAS GEMM, no micro-tile factor */
     comet_model_hw plain;
     if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &plain, err, sizeof err) != 0)

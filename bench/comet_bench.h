@@ -158,6 +158,8 @@ typedef struct comet_bench_result {
     double elapsed_s; /**< wall time of warm-up + sampling */
     comet_bench_load load; /**< what the idle gate saw */
     double calls; /**< calls timed (n * reps): divide counter values by this */
+    double clock_mhz; /**< core clock timed just before and after the samples (mean; 0
+                           unknown): a VM's turbo moves it from run to run */
 } comet_bench_result;
 
 /**

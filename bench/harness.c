@@ -1,6 +1,7 @@
 /* The measuring harness: idle gate, warm-up, batched samples until the CI of
  * the median is tight enough, thread pinning and optional PAPI counters. */
 #include "comet_bench.h"
+#include "comet_probe.h"
 #include "comet_util.h"
 
 #include <errno.h>
@@ -201,6 +202,9 @@ void comet_bench_result_free(comet_bench_result *res)
     res->n = 0;
 }
 
+/* 2^16 x 4 multiplies: ~0.2 ms at 4 GHz, twice per sample set */
+#define CLOCK_PROBE_ITERS ((uint64_t)1 << 16)
+
 int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *ctx,
     comet_bench_result *res, char *err, size_t errlen)
 {
@@ -245,6 +249,9 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
     }
     if (per_call <= 0)
         per_call = 1e-9;
+    /* the clock after warm-up (the idle gate slept, so the core may have
+     * clocked down before it) and again after the samples */
+    const double clock0 = comet_probe_clock_mhz(CLOCK_PROBE_ITERS);
     double want = ceil(cfg->min_sample_s / per_call);
     res->reps = want < 1 ? 1 : (want > 1e9 ? (size_t)1e9 : (size_t)want);
 
@@ -298,6 +305,10 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
     if (cfg->counters)
         comet_bench_counters_stop(cfg->counters);
     res->calls = (double)res->n * (double)res->reps;
+    {
+        const double clock1 = comet_probe_clock_mhz(CLOCK_PROBE_ITERS);
+        res->clock_mhz = clock0 > 0 && clock1 > 0 ? 0.5 * (clock0 + clock1) : fmax(clock0, clock1);
+    }
     if ((rc = comet_bench_stats_compute(res->samples, res->n, &res->stats))) {
         comet_util_seterr(err, errlen, rc, "bench: statistics failed");
         goto fail;

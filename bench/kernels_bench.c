@@ -87,6 +87,7 @@ typedef struct kjob {
     comet_bench_load load; /* worst load seen over passes */
     double flops, bytes; /* analytic, one call */
     double calls; /* calls timed over all passes */
+    double clock_sum, clock_n; /* measured clock x samples, and samples, over passes */
     int passes; /* passes that added samples */
     double wall_s; /* wall time over passes: set-up, warm-up, sampling, check */
     json_t *params; /* params object (owned) */
@@ -148,6 +149,10 @@ static int job_add_samples(kjob *j, const comet_bench_result *r)
     j->load.waited_s += r->load.waited_s;
     j->load.idle = j->load.idle && r->load.idle;
     j->load.skipped = r->load.skipped;
+    if (r->clock_mhz > 0) {
+        j->clock_sum += r->clock_mhz * (double)r->n;
+        j->clock_n += (double)r->n;
+    }
     return 0;
 }
 
@@ -234,6 +239,7 @@ static int job_emit(bench_session *s, kjob *j, double *hl, char *err, size_t err
     r.converged = j->converged;
     r.load = j->load;
     r.calls = j->calls;
+    r.clock_mhz = j->clock_n > 0 ? j->clock_sum / j->clock_n : 0; /* over the passes */
     if ((rc = comet_bench_stats_compute(j->samples, j->n, &r.stats)))
         return comet_util_seterr(err, errlen, rc, "bench kernels: statistics failed");
     const bench_shape *sh = &j->shape;

@@ -122,6 +122,11 @@ int comet_bench_record_set_result(
     json_object_set_new(rec, "converged", json_boolean(r->converged));
     json_object_set_new(rec, "load", ld);
     double med = r->stats.median;
+    if (r->clock_mhz > 0) {
+        json_object_set_new(rec, "clock_mhz", json_real(r->clock_mhz));
+        if (med > 0)
+            json_object_set_new(rec, "median_cycles", json_real(med * r->clock_mhz * 1e6));
+    }
     if (flops > 0) {
         json_object_set_new(rec, "flops", json_real(flops));
         if (med > 0)

@@ -69,6 +69,7 @@ typedef struct comet_probe_machine {
     size_t nevents; /**< entries in events[] */
     comet_probe_event events[COMET_PROBE_MAX_EVENTS]; /**< per-event availability */
     char id[17]; /**< short hash of the stable fields (same machine -> same id) */
+    double mhz_measured; /**< clock a core sustains, timed on a multiply chain (0 if not) */
 } comet_probe_machine;
 
 /** Probe options: user overrides, as CARM allows. Zero means "probe". */
@@ -99,6 +100,12 @@ uint64_t comet_probe_llc_size(const comet_probe_machine *m);
 
 /** The machine as a new JSON object (the record "machine" object). */
 json_t *comet_probe_to_json(const comet_probe_machine *m);
+/**
+ * The clock the calling core runs at now, in MHz: the time of iters x 4
+ * dependent 64-bit multiplies (3 cycles each on x86-64 cores since Core 2 and
+ * Zen; 2^16 iterations take about 0.2 ms at 4 GHz). 0 on other ISAs.
+ */
+double comet_probe_clock_mhz(uint64_t iters);
 /** Reads back what comet_probe_to_json() wrote. */
 int comet_probe_from_json(const json_t *j, comet_probe_machine *m, char *err, size_t errlen);
 /** Prints the human table. */

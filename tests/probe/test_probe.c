@@ -141,6 +141,7 @@ static void test_json_roundtrip(void **state)
     assert_int_equal(back.cores, m.cores);
     assert_int_equal(back.ncaches, m.ncaches);
     assert_int_equal(back.caches[0].shared_by, m.caches[0].shared_by);
+    assert_true(back.mhz_measured == m.mhz_measured);
     json_decref(j);
     j = json_object();
     assert_int_not_equal(comet_probe_from_json(j, &back, err, sizeof err), 0);
@@ -161,6 +162,11 @@ static void test_real_machine(void **state)
     assert_int_equal(m.nevents, 6);
     for (size_t i = 0; i < m.nevents; i++)
         assert_true(m.events[i].usable || m.events[i].reason[0] != '\0');
+#if defined(__x86_64__)
+    /* the timed clock: a real core runs between 0.2 and 10 GHz */
+    if (!(m.mhz_measured > 200 && m.mhz_measured < 10000))
+        fail_msg("measured clock %g MHz", m.mhz_measured);
+#endif
 }
 
 int main(void)

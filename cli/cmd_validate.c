@@ -181,12 +181,15 @@ int comet_cmd_validate(int argc, char **argv)
     comet_model_vsum vs;
     comet_model_validate_summary(rows, nr, &vs);
     const int pairs = vs.pairs, agree = vs.winner_agrees;
-    double *e = malloc((size_t)nr * sizeof(double));
-    for (int i = 0; i < nr; i++)
-        e[i] = rows[i].rel_err;
-    qsort(e, (size_t)nr, sizeof(double), cmp_d);
-    double med = nr % 2 ? e[nr / 2] : 0.5 * (e[nr / 2 - 1] + e[nr / 2]),
-           p90 = e[(int)ceil(0.9 * (nr - 1))];
+    const double med = vs.median_rel_err, p90 = vs.p90_rel_err;
+    double *e = malloc((size_t)nr * sizeof(double)); /* per-group scratch */
+    if (!e) {
+        json_decref(jrows);
+        json_decref(jw);
+        comet_cli_error("validate", "out of memory");
+        rc = COMET_EXIT_FAIL;
+        goto out;
+    }
     json_t *groups = json_array();
     const char *ops[] = { "gemm_softmax", "gemm_layernorm", "attention" },
                *vars[] = { "fused", "unfused" };

@@ -373,6 +373,7 @@ typedef struct comet_model_result {
     double gb_need, lb_need; /**< bytes needed per global / local buffer */
     int ncoll; /**< explicit collective nodes */
     comet_model_coll_node coll[4]; /**< the nodes */
+    double micro_factor; /**< fused CPU kernels: micro-tile rows computed / rows (1: none) */
 } comet_model_result;
 
 /** Evaluates one mapping. Allocation-free. */

@@ -382,8 +382,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     }
     /* each core runs its own blocks of mcore rows through the micro-tiles;
      * the last block of each head (attention) or of M is shorter */
-    if (mp->fused && !mp->blas_gemm && !hw->systolic)
-        tg *= micro_factor_blocks(hw, mcore, att ? pb->lq : Mc);
+    r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic
+        ? micro_factor_blocks(hw, mcore, att ? pb->lq : Mc)
+        : 1;
+    tg *= r->micro_factor;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cf;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? pb->d : 0) * vc.per_out;
@@ -791,11 +793,11 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     else if (mp->fused && !mp->blas_gemm && hw->fused_micro_rows > 0)
         fprintf(fp,
             "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K)) x micro-tile rows "
-            "computed / rows of a core's block (%.0f-row tiles, %.0f-row edge: x %.3f)  -> %.0f "
+            "computed / rows of a core's blocks (%.0f-row tiles, %.0f-row edge: x %.3f)  -> %.0f "
             "cycles\n",
             hw->peak_flops, hw->fused_micro_rows,
-            hw->fused_micro_edge > 0 ? hw->fused_micro_edge : hw->fused_micro_rows,
-            comet_model_micro_tile_factor(hw, ceil(tm / mp->ks_m)), r.t_gemm);
+            hw->fused_micro_edge > 0 ? hw->fused_micro_edge : hw->fused_micro_rows, r.micro_factor,
+            r.t_gemm);
     else
         fprintf(fp,
             "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K))  -> %.0f cycles\n",

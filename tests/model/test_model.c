@@ -638,6 +638,8 @@ static void test_micro_tile(void **s)
     const double want = (66.0 + 36.0) / 132.0;
     if (fabs(a.t_gemm / b.t_gemm - want) > 1e-9)
         fail_msg("partial block: t_gemm ratio %g, want %g", a.t_gemm / b.t_gemm, want);
+    /* the factor applied, as explain prints it: 64 rows at 66/64, 36 at 1 */
+    assert_true(fabs(a.micro_factor - (66.0 + 36.0) / 100) < 1e-12);
     /* two cores taking blocks as they come free: M = 256 in blocks of 36 is
      * 7 full blocks and one of 4, so the busiest core gets 4 full blocks
      * (144 rows), as with M = 288; one core computes 256 of 288 rows */

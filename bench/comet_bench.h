@@ -327,7 +327,7 @@ typedef struct comet_bench_load_opts {
 
 /**
  * Describes this machine for comet_bench_load_opts: the probe's object
- * (comet_probe_to_json(); PAPI and MPI not queried, they are no part of the
+ * (comet_probe_to_json(); PAPI, MPI and the clock not queried, they are no part of the
  * machine's identity). @return 0 or a negative errno; *machine is a new
  * reference.
  */

@@ -509,6 +509,7 @@ int comet_bench_this_machine(json_t **machine, char *err, size_t errlen)
     memset(&po, 0, sizeof po);
     po.skip_papi = 1;
     po.skip_mpi = 1;
+    po.skip_clock = 1; /* the clock is no part of the identity */
     if (!m)
         return comet_util_seterr(err, errlen, -ENOMEM, "probe: out of memory");
     if ((rc = comet_probe_run(&po, m, err, errlen)) == 0 && !(*machine = comet_probe_to_json(m)))

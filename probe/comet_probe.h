@@ -78,6 +78,7 @@ typedef struct comet_probe_opts {
     const char *synthetic; /**< hwloc synthetic topology string (tests), or NULL */
     int skip_papi; /**< do not touch PAPI */
     int skip_mpi; /**< do not query the MPI library */
+    int skip_clock; /**< do not time the clock (mhz_measured stays 0; ~40 ms saved) */
 } comet_probe_opts;
 
 /**

@@ -297,7 +297,8 @@ int comet_probe_run(const comet_probe_opts *opts, comet_probe_machine *m, char *
             copy_str(m->memory_source, sizeof m->memory_source, "meminfo");
         }
         cpuinfo_fill(m);
-        m->mhz_measured = measure_mhz();
+        if (!opts->skip_clock)
+            m->mhz_measured = measure_mhz();
         __builtin_cpu_init();
         m->avx = __builtin_cpu_supports("avx") != 0;
         m->avx2 = __builtin_cpu_supports("avx2") != 0;

@@ -144,6 +144,31 @@ int comet_util_parse_double(const char *s, double *out);
 /** Multiplies a*b into *out; -EOVERFLOW if it does not fit size_t. */
 int comet_util_mul_size(size_t a, size_t b, size_t *out);
 
+/** Kinds of physical quantity (SI base unit of each in comments). */
+typedef enum comet_util_unit {
+    COMET_UNIT_BYTES = 0, /**< B; kB/MB/GB/TB decimal, KiB/MiB/GiB/TiB binary, bit, Gbit */
+    COMET_UNIT_BYTES_PER_S, /**< B/s; GB/s, GiB/s, Gbit/s, Gb/s, ... */
+    COMET_UNIT_HZ, /**< Hz; kHz, MHz, GHz */
+    COMET_UNIT_SECONDS, /**< s; ms, us, ns, ps */
+    COMET_UNIT_FLOPS, /**< FLOP/s; GFLOP/s, TFLOP/s, PFLOP/s, TOPS */
+    COMET_UNIT_J_PER_BYTE, /**< J/B; pJ/B, pJ/bit */
+    COMET_UNIT_JOULES, /**< J per event; pJ, pJ/access, pJ/MAC, pJ/op, pJ/FLOP */
+    COMET_UNIT_WATTS, /**< W; mW, kW */
+    COMET_UNIT_USD /**< US dollars; "$1200", "1200 USD" */
+} comet_util_unit;
+
+/**
+ * Parses a quantity "<number> <unit>" ("300 GB/s", "1.4GHz", "40 MiB",
+ * "5 ns", "0.8 pJ/B") of kind u into SI base units (*out). A bare number is
+ * taken in the base unit when bare_ok, else refused with -EDOM (the unit is
+ * required). Decimal prefixes are powers of 1000, "i" prefixes powers of
+ * 1024; bits are 1/8 byte. Locale-independent.
+ * @return 0, -EINVAL (garbage, negative, unknown unit for the kind) or -EDOM.
+ */
+int comet_util_parse_quantity(const char *s, comet_util_unit u, int bare_ok, double *out);
+/** The base unit's symbol of a kind ("B/s" for COMET_UNIT_BYTES_PER_S). */
+const char *comet_util_unit_base(comet_util_unit u);
+
 /* ------------------------------------------------------------------ */
 /* JSON field access (records, profiles)                              */
 /* ------------------------------------------------------------------ */

@@ -9,6 +9,7 @@
 #include "comet_util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,43 @@ static void test_atomic(void **s)
     assert_int_equal(system(cmd), 0);
 }
 
+static void test_quantities(void **s)
+{
+    (void)s;
+    double v;
+    assert_int_equal(comet_util_parse_quantity("300 GB/s", COMET_UNIT_BYTES_PER_S, 0, &v), 0);
+    assert_true(v == 300e9);
+    assert_int_equal(comet_util_parse_quantity("200Gb/s", COMET_UNIT_BYTES_PER_S, 0, &v), 0);
+    assert_true(v == 25e9);
+    assert_int_equal(comet_util_parse_quantity("1.4 GHz", COMET_UNIT_HZ, 0, &v), 0);
+    assert_true(fabs(v - 1.4e9) < 1);
+    assert_int_equal(comet_util_parse_quantity("40 MiB", COMET_UNIT_BYTES, 0, &v), 0);
+    assert_true(v == 40.0 * 1048576);
+    assert_int_equal(comet_util_parse_quantity("80 GB", COMET_UNIT_BYTES, 0, &v), 0);
+    assert_true(v == 80e9);
+    assert_int_equal(comet_util_parse_quantity(" 5 ns ", COMET_UNIT_SECONDS, 0, &v), 0);
+    assert_true(fabs(v - 5e-9) < 1e-20);
+    assert_int_equal(comet_util_parse_quantity("0.8 pJ/bit", COMET_UNIT_J_PER_BYTE, 0, &v), 0);
+    assert_true(fabs(v - 6.4e-12) < 1e-24);
+    assert_int_equal(comet_util_parse_quantity("312 TFLOP/s", COMET_UNIT_FLOPS, 0, &v), 0);
+    assert_true(v == 312e12);
+    assert_int_equal(comet_util_parse_quantity("$1200", COMET_UNIT_USD, 0, &v), 0);
+    assert_true(v == 1200);
+    assert_int_equal(comet_util_parse_quantity("1e3 W", COMET_UNIT_WATTS, 0, &v), 0);
+    assert_true(v == 1000);
+    /* bare numbers only when allowed; wrong kind, garbage and signs refused */
+    assert_int_equal(comet_util_parse_quantity("25", COMET_UNIT_BYTES_PER_S, 0, &v), -EDOM);
+    assert_int_equal(comet_util_parse_quantity("25", COMET_UNIT_BYTES_PER_S, 1, &v), 0);
+    assert_int_equal(comet_util_parse_quantity("25 GHz", COMET_UNIT_BYTES_PER_S, 1, &v), -EINVAL);
+    assert_int_equal(comet_util_parse_quantity("-3 GB", COMET_UNIT_BYTES, 1, &v), -EINVAL);
+    assert_int_equal(comet_util_parse_quantity("GB", COMET_UNIT_BYTES, 1, &v), -EINVAL);
+    assert_int_equal(comet_util_parse_quantity("1..2 GB", COMET_UNIT_BYTES, 1, &v), -EINVAL);
+    assert_int_equal(comet_util_parse_quantity("nan GB", COMET_UNIT_BYTES, 1, &v), -EINVAL);
+    assert_int_equal(comet_util_parse_quantity("1e999 GB", COMET_UNIT_BYTES, 1, &v), -EINVAL);
+    assert_int_equal(comet_util_parse_quantity("", COMET_UNIT_BYTES, 1, &v), -EINVAL);
+    assert_string_equal(comet_util_unit_base(COMET_UNIT_BYTES_PER_S), "B/s");
+}
+
 static void test_parse_numbers(void **s)
 {
     (void)s;
@@ -169,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_bad_documents),
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_parse_numbers),
+        cmocka_unit_test(test_quantities),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -158,8 +158,11 @@ int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_s
     hw->systolic = 0;
     hw->peak_flops = cx.peak;
     hw->simd_width = 1; /* vector costs are per element */
-    hw->cluster_net = (comet_model_net) { COMET_MODEL_SWITCH, { 1, 1 }, 1, 0, 0, 0, 0, 0 };
-    hw->core_net = (comet_model_net) { COMET_MODEL_FULL, { cx.cores, 1 }, 64, 0, 0, 1, 0, 0 };
+    hw->cluster_net
+        = (comet_model_net) { .topo = COMET_MODEL_SWITCH, .dims = { 1, 1 }, .link_bw = 1 };
+    hw->core_net = (comet_model_net) {
+        .topo = COMET_MODEL_FULL, .dims = { cx.cores, 1 }, .link_bw = 64, .broadcast = 1
+    };
 
     if ((rc = cal_fit_gemm(&cx, recs, n, err, errlen)) != 0
         || (rc = cal_fit_memory(&cx, recs, n, err, errlen)) != 0

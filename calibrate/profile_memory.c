@@ -204,9 +204,13 @@ int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
         dram1_gbs = 0;
     if (cx->cores < 2 || !(gb1_gbs > 0) || gb1_gbs >= gb_gbs)
         gb1_gbs = 0;
-    cx->hw->dram = (comet_model_mem) { cx->dram_bytes, dram_gbs / g, 0, 0, 64, dram1_gbs / g };
-    cx->hw->gb = (comet_model_mem) { llc, gb_gbs / g, 0, 0, 64, gb1_gbs / g };
-    cx->hw->lb = (comet_model_mem) { cx->l2, lb_gbs / g, 0, 0, 64, 0 };
+    cx->hw->dram = (comet_model_mem) {
+        .capacity = cx->dram_bytes, .bw = dram_gbs / g, .access_bytes = 64, .core_bw = dram1_gbs / g
+    };
+    cx->hw->gb = (comet_model_mem) {
+        .capacity = llc, .bw = gb_gbs / g, .access_bytes = 64, .core_bw = gb1_gbs / g
+    };
+    cx->hw->lb = (comet_model_mem) { .capacity = cx->l2, .bw = lb_gbs / g, .access_bytes = 64 };
     json_object_set_new(cx->fits, "memory",
         json_pack("{s:s,s:o,s:{s:{s:f,s:f,s:s},s:{s:f,s:f,s:s},s:{s:f,s:f,s:s}},s:o}", "method",
             "ERT plateaus: a new level at a >= 1.25x drop below the running median, a level's "

@@ -40,6 +40,8 @@ typedef struct comet_model_net {
     int broadcast; /**< network can broadcast */
     int reduction; /**< in-network reduction */
     double link_pj_per_byte; /**< energy per byte per hop */
+    /* --- schema v2 --- */
+    char name[16]; /**< dimension name ("nvlink", "ib", "noc"; "" when unnamed) */
 } comet_model_net;
 
 /** Maximum network levels joining clusters (innermost first). */
@@ -83,6 +85,9 @@ typedef struct comet_model_coll_fit {
     double beta_s; /**< seconds per byte moved */
     double gamma_s; /**< seconds per byte reduced */
     double from_bytes; /**< message size from which this segment applies */
+    /* --- appended --- */
+    char transport[32]; /**< link the fit was measured on ("shm", "tcp:dl0"; "" = shm) */
+    int ranks; /**< rank count it was measured with (0: unknown) */
 } comet_model_coll_fit;
 
 /** Calibrated link parameters of a CPU system (all optional; 0 = absent). */
@@ -93,6 +98,40 @@ typedef struct comet_model_links {
     comet_model_coll_fit fits[COMET_MODEL_MAX_FITS]; /**< per collective and algorithm */
 } comet_model_links;
 
+/**
+ * What one instance of a memory level is shared by (schema v2 `shared_by`).
+ * DEFAULT keeps the v1 reading: DRAM shared by all clusters on an
+ * accelerator and per node on a CPU, the global buffer per cluster, the
+ * local buffer per core.
+ */
+typedef enum comet_model_share {
+    COMET_MODEL_SHARE_DEFAULT = 0, /**< v1 reading (see above) */
+    COMET_MODEL_SHARE_CORE, /**< one instance per core */
+    COMET_MODEL_SHARE_CLUSTER, /**< one per cluster */
+    COMET_MODEL_SHARE_CHIP, /**< one per chip (all its clusters) */
+    COMET_MODEL_SHARE_NODE, /**< one per node (all chips of a node) */
+    COMET_MODEL_SHARE_SYSTEM /**< one for the whole system */
+} comet_model_share;
+
+/** Data types with their own compute rate (schema v2 `compute`). */
+typedef enum comet_model_dtype {
+    COMET_MODEL_FP32 = 0,
+    COMET_MODEL_TF32,
+    COMET_MODEL_FP16,
+    COMET_MODEL_BF16,
+    COMET_MODEL_FP8,
+    COMET_MODEL_INT8,
+    COMET_MODEL_NDTYPE
+} comet_model_dtype;
+
+/** Engines of a chip, as bits of comet_model_hw.overlap. */
+enum {
+    COMET_MODEL_ENGINE_GEMM = 1, /**< GEMM engine (systolic array, tensor cores, FMA units) */
+    COMET_MODEL_ENGINE_VECTOR = 2, /**< vector / SIMD unit */
+    COMET_MODEL_ENGINE_MEMORY = 4, /**< DMA / memory transfers */
+    COMET_MODEL_ENGINE_NETWORK = 8 /**< inter-cluster / inter-chip links */
+};
+
 /** One memory level. */
 typedef struct comet_model_mem {
     double capacity; /**< bytes per instance */
@@ -102,6 +141,8 @@ typedef struct comet_model_mem {
     double access_bytes; /**< bytes per access */
     double core_bw; /**< bytes/cycle one core can draw from this level (0: no per-core limit):
                          on a CPU a single core reaches far less DRAM bandwidth than all */
+    /* --- schema v2 --- */
+    comet_model_share shared_by; /**< what one instance serves (DEFAULT: v1 reading) */
 } comet_model_mem;
 
 /** Bandwidth (bytes/cycle) a level serves to `cores` cores: its bw, capped
@@ -177,6 +218,25 @@ typedef struct comet_model_hw {
     comet_model_links links; /**< calibrated p2p/collective parameters (CPU systems) */
     double ln_row_cycles; /**< LayerNorm's fixed cycles per row (vector.ln_row_cycles; 0:
                                row_cycles, which is softmax's) */
+    /* --- schema v2 (docs/hardware.md; a v1 file loads with these at their
+     *     defaults, which reproduce the v1 reading) --- */
+    int schema_version; /**< 1 or 2: the schema the description was written in */
+    int chips; /**< chips in the system (0 or 1: one); clusters counts all chips' clusters */
+    int clusters_per_chip; /**< clusters of one chip (0: clusters, i.e. one chip) */
+    comet_model_mem mem2; /**< optional second off-chip tier (DDR beside HBM; capacity 0: none) */
+    double peak_flops_dtype[COMET_MODEL_NDTYPE]; /**< peak FLOP/s of one chip per data type (0:
+                                                      not given) */
+    comet_model_dtype dtype; /**< data type the compound ops run in (bytes_per_elem matches) */
+    double acc_bytes; /**< accumulator / statistics width in bytes (0: 4, fp32) */
+    int overlap; /**< COMET_MODEL_ENGINE_* bits of the engines that run concurrently
+                      (0: not stated; the v1 reading: GEMM and vector in series,
+                      memory overlapped when a mapping double-buffers) */
+    int energy_known; /**< per-access / per-op energies were given (0: energy is unknown,
+                           reported as null / "n/a", never 0) */
+    double cost_chip_usd, cost_link_usd, cost_switch_port_usd, cost_mem_usd_per_gb; /**< capital
+                           cost (DFModel's cost model; 0: not given) */
+    double power_chip_w, power_link_w, power_switch_port_w, power_mem_w_per_gb; /**< power (0: not
+                                                                                   given) */
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */

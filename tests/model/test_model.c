@@ -351,7 +351,9 @@ static void test_collectives_by_hand(void **s)
     assert_int_equal(comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 1, 64, 0).alg, 0);
     /* calibrated fits (CPU): T = TRG row . (alpha, beta, gamma), in cycles */
     hw.links.nfits = 1;
-    hw.links.fits[0] = (comet_model_coll_fit) { COMET_MODEL_ALLREDUCE, "ring", 1e-6, 1e-9, 0, 0 };
+    hw.links.fits[0] = (comet_model_coll_fit) {
+        .coll = COMET_MODEL_ALLREDUCE, .alg = "ring", .alpha_s = 1e-6, .beta_s = 1e-9
+    };
     c = comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 4, 64, COMET_MODEL_ALG_RING);
     NEAR(c.cycles, (6 * 1e-6 + 2 * 0.75 * 64 * 1e-9) * 1e9); /* clock 1 GHz */
     c = comet_model_coll_time(&hw, COMET_MODEL_ALLREDUCE, 4, 64, 0);

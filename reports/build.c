@@ -28,9 +28,8 @@ static const char *const css
 static const struct {
     const char *id, *title;
 } toc[] = { { "run", "Run" }, { "machine", "Machine" }, { "speedups", "Fused vs unfused" },
-    { "validation", "Predicted vs measured" }, { "roofline", "Roofline" },
-    { "memory", "Memory" }, { "collectives", "Collectives" },
-    { "predictions", "Predictions" }, { "fits", "Fit quality" } };
+    { "validation", "Predicted vs measured" }, { "roofline", "Roofline" }, { "memory", "Memory" },
+    { "collectives", "Collectives" }, { "predictions", "Predictions" }, { "fits", "Fit quality" } };
 
 int rp_sec_run(rp_ctx *c)
 {
@@ -42,8 +41,9 @@ int rp_sec_run(rp_ctx *c)
         return 0;
     }
     const json_t *st = json_object_get(r, "settings");
-    rp_p(d, "comet run started %s, %s sets, %.0f s in all; MPI ranks %.0f; scaled system %.0f "
-            "cores x %.0f nodes.",
+    rp_p(d,
+        "comet run started %s, %s sets, %.0f s in all; MPI ranks %.0f; scaled system %.0f "
+        "cores x %.0f nodes.",
         rp_str(r, "started"), json_is_true(json_object_get(st, "quick")) ? "quick" : "full",
         rp_num(r, "seconds"), rp_num(st, "np"), rp_num(st, "scale_cores"),
         rp_num(st, "scale_nodes"));
@@ -114,9 +114,9 @@ int comet_reports_build_ex(const char *dir, const char *outdir,
         rp_str(in.machine, "hostname"), now, dir, in.n, in.nfiles,
         in.profile ? ", profile.json" : "", in.pred ? ", predictions.json" : "");
 
-    int (*const sections[])(rp_ctx *) = { rp_sec_run, rp_sec_machine, rp_sec_speedups,
-        rp_sec_validation, rp_sec_roofline, rp_sec_memory, rp_sec_links, rp_sec_predictions,
-        rp_sec_fits };
+    int (*const sections[])(rp_ctx *)
+        = { rp_sec_run, rp_sec_machine, rp_sec_speedups, rp_sec_validation, rp_sec_roofline,
+              rp_sec_memory, rp_sec_links, rp_sec_predictions, rp_sec_fits };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if ((rc = sections[i](&c)) != 0)
             goto fail_doc;

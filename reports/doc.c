@@ -202,6 +202,18 @@ void rp_row(rp_doc *d, const char *fmt, ...)
     free(t);
 }
 
+const char *rp_cell(const char *s)
+{
+    static char pool[16][512];
+    static unsigned next;
+    char *b = pool[next++ % 16];
+    size_t i = 0;
+    for (; s && s[i] && i + 1 < sizeof pool[0]; i++)
+        b[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+    b[i] = '\0';
+    return b;
+}
+
 void rp_table_end(rp_doc *d)
 {
     fputs("</table></div>\n", d->html.fp);

@@ -74,8 +74,8 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
     }
     double age = difftime(time(NULL), st.st_mtime);
     if (age > max_age_s) {
-        comet_util_seterr(why, whylen, 0, "%s is %.1f h old (limit %.1f h)", file, age / 3600,
-            max_age_s / 3600);
+        comet_util_seterr(
+            why, whylen, 0, "%s is %.1f h old (limit %.1f h)", file, age / 3600, max_age_s / 3600);
         return 0;
     }
     char err[COMET_ERRLEN] = "";
@@ -106,8 +106,8 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
         goto out;
     }
     fresh = 1;
-    comet_util_seterr(why, whylen, 0, "%s: %zu records, %.0f min old, this machine", file, meas,
-        age / 60);
+    comet_util_seterr(
+        why, whylen, 0, "%s: %zu records, %.0f min old, this machine", file, meas, age / 60);
 out:
     comet_bench_records_free(recs, n);
     return fresh;

@@ -82,8 +82,9 @@ static size_t collect(const rp_inputs *in, const char *kind, const char *op, ser
 /* The profile's fit for a series: same op, algorithm, link, ranks in range. */
 static const json_t *find_fit(const json_t *profile, const char *kind, const series *s)
 {
-    const json_t *fits = json_object_get(json_object_get(json_object_get(profile, "calibration"), "fits"),
-        !strcmp(kind, "p2p") ? "p2p" : "collectives");
+    const json_t *fits
+        = json_object_get(json_object_get(json_object_get(profile, "calibration"), "fits"),
+            !strcmp(kind, "p2p") ? "p2p" : "collectives");
     size_t i;
     json_t *f;
     json_array_foreach(fits, i, f)
@@ -105,8 +106,8 @@ static const json_t *find_fit(const json_t *profile, const char *kind, const ser
 }
 
 /* Time the fit predicts for bytes at ranks (seconds), NaN if it cannot. */
-static double fit_eval(const json_t *fit, const char *kind, const char *op, const char *alg,
-    double bytes, int ranks)
+static double fit_eval(
+    const json_t *fit, const char *kind, const char *op, const char *alg, double bytes, int ranks)
 {
     const json_t *segs = json_object_get(fit, "segments"), *seg = NULL;
     size_t i;
@@ -189,49 +190,58 @@ static void draw_op(rp_ctx *c, const char *kind, const char *op, series *s, size
                 e->fit ? rp_str(e->fit, "formula") : ""));
     }
     rp_buf_close(&csv);
-    char name[64], caption[240];
-    snprintf(name, sizeof name, "%s_%s", !strcmp(kind, "p2p") ? "p2p" : "coll", op);
-    snprintf(caption, sizeof caption,
-        "%s: measured latency and bus bandwidth (points: median over launches) against the "
-        "calibrated fit (lines), per %s.",
-        op, !strcmp(kind, "p2p") ? "link" : "algorithm and rank count");
-    rp_plot p;
-    rp_plot_init(&p, name, caption);
-    if (rp_plot_data(c, &p, csv.p, json_pack("{s:s,s:s,s:o}", "kind", kind, "op", op, "series", ja))
-        == 0) {
-        rp_buf sc;
-        if (rp_buf_open(&sc) == 0) {
-            fprintf(sc.fp, "S = \"");
-            for (size_t k = 0; k < ns; k++)
-                fprintf(sc.fp, "%s%s", k ? " " : "", names[k]);
-            fprintf(sc.fp,
-                "\"\nset terminal svg size 1000,460\nset multiplot layout 1,2 title '%s'\n"
-                "set key bottom right font ',9' box opaque\nset logscale xy\n"
-                "set format x '%%.0b%%BB'\nset xlabel 'message size per rank (bytes)'\n"
-                "unset title\n"
-                "set ylabel 'latency (us)'\n"
-                "plot for [i=1:words(S)] '%s.csv' every ::1 using (strcol(1) eq word(S,i) && "
-                "strcol(2) eq 'measured' ? $6 : 1/0):7 with points pt 7 lc i title "
-                "word(S,i).' measured', \\\n"
-                "  for [i=1:words(S)] '' every ::1 using (strcol(1) eq word(S,i) && strcol(2) eq "
-                "'fitted' ? $6 : 1/0):7 with lines lw 1.5 lc i title word(S,i).' fit'\n"
-                "set key top left\nset ylabel 'bus bandwidth (GB/s)'\n"
-                "plot for [i=1:words(S)] '%s.csv' every ::1 using (strcol(1) eq word(S,i) && "
-                "strcol(2) eq 'measured' ? $6 : 1/0):8 with points pt 7 lc i title "
-                "word(S,i).' measured', \\\n"
-                "  for [i=1:words(S)] '' every ::1 using (strcol(1) eq word(S,i) && strcol(2) eq "
-                "'fitted' ? $6 : 1/0):8 with lines lw 1.5 lc i title word(S,i).' fit'\n"
-                "unset multiplot\n",
-                caption, name, name);
-            rp_buf_close(&sc);
-            rp_plot_draw(c, &p, sc.p);
-            rp_buf_free(&sc);
+    double xlo = INFINITY, xhi = 0;
+    for (size_t k = 0; k < ns; k++)
+        for (size_t j = 0; j < s[k].n; j++)
+            xlo = fmin(xlo, s[k].bytes[j]), xhi = fmax(xhi, s[k].bytes[j]);
+    /* two figures, one metric each, full width: latency and bus bandwidth
+     * against the message size, each with the same CSV beside it */
+    static const struct {
+        const char *suffix, *what, *ylabel;
+        int col;
+    } metric[2] = {
+        { "latency", "latency", "latency per call (us)", 7 },
+        { "busbw", "bus bandwidth", "bus bandwidth (GB/s)", 8 },
+    };
+    json_t *jall = json_pack("{s:s,s:s,s:o}", "kind", kind, "op", op, "series", ja);
+    for (int m = 0; m < 2; m++) {
+        char name[64], caption[300];
+        const int p2p = !strcmp(kind, "p2p");
+        snprintf(name, sizeof name, "%s_%s_%s", p2p ? "p2p" : "coll", op, metric[m].suffix);
+        snprintf(caption, sizeof caption,
+            "%s: measured %s (points: median over launches) against the calibrated fit (lines) "
+            "by message size, per %s.",
+            op, metric[m].what, p2p ? "link" : "algorithm, rank count and link");
+        rp_plot p;
+        rp_plot_init(&p, name, caption);
+        if (rp_plot_data(c, &p, csv.p, json_incref(jall)) == 0) {
+            rp_buf sc;
+            if (rp_buf_open(&sc) == 0) {
+                fprintf(sc.fp, "S = \"");
+                for (size_t k = 0; k < ns; k++)
+                    fprintf(sc.fp, "%s%s", k ? " " : "", names[k]);
+                fprintf(sc.fp, "\"\nset key font ',12'\nset logscale y\n");
+                rp_binary_xtics(sc.fp, xlo, xhi);
+                fprintf(sc.fp,
+                    "set xlabel 'message size per rank'\nset ylabel '%s'\n"
+                    "plot for [i=1:words(S)] '%s.csv' every ::1 using (strcol(1) eq word(S,i) && "
+                    "strcol(2) eq 'measured' ? $6 : 1/0):%d with points pt 7 ps 1.2 lc i title "
+                    "word(S,i).' measured', \\\n"
+                    "  for [i=1:words(S)] '' every ::1 using (strcol(1) eq word(S,i) && strcol(2) "
+                    "eq 'fitted' ? $6 : 1/0):%d with lines lw 2 lc i title word(S,i).' fit'\n",
+                    metric[m].ylabel, name, metric[m].col, metric[m].col);
+                rp_buf_close(&sc);
+                rp_plot_draw(c, &p, sc.p);
+                rp_buf_free(&sc);
+            }
         }
+        rp_figure(c, &p);
     }
-    rp_figure(c, &p);
+    json_decref(jall);
     if (!nfit)
-        rp_note(d, "%s: no calibrated fit in the profile for these series%s, so the plot shows "
-                   "measurements only.",
+        rp_note(d,
+            "%s: no calibrated fit in the profile for these series%s, so the plot shows "
+            "measurements only.",
             op, c->in->profile ? "" : " (no profile)");
     rp_buf_free(&csv);
 }

@@ -24,11 +24,12 @@ int rp_sec_machine(rp_ctx *c)
     rp_doc *d = &c->doc;
     const json_t *m = c->in->machine;
     rp_h2(d, "machine", "Machine");
-    rp_p(d, "As probed (hwloc, /proc, BLAS and MPI identity, PAPI add-and-start test) by the run "
-            "that recorded the results.");
+    rp_p(d,
+        "As probed (hwloc, /proc, BLAS and MPI identity, PAPI add-and-start test) by the run "
+        "that recorded the results.");
     rp_table(d, "ll", "field\tvalue");
-    rp_row(d, "host\t%s (machine id %s)", rp_str(m, "hostname"), rp_str(m, "id"));
-    rp_row(d, "CPU\t%s, %.0f MHz", rp_str(m, "cpu_model"), rp_num(m, "mhz"));
+    rp_row(d, "host\t%s (machine id %s)", rp_cell(rp_str(m, "hostname")), rp_cell(rp_str(m, "id")));
+    rp_row(d, "CPU\t%s, %.0f MHz", rp_cell(rp_str(m, "cpu_model")), rp_num(m, "mhz"));
     rp_row(d, "cores\t%.0f cores, %.0f hardware threads, %.0f package(s), %.0f NUMA node(s)",
         rp_num(m, "cores"), rp_num(m, "pus"), rp_num(m, "packages"), rp_num(m, "numa_nodes"));
     {
@@ -51,20 +52,20 @@ int rp_sec_machine(rp_ctx *c)
     rp_row(d, "ISA\tAVX %s, AVX2 %s, FMA %s, AVX-512F %s", yes(isa, "avx"), yes(isa, "avx2"),
         yes(isa, "fma"), yes(isa, "avx512f"));
     const json_t *blas = json_object_get(m, "blas");
-    rp_row(d, "BLAS\t%s (%.0f threads)", rp_str(blas, "config"), rp_num(blas, "threads"));
-    rp_row(d, "MPI\t%s", rp_str(m, "mpi"));
-    rp_row(d, "compiler\t%s", rp_str(m, "compiler"));
+    rp_row(d, "BLAS\t%s (%.0f threads)", rp_cell(rp_str(blas, "config")), rp_num(blas, "threads"));
+    rp_row(d, "MPI\t%s", rp_cell(rp_str(m, "mpi")));
+    rp_row(d, "compiler\t%s", rp_cell(rp_str(m, "compiler")));
     const json_t *papi = json_object_get(m, "papi");
-    rp_row(d, "PAPI\t%s%s%s", rp_str(papi, "version"), rp_str(papi, "status")[0] ? ": " : "",
-        rp_str(papi, "status"));
+    rp_row(d, "PAPI\t%s%s%s", rp_cell(rp_str(papi, "version")),
+        rp_str(papi, "status")[0] ? ": " : "", rp_cell(rp_str(papi, "status")));
     rp_table_end(d);
     /* what was measured, and under what load */
     rp_table(d, "llrll", "results file\tbench\trecords\trun id\tnote");
     for (size_t i = 0; i < c->in->nfiles; i++) {
         const rp_file *f = &c->in->files[i];
         const char *base = strrchr(f->path, '/');
-        rp_row(d, "%s\t%s\t%zu\t%s\t%s", base ? base + 1 : f->path, f->kind, f->records, f->run_id,
-            f->warning[0] ? f->warning : "");
+        rp_row(d, "%s\t%s\t%zu\t%s\t%s", rp_cell(base ? base + 1 : f->path), rp_cell(f->kind),
+            f->records, rp_cell(f->run_id), rp_cell(f->warning));
     }
     rp_table_end(d);
     {
@@ -161,13 +162,14 @@ int rp_sec_speedups(rp_ctx *c)
         "ratio of the true medians lies inside, so its coverage is at least the stated "
         "Bonferroni bound. An interval that contains 1 means no measurable difference.");
     if (!nsp) {
-        rp_note(d, "No fused/unfused kernel pairs in the results (bench kernels did not run or "
-                   "measured only sgemm).");
+        rp_note(d,
+            "No fused/unfused kernel pairs in the results (bench kernels did not run or "
+            "measured only sgemm).");
         free(sp);
         return 0;
     }
-    rp_table(d, "llrrrrrr",
-        "op\tshape\tthreads\tfused ms\tunfused ms\tspeedup\tinterval\tcoverage >=");
+    rp_table(
+        d, "llrrrrrr", "op\tshape\tthreads\tfused ms\tunfused ms\tspeedup\tinterval\tcoverage >=");
     rp_buf csv;
     json_t *ja = json_array();
     if (rp_buf_open(&csv) || !ja) {
@@ -175,8 +177,9 @@ int rp_sec_speedups(rp_ctx *c)
         free(sp);
         return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
     }
-    fprintf(csv.fp, "idx,label,op,shape,threads,fused_ms,unfused_ms,speedup,ci_lo,ci_hi,coverage,"
-                    "fused_gflops,unfused_gflops\n");
+    fprintf(csv.fp,
+        "idx,label,op,shape,threads,fused_ms,unfused_ms,speedup,ci_lo,ci_hi,coverage,"
+        "fused_gflops,unfused_gflops\n");
     int wins = 0, losses = 0;
     for (size_t i = 0; i < nsp; i++) {
         const comet_reports_speedup *s = &sp[i];
@@ -208,16 +211,17 @@ int rp_sec_speedups(rp_ctx *c)
     rp_plot_init(&p, "speedups",
         "Measured speedup of fused over unfused (unfused time / fused time) per op, shape and "
         "threads; bars: median ratio, whiskers: interval from the medians' 95% CIs.");
-    if (rp_plot_data(c, &p, csv.p, json_pack("{s:s,s:o}", "method",
-                                        "speedup = unfused median / fused median; interval = "
-                                        "[u_lo/f_hi, u_hi/f_lo] of the medians' 95% CIs",
-                                        "cases", ja))
+    if (rp_plot_data(c, &p, csv.p,
+            json_pack("{s:s,s:o}", "method",
+                "speedup = unfused median / fused median; interval = "
+                "[u_lo/f_hi, u_hi/f_lo] of the medians' 95% CIs",
+                "cases", ja))
         == 0) {
         char script[2048];
         snprintf(script, sizeof script,
             "set ylabel 'speedup (unfused time / fused time, x)'\n"
             "set xlabel 'case: op, shape, threads T'\n"
-            "set xtics rotate by -40 left font ',9' noenhanced\n"
+            "set xtics rotate by -40 left font ',12' noenhanced\n"
             "set bmargin 12\nset yrange [0:*]\nset xrange [-0.6:%zu.6]\n"
             "set style fill solid 0.45 border\nset boxwidth 0.6\n"
             "plot 'speedups.csv' every ::1 using 1:8:xtic(2) with boxes lc rgb '#4c72b0' "
@@ -324,8 +328,9 @@ int rp_sec_roofline(rp_ctx *c)
     comet_calibrate_plateau lv[8];
     int nl = s.n ? comet_calibrate_plateaus(s.bytes, s.gbs, s.n, lv, 8) : 0;
     if (!(peak > 0) || nl <= 0) {
-        rp_note(d, "No roofline: it needs sgemm records (bench kernels) and a triad sweep (bench "
-                   "memory).");
+        rp_note(d,
+            "No roofline: it needs sgemm records (bench kernels) and a triad sweep (bench "
+            "memory).");
         return 0;
     }
     rp_p(d,
@@ -390,7 +395,7 @@ int rp_sec_roofline(rp_ctx *c)
                 "set logscale xy\nset xlabel 'arithmetic intensity (FLOP/byte of compulsory "
                 "DRAM traffic)'\n"
                 "set ylabel 'performance (GFLOP/s)'\nset xrange [0.05:2000]\n"
-                "set yrange [%g:%g]\nset samples 500\nset key font ',10'\n"
+                "set yrange [%g:%g]\nset samples 500\nset key font ',12'\n"
                 "plot ",
                 fmin(1, peak / 1000), peak * 2.5);
             static const char *const colors[] = { "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
@@ -434,6 +439,7 @@ int rp_sec_memory(rp_ctx *c)
         return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
     fprintf(csv.fp, "series,op,threads,working_set_bytes,gbs,plateau_gbs\n");
     char series[8][32];
+    double ws_lo = INFINITY, ws_hi = 0;
     int ns = 0;
     rp_table(d, "lrl", "sweep\tthreads\tplateaus (GB/s over working sets)");
     for (int o = 0; o < 3 && ns < 8; o++)
@@ -456,12 +462,14 @@ int rp_sec_memory(rp_ctx *c)
                 double pl = nl > 0 ? comet_calibrate_plateau_predict(lv, nl, s.bytes[i]) : NAN;
                 fprintf(csv.fp, "%s,%s,%d,%.0f,%.5g,%.5g\n", series[ns], ops[o], t, s.bytes[i],
                     s.gbs[i], pl);
+                ws_lo = fmin(ws_lo, s.bytes[i]);
+                ws_hi = fmax(ws_hi, s.bytes[i]);
                 json_array_append_new(pts,
                     json_pack("{s:f,s:f,s:f}", "bytes", s.bytes[i], "gbs", s.gbs[i], "plateau_gbs",
                         isfinite(pl) ? pl : 0.0));
             }
-            json_array_append_new(ja,
-                json_pack("{s:s,s:i,s:o}", "op", ops[o], "threads", t, "points", pts));
+            json_array_append_new(
+                ja, json_pack("{s:s,s:i,s:o}", "op", ops[o], "threads", t, "points", pts));
             ns++;
         }
     rp_table_end(d);
@@ -478,9 +486,11 @@ int rp_sec_memory(rp_ctx *c)
         rp_buf sc;
         if (rp_buf_open(&sc) == 0) {
             fprintf(sc.fp,
-                "set logscale x 2\nset logscale y\nset format x '%%.0b%%BB'\n"
-                "set xlabel 'working set (bytes, all arrays)'\nset ylabel 'bandwidth (GB/s)'\n"
-                "set key font ',10'\nplot ");
+                "set logscale y\n"
+                "set xlabel 'working set (all arrays)'\nset ylabel 'bandwidth (GB/s)'\n"
+                "set key font ',12'\n");
+            rp_binary_xtics(sc.fp, ws_lo, ws_hi);
+            fputs("plot ", sc.fp);
             for (int i = 0; i < ns; i++)
                 fprintf(sc.fp,
                     "%s'memory.csv' every ::1 using (strcol(1) eq '%s' ? $4 : 1/0):5 with points "

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,20 +117,20 @@ void rp_plot_draw(rp_ctx *c, rp_plot *p, const char *script)
         snprintf(p->why, sizeof p->why, "out of memory");
         return;
     }
-    /* noenhanced: op names carry underscores, which would become subscripts */
+    /* One figure per SVG at 1200 x 640, shown at the page width (readable at
+     * 1280 px). noenhanced: op and algorithm names carry underscores, which
+     * enhanced text would turn into subscripts; it is set once here and the
+     * scripts never set the terminal again (a second `set terminal` drops
+     * it). No title: the caption is printed under the figure, where it is
+     * never clipped. */
     fprintf(b.fp,
         "# %s: drawn by comet report from %s.csv (re-run: gnuplot %s)\n"
-        "set terminal svg size 860,500 dynamic noenhanced font 'sans,12' background '#ffffff'\n"
+        "set terminal svg size %d,%d dynamic noenhanced font 'sans,15' background '#ffffff'\n"
         "set output '%s'\n"
         "set datafile separator ','\n"
         "set grid lc rgb '#dddddd'\n"
-        "set key outside right top box opaque\n"
-        "set title '",
-        p->name, p->name, name_gp, name_tmp);
-    /* a single quote inside a gnuplot single-quoted string is written twice */
-    for (const char *q = p->caption; *q; q++)
-        fputs(*q == '\'' ? "''" : (char[2]){ *q, 0 }, b.fp);
-    fputs("' noenhanced\n", b.fp);
+        "set key outside right top box opaque noenhanced\n",
+        p->name, p->name, name_gp, RP_FIG_W, RP_FIG_H, name_tmp);
     fputs(script, b.fp);
     if (rp_buf_close(&b) != 0) {
         rp_buf_free(&b);
@@ -141,8 +142,8 @@ void rp_plot_draw(rp_ctx *c, rp_plot *p, const char *script)
     {
         const char *at = strstr(b.p, name_tmp);
         if (at
-            && asprintf(&saved, "%.*s%s.svg%s", (int)(at - b.p), b.p, p->name,
-                   at + strlen(name_tmp))
+            && asprintf(
+                   &saved, "%.*s%s.svg%s", (int)(at - b.p), b.p, p->name, at + strlen(name_tmp))
                 < 0)
             saved = NULL;
     }
@@ -165,11 +166,11 @@ void rp_plot_draw(rp_ctx *c, rp_plot *p, const char *script)
             size_t ll = 0;
             comet_util_read_file(path_log, &log, &ll, NULL, 0);
             if (rc == -ETIMEDOUT)
-                snprintf(p->why, sizeof p->why, "gnuplot took longer than %d s",
-                    RP_GNUPLOT_TIMEOUT_S);
+                snprintf(
+                    p->why, sizeof p->why, "gnuplot took longer than %d s", RP_GNUPLOT_TIMEOUT_S);
             else if (rc == -ENOENT)
-                snprintf(p->why, sizeof p->why,
-                    "gnuplot is not installed (Debian package gnuplot-nox)");
+                snprintf(
+                    p->why, sizeof p->why, "gnuplot is not installed (Debian package gnuplot-nox)");
             else if (rc) {
                 char line[200] = "";
                 first_error_line(log ? log : "", line, sizeof line);
@@ -206,6 +207,38 @@ void rp_plot_draw(rp_ctx *c, rp_plot *p, const char *script)
         comet_util_info("report: plot %s not drawn: %s", p->name, p->why);
 }
 
+void rp_binary_xtics(FILE *fp, double lo, double hi)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    if (!(lo > 0) || !(hi >= lo)) {
+        fputs("set logscale x 2\n", fp);
+        return;
+    }
+    /* powers of two from below lo to above hi, every step-th one labelled,
+     * at most 10 labels: 1 B, 4 B, ..., 1 KiB, ... (binary values, binary
+     * names: a decimal tick never carries a binary suffix) */
+    int e0 = (int)floor(log2(lo)), e1 = (int)ceil(log2(hi));
+    if (e1 <= e0)
+        e1 = e0 + 1;
+    int step = (e1 - e0 + 9) / 10;
+    if (step < 1)
+        step = 1;
+    fprintf(
+        fp, "set logscale x 2\nset xrange [%.17g:%.17g]\nset xtics (", ldexp(1, e0), ldexp(1, e1));
+    int first = 1;
+    for (int e = e0; e <= e1; e++) {
+        if ((e - e0) % step)
+            continue;
+        int u = e >= 0 ? e / 10 : 0;
+        if (u > 4)
+            u = 4;
+        double v = ldexp(1, e - 10 * u);
+        fprintf(fp, "%s\"%g %s\" %.17g", first ? "" : ", ", v, unit[u], ldexp(1, e));
+        first = 0;
+    }
+    fputs(")\n", fp);
+}
+
 void rp_figure(rp_ctx *c, const rp_plot *p)
 {
     FILE *h = c->doc.html.fp, *m = c->doc.md.fp;
@@ -225,7 +258,8 @@ void rp_figure(rp_ctx *c, const rp_plot *p)
     fprintf(h, "<figcaption>Figure %d. ", c->doc.nfig);
     rp_html_escape(h, p->caption);
     fprintf(h,
-        " Data: <a href=\"%s.csv\">%s.csv</a>, <a href=\"%s.json\">%s.json</a>%s%s%s.</figcaption>\n"
+        " Data: <a href=\"%s.csv\">%s.csv</a>, <a "
+        "href=\"%s.json\">%s.json</a>%s%s%s.</figcaption>\n"
         "</figure>\n",
         p->name, p->name, p->name, p->name, p->ok ? ", script: <a href=\"" : "",
         p->ok ? p->name : "", p->ok ? ".gp\">gnuplot</a>" : "");

@@ -30,17 +30,17 @@ static const comet_model_op ops[3]
 
 static double peak_tflops(const comet_model_hw *hw)
 {
-    double per_core = hw->systolic ? 2.0 * hw->sa_rows * hw->sa_cols * hw->sa_arrays
-                                   : hw->peak_flops;
+    double per_core
+        = hw->systolic ? 2.0 * hw->sa_rows * hw->sa_cols * hw->sa_arrays : hw->peak_flops;
     return per_core * hw->cores * hw->clusters * hw->clock_ghz * 1e-3;
 }
 
-static json_t *system_json(const comet_model_hw *hw, const char *tag, const char *desc,
-    const char *source)
+static json_t *system_json(
+    const comet_model_hw *hw, const char *tag, const char *desc, const char *source)
 {
     return json_pack("{s:s,s:s,s:s,s:s,s:f,s:i,s:i,s:f,s:f}", "tag", tag, "name", hw->name,
-        "description", desc, "source", source, "clock_ghz", hw->clock_ghz, "clusters",
-        hw->clusters, "cores", hw->cores, "peak_tflops", peak_tflops(hw), "dram_gbs",
+        "description", desc, "source", source, "clock_ghz", hw->clock_ghz, "clusters", hw->clusters,
+        "cores", hw->cores, "peak_tflops", peak_tflops(hw), "dram_gbs",
         hw->dram.bw * hw->clock_ghz);
 }
 
@@ -136,8 +136,8 @@ static int predict_one(const comet_model_hw *hw, const char *tag, const comet_mo
         comet_model_op_name(pb->op), "shape", shape, "fused",
         side_json(&s->best_fused, &s->r_fused), "unfused",
         side_json(&s->best_unfused, &s->r_unfused), "speedup",
-        s->r_unfused.seconds / s->r_fused.seconds, "evaluated", (json_int_t)s->evaluated,
-        "pruned", (json_int_t)s->pruned, "search_s", s->seconds);
+        s->r_unfused.seconds / s->r_fused.seconds, "evaluated", (json_int_t)s->evaluated, "pruned",
+        (json_int_t)s->pruned, "search_s", s->seconds);
     if (e && lc && lc->fused_s > 0 && lc->unfused_s > 0)
         json_object_set_new(e, "measured",
             json_pack("{s:f,s:f,s:f}", "fused_s", lc->fused_s, "unfused_s", lc->unfused_s,
@@ -201,16 +201,18 @@ int comet_reports_predict(
         goto fail;
     }
     if (o.scale_cores < 1 || o.scale_nodes < 1) {
-        rc = comet_util_seterr(err, errlen, -EINVAL, "predict: scaled system needs >= 1 core "
-                                                     "and node");
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "predict: scaled system needs >= 1 core "
+            "and node");
         goto fail;
     }
     /* this machine: its profile and its measured kernel records */
     snprintf(path, sizeof path, "%s/profile.json", dir);
     char e[COMET_ERRLEN];
     if (access(path, R_OK) != 0) {
-        snprintf(e, sizeof e, "no calibrated profile (%.300s): this machine and its scaled system are "
-                              "not predicted",
+        snprintf(e, sizeof e,
+            "no calibrated profile (%.300s): this machine and its scaled system are "
+            "not predicted",
             path);
         json_array_append_new(notes, json_string(e));
     } else if ((rc = comet_model_hw_load(path, &base, err, errlen)) != 0) {
@@ -243,12 +245,13 @@ int comet_reports_predict(
         for (int q = 0; q < 3; q++)
             find_local(recs, n, ops[q], &lc[q]);
         char desc[200];
-        snprintf(desc, sizeof desc, "this machine, calibrated (%d cores)", base.cores * base.clusters);
+        snprintf(
+            desc, sizeof desc, "this machine, calibrated (%d cores)", base.cores * base.clusters);
         json_array_append_new(systems, system_json(&base, "local", desc, "profile.json"));
         failures += predict_system(&base, "local", NULL, lc, preds, notes, err, errlen);
         if ((rc = comet_model_hw_scale(&base, o.scale_cores, o.scale_nodes, NULL, &sc)) != 0) {
-            comet_util_seterr(err, errlen, rc, "predict: cannot scale the profile (%s)",
-                comet_util_strerror(rc));
+            comet_util_seterr(
+                err, errlen, rc, "predict: cannot scale the profile (%s)", comet_util_strerror(rc));
             goto fail;
         }
         snprintf(desc, sizeof desc,

@@ -118,6 +118,15 @@ int rp_plot_data(rp_ctx *c, rp_plot *p, const char *csv, json_t *json);
 void rp_plot_draw(rp_ctx *c, rp_plot *p, const char *script);
 /* The figure (image + caption + data links) or the reason it is missing. */
 void rp_figure(rp_ctx *c, const rp_plot *p);
+/* Figure size in SVG pixels (one metric per figure; the page scales it to its width). */
+#define RP_FIG_W 1200
+#define RP_FIG_H 640
+/* Writes gnuplot commands for a base-2 log x axis from lo to hi with binary
+ * tick labels ("1 KiB", "4 MiB"). */
+void rp_binary_xtics(FILE *fp, double lo, double hi);
+/* A copy of s fit for a table cell (tabs and line breaks become spaces),
+ * from a small rotating pool: valid until 16 more calls. */
+const char *rp_cell(const char *s);
 
 /* Escapes text for HTML onto fp. */
 void rp_html_escape(FILE *fp, const char *s);

@@ -18,7 +18,7 @@ jobs=${COMET_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 packages="build-essential cmake pkg-config git libopenblas-dev libhwloc-dev hwloc
 libpapi-dev libmpich-dev mpich libcmocka-dev libgsl-dev libjansson-dev libyaml-dev
-gnuplot-nox iproute2 valgrind"
+gnuplot-nox iproute2 valgrind chromium"
 # libFuzzer comes with clang's compiler-rt; only the fuzz action needs it.
 [ "${1:-}" = fuzz ] && packages="$packages clang libclang-rt-14-dev"
 

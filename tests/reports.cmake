@@ -1,1 +1,7 @@
 comet_add_test(test_reports SOURCES reports/test_reports.c LIBS comet_reports LABELS reports sanitize)
+# The report renders in headless Chromium: every figure decoded, none wider
+# than the page, a 1280 px screenshot (skipped, exit 77, without Chromium).
+add_test(NAME report_browser
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/reports/browser_check.sh $<TARGET_FILE:comet>
+          ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
+set_tests_properties(report_browser PROPERTIES LABELS "reports" SKIP_RETURN_CODE 77 TIMEOUT 300)

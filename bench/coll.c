@@ -28,7 +28,7 @@
 #endif
 
 /* glibc returns MPICH's per-call temporaries to the OS on every free unless
- * trimming and mmap are pushed out of reach (DESIGN.md §7: Reduce at 1 MiB
+ * trimming and mmap are pushed out of reach (measured on the AMD EPYC VMs: Reduce at 1 MiB
  * costs ~6x more stock); runs use this unless --stock-malloc. */
 #define NO_TRIM_TUNABLES                                                                           \
     "glibc.malloc.mmap_threshold=2147483647:glibc.malloc.trim_threshold=4294967295"
@@ -103,7 +103,7 @@ static const char *cvar_of(const char *c)
     return NULL;
 }
 
-/* Sets the environment that forces alg for coll (DESIGN.md §4): device
+/* Sets the environment that forces alg for coll (MPICH 4.0 CVARs): device
  * collectives off (else CH4 bypasses the MPIR selection), the algorithm,
  * and fallback=error so a forced algorithm that does not apply is an error
  * instead of a silent switch. */

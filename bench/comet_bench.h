@@ -441,6 +441,22 @@ int comet_bench_memory_run(
 int comet_bench_kernels_run(
     const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen);
 
+/**
+ * Rows of the fused kernels' GEMM micro-tile on an ISA ("avx512", "avx2",
+ * "portable": the variant the vector-op records name), and of its edge tile
+ * (*edge, may be NULL).
+ */
+int comet_bench_micro_tile_rows(const char *isa, int *edge);
+
+/**
+ * Loads and checks a kernel shape-set file (configs/shapes/NAME.yaml): the
+ * ops it names, their shapes and tile sweeps. Errors name file:line.
+ * @return 0 with the op and sweep counts (either pointer may be NULL), or a
+ * negative errno.
+ */
+int comet_bench_shapeset_check(
+    const char *path, size_t *nops, size_t *nsweeps, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* Shape sets for `comet bench kernels` (configs/shapes/NAME.yaml). Every error
  * names file:line. */
 #include "bench_internal.h"
+#include "kernels_ops.h"
 
 #include <errno.h>
 #include <math.h>
@@ -268,4 +269,19 @@ fail:
     comet_util_doc_free(doc);
     bench_shapeset_free(set);
     return rc ? rc : -EINVAL;
+}
+
+int comet_bench_shapeset_check(
+    const char *path, size_t *nops, size_t *nsweeps, char *err, size_t errlen)
+{
+    bench_shapeset set;
+    int rc = bench_shapeset_load(path, bench_kop_names, &set, err, errlen);
+    if (rc)
+        return rc;
+    if (nops)
+        *nops = set.nops;
+    if (nsweeps)
+        *nsweeps = set.nsweeps;
+    bench_shapeset_free(&set);
+    return 0;
 }

@@ -3,7 +3,7 @@
  * it, and held-out error from coarser sub-grids predicted by the model's
  * own evaluator (comet_model_gemm_eff). */
 #include "calibrate_internal.h"
-#include "comet_kernels.h"
+#include "comet_bench.h"
 
 #include "comet_util.h"
 
@@ -308,7 +308,7 @@ int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t e
     int rc = fit_grid(cx, recs, n, 0, err, errlen);
     if (rc || (rc = fit_grid(cx, recs, n, 1, err, errlen)) || !cx->hw->fused_grid.nt)
         return rc;
-    /* The fused kernels' micro-tile (comet_kernels.h): the AVX-512 tile
+    /* The fused kernels' micro-tile (comet_bench_micro_tile_rows): the AVX-512 tile
      * with the AVX2 tile as its edge where they ran AVX-512, else the AVX2
      * tile. Which ISA they ran is the
      * vector-op records' variant (the kernels' own switch, so
@@ -321,13 +321,14 @@ int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t e
             avx512 |= !strcmp(v, "avx512");
         }
     }
-    const int rows = avx512 ? COMET_KERNELS_TILE_ROWS_AVX512 : COMET_KERNELS_TILE_ROWS;
+    int edge = 0;
+    const int rows = comet_bench_micro_tile_rows(avx512 ? "avx512" : "avx2", &edge);
     cx->hw->fused_micro_rows = rows;
-    cx->hw->fused_micro_edge = COMET_KERNELS_TILE_ROWS;
+    cx->hw->fused_micro_edge = edge;
     json_t *fg = json_object_get(cx->fits, "fused_gemm");
     if (json_is_object(fg))
         json_object_set_new(fg, "micro_tile",
-            json_pack("{s:i,s:i,s:s}", "rows", rows, "edge", COMET_KERNELS_TILE_ROWS, "source",
+            json_pack("{s:i,s:i,s:s}", "rows", rows, "edge", edge, "source",
                 seen ? "the vector-op records' ISA (comet_kernels.h tile rows for it)"
                      : "no vector-op records: the AVX2 tile assumed"));
     return 0;

@@ -288,20 +288,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
 }
 #elif defined(FUZZ_SHAPESET)
-#include "bench_internal.h"
-#include "kernels_ops.h"
-/* Bench shape-set (workload) files. */
+/* Bench shape-set (workload) files, through bench's public header. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[COMET_ERRLEN] = "";
-    bench_shapeset set;
+    size_t nops = 0, nsweeps = 0;
     const char *path = scratch_file(data, size, ".yaml");
     if (!path)
         return 0;
-    memset(&set, 0, sizeof set);
-    if (bench_shapeset_load(path, bench_kop_names, &set, err, sizeof err) == 0) {
-        FUZZ_CHECK(set.nops <= 8 && set.nsweeps <= 16);
-        bench_shapeset_free(&set);
+    if (comet_bench_shapeset_check(path, &nops, &nsweeps, err, sizeof err) == 0) {
+        FUZZ_CHECK(nops <= 8 && nsweeps <= 16);
     } else {
         FUZZ_CHECK(err[0] != '\0');
     }

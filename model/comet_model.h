@@ -330,7 +330,7 @@ typedef struct comet_model_problem {
     int causal; /**< attention mask */
 } comet_model_problem;
 
-/** Basic operations of a compound op (DESIGN.md section 6). */
+/** Basic operations of a compound op (docs/ARCHITECTURE.md). */
 typedef enum comet_model_bop {
     COMET_MODEL_BOP_GEMM = 0, /**< out[M,N] = in0[M,K] x in1[K,N] */
     COMET_MODEL_BOP_ROWMAX, /**< out[M] = max over N of in0[M,N] */

@@ -9,7 +9,6 @@ foreach(t ${COMET_FUZZ_TARGETS})
   string(TOUPPER ${t} T)
   add_executable(fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_targets.c)
   target_compile_definitions(fuzz_replay_${t} PRIVATE FUZZ_${T}=1 FUZZ_REPLAY=1)
-  target_include_directories(fuzz_replay_${t} PRIVATE ${PROJECT_SOURCE_DIR}/bench)
   target_link_libraries(fuzz_replay_${t} PRIVATE comet_calibrate comet_model comet_bench comet_probe
                         comet_util m)
   add_test(NAME fuzz_replay_${t} COMMAND fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/corpus/${t})

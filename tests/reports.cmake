@@ -1,4 +1,4 @@
-comet_add_test(test_reports SOURCES reports/test_reports.c LIBS comet_reports LABELS reports sanitize)
+comet_add_test(test_reports SOURCES reports/test_reports.c LIBS comet_reports comet_bench LABELS reports sanitize)
 # The report renders in headless Chromium: every figure decoded, none wider
 # than the page, a 1280 px screenshot (skipped, exit 77, without Chromium).
 add_test(NAME report_browser

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Layers check (docs/ARCHITECTURE.md): every library includes only the public
+# headers of the libraries it may depend on, and no one includes another
+# library's private headers. Run by ctest (test "layers"); exit 1 with one
+# line per violation (file:line: what it includes, and what it may include).
+#
+# Allowed arrows (an arrow = may include/call):
+#   cli -> everything public; reports -> {model, calibrate, bench, util};
+#   system -> {model, util}; calibrate -> {model, bench, util};
+#   bench -> {kernels, probe, util}; model -> util; probe -> util;
+#   kernels -> nothing; util -> nothing; fuzz -> public headers only.
+set -u
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root" || exit 2
+
+# public header -> owning library
+owner() {
+    case $1 in
+    comet_util.h) echo util ;;
+    comet_kernels.h) echo kernels ;;
+    comet_probe.h) echo probe ;;
+    comet_bench.h | comet_bench_coll.h) echo bench ;;
+    comet_model.h) echo model ;;
+    comet_calibrate.h) echo calibrate ;;
+    comet_reports.h) echo reports ;;
+    comet_system.h) echo system ;;
+    *) echo "" ;;
+    esac
+}
+allowed() {
+    case $1 in
+    util) echo "util" ;;
+    kernels) echo "kernels" ;;
+    probe) echo "probe util" ;;
+    bench) echo "bench kernels probe util" ;;
+    model) echo "model util" ;;
+    calibrate) echo "calibrate model bench util" ;;
+    system) echo "system model util" ;;
+    reports) echo "reports model calibrate bench system util" ;;
+    cli | fuzz) echo "util kernels probe bench model calibrate system reports" ;;
+    esac
+}
+
+tmp=$(mktemp) || exit 2
+trap 'rm -f "$tmp"' EXIT
+for lib in util kernels probe bench model calibrate system reports cli fuzz; do
+    [ -d "$lib" ] || continue
+    ok=$(allowed "$lib")
+    for f in "$lib"/*.c "$lib"/*.h; do
+        [ -f "$f" ] || continue
+        grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | while IFS= read -r line; do
+            n=${line%%:*}
+            h=$(echo "$line" | sed 's/.*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/')
+            h=${h##*/}
+            o=$(owner "$h")
+            if [ -z "$o" ]; then
+                # a private header: only from its own folder
+                if [ ! -f "$lib/$h" ]; then
+                    echo "$f:$n: includes \"$h\", a private header of another folder (public headers only: comet_*.h)"
+                    echo x >>"$tmp"
+                fi
+                continue
+            fi
+            case " $ok " in
+            *" $o "*) ;;
+            *)
+                echo "$f:$n: includes \"$h\" ($o); $lib may use: $ok"
+                echo x >>"$tmp"
+                ;;
+            esac
+        done
+    done
+done
+# CMake: a library links another comet library or a package PUBLIC only when
+# its public header includes that one's header (the list below, with why).
+#   comet_kernels -> MPI::MPI_C (comet_kernels.h includes mpi.h)
+#   comet_calibrate -> comet_model (comet_calibrate.h includes comet_model.h)
+#   * -> PkgConfig::JANSSON (public headers take and return json_t)
+for cm in */CMakeLists.txt; do
+    awk -v f="$cm" '
+        /target_link_libraries\(/ { inl = 1; pub = 0; tgt = $0; sub(/.*target_link_libraries\(/, "", tgt); sub(/[ )].*/, "", tgt) }
+        inl {
+            n = split($0, w, /[ \t()]+/)
+            for (i = 1; i <= n; i++) {
+                if (w[i] == "PUBLIC") pub = 1
+                else if (w[i] == "PRIVATE" || w[i] == "INTERFACE") pub = 0
+                else if (pub && w[i] != "" && w[i] != tgt && w[i] != "target_link_libraries") {
+                    ok = (w[i] == "PkgConfig::JANSSON") ||
+                         (tgt == "comet_kernels" && w[i] == "MPI::MPI_C") ||
+                         (tgt == "comet_calibrate" && w[i] == "comet_model")
+                    if (!ok) printf "%s:%d: %s links %s PUBLIC; its public header does not need it (link PRIVATE)\n", f, NR, tgt, w[i]
+                }
+            }
+            if ($0 ~ /\)/) inl = 0
+        }' "$cm" | while IFS= read -r l; do echo "$l"; echo x >>"$tmp"; done
+done
+
+bad=$(wc -l <"$tmp")
+if [ "$bad" -gt 0 ]; then
+    echo "layers: $bad include(s) break the dependency arrows"
+    exit 1
+fi
+echo "layers: every include follows the dependency arrows"
+exit 0

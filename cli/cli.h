@@ -69,6 +69,7 @@ int comet_cmd_explore(int argc, char **argv);
 int comet_cmd_validate(int argc, char **argv);
 int comet_cmd_report(int argc, char **argv);
 int comet_cmd_run(int argc, char **argv);
+int comet_cmd_compare(int argc, char **argv);
 
 /** Path of the running comet executable (for re-launching under mpiexec). */
 extern const char *comet_cli_self;

@@ -25,6 +25,8 @@ static const subcommand subcommands[] = {
     { "validate", comet_cmd_validate,
         "predict this machine's measured records and report the error" },
     { "report", comet_cmd_report, "build the HTML/markdown report from stored results" },
+    { "compare", comet_cmd_compare,
+        "two results folders or two hardware descriptions side by side, with ratios" },
     { "run", comet_cmd_run, "the main job: probe, bench, calibrate, validate, predict, report" },
 };
 

@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -120,6 +121,20 @@ struct comet_bench_load_opts; /* comet_bench.h */
  */
 int comet_reports_build_ex(const char *dir, const char *outdir,
     const struct comet_bench_load_opts *lo, char *err, size_t errlen);
+
+/**
+ * Compares two inputs side by side on `out` (text, or JSON with schema
+ * "comet.compare.v1" when json): two results folders (every measurement
+ * both hold, matched on kind, op, variant, shape, threads, ranks, link and
+ * parameters: the medians, B/A and its interval from the medians' 95% CIs,
+ * a verdict, and a summary), or two hardware descriptions (presets, files,
+ * calibrated profiles: their parameters and the model's best fused and
+ * unfused latency of the same ops and shapes). Results are compared across
+ * machines on purpose (no machine check).
+ * @return 0, or a negative errno with err naming the input.
+ */
+int comet_reports_compare(
+    const char *a, const char *b, int json, FILE *out, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

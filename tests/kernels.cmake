@@ -3,9 +3,10 @@ target_link_libraries(test_kernels PRIVATE m)
 comet_add_test(test_kernels_dist SOURCES kernels/test_kernels_dist.c LIBS comet_kernels RANKS 2
                TIMEOUT 120 LABELS kernels mpi)
 target_link_libraries(test_kernels_dist PRIVATE m)
+find_package(OpenMP REQUIRED COMPONENTS C)
 # Side-by-side performance driver (not a test): build/tests/kernel_perf [threads] [reps]
 add_executable(kernel_perf perf/kernel_perf.c)
-target_link_libraries(kernel_perf PRIVATE comet_kernels m)
+target_link_libraries(kernel_perf PRIVATE comet_kernels OpenMP::OpenMP_C PkgConfig::OPENBLAS m)
 # oneDNN side-by-side (not a test), only where libdnnl-dev is installed:
 # build/tests/dnnl_compare [threads] [reps] [M] [N]
 find_path(COMET_DNNL_INCLUDE dnnl.h)
@@ -13,7 +14,7 @@ find_library(COMET_DNNL_LIB dnnl)
 if(COMET_DNNL_INCLUDE AND COMET_DNNL_LIB)
   add_executable(dnnl_compare perf/dnnl_compare.c)
   target_include_directories(dnnl_compare PRIVATE ${COMET_DNNL_INCLUDE})
-  target_link_libraries(dnnl_compare PRIVATE comet_kernels ${COMET_DNNL_LIB} m)
+  target_link_libraries(dnnl_compare PRIVATE comet_kernels OpenMP::OpenMP_C PkgConfig::OPENBLAS ${COMET_DNNL_LIB} m)
 endif()
 # The same suite on the AVX2 micro-kernel tile where the CPU has AVX-512.
 add_test(NAME test_kernels_avx2 COMMAND test_kernels)

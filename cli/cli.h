@@ -71,6 +71,19 @@ int comet_cmd_report(int argc, char **argv);
 int comet_cmd_run(int argc, char **argv);
 int comet_cmd_compare(int argc, char **argv);
 
+struct comet_model_hw;
+struct comet_model_problem;
+/**
+ * --sweep FIELD=V1,V2,...: the best fused and unfused latency at each value of
+ * a shape dimension or a named hardware parameter (table, or JSON
+ * comet.sweep.v1; with outdir a figure and its CSV). @return an exit code.
+ */
+int comet_cli_sweep(const char *sub, const struct comet_model_hw *hw,
+    const struct comet_model_problem *pb, const char *spec, int json, const char *outdir);
+/** --sensitivity: each hardware parameter -10% / +10%, ranked (JSON comet.sensitivity.v1). */
+int comet_cli_sensitivity(const char *sub, const struct comet_model_hw *hw,
+    const struct comet_model_problem *pb, int json);
+
 /** Path of the running comet executable (for re-launching under mpiexec). */
 extern const char *comet_cli_self;
 

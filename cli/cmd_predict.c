@@ -36,6 +36,13 @@ static void usage(FILE *fp, int explore)
         "  --workload W     op and shape from a workload file (configs/workloads/W.yaml or a\n"
         "                   path) instead of --op/--shape\n"
         "  --causal         attention with a causal mask\n"
+        "  --sweep F=V1,V2  best fused/unfused latency at each value of a shape dimension\n"
+        "                   (M, N, K; heads, lq, lk, d) or hardware parameter (clock,\n"
+        "                   peak_flops, dram_bw, gb_bw, gb_capacity, lb_bw, lb_capacity,\n"
+        "                   link_bw, core_link_bw, hop_latency, clusters, cores; values\n"
+        "                   with units: dram_bw=25GB/s,50GB/s); --out DIR adds a figure\n"
+        "  --sensitivity    each hardware parameter -10%%/+10%%, ranked by its effect\n"
+        "                   (elasticity of the best fused and unfused latency)\n"
         "%s"
         "  --json           JSON on stdout\n"
         "  -q, -v, -h       quiet, verbose, this help\n",
@@ -51,11 +58,13 @@ static int run(int argc, char **argv, int explore)
         { "op", required_argument, NULL, 0x2002 }, { "shape", required_argument, NULL, 0x2003 },
         { "causal", no_argument, NULL, 0x2004 }, { "mapping", required_argument, NULL, 0x2005 },
         { "explain", no_argument, NULL, 0x2006 }, { "pareto", required_argument, NULL, 0x2007 },
-        { "workload", required_argument, NULL, 0x2008 }, COMET_CLI_GLOBAL_LONGOPTS,
-        { NULL, 0, NULL, 0 } };
+        { "workload", required_argument, NULL, 0x2008 },
+        { "sweep", required_argument, NULL, 0x2009 }, { "sensitivity", no_argument, NULL, 0x200a },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *opname = NULL, *shape = NULL, *mapping = "best", *pareto = NULL,
-               *workload = NULL;
+               *workload = NULL, *sweep = NULL;
+    int sensitivity = 0;
     char shapebuf[256];
     int causal = 0, explain = 0, c, rc = COMET_EXIT_OK;
     comet_cli_global g = { 0 };
@@ -90,6 +99,12 @@ static int run(int argc, char **argv, int explore)
             break;
         case 0x2008:
             workload = optarg;
+            break;
+        case 0x2009:
+            sweep = optarg;
+            break;
+        case 0x200a:
+            sensitivity = 1;
             break;
         default:
             return comet_cli_bad_option(sub, argc, argv);
@@ -153,6 +168,19 @@ static int run(int argc, char **argv, int explore)
     if (comet_model_hw_load(hwname, &hw, err, sizeof err) != 0) {
         comet_cli_error(sub, "%s", err);
         return COMET_EXIT_USAGE;
+    }
+    if (sweep || sensitivity) {
+        /* what-ifs over the best mappings (cli/whatif.c) */
+        if ((sweep && sensitivity) || from_file || explain || pareto) {
+            comet_cli_error(sub,
+                "--sweep and --sensitivity go alone (no --mapping FILE, "
+                "--explain, --pareto, or each other)");
+            rc = COMET_EXIT_USAGE;
+        } else
+            rc = sweep ? comet_cli_sweep(sub, &hw, &pb, sweep, g.json, g.out)
+                       : comet_cli_sensitivity(sub, &hw, &pb, g.json);
+        comet_model_hw_free(&hw);
+        return rc;
     }
     comet_model_search *s = calloc(1, sizeof *s);
     if (!s) {

@@ -574,6 +574,52 @@ void comet_model_unfused_passes(comet_model_op op, double *reads, double *writes
 void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
     double tile_m, int threads, int ranks, comet_model_mapping *mp);
 
+/* ------------------------------------------------------------------ */
+/* Named hardware parameters (what-ifs: sweeps and sensitivity)         */
+/* ------------------------------------------------------------------ */
+
+/** Number of named hardware parameters (comet_model_param_name(0..n-1)). */
+int comet_model_param_count(void);
+/** Name of parameter i ("clock", "dram_bw", ...), or NULL. */
+const char *comet_model_param_name(int i);
+/** SI unit of a parameter ("Hz", "B/s", "B", "FLOP/s", "s", "" for counts). */
+const char *comet_model_param_unit(const char *name);
+/** One-line description of a parameter. */
+const char *comet_model_param_what(const char *name);
+/** A parameter's value in its SI unit. @return 0 or -EINVAL (unknown name). */
+int comet_model_param_get(const comet_model_hw *hw, const char *name, double *v);
+/**
+ * Sets a parameter (SI unit). Setting the clock keeps every bandwidth in B/s
+ * (bytes per cycle scale by old/new clock); clusters and cores reshape their
+ * network (near-square for meshes and tori).
+ * @return 0, -EINVAL (unknown name) or -ERANGE (not positive, not an integer count).
+ */
+int comet_model_param_set(comet_model_hw *hw, const char *name, double v);
+/** Parses a value of parameter name ("25 GB/s", "1.4 GHz", "2 MiB"; bare numbers in SI units). */
+int comet_model_param_parse(const char *name, const char *text, double *v);
+/** Sets a shape dimension of pb (M, N, K; attention heads, lq, lk, d). @return 0, -ENOENT, -EINVAL.
+ */
+int comet_model_problem_dim_set(comet_model_problem *pb, const char *name, double v);
+
+/** One row of a sensitivity analysis. */
+typedef struct comet_model_sens_row {
+    char name[24]; /**< parameter */
+    double base, lo_val, hi_val; /**< value and the two perturbed values (SI unit) */
+    double base_fused_s, base_unfused_s; /**< best latencies at base */
+    double fused_lo_s, fused_hi_s; /**< best fused latency at lo_val and hi_val (NaN: none fits) */
+    double unfused_lo_s, unfused_hi_s; /**< best unfused latency at lo_val and hi_val */
+    double elasticity_fused, elasticity_unfused; /**< d ln latency / d ln parameter between them */
+} comet_model_sens_row;
+
+/**
+ * Sensitivity of the best fused and unfused mappings' latency to each
+ * hardware parameter the description has, moved by -frac and +frac (counts
+ * by at least one), ranked by the larger |elasticity| (most effect first).
+ * @return rows written (<= cap) or a negative errno.
+ */
+int comet_model_sensitivity(const comet_model_hw *hw, const comet_model_problem *pb, double frac,
+    comet_model_sens_row *rows, int cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -136,6 +136,15 @@ int comet_reports_build_ex(const char *dir, const char *outdir,
 int comet_reports_compare(
     const char *a, const char *b, int json, FILE *out, char *err, size_t errlen);
 
+/**
+ * Draws a sweep's figure into dir: NAME.svg (best fused and unfused latency
+ * against the swept value, log y; log x over a wide range), NAME.csv,
+ * NAME.json (schema comet.sweep.v1) and NAME.gp, atomically.
+ * @return 0, or a negative errno (-EIO: gnuplot could not draw; err says why).
+ */
+int comet_reports_sweep_plot(const char *dir, const char *name, const char *xlabel, const double *x,
+    const double *fused_s, const double *unfused_s, size_t n, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -803,86 +803,170 @@ static void csv_num(FILE *fp, const json_t *v)
         fputs(json_is_true(v) ? "1" : "0", fp);
 }
 
-/* "M=512;N=512;K=64" from a shape or params object. */
-static void csv_kv(FILE *fp, const json_t *o)
+/* Columns of the export: identity fields, then every key of shape, params,
+ * stats (not the raw samples), load and env, then every other top-level
+ * number or flag, each group sorted by name. A column is a (group, key)
+ * pair; the union over the records, so records of several kinds share one
+ * table with empty cells where a field does not apply. */
+typedef struct csv_col {
+    const char *group; /* NULL: top level */
+    const char *key;
+} csv_col;
+
+static const char *const csv_identity[] = { "run_id", "kind", "op", "variant", "time", "machine_id",
+    "threads", "ranks", "link", "nodes", NULL };
+static const char *const csv_groups[] = { "shape", "params", "stats", "load", "env", NULL };
+
+static int csv_is_identity(const char *k)
+{
+    for (size_t i = 0; csv_identity[i]; i++)
+        if (!strcmp(csv_identity[i], k))
+            return 1;
+    return 0;
+}
+
+static int csv_is_group(const char *k)
+{
+    for (size_t i = 0; csv_groups[i]; i++)
+        if (!strcmp(csv_groups[i], k))
+            return 1;
+    return 0;
+}
+
+static int csv_col_cmp(const void *a, const void *b)
+{
+    const csv_col *x = a, *y = b;
+    return strcmp(x->key, y->key);
+}
+
+/* Adds the keys of object o (scalars only) to the set *cols of group g. */
+static int csv_collect(json_t *set, const json_t *o)
 {
     const char *k;
     json_t *v;
-    int first = 1;
-    char buf[512];
-    size_t used = 0;
-    buf[0] = 0;
     json_object_foreach((json_t *)o, k, v)
     {
-        char val[64] = "";
-        if (json_is_integer(v))
-            snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
-        else if (json_is_real(v))
-            snprintf(val, sizeof val, "%g", json_real_value(v));
-        else if (json_is_string(v))
-            snprintf(val, sizeof val, "%s", json_string_value(v));
-        int w = snprintf(buf + used, sizeof buf - used, "%s%s=%s", first ? "" : ";", k, val);
-        if (w < 0 || (size_t)w >= sizeof buf - used)
-            break;
-        used += (size_t)w;
-        first = 0;
+        if (json_is_array(v) || json_is_object(v) || json_is_null(v))
+            continue; /* samples_s, nested objects: not a cell */
+        if (json_object_set_new(set, k, json_true()))
+            return -ENOMEM;
     }
-    csv_str(fp, buf);
+    return 0;
+}
+
+static void csv_cell(FILE *fp, const json_t *v)
+{
+    if (json_is_string(v))
+        csv_str(fp, json_string_value(v));
+    else
+        csv_num(fp, v);
+}
+
+/* Sorted keys of a set object, as columns of group g, appended to cols. */
+static int csv_add_cols(csv_col **cols, size_t *n, const json_t *set, const char *g)
+{
+    size_t m = json_object_size(set), at = *n;
+    if (!m)
+        return 0;
+    csv_col *c = realloc(*cols, (*n + m) * sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    *cols = c;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)set, k, v)
+    {
+        c[*n].group = g;
+        c[*n].key = k;
+        (*n)++;
+    }
+    qsort(c + at, m, sizeof *c, csv_col_cmp);
+    return 0;
 }
 
 int comet_bench_export_csv(
     json_t *const *recs, size_t n, const char *path, char *err, size_t errlen)
 {
+    json_t *sets[6] = { NULL };
+    csv_col *cols = NULL;
+    size_t ncols = 0;
+    int rc = 0;
+    for (size_t g = 0; g < 6; g++)
+        if (!(sets[g] = json_object()))
+            rc = -ENOMEM;
+    /* pass 1: the union of the fields (sets[0..4]: groups, sets[5]: top level) */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const json_t *r = recs[i];
+        const char *kind = json_string_value(json_object_get(r, "kind"));
+        if (!kind || !strcmp(kind, "run"))
+            continue;
+        for (size_t g = 0; rc == 0 && csv_groups[g]; g++)
+            rc = csv_collect(sets[g], json_object_get(r, csv_groups[g]));
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)r, k, v)
+        {
+            if (rc || csv_is_identity(k) || csv_is_group(k) || !strcmp(k, "schema"))
+                continue;
+            if (json_is_number(v) || json_is_boolean(v) || json_is_string(v))
+                rc = json_object_set_new(sets[5], k, json_true()) ? -ENOMEM : 0;
+        }
+    }
+    for (size_t i = 0; rc == 0 && csv_identity[i]; i++) {
+        csv_col *c = realloc(cols, (ncols + 1) * sizeof *c);
+        if (!c) {
+            rc = -ENOMEM;
+            break;
+        }
+        cols = c;
+        cols[ncols].group = NULL;
+        cols[ncols++].key = csv_identity[i];
+    }
+    for (size_t g = 0; rc == 0 && csv_groups[g]; g++)
+        rc = csv_add_cols(&cols, &ncols, sets[g], csv_groups[g]);
+    if (rc == 0)
+        rc = csv_add_cols(&cols, &ncols, sets[5], NULL);
+    if (rc) {
+        free(cols);
+        for (size_t g = 0; g < 6; g++)
+            json_decref(sets[g]);
+        return comet_util_seterr(err, errlen, rc, "%s: out of memory", path);
+    }
     comet_util_atomic a;
-    int rc = comet_util_atomic_open(&a, path, err, errlen);
-    if (rc)
+    rc = comet_util_atomic_open(&a, path, err, errlen);
+    if (rc) {
+        free(cols);
+        for (size_t g = 0; g < 6; g++)
+            json_decref(sets[g]);
         return rc;
+    }
     FILE *fp = a.fp;
-    fputs("run_id,kind,op,variant,shape,threads,ranks,params,flops,bytes,n,median_s,ci_lo_s,"
-          "ci_hi_s,min_s,mean_s,p90_s,gflops,gbs,busy_others,valid\n",
-        fp);
+    /* header: group_key for grouped fields (shape_M, stats_median_s, params_tile_m) */
+    for (size_t c = 0; c < ncols; c++) {
+        if (c)
+            fputc(',', fp);
+        if (cols[c].group)
+            fprintf(fp, "%s_%s", cols[c].group, cols[c].key);
+        else
+            fputs(cols[c].key, fp);
+    }
+    fputc('\n', fp);
     for (size_t i = 0; i < n; i++) {
         const json_t *r = recs[i];
         const char *kind = json_string_value(json_object_get(r, "kind"));
         if (!kind || !strcmp(kind, "run"))
             continue;
-        json_t *st = json_object_get(r, "stats");
-        csv_str(fp, json_string_value(json_object_get(r, "run_id")));
-        fputc(',', fp);
-        csv_str(fp, kind);
-        fputc(',', fp);
-        csv_str(fp, json_string_value(json_object_get(r, "op")));
-        fputc(',', fp);
-        csv_str(fp, json_string_value(json_object_get(r, "variant")));
-        fputc(',', fp);
-        csv_kv(fp, json_object_get(r, "shape"));
-        fputc(',', fp);
-        csv_num(fp, json_object_get(r, "threads"));
-        fputc(',', fp);
-        csv_num(fp, json_object_get(r, "ranks"));
-        fputc(',', fp);
-        if (json_is_object(json_object_get(r, "params")))
-            csv_kv(fp, json_object_get(r, "params"));
-        fputc(',', fp);
-        csv_num(fp, json_object_get(r, "flops"));
-        fputc(',', fp);
-        csv_num(fp, json_object_get(r, "bytes"));
-        static const char *const sk[]
-            = { "n", "median_s", "ci_lo_s", "ci_hi_s", "min_s", "mean_s", "p90_s", NULL };
-        for (size_t k = 0; sk[k]; k++) {
-            fputc(',', fp);
-            csv_num(fp, json_object_get(st, sk[k]));
+        for (size_t c = 0; c < ncols; c++) {
+            if (c)
+                fputc(',', fp);
+            const json_t *o = cols[c].group ? json_object_get(r, cols[c].group) : r;
+            csv_cell(fp, json_object_get(o, cols[c].key));
         }
-        fputc(',', fp);
-        csv_num(fp, json_object_get(r, "gflops"));
-        fputc(',', fp);
-        csv_num(fp, json_object_get(r, "gbs"));
-        fputc(',', fp);
-        csv_num(fp, json_object_get(json_object_get(r, "load"), "busy_others"));
-        fputc(',', fp);
-        csv_num(fp, json_object_get(r, "valid"));
         fputc('\n', fp);
     }
+    free(cols);
+    for (size_t g = 0; g < 6; g++)
+        json_decref(sets[g]);
     if (ferror(fp)) {
         int e = errno ? errno : EIO; /* the failed write's errno, e.g. ENOSPC */
         comet_util_atomic_abort(&a);

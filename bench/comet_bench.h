@@ -378,9 +378,10 @@ void comet_bench_records_free(json_t **recs, size_t n);
 
 /**
  * Writes the measurement records (run records are skipped) as CSV, one row
- * per record: run_id, kind, op, variant, shape, threads, ranks, params,
- * flops, bytes, n, median_s, ci_lo_s, ci_hi_s, min_s, mean_s, p90_s, gflops,
- * gbs, busy_others, valid. Written atomically.
+ * per record and one column per field, the union over the records: the
+ * identity fields, then shape_*, params_*, stats_* (not the raw samples),
+ * load_*, env_*, then every other top-level number, flag or string
+ * (docs/FORMATS.md). Written atomically.
  * @return 0 or a negative errno.
  */
 int comet_bench_export_csv(

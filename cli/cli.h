@@ -10,6 +10,7 @@
 #define COMET_CLI_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /** Exit code: success. */
@@ -80,6 +81,22 @@ struct comet_model_problem;
  */
 int comet_cli_sweep(const char *sub, const struct comet_model_hw *hw,
     const struct comet_model_problem *pb, const char *spec, int json, const char *outdir);
+struct comet_model_vrow;
+/**
+ * Validation rows of a calibrated profile's own results (DIR/results beside
+ * DIR/profile.json, this machine's only): the model's measured error, for
+ * prediction intervals. *rows is NULL and *n 0 when hwpath is not such a
+ * profile or no record is there. *rows is freed by the caller. @return 0.
+ */
+int comet_cli_profile_vrows(
+    const char *hwpath, const struct comet_model_hw *hw, struct comet_model_vrow **rows, int *n);
+/**
+ * The 90% interval of a prediction of op (fused or unfused) from those rows:
+ * {lo_s, hi_s, level, records, basis}, or JSON null when too few records;
+ * line (may be NULL) gets a one-line text form ("" when null).
+ */
+struct json_t *comet_cli_interval_json(const struct comet_model_vrow *rows, int n, const char *op,
+    int fused, double pred_s, char *line, size_t linelen);
 /** --sensitivity: each hardware parameter -10% / +10%, ranked (JSON comet.sensitivity.v1). */
 int comet_cli_sensitivity(const char *sub, const struct comet_model_hw *hw,
     const struct comet_model_problem *pb, int json);

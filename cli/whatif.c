@@ -197,3 +197,90 @@ int comet_cli_sensitivity(
     }
     return COMET_EXIT_OK;
 }
+
+/* ------------------------------------------------------------------ */
+/* Prediction intervals from the model's measured error on this machine */
+/* ------------------------------------------------------------------ */
+
+#include "comet_bench.h"
+
+#include <dirent.h>
+#include <libgen.h>
+
+int comet_cli_profile_vrows(
+    const char *hwpath, const comet_model_hw *hw, comet_model_vrow **rows, int *n)
+{
+    *rows = NULL;
+    *n = 0;
+    /* only a calibrated profile of this machine, with its results beside it */
+    if (!hwpath || !hw || !hw->calibration || strcmp(hw->kind, "cpu"))
+        return 0;
+    char dir[4096], rdir[4200];
+    snprintf(dir, sizeof dir, "%s", hwpath);
+    snprintf(rdir, sizeof rdir, "%s/results", dirname(dir));
+    DIR *d = opendir(rdir);
+    if (!d)
+        return 0;
+    json_t *machine = NULL, **all = NULL;
+    size_t nall = 0;
+    char err[COMET_ERRLEN];
+    if (comet_bench_this_machine(&machine, err, sizeof err) != 0) {
+        closedir(d);
+        return 0;
+    }
+    comet_bench_load_opts lo = { machine, 0 };
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 7 || strcmp(e->d_name + l - 6, ".jsonl"))
+            continue;
+        char path[4500];
+        snprintf(path, sizeof path, "%s/%s", rdir, e->d_name);
+        json_t **recs = NULL;
+        size_t nr = 0;
+        /* another machine's or a damaged file gives no interval, not an error */
+        if (comet_bench_records_load_opts(path, &lo, &recs, &nr, NULL, err, sizeof err) != 0)
+            continue;
+        json_t **grown = realloc(all, (nall + nr) * sizeof *all);
+        if (!grown) {
+            comet_bench_records_free(recs, nr);
+            continue;
+        }
+        all = grown;
+        memcpy(all + nall, recs, nr * sizeof *recs);
+        nall += nr;
+        free(recs); /* the records moved into all */
+    }
+    closedir(d);
+    json_decref(machine);
+    if (nall) {
+        comet_model_vrow *v = malloc(nall * sizeof *v);
+        int k = v ? comet_model_validate_records(hw, all, nall, v, nall) : 0;
+        if (k > 0) {
+            *rows = v;
+            *n = k;
+        } else
+            free(v);
+    }
+    comet_bench_records_free(all, nall);
+    return 0;
+}
+
+json_t *comet_cli_interval_json(const comet_model_vrow *rows, int n, const char *op, int fused,
+    double pred_s, char *line, size_t linelen)
+{
+    comet_model_band b;
+    if (line && linelen)
+        line[0] = '\0';
+    if (!rows || n <= 0 || !(pred_s > 0)
+        || comet_model_interval(rows, n, op, fused ? "fused" : "unfused", 0.9, &b) != 0)
+        return json_null();
+    static const char *const scope[] = { "this op and variant", "this op", "every compound op" };
+    if (line && linelen)
+        snprintf(line, linelen,
+            "90%% interval [%.4g, %.4g] s (5-95%% of measured/predicted over %d validated records "
+            "of %s on this machine)",
+            b.lo * pred_s, b.hi * pred_s, b.records, scope[b.scope]);
+    return json_pack("{s:f,s:f,s:f,s:i,s:s}", "lo_s", b.lo * pred_s, "hi_s", b.hi * pred_s, "level",
+        b.level, "records", b.records, "basis", scope[b.scope]);
+}

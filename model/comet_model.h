@@ -620,6 +620,31 @@ typedef struct comet_model_sens_row {
 int comet_model_sensitivity(const comet_model_hw *hw, const comet_model_problem *pb, double frac,
     comet_model_sens_row *rows, int cap);
 
+/* ------------------------------------------------------------------ */
+/* Validation statistics and prediction intervals                       */
+/* ------------------------------------------------------------------ */
+
+/** Quantile q of v[0..n-1] by linear interpolation between order statistics
+ *  (sorts v; the one convention of validate and the report). NaN if n < 1. */
+double comet_model_quantile(double *v, int n, double q);
+
+/** An error band: quantiles of measured / predicted over validated records. */
+typedef struct comet_model_band {
+    int records; /**< records the band rests on */
+    double level; /**< central coverage of the band (e.g. 0.9: 5% to 95%) */
+    double lo, hi; /**< quantiles of measured / predicted: interval = [lo x pred, hi x pred] */
+    int scope; /**< 0: same op and variant, 1: same op, 2: every record */
+} comet_model_band;
+
+/**
+ * The band of measured / predicted for predictions of op and variant, from
+ * validation rows of this machine: the narrowest scope (op and variant, then
+ * the op, then all rows) with at least 5 records.
+ * @return 0, -ENOENT (too few records), -EINVAL, -ENOMEM.
+ */
+int comet_model_interval(const comet_model_vrow *rows, int n, const char *op, const char *variant,
+    double level, comet_model_band *band);
+
 #ifdef __cplusplus
 }
 #endif

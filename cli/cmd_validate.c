@@ -71,12 +71,6 @@ static void explain_records(const comet_model_hw *hw, json_t *const *recs, size_
     }
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int comet_cmd_validate(int argc, char **argv)
 {
     static const struct option longopts[] = { { "profile", required_argument, NULL, 0x2001 },
@@ -182,32 +176,15 @@ int comet_cmd_validate(int argc, char **argv)
     comet_model_validate_summary(rows, nr, &vs);
     const int pairs = vs.pairs, agree = vs.winner_agrees;
     const double med = vs.median_rel_err, p90 = vs.p90_rel_err;
-    double *e = malloc((size_t)nr * sizeof(double)); /* per-group scratch */
-    if (!e) {
-        json_decref(jrows);
-        json_decref(jw);
-        comet_cli_error("validate", "out of memory");
-        rc = COMET_EXIT_FAIL;
-        goto out;
-    }
+    /* per op and variant: the same statistics as the report (comet_model_validate_groups) */
+    comet_model_vgroup vg[32];
+    const int ng = comet_model_validate_groups(rows, nr, vg, 32);
     json_t *groups = json_array();
-    const char *ops[] = { "gemm_softmax", "gemm_layernorm", "attention" },
-               *vars[] = { "fused", "unfused" };
-    for (int o = 0; o < 3; o++)
-        for (int v = 0; v < 2; v++) {
-            int k = 0;
-            for (int i = 0; i < nr; i++)
-                if (!strcmp(rows[i].op, ops[o]) && !strcmp(rows[i].variant, vars[v]))
-                    e[k++] = rows[i].rel_err;
-            if (!k)
-                continue;
-            qsort(e, (size_t)k, sizeof(double), cmp_d);
-            json_array_append_new(groups,
-                json_pack("{s:s,s:s,s:i,s:f,s:f}", "op", ops[o], "variant", vars[v], "n", k,
-                    "median_rel_err", k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2]),
-                    "p90_rel_err", e[(int)ceil(0.9 * (k - 1))]));
-        }
-    free(e);
+    for (int k = 0; k < ng; k++)
+        json_array_append_new(groups,
+            json_pack("{s:s,s:s,s:i,s:f,s:f,s:f}", "op", vg[k].op, "variant", vg[k].variant, "n",
+                vg[k].n, "median_rel_err", vg[k].median_rel_err, "p90_rel_err", vg[k].p90_rel_err,
+                "bias", vg[k].bias));
     json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "profile",
         profile, "records", nr, "median_rel_err", med, "p90_rel_err", p90, "pairs", pairs,
         "winner_agrees", agree, "winner_agreement", pairs ? (double)agree / pairs : 0.0,

@@ -628,6 +628,22 @@ int comet_model_sensitivity(const comet_model_hw *hw, const comet_model_problem 
  *  (sorts v; the one convention of validate and the report). NaN if n < 1. */
 double comet_model_quantile(double *v, int n, double q);
 
+/** Error statistics of one op and variant over validation rows. */
+typedef struct comet_model_vgroup {
+    char op[24], variant[24]; /**< group */
+    int n; /**< rows */
+    double median_rel_err, p90_rel_err; /**< of |predicted - measured| / measured */
+    double bias; /**< median of predicted / measured - 1 (positive: pessimistic) */
+} comet_model_vgroup;
+
+/**
+ * Per op and variant (in order of first appearance) error statistics of
+ * validation rows, with comet_model_quantile's convention: what validate and
+ * the report both print. @return groups written (<= cap) or a negative errno.
+ */
+int comet_model_validate_groups(
+    const comet_model_vrow *rows, int n, comet_model_vgroup *groups, int cap);
+
 /** An error band: quantiles of measured / predicted over validated records. */
 typedef struct comet_model_band {
     int records; /**< records the band rests on */

@@ -985,12 +985,6 @@ int comet_model_validate_records(
     return (int)k;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_model_vsum *out)
 {
     memset(out, 0, sizeof *out);
@@ -1000,9 +994,9 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
     if (e) {
         for (int i = 0; i < n; i++)
             e[i] = rows[i].rel_err;
-        qsort(e, (size_t)n, sizeof(double), cmp_dbl);
-        out->median_rel_err = n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
-        out->p90_rel_err = e[(int)ceil(0.9 * (n - 1))];
+        /* one quantile convention with the report (comet_model_quantile) */
+        out->median_rel_err = comet_model_quantile(e, n, 0.5);
+        out->p90_rel_err = comet_model_quantile(e, n, 0.9);
         free(e);
     }
     out->rows = n;

@@ -66,3 +66,43 @@ int comet_model_interval(const comet_model_vrow *rows, int n, const char *op, co
     free(r);
     return 0;
 }
+
+int comet_model_validate_groups(
+    const comet_model_vrow *rows, int n, comet_model_vgroup *groups, int cap)
+{
+    if ((!rows && n) || (!groups && cap) || n < 0)
+        return -EINVAL;
+    double *e = malloc((size_t)(n > 0 ? n : 1) * sizeof *e),
+           *b = malloc((size_t)(n > 0 ? n : 1) * sizeof *b);
+    if (!e || !b) {
+        free(e);
+        free(b);
+        return -ENOMEM;
+    }
+    int ng = 0;
+    /* groups in order of first appearance: every op and variant present */
+    for (int i = 0; i < n && ng < cap; i++) {
+        int seen = 0;
+        for (int g = 0; g < ng && !seen; g++)
+            seen = !strcmp(groups[g].op, rows[i].op) && !strcmp(groups[g].variant, rows[i].variant);
+        if (seen)
+            continue;
+        comet_model_vgroup *gr = &groups[ng++];
+        memset(gr, 0, sizeof *gr);
+        snprintf(gr->op, sizeof gr->op, "%s", rows[i].op);
+        snprintf(gr->variant, sizeof gr->variant, "%s", rows[i].variant);
+        int k = 0;
+        for (int j = i; j < n; j++)
+            if (!strcmp(rows[j].op, gr->op) && !strcmp(rows[j].variant, gr->variant)) {
+                e[k] = rows[j].rel_err;
+                b[k++] = rows[j].predicted_s / rows[j].measured_s - 1;
+            }
+        gr->n = k;
+        gr->median_rel_err = comet_model_quantile(e, k, 0.5);
+        gr->p90_rel_err = comet_model_quantile(e, k, 0.9);
+        gr->bias = comet_model_quantile(b, k, 0.5);
+    }
+    free(e);
+    free(b);
+    return ng;
+}

@@ -43,19 +43,10 @@ int rp_sec_validation(rp_ctx *c)
         free(rows);
         return 0;
     }
-    double *e = malloc((size_t)nr * sizeof *e), *all = malloc((size_t)nr * sizeof *all);
-    if (!e || !all) {
-        free(e);
-        free(all);
-        free(rows);
-        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
-    }
-    for (int i = 0; i < nr; i++)
-        all[i] = fabs(rows[i].predicted_s / rows[i].measured_s - 1);
-    double med = rp_median(all, (size_t)nr), p90 = rp_quantile(all, (size_t)nr, 0.9);
-    /* winners: same op, shape, threads and ranks, fused against unfused */
+    /* the figures validate prints: one summary, one quantile convention */
     comet_model_vsum vs;
     comet_model_validate_summary(rows, nr, &vs);
+    const double med = vs.median_rel_err, p90 = vs.p90_rel_err;
     const int pairs = vs.pairs, agree = vs.winner_agrees;
     rp_p(d,
         "The model predicts each measured compound-kernel record from the calibrated profile with "
@@ -70,30 +61,17 @@ int rp_sec_validation(rp_ctx *c)
         nr, 100 * med, 100 * p90, vs.shape_decided_agrees, vs.shape_decided, vs.shape_agrees,
         vs.shapes, vs.decided_agrees, vs.decided, agree, pairs);
     rp_table(d, "llrrrr", "op\tvariant\trecords\tmedian error\tp90 error\tbias");
-    static const char *const ops[] = { "gemm_softmax", "gemm_layernorm", "attention" };
-    static const char *const vars[] = { "fused", "unfused" };
     json_t *groups = json_array();
-    for (int o = 0; o < 3; o++)
-        for (int v = 0; v < 2; v++) {
-            size_t k = 0;
-            double *b = all; /* reused as scratch for the bias */
-            for (int i = 0; i < nr; i++)
-                if (!strcmp(rows[i].op, ops[o]) && !strcmp(rows[i].variant, vars[v]))
-                    e[k++] = fabs(rows[i].predicted_s / rows[i].measured_s - 1);
-            if (!k)
-                continue;
-            double gm = rp_median(e, k), gp = rp_quantile(e, k, 0.9);
-            size_t kb = 0;
-            for (int i = 0; i < nr; i++)
-                if (!strcmp(rows[i].op, ops[o]) && !strcmp(rows[i].variant, vars[v]))
-                    b[kb++] = rows[i].predicted_s / rows[i].measured_s - 1;
-            double bias = rp_median(b, kb);
-            rp_row(d, "%s\t%s\t%zu\t%.1f%%\t%.1f%%\t%+.1f%%", ops[o], vars[v], k, 100 * gm,
-                100 * gp, 100 * bias);
-            json_array_append_new(groups,
-                json_pack("{s:s,s:s,s:i,s:f,s:f,s:f}", "op", ops[o], "variant", vars[v], "n",
-                    (int)k, "median_rel_err", gm, "p90_rel_err", gp, "bias", bias));
-        }
+    comet_model_vgroup vg[32];
+    const int ng = comet_model_validate_groups(rows, nr, vg, 32);
+    for (int k = 0; k < ng; k++) {
+        rp_row(d, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%+.1f%%", vg[k].op, vg[k].variant, vg[k].n,
+            100 * vg[k].median_rel_err, 100 * vg[k].p90_rel_err, 100 * vg[k].bias);
+        json_array_append_new(groups,
+            json_pack("{s:s,s:s,s:i,s:f,s:f,s:f}", "op", vg[k].op, "variant", vg[k].variant, "n",
+                vg[k].n, "median_rel_err", vg[k].median_rel_err, "p90_rel_err", vg[k].p90_rel_err,
+                "bias", vg[k].bias));
+    }
     rp_table_end(d);
 
     rp_buf csv;
@@ -101,8 +79,6 @@ int rp_sec_validation(rp_ctx *c)
     if (rp_buf_open(&csv)) {
         json_decref(jr);
         json_decref(groups);
-        free(e);
-        free(all);
         free(rows);
         return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
     }
@@ -149,14 +125,24 @@ int rp_sec_validation(rp_ctx *c)
                 "title sprintf('error band +-%%.0f%%%%', 100*E), \\\n"
                 "  x with lines lc rgb 'black' title 'predicted = measured'",
                 x0, x1, x0, x1, med);
-            static const char *const pts[] = { "7", "5", "9" };
-            for (int o = 0; o < 3; o++)
-                for (int v = 0; v < 2; v++)
-                    fprintf(sc.fp,
-                        ", \\\n  'validation.csv' every ::1 using (strcol(1) eq '%s/%s' ? $7 : "
-                        "1/0):8 with points pt %s ps 1.2 lc rgb '%s' title '%s %s'",
-                        ops[o], vars[v], v ? pts[o] : pts[o], v ? "#4c72b0" : "#c44e52", ops[o],
-                        vars[v]);
+            /* one series per op and variant present (point type by op, colour by variant) */
+            static const char *const pts[] = { "7", "5", "9", "11", "13" };
+            static const char *const cols[] = { "#c44e52", "#4c72b0", "#55a868", "#8172b2" };
+            for (int k = 0; k < ng; k++) {
+                /* o: index of this op among the distinct ops; v: of its variant within the op */
+                int o = 0, v = 0;
+                for (int q = 0; q < k; q++) {
+                    int first = 1;
+                    for (int r = 0; r < q; r++)
+                        first &= strcmp(vg[r].op, vg[q].op) != 0;
+                    o += first && strcmp(vg[q].op, vg[k].op) != 0;
+                    v += !strcmp(vg[q].op, vg[k].op);
+                }
+                fprintf(sc.fp,
+                    ", \\\n  'validation.csv' every ::1 using (strcol(1) eq '%s/%s' ? $7 : "
+                    "1/0):8 with points pt %s ps 1.2 lc rgb '%s' title '%s %s'",
+                    vg[k].op, vg[k].variant, pts[o % 5], cols[v % 4], vg[k].op, vg[k].variant);
+            }
             fputs("\n", sc.fp);
             rp_buf_close(&sc);
             rp_plot_draw(c, &p, sc.p);
@@ -168,8 +154,6 @@ int rp_sec_validation(rp_ctx *c)
     }
     rp_figure(c, &p);
     rp_buf_free(&csv);
-    free(e);
-    free(all);
     free(rows);
     return 0;
 }

@@ -192,12 +192,37 @@ int rp_sec_predictions(rp_ctx *c)
         rp_str(s, "tag"), rp_str(s, "description"), rp_num(s, "clock_ghz"), rp_num(s, "clusters"),
         rp_num(s, "cores"), rp_num(s, "peak_tflops"), rp_num(s, "dram_gbs"), rp_str(s, "source"));
     rp_table_end(d);
+    /* the scaled system as a hardware file, beside the report, reproducible */
+    json_array_foreach(systems, i, s)
+    {
+        if (strcmp(rp_str(s, "source"), "scaled-system.json"))
+            continue;
+        char src[RP_PATH + 32], dst[RP_PATH + 32], *t = NULL;
+        size_t tl = 0;
+        snprintf(src, sizeof src, "%s/scaled-system.json", in->dir);
+        snprintf(dst, sizeof dst, "%s/scaled-system.json", c->rdir);
+        if (comet_util_read_file(src, &t, &tl, NULL, 0) == 0
+            && comet_util_write_atomic(dst, t, tl, c->err, c->errlen) == 0)
+            rp_p(d,
+                "The scaled system is written out as a hardware file: scaled-system.json (in this "
+                "folder; 'comet predict --hw scaled-system.json --op OP --shape ...' reproduces "
+                "and "
+                "changes its rows).");
+        else
+            rp_note(d, "The scaled system's hardware file %s is missing: re-run the predict stage.",
+                src);
+        free(t);
+    }
     json_t *x;
     json_array_foreach(json_object_get(in->pred, "notes"), i, x)
         rp_note(d, "%s", json_string_value(x) ? json_string_value(x) : "");
 
-    rp_table(d, "lllrrrrrr",
-        "system\top\tshape\tfused us\tunfused us\tspeedup\tfused uJ\tunfused uJ\tmappings");
+    rp_p(d,
+        "Every system is predicted on the same shapes (the rows grouped by op compare like with "
+        "like); this machine is predicted once more at the largest shape it measured, beside the "
+        "measurement (set 'measured').");
+    rp_table(d, "llllrrrrrr",
+        "set\tsystem\top\tshape\tfused us\tunfused us\tspeedup\tfused uJ\tunfused uJ\tmappings");
     rp_buf csv, bd;
     if (rp_buf_open(&csv) || rp_buf_open(&bd)) {
         rp_buf_free(&csv);
@@ -211,17 +236,33 @@ int rp_sec_predictions(rp_ctx *c)
         fprintf(bd.fp, ",latency_%s_us", lcomp[k]);
     fputs(",total_us,total_uJ\n", bd.fp);
     size_t np = 0;
+    /* rows grouped by shape set, then op: the systems of one op and shape side by side */
+    static const char *const sets[] = { "common", "measured" };
+    static const char *const opn[] = { "gemm_softmax", "gemm_layernorm", "attention" };
+    for (int st = 0; st < 2; st++)
+        for (int o = 0; o < 3; o++)
+            json_array_foreach(preds, i, x)
+            {
+                const char *set = rp_str(x, "set");
+                if (strcmp(set[0] ? set : "common", sets[st]) || strcmp(rp_str(x, "op"), opn[o]))
+                    continue;
+                const json_t *rf = json_object_get(json_object_get(x, "fused"), "result"),
+                             *ru = json_object_get(json_object_get(x, "unfused"), "result");
+                rp_row(d, "%s\t%s\t%s\t%s\t%.4g\t%.4g\t%.2fx\t%.4g\t%.4g\t%.0f", sets[st],
+                    rp_str(x, "system"), rp_str(x, "op"), rp_str(x, "shape"),
+                    rp_num(rf, "seconds") * 1e6, rp_num(ru, "seconds") * 1e6, rp_num(x, "speedup"),
+                    rp_num(rf, "energy_pj") * 1e-6, rp_num(ru, "energy_pj") * 1e-6,
+                    rp_num(x, "evaluated"));
+            }
     json_array_foreach(preds, i, x)
     {
         const json_t *rf = json_object_get(json_object_get(x, "fused"), "result"),
                      *ru = json_object_get(json_object_get(x, "unfused"), "result");
         double tf = rp_num(rf, "seconds") * 1e6, tu = rp_num(ru, "seconds") * 1e6,
                ef = rp_num(rf, "energy_pj") * 1e-6, eu = rp_num(ru, "energy_pj") * 1e-6;
-        rp_row(d, "%s\t%s\t%s\t%.4g\t%.4g\t%.2fx\t%.4g\t%.4g\t%.0f", rp_str(x, "system"),
-            rp_str(x, "op"), rp_str(x, "shape"), tf, tu, rp_num(x, "speedup"), ef, eu,
-            rp_num(x, "evaluated"));
         char label[96];
-        snprintf(label, sizeof label, "%s %s", rp_str(x, "system"), rp_str(x, "op"));
+        snprintf(label, sizeof label, "%s %s%s", rp_str(x, "system"), rp_str(x, "op"),
+            !strcmp(rp_str(x, "set"), "measured") ? " (measured shape)" : "");
         fprintf(csv.fp, "%zu,%s,%s,%s,", np, label, rp_str(x, "system"), rp_str(x, "op"));
         rp_csv_field(csv.fp, rp_str(x, "shape"));
         fprintf(csv.fp, ",%.6g,%.6g,%.5g,%.6g,%.6g\n", tf, tu, rp_num(x, "speedup"), ef, eu);

@@ -13,17 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Problem sizes. GEMM shapes are those of COMET's own evaluation scripts
- * (edge 1024x1024x256, cloud 2048x2048x256); the attention shapes are
- * BERT/GPT-like head dimension 64 with sequence lengths that fill each
- * system. This machine uses the largest shape it measured, so that the
- * prediction sits beside a measurement. */
+/* Problem sizes. Every system is predicted on one common set, so that the
+ * systems table compares like with like: the GEMM shape of COMET's edge
+ * evaluation (1024x1024x256) and a BERT/GPT-like attention (8 heads of
+ * 1024 x 1024, head dimension 64). This machine is predicted a second time
+ * at the largest shape it measured, so that a prediction sits beside a
+ * measurement. */
 typedef struct sys_shapes {
     const char *gemm, *attention;
 } sys_shapes;
 
-static const sys_shapes edge_shapes = { "M=1024,N=1024,K=256", "heads=8,lq=1024,lk=1024,d=64" };
-static const sys_shapes big_shapes = { "M=2048,N=2048,K=256", "heads=16,lq=2048,lk=2048,d=64" };
+static const sys_shapes common_shapes = { "M=1024,N=1024,K=256", "heads=8,lq=1024,lk=1024,d=64" };
 
 static const comet_model_op ops[3]
     = { COMET_MODEL_GEMM_SOFTMAX, COMET_MODEL_GEMM_LAYERNORM, COMET_MODEL_ATTENTION };
@@ -132,8 +132,8 @@ static int predict_one(const comet_model_hw *hw, const char *tag, const comet_mo
             "predict: %s %s %s: no valid %s mapping fits the buffers", tag,
             comet_model_op_name(pb->op), shape, which);
     }
-    json_t *e = json_pack("{s:s,s:s,s:s,s:o,s:o,s:f,s:I,s:I,s:f}", "system", tag, "op",
-        comet_model_op_name(pb->op), "shape", shape, "fused",
+    json_t *e = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:f,s:I,s:I,s:f}", "system", tag, "set",
+        lc ? "measured" : "common", "op", comet_model_op_name(pb->op), "shape", shape, "fused",
         side_json(&s->best_fused, &s->r_fused), "unfused",
         side_json(&s->best_unfused, &s->r_unfused), "speedup",
         s->r_unfused.seconds / s->r_fused.seconds, "evaluated", (json_int_t)s->evaluated, "pruned",
@@ -248,6 +248,7 @@ int comet_reports_predict(
         snprintf(
             desc, sizeof desc, "this machine, calibrated (%d cores)", base.cores * base.clusters);
         json_array_append_new(systems, system_json(&base, "local", desc, "profile.json"));
+        failures += predict_system(&base, "local", &common_shapes, NULL, preds, notes, err, errlen);
         failures += predict_system(&base, "local", NULL, lc, preds, notes, err, errlen);
         if ((rc = comet_model_hw_scale(&base, o.scale_cores, o.scale_nodes, NULL, &sc)) != 0) {
             comet_util_seterr(
@@ -257,15 +258,28 @@ int comet_reports_predict(
         snprintf(desc, sizeof desc,
             "%d nodes x %d calibrated cores, switch network with the calibrated link",
             o.scale_nodes, o.scale_cores);
-        json_array_append_new(systems, system_json(&sc, "scaled", desc, "profile.json, scaled"));
-        failures += predict_system(&sc, "scaled", &big_shapes, NULL, preds, notes, err, errlen);
+        /* written out, so that the scaled system can be reproduced and changed:
+         * comet predict --hw DIR/scaled-system.json */
+        json_t *hj = comet_model_hw_to_json(&sc);
+        char *ht = hj ? json_dumps(hj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(hj);
+        snprintf(path, sizeof path, "%s/scaled-system.json", dir);
+        rc = ht ? comet_util_write_atomic(path, ht, strlen(ht), err, errlen)
+                : comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
+        free(ht);
+        if (rc) {
+            comet_model_hw_free(&sc);
+            goto fail;
+        }
+        json_array_append_new(systems, system_json(&sc, "scaled", desc, "scaled-system.json"));
+        failures += predict_system(&sc, "scaled", &common_shapes, NULL, preds, notes, err, errlen);
         comet_model_hw_free(&sc);
     }
     static const struct {
         const char *name, *desc;
         const sys_shapes *shapes;
-    } presets[2] = { { "edge", "COMET edge: 2x2 mesh of 4 clusters, 4 cores each", &edge_shapes },
-        { "cloud", "COMET cloud: 4x4 mesh of 16 clusters, 16 cores each", &big_shapes } };
+    } presets[2] = { { "edge", "COMET edge: 2x2 mesh of 4 clusters, 4 cores each", &common_shapes },
+        { "cloud", "COMET cloud: 4x4 mesh of 16 clusters, 16 cores each", &common_shapes } };
     for (int p = 0; p < 2; p++) {
         if ((rc = comet_model_hw_load(presets[p].name, &preset, e, sizeof e)) != 0) {
             json_array_append_new(notes, json_string(e));

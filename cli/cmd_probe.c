@@ -87,6 +87,10 @@ int comet_cmd_probe(int argc, char **argv)
         return rc == -EINVAL ? COMET_EXIT_USAGE : COMET_EXIT_FAIL;
     }
     json_t *j = comet_probe_to_json(&m);
+    /* the printed and stored description names its schema (records embed the
+     * object without it: it is theirs) */
+    if (j)
+        json_object_set_new(j, "schema", json_string("comet.machine.v1"));
     char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(j);
     if (!text) {

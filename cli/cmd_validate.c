@@ -185,12 +185,13 @@ int comet_cmd_validate(int argc, char **argv)
             json_pack("{s:s,s:s,s:i,s:f,s:f,s:f}", "op", vg[k].op, "variant", vg[k].variant, "n",
                 vg[k].n, "median_rel_err", vg[k].median_rel_err, "p90_rel_err", vg[k].p90_rel_err,
                 "bias", vg[k].bias));
-    json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "profile",
-        profile, "records", nr, "median_rel_err", med, "p90_rel_err", p90, "pairs", pairs,
-        "winner_agrees", agree, "winner_agreement", pairs ? (double)agree / pairs : 0.0,
-        "clear_pairs", vs.decided, "clear_winner_agrees", vs.decided_agrees,
-        "clear_winner_agreement", vs.decided ? (double)vs.decided_agrees / vs.decided : 0.0,
-        "groups", groups, "winners", jw, "rows", jrows);
+    json_t *j = json_pack("{s:s,s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "schema",
+        "comet.validate.v1", "profile", profile, "records", nr, "median_rel_err", med,
+        "p90_rel_err", p90, "pairs", pairs, "winner_agrees", agree, "winner_agreement",
+        pairs ? (double)agree / pairs : 0.0, "clear_pairs", vs.decided, "clear_winner_agrees",
+        vs.decided_agrees, "clear_winner_agreement",
+        vs.decided ? (double)vs.decided_agrees / vs.decided : 0.0, "groups", groups, "winners", jw,
+        "rows", jrows);
     /* per shape: the fused kernel at its default tiles against the unfused */
     json_object_set_new(j, "shapes",
         json_pack("{s:i,s:i,s:i,s:i,s:f}", "pairs", vs.shapes, "winner_agrees", vs.shape_agrees,

@@ -34,6 +34,12 @@ static int note_err(rp_ctx *c, int rc)
 
 int rp_plot_data(rp_ctx *c, rp_plot *p, const char *csv, json_t *json)
 {
+    /* every figure's data names its schema, figure and caption */
+    if (json_is_object(json)) {
+        json_object_set_new(json, "schema", json_string("comet.figure.v1"));
+        json_object_set_new(json, "figure", json_string(p->name));
+        json_object_set_new(json, "caption", json_string(p->caption));
+    }
     char path[RP_PATH + 80];
     int rc;
     snprintf(path, sizeof path, "%s/%s.csv", c->rdir, p->name);

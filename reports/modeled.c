@@ -120,7 +120,7 @@ int rp_sec_validation(rp_ctx *c)
             fprintf(sc.fp,
                 "set logscale xy\nset xrange [%g:%g]\nset yrange [%g:%g]\nset samples 200\n"
                 "set xlabel 'measured median time (ms)'\nset ylabel 'predicted time (ms)'\n"
-                "set key font ',10'\nE = %g\n"
+                "set key font ',12'\nE = %g\n"
                 "plot '+' using 1:($1*(1-E)):($1*(1+E)) with filledcurves fc rgb '#e8e8e8' "
                 "title sprintf('error band +-%%.0f%%%%', 100*E), \\\n"
                 "  x with lines lc rgb 'black' title 'predicted = measured'",
@@ -348,7 +348,7 @@ int rp_sec_predictions(rp_ctx *c)
             char script[1400];
             snprintf(script, sizeof script,
                 "set logscale y\nset ylabel 'predicted latency (us)'\nset xlabel 'system and op'\n"
-                "set xtics rotate by -35 left font ',9'\nset bmargin 10\n"
+                "set xtics rotate by -35 left font ',12'\nset bmargin 10\n"
                 "set xrange [-0.6:%zu.6]\nset style fill solid 0.6 border\nset boxwidth 0.35\n"
                 "plot 'predictions_latency.csv' every ::1 using ($1-0.18):6:xtic(2) with boxes lc "
                 "rgb '#c44e52' title 'best fused', \\\n"

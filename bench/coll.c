@@ -741,14 +741,19 @@ int comet_bench_coll_main(int argc, char **argv)
         return 1;
     }
 
-    /* mpiexec must start this binary: resolve /proc/self/exe */
+    /* mpiexec must start this binary: its path (comet_util_self_exe: not
+     * valgrind's tool when run under it), /proc/self/exe resolved */
     char self[4096];
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sl <= 0) {
-        fprintf(stderr, "comet: bench collectives: cannot resolve /proc/self/exe\n");
+    const char *se = comet_util_self_exe();
+    ssize_t sl = strcmp(se, "/proc/self/exe") ? (ssize_t)strlen(se)
+                                              : readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0 || (size_t)sl >= sizeof self) {
+        fprintf(stderr, "comet: bench collectives: cannot resolve this program's path\n");
         comet_bench_run_fini(&run);
         return 1;
     }
+    if (strcmp(se, "/proc/self/exe"))
+        memcpy(self, se, (size_t)sl);
     self[sl] = '\0';
     comet_util_install_signals();
     double t0 = comet_util_now();

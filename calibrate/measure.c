@@ -33,7 +33,7 @@ static int run_self(const char *const *args)
         return -errno;
     if (pid == 0) {
         setpgid(0, 0);
-        execv("/proc/self/exe", argv);
+        execv(comet_util_self_exe(), argv);
         _exit(127);
     }
     setpgid(pid, pid); /* also from the parent: no race with the first kill */

@@ -132,7 +132,7 @@ static int spawn(const char *const *args, const char *out_path)
     if (pid == 0) {
         if (fd >= 0)
             dup2(fd, 1);
-        execv("/proc/self/exe", argv);
+        execv(comet_util_self_exe(), argv);
         execvp(comet_cli_self, argv);
         _exit(127);
     }

@@ -82,6 +82,16 @@ static void blas_core_policy(char **argv)
         setenv("COMET_BLAS_CORE_POLICY", policy, 1);
         return;
     }
+    if (comet_util_self_hosted()) {
+        /* under valgrind (or another tool that is the process image) a
+         * re-exec would leave the tool: keep the core type as given */
+        snprintf(policy, sizeof policy,
+            "as given: run under a tool, no re-exec; "
+            "OPENBLAS_CORETYPE=%.40s",
+            env && *env ? env : "unset");
+        setenv("COMET_BLAS_CORE_POLICY", policy, 1);
+        return;
+    }
     if (!strcmp(want, "auto")) {
         snprintf(policy, sizeof policy, "auto: dropped OPENBLAS_CORETYPE=%.40s, detected", env);
         unsetenv("OPENBLAS_CORETYPE");
@@ -91,7 +101,7 @@ static void blas_core_policy(char **argv)
         setenv("OPENBLAS_CORETYPE", want, 1);
     }
     setenv("COMET_BLAS_CORE_POLICY", policy, 1);
-    execv("/proc/self/exe", argv);
+    execv(comet_util_self_exe(), argv);
     /* exec failed: carry on with the core type already loaded, and say so */
     snprintf(policy, sizeof policy, "as given: re-exec failed, OPENBLAS_CORETYPE=%.40s",
         env && *env ? env : "unset");
@@ -101,6 +111,7 @@ static void blas_core_policy(char **argv)
 int main(int argc, char **argv)
 {
     comet_cli_self = argv[0];
+    comet_util_self_init(argv[0]);
     blas_core_policy(argv);
     if (argc < 2) {
         usage(stderr);

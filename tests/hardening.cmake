@@ -33,3 +33,9 @@ target_compile_definitions(test_foreign PRIVATE COMET_SOURCE_DIR="${PROJECT_SOUR
 add_test(NAME memcheck_cli COMMAND ${PROJECT_SOURCE_DIR}/scripts/memcheck.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(memcheck_cli PROPERTIES LABELS "hardening;memcheck" TIMEOUT 600
   SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+# The same under an environment that pins OpenBLAS's core type (as some
+# machines set): comet must not re-execute itself out of valgrind.
+add_test(NAME memcheck_cli_blaspin COMMAND ${PROJECT_SOURCE_DIR}/scripts/memcheck.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(memcheck_cli_blaspin PROPERTIES LABELS "hardening;memcheck" TIMEOUT 600
+  SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+  ENVIRONMENT "OPENBLAS_CORETYPE=Haswell;OPENBLAS_L2_SIZE=1048576;COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR}")

@@ -217,6 +217,22 @@ extern volatile int comet_util_interrupted;
 /** Installs SIGINT/SIGTERM handlers that set comet_util_interrupted. */
 void comet_util_install_signals(void);
 
+/* ------------------------------------------------------------------ */
+/* The program's own executable                                        */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Records how to re-execute this program: call first in main with argv[0].
+ * Normally /proc/self/exe; when the process image is something else (run
+ * under valgrind or qemu-user, whose tool /proc/self/exe names), the
+ * program's path from argv[0] (resolved on PATH when it has no slash).
+ */
+void comet_util_self_init(const char *argv0);
+/** The path to exec to start comet again (comet_util_self_init()). */
+const char *comet_util_self_exe(void);
+/** 1 when the process image is not comet itself (valgrind, qemu-user). */
+int comet_util_self_hosted(void);
+
 #ifdef __cplusplus
 }
 #endif

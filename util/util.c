@@ -370,3 +370,74 @@ const char *comet_util_jstr(const json_t *o, const char *k)
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "";
 }
+
+/* ------------------------------------------------------------------ */
+/* The program's own executable, for re-executing comet                 */
+/* ------------------------------------------------------------------ */
+
+static char self_path[4096];
+static int self_hosted;
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define COMET_HAVE_VALGRIND_H 1
+#endif
+#endif
+
+/* Run under valgrind? Its client request where the header exists (free
+ * natively), else its preload libraries. valgrind answers readlink on
+ * /proc/self/exe with comet's path, but an exec of /proc/self/exe starts
+ * its tool, which refuses to run on its own. */
+static int under_valgrind(void)
+{
+#ifdef COMET_HAVE_VALGRIND_H
+    if (RUNNING_ON_VALGRIND)
+        return 1;
+#endif
+    const char *pre = getenv("LD_PRELOAD");
+    return pre && strstr(pre, "vgpreload") != NULL;
+}
+
+void comet_util_self_init(const char *argv0)
+{
+    char img[4096], prog[4096] = "";
+    ssize_t n = readlink("/proc/self/exe", img, sizeof img - 1);
+    img[n > 0 ? n : 0] = '\0';
+    self_hosted = 0;
+    snprintf(self_path, sizeof self_path, "/proc/self/exe");
+    if (!argv0 || !*argv0 || n <= 0)
+        return;
+    /* the program path: argv0 with a slash, else the first match on PATH */
+    if (strchr(argv0, '/')) {
+        if (!realpath(argv0, prog))
+            prog[0] = '\0';
+    } else {
+        const char *path = getenv("PATH");
+        char dir[4096], cand[8200];
+        while (path && *path && !prog[0]) {
+            size_t l = strcspn(path, ":");
+            snprintf(dir, sizeof dir, "%.*s", (int)(l < sizeof dir ? l : sizeof dir - 1), path);
+            snprintf(cand, sizeof cand, "%s/%s", l ? dir : ".", argv0);
+            if (access(cand, X_OK) == 0 && !realpath(cand, prog))
+                prog[0] = '\0';
+            path += l + (path[l] == ':');
+        }
+    }
+    /* a process image that is not the program (valgrind's tool, qemu-user):
+     * /proc/self/exe would start that tool, not comet */
+    if (prog[0] && (strcmp(prog, img) || under_valgrind())) {
+        self_hosted = 1;
+        snprintf(self_path, sizeof self_path, "%s", prog);
+    }
+}
+
+const char *comet_util_self_exe(void)
+{
+    return self_path[0] ? self_path : "/proc/self/exe";
+}
+
+int comet_util_self_hosted(void)
+{
+    return self_hosted;
+}

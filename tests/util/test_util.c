@@ -172,6 +172,30 @@ static void test_quantities(void **s)
     assert_string_equal(comet_util_unit_base(COMET_UNIT_BYTES_PER_S), "B/s");
 }
 
+/* The path comet re-executes: /proc/self/exe for a program that is its own
+ * image; the program's path when the image is another (a tool hosting it). */
+static void test_self_exe(void **s)
+{
+    (void)s;
+    char img[4096];
+    ssize_t n = readlink("/proc/self/exe", img, sizeof img - 1);
+    assert_true(n > 0);
+    img[n] = '\0';
+    comet_util_self_init(img);
+    if (!comet_util_self_hosted())
+        assert_string_equal(comet_util_self_exe(), "/proc/self/exe");
+    /* an argv[0] naming another program: this process is "hosted" by its image */
+    comet_util_self_init("/bin/sh");
+    assert_true(comet_util_self_hosted());
+    char want[4096];
+    assert_non_null(realpath("/bin/sh", want));
+    assert_string_equal(comet_util_self_exe(), want);
+    /* a bare name is looked up on PATH; an unknown one leaves /proc/self/exe */
+    comet_util_self_init("comet-no-such-program-xyz");
+    assert_false(comet_util_self_hosted());
+    assert_string_equal(comet_util_self_exe(), "/proc/self/exe");
+}
+
 static void test_parse_numbers(void **s)
 {
     (void)s;
@@ -208,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_self_exe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

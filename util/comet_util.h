@@ -69,6 +69,8 @@ int comet_util_mkdir_p(const char *path, char *err, size_t errlen);
 
 /** Reads a whole file into a NUL-terminated malloc'ed buffer. */
 int comet_util_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen);
+/** Largest input comet_util_read_file() reads (bytes); beyond it: -EFBIG. */
+#define COMET_UTIL_READ_MAX (256 << 20)
 
 /* ------------------------------------------------------------------ */
 /* Document tree (YAML 1.1 or JSON, via libyaml) with source positions */

@@ -187,6 +187,14 @@ int comet_util_read_file(const char *path, char **data, size_t *len, char *err, 
     if (!fp)
         return comet_util_seterr(err, errlen, -errno, "%s: %s", path, strerror(errno));
     for (;;) {
+        /* every input is bounded: a device or an endless stream (--hw
+         * /dev/zero) ends in a clear error, not a hang that eats memory */
+        if (n > COMET_UTIL_READ_MAX) {
+            rc = comet_util_seterr(err, errlen, -EFBIG,
+                "%s: larger than %d MiB: not a comet input (a device or an endless stream?)",
+                path, COMET_UTIL_READ_MAX >> 20);
+            goto fail;
+        }
         if (n + 4096 + 1 > cap) {
             size_t ncap = cap ? cap * 2 : 65536;
             char *nb = realloc(buf, ncap);

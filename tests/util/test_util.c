@@ -196,6 +196,18 @@ static void test_self_exe(void **s)
     assert_string_equal(comet_util_self_exe(), "/proc/self/exe");
 }
 
+/* Every read is bounded: an endless input ends in -EFBIG with a message. */
+static void test_read_bounded(void **s)
+{
+    (void)s;
+    char *data = NULL, err[COMET_ERRLEN] = "";
+    size_t len = 0;
+    assert_int_equal(comet_util_read_file("/dev/zero", &data, &len, err, sizeof err), -EFBIG);
+    assert_null(data);
+    assert_non_null(strstr(err, "/dev/zero"));
+    assert_int_equal(comet_util_read_file("/nonexistent/x", &data, &len, err, sizeof err), -ENOENT);
+}
+
 static void test_parse_numbers(void **s)
 {
     (void)s;
@@ -233,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_self_exe),
+        cmocka_unit_test(test_read_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

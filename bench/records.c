@@ -723,6 +723,23 @@ int comet_bench_records_load_opts(const char *path, const comet_bench_load_opts 
                         lineno, why);
                 }
             }
+        } else if (!inf.runs && o && o->machine) {
+            /* a measurement with no run record before it: where it was measured
+             * is unknown, so the machine check cannot pass it */
+            if (!o->foreign_ok) {
+                json_decref(rec);
+                rc = comet_util_seterr(err, errlen, -EINVAL,
+                    "%s:%zu: a measurement with no run record before it: the machine it was "
+                    "measured on is unknown (--foreign-ok uses it anyway)",
+                    path, lineno);
+                goto fail;
+            }
+            if (!inf.foreign_line) {
+                inf.foreign_line = lineno;
+                snprintf(foreign, sizeof foreign,
+                    "%s:%zu: of unknown origin (no run record), used as asked (--foreign-ok)", path,
+                    lineno);
+            }
         }
         if (cnt == cap) {
             size_t nc = cap ? 2 * cap : 64;

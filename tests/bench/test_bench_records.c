@@ -139,6 +139,47 @@ static void test_round_trip(void **s)
     assert_int_equal(rows, 3);
 }
 
+/* Measurements without a run record are of unknown origin: refused by the
+ * machine check unless --foreign-ok, and then named in a warning. */
+static void test_unknown_origin(void **s)
+{
+    (void)s;
+    char path[128], err[COMET_ERRLEN];
+    snprintf(path, sizeof path, "%s/norun.jsonl", dir);
+    comet_bench_run run;
+    make_run(&run);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (int i = 0; i < 2; i++) {
+        json_t *rec = make_rec(&run, i);
+        char *t = json_dumps(rec, JSON_COMPACT);
+        fprintf(fp, "%s\n", t);
+        free(t);
+        json_decref(rec);
+    }
+    fclose(fp);
+    comet_bench_run_fini(&run);
+    json_t *machine = json_pack("{s:s,s:i}", "id", "abc123", "cores", 2);
+    comet_bench_load_opts lo = { machine, 0 };
+    json_t **recs = NULL;
+    size_t n = 0;
+    comet_bench_load_info info;
+    assert_int_equal(
+        comet_bench_records_load_opts(path, &lo, &recs, &n, &info, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "no run record"));
+    assert_non_null(strstr(err, "norun.jsonl:1"));
+    lo.foreign_ok = 1;
+    assert_int_equal(
+        comet_bench_records_load_opts(path, &lo, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(info.foreign_line, 1);
+    comet_bench_records_free(recs, n);
+    /* without a machine check (export, compare) the file loads as it is */
+    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
+    comet_bench_records_free(recs, n);
+    json_decref(machine);
+}
+
 static void test_invalid_refused(void **s)
 {
     (void)s;
@@ -271,6 +312,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_invalid_refused),
+        cmocka_unit_test(test_unknown_origin),
         cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_corrupt_middle),
     };

@@ -277,11 +277,15 @@ static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_
     argv[n++] = (char *)(lc->loop ? "loop" : "barrier");
     argv[n] = NULL;
     fflush(NULL);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return L_FAIL;
     if (pid == 0) {
         setpgid(0, 0); /* its own group: the deadline kills mpiexec and every rank */
+        /* mpiexec ends (and takes its ranks down) when this comet is killed */
+        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
+            _exit(127);
         force_env(coll, alg);
         execvp(argv[0], argv);
         fprintf(stderr, "comet: bench collectives: cannot run %s: %s\n", argv[0], strerror(errno));

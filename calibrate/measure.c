@@ -28,11 +28,14 @@ static int run_self(const char *const *args)
     argv[n] = NULL;
     fflush(stdout);
     fflush(stderr);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return -errno;
     if (pid == 0) {
         setpgid(0, 0);
+        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
+            _exit(127);
         execv(comet_util_self_exe(), argv);
         _exit(127);
     }

@@ -121,6 +121,7 @@ static int spawn(const char *const *args, const char *out_path)
     argv[n] = NULL;
     fflush(stdout);
     fflush(stderr);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         if (fd >= 0) {
@@ -130,6 +131,8 @@ static int spawn(const char *const *args, const char *out_path)
         return COMET_EXIT_FAIL;
     }
     if (pid == 0) {
+        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
+            _exit(127);
         if (fd >= 0)
             dup2(fd, 1);
         execv(comet_util_self_exe(), argv);

@@ -300,6 +300,20 @@ int comet_cmd_bench(int argc, char **argv)
     }
     o.out_dir = g.out ? g.out : COMET_CLI_DEFAULT_OUT;
     o.csv_path = csv;
+    /* one comet at a time in an output folder (comet run's stages work under its lock) */
+    comet_util_lock lk;
+    int stale = 0;
+    char what[64];
+    snprintf(what, sizeof what, "comet bench %s", kind);
+    if (comet_util_lock_dir(o.out_dir, what, &lk, &stale, err, sizeof err) != 0) {
+        comet_cli_error("bench", "%s", err);
+        return COMET_EXIT_FAIL;
+    }
+    if (stale)
+        fprintf(stderr,
+            "comet: bench: warning: an earlier comet (pid %d) ended in %s without finishing "
+            "(killed?); its results file is kept as it is, torn last line and all\n",
+            stale, o.out_dir);
 
     /* The machine every record is measured on. */
     comet_probe_opts po;
@@ -307,6 +321,7 @@ int comet_cmd_bench(int argc, char **argv)
     memset(&po, 0, sizeof po);
     if (comet_probe_run(&po, &m, err, sizeof err)) {
         comet_cli_error("bench", "probe: %s", err);
+        comet_util_unlock_dir(&lk);
         return COMET_EXIT_FAIL;
     }
     json_t *machine = comet_probe_to_json(&m);
@@ -315,6 +330,7 @@ int comet_cmd_bench(int argc, char **argv)
         json_decref(machine);
         free(cmdline);
         comet_cli_error("bench", "out of memory");
+        comet_util_unlock_dir(&lk);
         return COMET_EXIT_FAIL;
     }
     /* argv[0] is "bench": "comet bench memory --quick". */
@@ -382,5 +398,6 @@ int comet_cmd_bench(int argc, char **argv)
     json_decref(out);
     json_decref(machine);
     free(cmdline);
+    comet_util_unlock_dir(&lk);
     return rc;
 }

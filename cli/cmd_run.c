@@ -167,8 +167,9 @@ int comet_cmd_run(int argc, char **argv)
         return COMET_EXIT_USAGE;
     }
     if (g.json) {
-        comet_cli_error("run", "--json: the run's machine-readable outputs are the files in the "
-                               "output folder (run.json, predictions.json, report/*.json)");
+        comet_cli_error("run",
+            "--json: the run's machine-readable outputs are the files in the "
+            "output folder (run.json, predictions.json, report/*.json)");
         return COMET_EXIT_USAGE;
     }
     const char *dir = g.out ? g.out : COMET_CLI_DEFAULT_OUT;
@@ -179,18 +180,35 @@ int comet_cmd_run(int argc, char **argv)
         comet_cli_error("run", "%s", err);
         return COMET_EXIT_FAIL;
     }
+    /* one comet at a time in an output folder: a second one refuses, naming
+     * the holder; the kernel drops the lock when this process ends */
+    comet_util_lock lk;
+    int stale = 0, rc = COMET_EXIT_OK;
+    char what[160];
+    snprintf(what, sizeof what, "comet run %s", set);
+    if (comet_util_lock_dir(dir, what, &lk, &stale, err, sizeof err) != 0) {
+        comet_cli_error("run", "%s", err);
+        return COMET_EXIT_FAIL;
+    }
+    if (stale)
+        fprintf(stderr,
+            "comet: run: warning: an earlier comet (pid %d) ended in %s without finishing "
+            "(killed?): its results files carry no completion mark, so they are archived, not "
+            "reused\n",
+            stale, dir);
     comet_util_install_signals();
     runlog L = { 0 };
     L.t0 = comet_util_now();
     snprintf(L.path, sizeof L.path, "%s/run.json", dir);
     L.stages = json_array();
-    L.root = json_pack("{s:s,s:s,s:{s:b,s:I,s:I,s:I,s:b},s:O}", "schema", "comet.run.v1",
-        "started", comet_util_iso_time(now, sizeof now), "settings", "quick", !full, "np",
-        (json_int_t)np, "scale_cores", (json_int_t)scores, "scale_nodes", (json_int_t)snodes,
-        "fresh", fresh, "stages", L.stages);
+    L.root = json_pack("{s:s,s:s,s:{s:b,s:I,s:I,s:I,s:b},s:O}", "schema", "comet.run.v1", "started",
+        comet_util_iso_time(now, sizeof now), "settings", "quick", !full, "np", (json_int_t)np,
+        "scale_cores", (json_int_t)scores, "scale_nodes", (json_int_t)snodes, "fresh", fresh,
+        "stages", L.stages);
     if (!L.root || !L.stages) {
         comet_cli_error("run", "out of memory");
-        return COMET_EXIT_FAIL;
+        rc = COMET_EXIT_FAIL;
+        goto out;
     }
     double t;
 
@@ -201,7 +219,8 @@ int comet_cmd_run(int argc, char **argv)
         stage_end(&L, "probe", "failed", t, "%s", err[0] ? err : "comet probe failed");
         json_decref(L.root);
         json_decref(L.stages);
-        return COMET_EXIT_FAIL;
+        rc = COMET_EXIT_FAIL;
+        goto out;
     }
     stage_end(&L, "probe", "ok", t, "machine id %s", id);
 
@@ -217,8 +236,8 @@ int comet_cmd_run(int argc, char **argv)
         if (moved < 0)
             comet_cli_error("run", "%s", err);
         else if (moved)
-            comet_util_info("run: --fresh: %d earlier results file(s) moved to %s/archive/", moved,
-                dir);
+            comet_util_info(
+                "run: --fresh: %d earlier results file(s) moved to %s/archive/", moved, dir);
     }
     for (int b = 0; b < 3; b++) {
         char name[48];
@@ -272,7 +291,8 @@ int comet_cmd_run(int argc, char **argv)
         comet_cli_error("run", "interrupted; measured results are kept in %s/results", dir);
         json_decref(L.root);
         json_decref(L.stages);
-        return COMET_EXIT_FAIL;
+        rc = COMET_EXIT_FAIL;
+        goto out;
     }
 
     /* 5. calibrate */
@@ -326,12 +346,16 @@ int comet_cmd_run(int argc, char **argv)
         stage_end(&L, "report", "failed", t, "%s", err);
         json_decref(L.root);
         json_decref(L.stages);
-        return COMET_EXIT_FAIL;
+        rc = COMET_EXIT_FAIL;
+        goto out;
     }
     comet_util_info("\nrun: done in %.0f s%s\n  report:  %s/report/index.html\n  summary: "
                     "%s/report/summary.md",
         comet_util_now() - L.t0, failures ? " (some stages failed, see above)" : "", dir, dir);
     json_decref(L.root);
     json_decref(L.stages);
-    return failures ? COMET_EXIT_FAIL : COMET_EXIT_OK;
+    rc = failures ? COMET_EXIT_FAIL : COMET_EXIT_OK;
+out:
+    comet_util_unlock_dir(&lk);
+    return rc;
 }

@@ -39,3 +39,9 @@ add_test(NAME memcheck_cli_blaspin COMMAND ${PROJECT_SOURCE_DIR}/scripts/memchec
 set_tests_properties(memcheck_cli_blaspin PROPERTIES LABELS "hardening;memcheck" TIMEOUT 600
   SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
   ENVIRONMENT "OPENBLAS_CORETYPE=Haswell;OPENBLAS_L2_SIZE=1048576;COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+# Fault injection on real processes: kill -9 / SIGINT of calibrate and run at
+# several points, concurrent comets on one folder, a read-only folder.
+add_test(NAME faults COMMAND ${PROJECT_SOURCE_DIR}/tests/hardening/faults_test.sh
+  $<TARGET_FILE:comet> ${PROJECT_SOURCE_DIR})
+set_tests_properties(faults PROPERTIES LABELS "hardening;faults" TIMEOUT 300 RUN_SERIAL TRUE
+  ENVIRONMENT "COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR}")

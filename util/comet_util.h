@@ -235,6 +235,37 @@ const char *comet_util_self_exe(void);
 /** 1 when the process image is not comet itself (valgrind, qemu-user). */
 int comet_util_self_hosted(void);
 
+/** An output folder held by this process (comet_util_lock_dir()). */
+typedef struct comet_util_lock {
+    int fd; /**< the lock file's descriptor (-1: not held here) */
+    char path[4096]; /**< DIR/.comet.lock */
+} comet_util_lock;
+
+/**
+ * Takes the output folder DIR for this process (created if missing): an
+ * exclusive flock on DIR/.comet.lock, which the kernel releases when the
+ * process ends, even by SIGKILL; the file names the holder ("pid N: what,
+ * since T"). A second comet gets -EBUSY and a one-line error naming the
+ * holder. When the file still names a holder whose lock is gone (it was
+ * killed), *stale_pid (may be NULL) gets its pid: its work there may be
+ * partial. A comet started by the holder for the same folder (the
+ * environment says so) works under the holder's lock (lk->fd = -1).
+ * @return 0 or a negative errno.
+ */
+int comet_util_lock_dir(const char *dir, const char *what, comet_util_lock *lk, int *stale_pid,
+    char *err, size_t errlen);
+/** Releases the folder (an empty lock file: finished cleanly). */
+void comet_util_unlock_dir(comet_util_lock *lk);
+
+/**
+ * In a child just forked by `parent` (its getpid() before fork): ask the
+ * kernel to send SIGTERM to this child when the parent ends, even by
+ * SIGKILL, so no bench outlives the comet that started it.
+ * @return 0, or -ESRCH when the parent has already ended (the child should
+ * exit), or a negative errno.
+ */
+int comet_util_child_dies_with_parent(int parent);
+
 #ifdef __cplusplus
 }
 #endif

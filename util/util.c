@@ -191,8 +191,8 @@ int comet_util_read_file(const char *path, char **data, size_t *len, char *err, 
          * /dev/zero) ends in a clear error, not a hang that eats memory */
         if (n > COMET_UTIL_READ_MAX) {
             rc = comet_util_seterr(err, errlen, -EFBIG,
-                "%s: larger than %d MiB: not a comet input (a device or an endless stream?)",
-                path, COMET_UTIL_READ_MAX >> 20);
+                "%s: larger than %d MiB: not a comet input (a device or an endless stream?)", path,
+                COMET_UTIL_READ_MAX >> 20);
             goto fail;
         }
         if (n + 4096 + 1 > cap) {
@@ -448,4 +448,90 @@ const char *comet_util_self_exe(void)
 int comet_util_self_hosted(void)
 {
     return self_hosted;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output folder lock                                                  */
+/* ------------------------------------------------------------------ */
+
+#include <sys/file.h>
+
+int comet_util_lock_dir(const char *dir, const char *what, comet_util_lock *lk, int *stale_pid,
+    char *err, size_t errlen)
+{
+    char real[4096];
+    int rc;
+    lk->fd = -1;
+    lk->path[0] = '\0';
+    if (stale_pid)
+        *stale_pid = 0;
+    if ((rc = comet_util_mkdir_p(dir, err, errlen)))
+        return rc;
+    if (!realpath(dir, real))
+        return comet_util_seterr(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+    /* a comet started by the holder for this folder (run's stages) works under its lock */
+    const char *held = getenv("COMET_LOCKED_DIR");
+    if (held && !strcmp(held, real))
+        return 0;
+    if (strlen(real) + sizeof "/.comet.lock" > sizeof lk->path)
+        return comet_util_seterr(err, errlen, -ENAMETOOLONG, "%s: path too long", dir);
+    memcpy(lk->path, real, strlen(real));
+    memcpy(lk->path + strlen(real), "/.comet.lock", sizeof "/.comet.lock");
+    int fd = open(lk->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return comet_util_seterr(err, errlen, -errno, "%s: %s", lk->path, strerror(errno));
+    char prev[512] = "";
+    ssize_t n = pread(fd, prev, sizeof prev - 1, 0);
+    prev[n > 0 ? n : 0] = '\0';
+    prev[strcspn(prev, "\n")] = '\0';
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return comet_util_seterr(err, errlen, -EBUSY,
+                "%s is in use by another comet (%s); wait for it or use another --out", dir,
+                prev[0] ? prev : "holder unknown");
+        return comet_util_seterr(err, errlen, -e, "%s: %s", lk->path, strerror(e));
+    }
+    /* the lock was free but the file still names a holder: that comet ended
+     * without releasing it (killed), its work in this folder may be partial */
+    if (prev[0] && stale_pid) {
+        const char *p = strstr(prev, "pid ");
+        *stale_pid = p ? atoi(p + 4) : -1;
+    }
+    char now[40], line[600];
+    int len = snprintf(line, sizeof line, "pid %ld: %s, since %s\n", (long)getpid(),
+        what ? what : "comet", comet_util_iso_time(now, sizeof now));
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)len, 0) != len) {
+        int e = errno ? errno : EIO;
+        close(fd);
+        return comet_util_seterr(err, errlen, -e, "%s: %s", lk->path, strerror(e));
+    }
+    lk->fd = fd;
+    setenv("COMET_LOCKED_DIR", real, 1);
+    return 0;
+}
+
+void comet_util_unlock_dir(comet_util_lock *lk)
+{
+    if (!lk || lk->fd < 0)
+        return;
+    /* an empty lock file: the last holder finished cleanly */
+    if (ftruncate(lk->fd, 0) != 0) {
+        /* nothing more to do: the lock itself goes with the descriptor */
+    }
+    close(lk->fd);
+    lk->fd = -1;
+    unsetenv("COMET_LOCKED_DIR");
+}
+
+#include <sys/prctl.h>
+
+int comet_util_child_dies_with_parent(int parent)
+{
+    /* the kernel sends SIGTERM when the parent thread ends, SIGKILL included;
+     * a parent that already ended before this call is caught by getppid */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+        return -errno;
+    return getppid() == (pid_t)parent ? 0 : -ESRCH;
 }

@@ -205,6 +205,7 @@ typedef struct comet_util_progress {
     size_t done; /**< steps finished */
     double t0; /**< start time */
     double last; /**< last print time */
+    int tty; /**< stderr is a terminal (else plain lines: no carriage returns, no ANSI codes) */
 } comet_util_progress;
 
 /** Starts a progress line. */

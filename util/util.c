@@ -321,6 +321,10 @@ void comet_util_progress_start(comet_util_progress *p, const char *label, size_t
     p->total = total;
     p->done = 0;
     p->t0 = p->last = comet_util_now();
+    /* a line rewritten in place only on a terminal that can do it; a log
+     * file or a pipe gets plain lines, fewer of them */
+    const char *term = getenv("TERM");
+    p->tty = isatty(2) && !(term && !strcmp(term, "dumb"));
     if (comet_util_verbosity >= 0)
         fprintf(stderr, "%s: starting (%zu steps)\n", label, total);
 }
@@ -329,17 +333,22 @@ void comet_util_progress_step(comet_util_progress *p, size_t steps, const char *
 {
     p->done += steps;
     double now = comet_util_now();
-    if (comet_util_verbosity < 0 || (now - p->last < 0.5 && p->done < p->total))
+    const double every = p->tty ? 0.5 : 5.0;
+    if (comet_util_verbosity < 0 || (now - p->last < every && p->done < p->total))
         return;
+    if (!p->tty && p->done >= p->total && p->total)
+        return; /* the end line says it */
     p->last = now;
     double el = now - p->t0;
+    const char *pre = p->tty ? "\r" : "", *post = p->tty ? "\033[K" : "\n";
     if (p->total) {
         double frac = (double)p->done / (double)p->total;
         double eta = frac > 0 ? el * (1.0 / frac - 1.0) : 0.0;
-        fprintf(stderr, "\r%s: %zu/%zu (%3.0f%%) %6.1fs elapsed, ETA %5.1fs %s\033[K", p->label,
-            p->done, p->total, 100.0 * frac, el, eta, note ? note : "");
+        fprintf(stderr, "%s%s: %zu/%zu (%3.0f%%) %6.1fs elapsed, ETA %5.1fs %s%s", pre, p->label,
+            p->done, p->total, 100.0 * frac, el, eta, note ? note : "", post);
     } else {
-        fprintf(stderr, "\r%s: %zu done %6.1fs %s\033[K", p->label, p->done, el, note ? note : "");
+        fprintf(stderr, "%s%s: %zu done %6.1fs %s%s", pre, p->label, p->done, el, note ? note : "",
+            post);
     }
     fflush(stderr);
 }
@@ -347,8 +356,8 @@ void comet_util_progress_step(comet_util_progress *p, size_t steps, const char *
 void comet_util_progress_end(comet_util_progress *p)
 {
     if (comet_util_verbosity >= 0)
-        fprintf(stderr, "\r%s: %zu steps in %.1fs\033[K\n", p->label, p->done,
-            comet_util_now() - p->t0);
+        fprintf(stderr, "%s%s: %zu steps in %.1fs%s\n", p->tty ? "\r" : "", p->label, p->done,
+            comet_util_now() - p->t0, p->tty ? "\033[K" : "");
 }
 
 static void on_signal(int sig)

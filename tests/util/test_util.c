@@ -208,6 +208,39 @@ static void test_read_bounded(void **s)
     assert_int_equal(comet_util_read_file("/nonexistent/x", &data, &len, err, sizeof err), -ENOENT);
 }
 
+/* Progress on a stderr that is not a terminal: plain lines, no carriage
+ * returns, no ANSI codes. */
+static void test_progress_plain(void **s)
+{
+    (void)s;
+    char path[] = "/tmp/comet_progress_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    assert_true(saved >= 0);
+    assert_int_equal(dup2(fd, 2), 2);
+    comet_util_progress p;
+    comet_util_progress_start(&p, "test", 3);
+    p.last -= 10; /* a step due now */
+    comet_util_progress_step(&p, 1, "one");
+    comet_util_progress_step(&p, 2, "three");
+    comet_util_progress_end(&p);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(comet_util_read_file(path, &text, &len, NULL, 0), 0);
+    unlink(path);
+    assert_null(memchr(text, '\r', len));
+    assert_null(memchr(text, '\033', len));
+    assert_non_null(strstr(text, "test: 1/3"));
+    assert_non_null(strstr(text, "test: 3 steps in"));
+    free(text);
+}
+
 static void test_parse_numbers(void **s)
 {
     (void)s;
@@ -246,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_self_exe),
         cmocka_unit_test(test_read_bounded),
+        cmocka_unit_test(test_progress_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,20 @@ static int run(int argc, char **argv, int explore)
         comet_cli_error(sub, "unexpected argument '%s'", argv[optind]);
         return COMET_EXIT_USAGE;
     }
+    /* options of the other subcommand are refused, not ignored */
+    if (!explore && pareto) {
+        comet_cli_error(sub, "--pareto is for explore (predict evaluates one mapping)");
+        return COMET_EXIT_USAGE;
+    }
+    if (explore && strcmp(mapping, "best")) {
+        comet_cli_error(sub, "--mapping is for predict (explore searches every mapping)");
+        return COMET_EXIT_USAGE;
+    }
+    if (g.out && !sweep) {
+        comet_cli_error(
+            sub, "--out: only --sweep writes files (a figure); %s prints to stdout", sub);
+        return COMET_EXIT_USAGE;
+    }
     comet_model_problem pb;
     memset(&pb, 0, sizeof pb);
     if (workload) {
@@ -189,6 +203,9 @@ static int run(int argc, char **argv, int explore)
         return COMET_EXIT_FAIL;
     }
     int e = from_file ? 0 : comet_model_explore(&hw, &pb, s);
+    if (!from_file)
+        comet_util_debug("%s: searched %zu mappings (%zu pruned by capacity) in %.3g ms", sub,
+            s->evaluated, s->pruned, s->seconds * 1e3);
     if (e != 0) {
         comet_cli_error(sub, "no mapping of this shape fits %s's buffers", hw.name);
         rc = COMET_EXIT_FAIL;

@@ -96,6 +96,30 @@ static void test_bad_input(void **s)
     }
 }
 
+/* Options of another subcommand are refused, never silently ignored; -v on
+ * predict says what the search did. */
+static void test_no_ignored_options(void **s)
+{
+    (void)s;
+    const char *base = "--hw edge --op gemm_softmax --shape M=64,N=64,K=64";
+    char a[512];
+    snprintf(a, sizeof a, "predict %s --pareto /tmp/comet-never.csv", base);
+    assert_int_equal(run(a, NULL), 2);
+    snprintf(a, sizeof a, "explore %s --mapping fused", base);
+    assert_int_equal(run(a, NULL), 2);
+    snprintf(a, sizeof a, "predict %s --out /tmp/comet-never", base);
+    assert_int_equal(run(a, NULL), 2);
+    assert_int_equal(run("report --json", NULL), 2);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' predict %s -v 2>&1 >/dev/null", getenv("COMET_BINARY"), base);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[512] = "";
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_non_null(strstr(line, "searched"));
+}
+
 int main(void)
 {
     if (!getenv("COMET_BINARY"))
@@ -104,6 +128,7 @@ int main(void)
         cmocka_unit_test(test_sweep_bandwidth),
         cmocka_unit_test(test_sweep_shape_and_sensitivity),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_no_ignored_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -263,6 +263,20 @@ int comet_bench_record_check(const json_t *rec, char *err, size_t errlen)
         if (rc)
             return rc;
     }
+    /* times: a median of zero or less, or a CI that does not hold it, is no
+     * measurement (validate and calibrate would otherwise drop or use it) */
+    const double med = json_number_value(json_object_get(st, "median_s")),
+                 lo = json_number_value(json_object_get(st, "ci_lo_s")),
+                 hi = json_number_value(json_object_get(st, "ci_hi_s")),
+                 mn = json_number_value(json_object_get(st, "min_s"));
+    if (!(med > 0))
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "stats.median_s = %g is not a time (> 0)", med);
+    if (mn < 0 || lo < 0 || hi < 0 || mn > med || lo > med || hi < med)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "stats: min %g, CI [%g, %g] and median %g do not fit together (min <= median, "
+            "CI low <= median <= CI high, none negative)",
+            mn, lo, hi, med);
     json_t *smp = json_object_get(st, "samples_s");
     if (!json_is_array(smp))
         return comet_util_seterr(err, errlen, -EINVAL, "field 'stats.samples_s' missing");

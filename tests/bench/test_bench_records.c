@@ -180,6 +180,30 @@ static void test_unknown_origin(void **s)
     json_decref(machine);
 }
 
+/* Absurd times (zero, negative, a CI that does not hold the median) are
+ * refused with the reason, never silently used or dropped. */
+static void test_absurd_times(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    comet_bench_run run;
+    make_run(&run);
+    const struct {
+        const char *key;
+        double v;
+    } bad[] = { { "median_s", 0 }, { "median_s", -1e-3 }, { "min_s", 5e-3 }, { "ci_lo_s", 2e-3 },
+        { "ci_hi_s", 1e-4 } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *rec = make_rec(&run, 0);
+        assert_int_equal(comet_bench_record_check(rec, err, sizeof err), 0);
+        json_object_set_new(json_object_get(rec, "stats"), bad[i].key, json_real(bad[i].v));
+        assert_int_equal(comet_bench_record_check(rec, err, sizeof err), -EINVAL);
+        assert_non_null(strstr(err, "stats"));
+        json_decref(rec);
+    }
+    comet_bench_run_fini(&run);
+}
+
 static void test_invalid_refused(void **s)
 {
     (void)s;
@@ -313,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_invalid_refused),
         cmocka_unit_test(test_unknown_origin),
+        cmocka_unit_test(test_absurd_times),
         cmocka_unit_test(test_torn_tail),
         cmocka_unit_test(test_corrupt_middle),
     };

@@ -31,6 +31,11 @@ int comet_model_preset_path(const char *name, char *path, size_t len)
 {
     if (!name || !*name)
         return -EINVAL;
+    /* an existing file is a file, whatever its name ("edge.txt", "myhw") */
+    if (access(name, F_OK) == 0) {
+        snprintf(path, len, "%s", name);
+        return 0;
+    }
     if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".json")) {
         snprintf(path, len, "%s", name);
         return 0;
@@ -81,6 +86,21 @@ static json_t *doc_to_json(const comet_util_doc *d)
         if (rc)                                                                                    \
             goto fail;                                                                             \
         dst = v_;                                                                                  \
+    } while (0)
+
+/* A count: as NUM, and a whole number ("cores: {count: 4.5}" is an error,
+ * not 4). */
+#define INT(map, key, dflt, lo, hi, dst)                                                           \
+    do {                                                                                           \
+        NUM(map, key, dflt, lo, hi, dst);                                                          \
+        if ((dst) != floor(dst)) {                                                                 \
+            char w_[256];                                                                          \
+            rc = comet_util_seterr(err, errlen, -EINVAL,                                           \
+                "%s: '%s' must be a whole number (got %g)",                                        \
+                comet_util_doc_where(comet_util_doc_get(map, key), w_, sizeof w_), key,            \
+                (double)(dst));                                                                    \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 
 static int need_map(const comet_util_doc *parent, const char *key, const comet_util_doc **out,
@@ -382,7 +402,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if ((rc = need_map(d, "clusters", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
         goto fail;
-    NUM(sec, "count", NAN, 1, 1 << 20, cnt);
+    INT(sec, "count", NAN, 1, 1 << 20, cnt);
     hw->clusters = (int)cnt;
     sub = comet_util_doc_get(sec, "network");
     if (sub && sub->kind == COMET_DOC_SEQ) {
@@ -420,7 +440,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if ((rc = need_map(d, "cores", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, grp, err, errlen)))
         goto fail;
-    NUM(sec, "count", NAN, 1, 1 << 20, cnt);
+    INT(sec, "count", NAN, 1, 1 << 20, cnt);
     hw->cores = (int)cnt;
     if ((rc = need_map(sec, "network", &sub, err, errlen))
         || (rc = load_net(sub, &hw->core_net, err, errlen)))
@@ -457,9 +477,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if (!strcmp(s, "systolic")) {
         double r, c, a;
         hw->systolic = 1;
-        NUM(sec, "rows", NAN, 1, 4096, r);
-        NUM(sec, "cols", NAN, 1, 4096, c);
-        NUM(sec, "arrays", 1, 1, 1 << 16, a);
+        INT(sec, "rows", NAN, 1, 4096, r);
+        INT(sec, "cols", NAN, 1, 4096, c);
+        INT(sec, "arrays", 1, 1, 1 << 16, a);
         hw->sa_rows = (int)r;
         hw->sa_cols = (int)c;
         hw->sa_arrays = (int)a;
@@ -508,7 +528,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if ((rc = need_map(d, "vector", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
         goto fail;
-    NUM(sec, "width", NAN, 1, 65536, width);
+    INT(sec, "width", NAN, 1, 65536, width);
     hw->simd_width = (int)width;
     NUM(sec, "row_cycles", 0, 0, 1e6, hw->row_cycles);
     NUM(sec, "ln_row_cycles", 0, 0, 1e6, hw->ln_row_cycles);

@@ -1083,6 +1083,8 @@ int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *
         if (!dst)
             return comet_util_seterr(err, errlen, -EINVAL, "--shape: unknown dimension '%s' for %s",
                 tok, comet_model_op_name(pb->op));
+        if (*dst > 0)
+            return comet_util_seterr(err, errlen, -EINVAL, "--shape: '%s' given twice", tok);
         *dst = (double)v;
         seen++;
     }

@@ -3,3 +3,4 @@ comet_add_test(test_model SOURCES model/test_model.c LIBS comet_model comet_cali
 comet_add_test(test_validate_pairs SOURCES model/test_validate_pairs.c LIBS comet_model comet_util
                LABELS model sanitize)
 comet_add_test(test_params SOURCES model/test_params.c LIBS comet_model LABELS model sanitize)
+comet_add_test(test_inputs SOURCES model/test_inputs.c LIBS comet_model LABELS model sanitize)

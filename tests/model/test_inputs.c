@@ -1,0 +1,86 @@
+/* Hardware files and shapes: counts are whole numbers, a file of any name
+ * loads, a dimension given twice is an error (each with a message). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "comet_model.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *preset_text(void)
+{
+    char path[1024], *t = NULL;
+    size_t len = 0;
+    assert_int_equal(comet_model_preset_path("edge", path, sizeof path), 0);
+    assert_int_equal(comet_util_read_file(path, &t, &len, NULL, 0), 0);
+    return t;
+}
+
+static void test_counts_whole(void **s)
+{
+    (void)s;
+    char *t = preset_text(), *at = strstr(t, "count: 4");
+    assert_non_null(at);
+    char *bad = malloc(strlen(t) + 8);
+    assert_non_null(bad);
+    snprintf(bad, strlen(t) + 8, "%.*scount: 4.5%s", (int)(at - t), t, at + strlen("count: 4"));
+    comet_model_hw hw;
+    char err[COMET_ERRLEN] = "";
+    memset(&hw, 0, sizeof hw);
+    assert_int_equal(
+        comet_model_hw_parse("bad.yaml", bad, strlen(bad), &hw, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "whole number"));
+    assert_non_null(strstr(err, "bad.yaml:"));
+    free(bad);
+    free(t);
+}
+
+static void test_any_file_name(void **s)
+{
+    (void)s;
+    char *t = preset_text();
+    char path[] = "/tmp/comet_hw_XXXXXX";
+    int fd = mkstemp(path); /* no extension at all */
+    assert_true(fd >= 0);
+    assert_true(write(fd, t, strlen(t)) == (ssize_t)strlen(t));
+    close(fd);
+    comet_model_hw hw;
+    char err[COMET_ERRLEN] = "";
+    memset(&hw, 0, sizeof hw);
+    assert_int_equal(comet_model_hw_load(path, &hw, err, sizeof err), 0);
+    assert_string_equal(hw.name, "edge");
+    comet_model_hw_free(&hw);
+    unlink(path);
+    free(t);
+}
+
+static void test_shape_twice(void **s)
+{
+    (void)s;
+    comet_model_problem pb;
+    char err[COMET_ERRLEN] = "";
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_GEMM_SOFTMAX;
+    assert_int_equal(comet_model_problem_parse("M=64,M=32,N=8,K=8", &pb, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "'M' given twice"));
+    assert_int_equal(comet_model_problem_parse("M=64,N=8,K=8", &pb, err, sizeof err), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_whole),
+        cmocka_unit_test(test_any_file_name),
+        cmocka_unit_test(test_shape_twice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -3,6 +3,7 @@
 
 #include "comet_bench.h"
 #include "comet_probe.h"
+#include "comet_reports.h"
 #include "comet_util.h"
 
 #include <errno.h>
@@ -176,7 +177,21 @@ int comet_cmd_bench(int argc, char **argv)
         comet_cli_error("bench collectives", "the collectives bench is not built yet");
         return COMET_EXIT_FAIL;
 #else
-        return comet_bench_coll_main(argc - 1, argv + 1);
+        int crc = comet_bench_coll_main(argc - 1, argv + 1);
+        /* finished: mark the newest collectives file complete in its folder */
+        const char *cdir = COMET_CLI_DEFAULT_OUT;
+        for (int i = 2; i + 1 < argc; i++)
+            if (!strcmp(argv[i], "--out"))
+                cdir = argv[i + 1];
+        for (int i = 2; i < argc; i++)
+            if (!strncmp(argv[i], "--out=", 6))
+                cdir = argv[i] + 6;
+        char cerr[COMET_ERRLEN];
+        const int worker = argc >= 3 && !strcmp(argv[2], "--worker"); /* one rank's job */
+        if (crc == 0 && !worker
+            && comet_reports_results_mark(cdir, "collectives", cerr, sizeof cerr) != 0)
+            comet_util_debug("bench collectives: cannot mark the results complete: %s", cerr);
+        return crc;
 #endif
     }
     int is_export = !strcmp(kind, "export");
@@ -355,6 +370,11 @@ int comet_cmd_bench(int argc, char **argv)
             break;
         }
         json_array_append_new(out, summary_json(which[k], &s));
+        /* a bench that finished marks its file complete (the report tells it
+         * from an interrupted one; comet run reuses only complete files) */
+        if (!s.interrupted && !s.invalid
+            && comet_reports_results_mark(o.out_dir, which[k], err, sizeof err) != 0)
+            comet_util_info("bench %s: cannot mark the results complete: %s", which[k], err);
         if (!g.json)
             comet_util_info("bench %s: %zu records in %s (%.1f s)", which[k], s.records,
                 s.results_path, s.elapsed_s);

@@ -36,10 +36,32 @@ int comet_reports_results_mark(const char *dir, const char *kind, char *err, siz
         rc = comet_util_seterr(
             err, errlen, -ENOENT, "%s/results: no %s-*.jsonl to mark complete", dir, kind);
     } else {
+        /* the mark lists every complete file of the kind, newest last: the
+         * report tells a complete file from an interrupted one */
         snprintf(path, sizeof path, "%s/results/%s.complete", dir, kind);
-        char line[512];
-        int len = snprintf(line, sizeof line, "%s\n", newest);
-        rc = comet_util_write_atomic(path, line, (size_t)len, err, errlen);
+        char *old = NULL, *text = NULL;
+        size_t ol = 0;
+        if (comet_util_read_file(path, &old, &ol, NULL, 0) != 0)
+            old = NULL;
+        size_t cap = (old ? ol : 0) + strlen(newest) + 2;
+        if (!(text = malloc(cap))) {
+            rc = comet_util_seterr(err, errlen, -ENOMEM, "out of memory");
+        } else {
+            size_t tl = 0;
+            for (char *l = old; l && *l;) {
+                size_t k = strcspn(l, "\n");
+                if (k && (k != strlen(newest) || strncmp(l, newest, k))) {
+                    memcpy(text + tl, l, k);
+                    tl += k;
+                    text[tl++] = '\n';
+                }
+                l += k + (l[k] == '\n');
+            }
+            tl += (size_t)snprintf(text + tl, cap - tl, "%s\n", newest);
+            rc = comet_util_write_atomic(path, text, tl, err, errlen);
+        }
+        free(old);
+        free(text);
     }
     for (size_t i = 0; i < n; i++)
         free(names[i]);
@@ -60,7 +82,15 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
         comet_util_seterr(why, whylen, 0, "no completed %s run in %s/results", kind, dir);
         return 0;
     }
-    snprintf(file, sizeof file, "%.*s", (int)strcspn(mark, "\n"), mark);
+    /* the newest complete file is the mark's last line */
+    const char *last = mark;
+    for (const char *l = mark; *l;) {
+        size_t k = strcspn(l, "\n");
+        if (k)
+            last = l;
+        l += k + (l[k] == '\n');
+    }
+    snprintf(file, sizeof file, "%.*s", (int)strcspn(last, "\n"), last);
     free(mark);
     if (!has_prefix(file, kind) || strchr(file, '/')) {
         comet_util_seterr(why, whylen, 0, "%s: does not name a %s results file", path, kind);

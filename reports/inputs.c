@@ -161,7 +161,10 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
         size_t k = 0;
         char warn[COMET_ERRLEN] = "";
         snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
-        if ((rc = comet_bench_records_load_opts(path, lo, &r, &k, NULL, warn, sizeof warn)) != 0) {
+        comet_bench_load_info linfo;
+        memset(&linfo, 0, sizeof linfo);
+        if ((rc = comet_bench_records_load_opts(path, lo, &r, &k, &linfo, warn, sizeof warn))
+            != 0) {
             /* the reader's message names file:line */
             comet_util_seterr(err, errlen, rc == -ENOMEM ? -ENOMEM : -EINVAL, "%s", warn);
             rc = rc == -ENOMEM ? -ENOMEM : -EINVAL;
@@ -171,6 +174,7 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
         snprintf(f->path, sizeof f->path, "%s", path);
         /* torn line, converted schema, another machine: the report says so */
         snprintf(f->warning, sizeof f->warning, "%s", warn);
+        f->torn = linfo.torn_line > 0;
         for (size_t q = 0; q < k; q++) {
             if (rp_is(r[q], "run")) {
                 if (!f->run_id[0]) {
@@ -188,7 +192,27 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
                     in->machine = m;
             } else {
                 f->records++;
+                char sh[96];
+                rp_shape_str(json_object_get(r[q], "shape"), sh, sizeof sh);
+                snprintf(f->last, sizeof f->last, "%s %s/%s %s, %g thread(s)", rp_str(r[q], "kind"),
+                    rp_str(r[q], "op"), rp_str(r[q], "variant"), sh, rp_num(r[q], "threads"));
             }
+        }
+        /* complete: the completion mark of its kind lists it */
+        {
+            char mpath[RP_PATH + 128], *mark = NULL;
+            size_t ml = 0;
+            snprintf(mpath, sizeof mpath, "%s/results/%s.complete", dir, f->kind);
+            if (f->kind[0] && comet_util_read_file(mpath, &mark, &ml, NULL, 0) == 0) {
+                for (const char *l = mark; *l && !f->complete;) {
+                    size_t q = strcspn(l, "\n");
+                    f->complete = q == strlen(names[i]) && !strncmp(l, names[i], q);
+                    l += q + (l[q] == '\n');
+                }
+                free(mark);
+            }
+            if (f->torn)
+                f->complete = 0;
         }
         if (in->n + k > cap) {
             size_t nc = (in->n + k) * 2 + 64;

@@ -64,10 +64,41 @@ int rp_sec_machine(rp_ctx *c)
     for (size_t i = 0; i < c->in->nfiles; i++) {
         const rp_file *f = &c->in->files[i];
         const char *base = strrchr(f->path, '/');
+        char note[600];
+        if (f->complete)
+            snprintf(note, sizeof note, "complete%s%s", f->warning[0] ? "; " : "", f->warning);
+        else
+            snprintf(note, sizeof note,
+                "PARTIAL: %s; measured up to %s, the configurations after it were not measured%s%s",
+                f->torn ? "its writer was interrupted (torn last line)"
+                        : "no completion mark (interrupted, or its bench did not finish)",
+                f->last[0] ? f->last : "nothing", f->warning[0] ? "; " : "", f->warning);
         rp_row(d, "%s\t%s\t%zu\t%s\t%s", rp_cell(base ? base + 1 : f->path), rp_cell(f->kind),
-            f->records, rp_cell(f->run_id), rp_cell(f->warning));
+            f->records, rp_cell(f->run_id), rp_cell(note));
     }
     rp_table_end(d);
+    /* what is missing: partial files, and benches with no results at all */
+    {
+        static const char *const kinds[] = { "memory", "kernels", "collectives" };
+        char missing[128] = "";
+        int partial = 0;
+        for (size_t i = 0; i < c->in->nfiles; i++)
+            partial += !c->in->files[i].complete;
+        for (int k = 0; k < 3; k++) {
+            int have = 0;
+            for (size_t i = 0; i < c->in->nfiles; i++)
+                have |= !strcmp(c->in->files[i].kind, kinds[k]);
+            if (!have)
+                snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+                    missing[0] ? ", " : "", kinds[k]);
+        }
+        if (partial || missing[0])
+            rp_note(d,
+                "These results are incomplete: %d results file(s) are partial (see the note "
+                "column: where each stopped)%s%s. Figures and fits below use what was measured; "
+                "re-run 'comet run' (or the bench named) to complete them.",
+                partial, missing[0] ? "; no results at all for: " : "", missing);
+    }
     {
         double *busy = malloc((c->in->n + 1) * sizeof *busy);
         size_t nb = 0, timeouts = 0;

@@ -29,6 +29,9 @@ typedef struct rp_file {
     char time[40];
     size_t records; /* measurement records */
     char warning[256]; /* torn last line, if any */
+    int complete; /* its bench finished: DIR/results/KIND.complete lists it */
+    int torn; /* its last line was cut (the writer was interrupted) */
+    char last[200]; /* the last measurement in it (where an interrupted bench stopped) */
 } rp_file;
 
 typedef struct rp_inputs {

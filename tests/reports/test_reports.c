@@ -218,6 +218,30 @@ static void test_prediction_rows(void **s)
     free(md);
 }
 
+/* A complete run says so; an interrupted one is marked partial with where
+ * it stopped, and a bench that never ran is named as missing. */
+static void test_partial_marked(void **s)
+{
+    (void)s;
+    build_ok();
+    char *md = slurp("report/summary.md");
+    assert_non_null(md);
+    assert_null(strstr(md, "PARTIAL"));
+    assert_null(strstr(md, "These results are incomplete"));
+    free(md);
+    /* the kernels bench interrupted (no completion mark, a torn last line),
+     * and the collectives results gone */
+    sh("rm %s/results/kernels.complete %s/results/collectives*", dir, dir);
+    sh("printf '{\"schema\":\"comet.rec' >> %s/results/kernels-*.jsonl", dir);
+    build_ok();
+    md = slurp("report/summary.md");
+    assert_non_null(md);
+    assert_non_null(
+        strstr(md, "PARTIAL: its writer was interrupted (torn last line); measured up to"));
+    assert_non_null(strstr(md, "no results at all for: collectives"));
+    free(md);
+}
+
 static const char *const voids[]
     = { "meta", "br", "img", "hr", "link", "input", "source", "col", "wbr", NULL };
 
@@ -440,6 +464,7 @@ static void test_fresh(void **s)
     json_t *m = json_load_file(path, 0, NULL);
     assert_non_null(m);
     const char *id = str(m, "id");
+    sh("rm -f %s/results/kernels.complete", dir); /* the fixture's run finished; say it did not */
     assert_int_equal(comet_reports_results_fresh(dir, "kernels", id, 3600, why, sizeof why), 0);
     assert_non_null(strstr(why, "no completed"));
     assert_int_equal(comet_reports_results_mark(dir, "kernels", err, sizeof err), 0);
@@ -474,6 +499,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_gnuplot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_marked, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,21 +167,20 @@ static int run(int argc, char **argv, int explore)
     }
     comet_model_mapping fmp;
     int from_file = 0;
-    if (strcmp(mapping, "best") && strcmp(mapping, "fused") && strcmp(mapping, "unfused")) {
-        if (explore) {
-            comet_cli_error(sub, "--mapping is for predict");
-            return COMET_EXIT_USAGE;
-        }
-        if (comet_model_mapping_load(mapping, &fmp, err, sizeof err) != 0) {
-            comet_cli_error(sub, "--mapping: %s", err);
-            return COMET_EXIT_USAGE;
-        }
-        from_file = 1;
-    }
     comet_model_hw hw;
     if (comet_model_hw_load(hwname, &hw, err, sizeof err) != 0) {
         comet_cli_error(sub, "%s", err);
         return COMET_EXIT_USAGE;
+    }
+    if (strcmp(mapping, "best") && strcmp(mapping, "fused") && strcmp(mapping, "unfused")) {
+        /* a mapping file: for this op and hardware, and able to run here */
+        if (comet_model_mapping_load_for(mapping, opname, hw.name, &fmp, err, sizeof err) != 0
+            || comet_model_mapping_check(&hw, &pb, &fmp, err, sizeof err) != 0) {
+            comet_cli_error(sub, "%s%s", strncmp(err, "--mapping", 9) ? "--mapping: " : "", err);
+            comet_model_hw_free(&hw);
+            return COMET_EXIT_USAGE;
+        }
+        from_file = 1;
     }
     if (sweep || sensitivity) {
         /* what-ifs over the best mappings (cli/whatif.c) */

@@ -559,6 +559,22 @@ int comet_model_workload_load(const char *name, comet_model_problem *pb, char *e
  */
 int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *err, size_t errlen);
 
+/**
+ * comet_model_mapping_load(), refusing a mapping the file says was searched
+ * for another op or hardware (explore/predict --json: top-level "op" and
+ * "hw"; a mapping object: "op" and "hardware"). op and hwname may be NULL.
+ */
+int comet_model_mapping_load_for(const char *path, const char *op, const char *hwname,
+    comet_model_mapping *mp, char *err, size_t errlen);
+
+/**
+ * Whether a mapping can run pb on hw at all: heads split only for
+ * attention, no K split for attention, cluster and core splits within the
+ * hardware. @return 0 or -EINVAL with a message naming what does not fit.
+ */
+int comet_model_mapping_check(const comet_model_hw *hw, const comet_model_problem *pb,
+    const comet_model_mapping *mp, char *err, size_t errlen);
+
 /** Evaluates one mapping without descriptive strings (the search's inner loop). */
 void comet_model_eval_fast(const comet_model_hw *hw, const comet_model_problem *pb,
     const comet_model_mapping *mp, comet_model_result *r);

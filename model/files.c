@@ -141,8 +141,9 @@ static int split_map(const comet_util_doc *m, const char *key, const char *const
 
 int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *err, size_t errlen)
 {
-    static const char *const top[] = { "fused", "binding", "cluster_split", "core_split", "tile_m",
-        "tile_k", "one_pass", "pass_reads", "pass_writes", "streaming", "blas_gemm", NULL };
+    static const char *const top[]
+        = { "fused", "binding", "cluster_split", "core_split", "tile_m", "tile_k", "one_pass",
+              "pass_reads", "pass_writes", "streaming", "blas_gemm", "op", "hardware", NULL };
     static const char *const cdims[] = { "H", "M", "N", "K" };
     static const char *const kdims[] = { "M", "N" };
     char w[256];
@@ -200,4 +201,71 @@ int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *er
 out:
     comet_util_doc_free(d);
     return rc;
+}
+
+int comet_model_mapping_load_for(const char *path, const char *op, const char *hwname,
+    comet_model_mapping *mp, char *err, size_t errlen)
+{
+    int rc = comet_model_mapping_load(path, mp, err, errlen);
+    if (rc)
+        return rc;
+    /* the op and hardware the mapping was searched for, where the file says
+     * (explore/predict --json: top-level "op" and "hw"; a mapping object:
+     * "op" and "hardware") */
+    comet_util_doc *d = NULL;
+    if ((rc = comet_util_doc_load(path, &d, err, errlen)))
+        return rc;
+    const comet_util_doc *m = comet_util_doc_get(d, "mapping");
+    if (!m && comet_util_doc_get(d, "best_fused"))
+        m = comet_util_doc_get(comet_util_doc_get(d, "best_fused"), "mapping");
+    const char *fop = NULL, *fhw = NULL;
+    const comet_util_doc *x;
+    if ((x = comet_util_doc_get(d, "op")) && x->kind == COMET_DOC_SCALAR)
+        fop = x->value;
+    else if (m && (x = comet_util_doc_get(m, "op")) && x->kind == COMET_DOC_SCALAR)
+        fop = x->value;
+    if ((x = comet_util_doc_get(d, "hw")) && x->kind == COMET_DOC_SCALAR)
+        fhw = x->value;
+    else if ((x = comet_util_doc_get(d, "hardware")) && x->kind == COMET_DOC_SCALAR)
+        fhw = x->value;
+    else if (m && (x = comet_util_doc_get(m, "hardware")) && x->kind == COMET_DOC_SCALAR)
+        fhw = x->value;
+    if (op && fop && strcmp(op, fop))
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: a mapping for %s, not %s (search one with explore --op %s)", path, fop, op, op);
+    else if (hwname && fhw && strcmp(hwname, fhw))
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: a mapping for hardware '%s', not '%s' (search one with explore --hw)", path, fhw,
+            hwname);
+    comet_util_doc_free(d);
+    return rc;
+}
+
+int comet_model_mapping_check(const comet_model_hw *hw, const comet_model_problem *pb,
+    const comet_model_mapping *mp, char *err, size_t errlen)
+{
+    const int att = pb->op == COMET_MODEL_ATTENTION;
+    const int ch = mp->cs_h > 1 ? mp->cs_h : 1;
+    if (!att && ch > 1)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "--mapping: cluster_split.H = %d splits heads, which %s has none of", ch,
+            comet_model_op_name(pb->op));
+    if (att && mp->cs_k > 1)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "--mapping: cluster_split.K = %d: attention's head dimension is not split "
+            "(split H, M or N = the keys)",
+            mp->cs_k);
+    const long used = (long)ch * mp->cs_m * mp->cs_n * mp->cs_k;
+    if (used > hw->clusters)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "--mapping: its cluster splits use %ld clusters, %s has %d", used, hw->name,
+            hw->clusters);
+    if ((long)mp->ks_m * mp->ks_n > hw->cores)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "--mapping: its core splits use %d cores, %s has %d per cluster", mp->ks_m * mp->ks_n,
+            hw->name, hw->cores);
+    if (att && ch > pb->heads)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "--mapping: cluster_split.H = %d, more than the %g heads", ch, pb->heads);
+    return 0;
 }

@@ -75,12 +75,57 @@ static void test_shape_twice(void **s)
     assert_int_equal(comet_model_problem_parse("M=64,N=8,K=8", &pb, err, sizeof err), 0);
 }
 
+/* A mapping file for another op or hardware is refused; one that cannot
+ * run (heads split on a GEMM op, more clusters than there are) says why. */
+static void test_mapping_identity(void **s)
+{
+    (void)s;
+    char path[] = "/tmp/comet_map_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "{\"hw\": \"edge\", \"op\": \"attention\", \"best_fused\": {\"mapping\": "
+                       "{\"fused\": true, \"binding\": \"pipelined\", \"cluster_split\": "
+                       "{\"H\": 2, \"M\": 1, \"N\": 1, \"K\": 1}, \"core_split\": {\"M\": 4, "
+                       "\"N\": 1}, \"tile_m\": 64, \"tile_k\": 64}}}";
+    assert_true(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    comet_model_mapping mp;
+    char err[COMET_ERRLEN] = "";
+    assert_int_equal(
+        comet_model_mapping_load_for(path, "gemm_softmax", "edge", &mp, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "a mapping for attention"));
+    assert_int_equal(
+        comet_model_mapping_load_for(path, "attention", "cloud", &mp, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "hardware 'edge'"));
+    assert_int_equal(
+        comet_model_mapping_load_for(path, "attention", "edge", &mp, err, sizeof err), 0);
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    assert_int_equal(comet_model_hw_load("edge", &hw, err, sizeof err), 0);
+    comet_model_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_ATTENTION;
+    pb.heads = 8, pb.lq = pb.lk = 256, pb.d = 64;
+    assert_int_equal(comet_model_mapping_check(&hw, &pb, &mp, err, sizeof err), 0);
+    pb.op = COMET_MODEL_GEMM_SOFTMAX;
+    pb.M = pb.N = pb.K = 64;
+    assert_int_equal(comet_model_mapping_check(&hw, &pb, &mp, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "splits heads"));
+    pb.op = COMET_MODEL_ATTENTION;
+    mp.cs_h = 1, mp.cs_m = 8; /* 8 clusters on a 4-cluster chip */
+    assert_int_equal(comet_model_mapping_check(&hw, &pb, &mp, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "use 8 clusters"));
+    comet_model_hw_free(&hw);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_whole),
         cmocka_unit_test(test_any_file_name),
         cmocka_unit_test(test_shape_twice),
+        cmocka_unit_test(test_mapping_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

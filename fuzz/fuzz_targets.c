@@ -285,6 +285,58 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(isfinite(d));
     comet_model_op mop;
     comet_model_op_parse(buf, &mop);
+    /* physical quantities ("25 GB/s", "1.4GHz") of every kind, and the
+     * what-if parameters that take them */
+    for (int u = COMET_UNIT_BYTES; u <= COMET_UNIT_USD; u++) {
+        double q;
+        if (comet_util_parse_quantity(buf, (comet_util_unit)u, (int)(size & 1), &q) == 0)
+            FUZZ_CHECK(isfinite(q) && q >= 0);
+    }
+    for (int i = 0; i < comet_model_param_count(); i++) {
+        double q;
+        if (comet_model_param_parse(comet_model_param_name(i), buf, &q) == 0)
+            FUZZ_CHECK(isfinite(q) && q >= 0);
+    }
+    return 0;
+}
+#elif defined(FUZZ_MAPPING)
+/* Mapping files (predict --mapping FILE): identity, splits, tiles. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static comet_model_hw hw;
+    static int have_hw;
+    char err[COMET_ERRLEN] = "";
+    if (!have_hw) {
+        memset(&hw, 0, sizeof hw);
+        have_hw = comet_model_hw_load("edge", &hw, err, sizeof err) == 0 ? 1 : -1;
+    }
+    const char *path = scratch_file(data, size, ".json");
+    if (!path)
+        return 0;
+    comet_model_mapping mp;
+    err[0] = '\0';
+    if (comet_model_mapping_load_for(path, "gemm_softmax", "edge", &mp, err, sizeof err) == 0) {
+        FUZZ_CHECK(mp.cs_m >= 1 && mp.cs_n >= 1 && mp.cs_k >= 1 && mp.ks_m >= 1 && mp.ks_n >= 1);
+        FUZZ_CHECK(mp.tile_m >= 1 && mp.tile_k >= 1 && isfinite(mp.tile_m) && isfinite(mp.tile_k));
+        if (have_hw > 0) {
+            comet_model_problem pb;
+            memset(&pb, 0, sizeof pb);
+            pb.op = COMET_MODEL_GEMM_SOFTMAX;
+            pb.M = pb.N = pb.K = 64;
+            err[0] = '\0';
+            if (comet_model_mapping_check(&hw, &pb, &mp, err, sizeof err) == 0) {
+                comet_model_result r;
+                comet_model_eval(&hw, &pb, &mp, &r);
+                FUZZ_CHECK(!r.valid || (r.cycles > 0 && isfinite(r.cycles)));
+            } else {
+                FUZZ_CHECK(err[0] != '\0');
+            }
+        }
+    } else {
+        FUZZ_CHECK(err[0] != '\0');
+    }
+    check_message(err);
+    unlink(path);
     return 0;
 }
 #elif defined(FUZZ_SHAPESET)

@@ -643,7 +643,9 @@ int comet_bench_machine_diff(const json_t *here, const json_t *there, char *what
         if (!hc && ++diffs)
             add_note(note, sizeof note, ", ", "L%" JSON_INTEGER_FORMAT " %s (this machine: none)",
                 level, a);
-        else if (hc && json_integer_value(json_object_get(hc, "size")) != (json_int_t)ts
+        else if (hc
+            && json_integer_value(json_object_get(hc, "size"))
+                != json_integer_value(json_object_get(c, "size")) /* exact: no double rounding */
             && ++diffs) {
             size_str(b, sizeof b, (double)json_integer_value(json_object_get(hc, "size")));
             add_note(note, sizeof note, ", ", "L%" JSON_INTEGER_FORMAT " %s (this machine: %s)",

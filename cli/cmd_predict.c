@@ -5,6 +5,7 @@
 #include "comet_util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,61 @@ static void usage(FILE *fp, int explore)
                 : "  --mapping M      best | fused | unfused | FILE (YAML/JSON mapping, e.g. from\n"
                   "                   explore --json: its best fused mapping) (default best)\n"
                   "  --explain        print each term with its formula and numbers\n");
+}
+
+/* "12.3 uJ", or "n/a uJ" when the energy is unknown */
+static const char *uj(double pj, char *buf, size_t len)
+{
+    if (isfinite(pj))
+        snprintf(buf, len, "%.4g uJ", pj * 1e-6);
+    else
+        snprintf(buf, len, "n/a uJ");
+    return buf;
+}
+
+/* "1.2e+05 cycles, dram" : the bound and what sets it */
+static const char *bound_str(const comet_model_result *r, char *buf, size_t len)
+{
+    const double t[4] = { r->bound_compute, r->bound_vector, r->bound_dram, r->bound_inter };
+    static const char *const n[4] = { "compute", "vector", "memory", "cache" };
+    int k = 0;
+    for (int i = 1; i < 4; i++)
+        if (t[i] > t[k])
+            k = i;
+    snprintf(buf, len, "%.0f cycles, %s%s", r->bound_cycles, n[k],
+        r->bound_raised > 0 ? "; raised to it" : "");
+    return buf;
+}
+
+/* the best fused and unfused latencies' 90% intervals, where this machine's
+ * own validation says how far off the model is (a calibrated profile) */
+static void add_intervals(json_t *j, const char *hwname, const comet_model_hw *hw, const char *op,
+    const comet_model_search *s)
+{
+    comet_model_vrow *vr = NULL;
+    int nv = 0;
+    comet_cli_profile_vrows(hwname, hw, &vr, &nv);
+    json_object_set_new(json_object_get(j, "best_fused"), "interval",
+        comet_cli_interval_json(vr, nv, op, 1, s->r_fused.seconds, NULL, 0));
+    json_object_set_new(json_object_get(j, "best_unfused"), "interval",
+        comet_cli_interval_json(vr, nv, op, 0, s->r_unfused.seconds, NULL, 0));
+    free(vr);
+}
+
+static void print_intervals(
+    const char *hwname, const comet_model_hw *hw, const char *op, const comet_model_search *s)
+{
+    comet_model_vrow *vr = NULL;
+    int nv = 0;
+    char line[300];
+    comet_cli_profile_vrows(hwname, hw, &vr, &nv);
+    for (int f = 1; f >= 0; f--) {
+        json_decref(comet_cli_interval_json(
+            vr, nv, op, f, f ? s->r_fused.seconds : s->r_unfused.seconds, line, sizeof line));
+        if (line[0])
+            printf("  %s %s\n", f ? "fused:  " : "unfused:", line);
+    }
+    free(vr);
 }
 
 static int run(int argc, char **argv, int explore)
@@ -211,7 +267,24 @@ static int run(int argc, char **argv, int explore)
         goto out;
     }
     double speedup = s->r_unfused.cycles / s->r_fused.cycles;
-    double rate = s->seconds > 0 ? (double)s->evaluated / s->seconds : 0;
+    /* the search rate: the median of repeated searches (one search of a few
+     * milliseconds varies many-fold on a shared machine) */
+    double rate = s->seconds > 0 ? (double)s->evaluated / s->seconds : 0, search_s = s->seconds;
+    int reps = 1;
+    if (explore && !from_file) {
+        double rates[15], times[15];
+        comet_model_search *t = malloc(sizeof *t);
+        rates[0] = rate, times[0] = s->seconds;
+        const double t0 = comet_util_now();
+        while (t && reps < 15 && (reps < 5 || comet_util_now() - t0 < 0.3)
+            && comet_model_explore(&hw, &pb, t) == 0) {
+            times[reps] = t->seconds;
+            rates[reps++] = t->seconds > 0 ? (double)t->evaluated / t->seconds : 0;
+        }
+        free(t);
+        rate = comet_model_quantile(rates, reps, 0.5);
+        search_s = comet_model_quantile(times, reps, 0.5);
+    }
     char b1[256], b2[256];
     if (explore) {
         if (pareto) {
@@ -233,39 +306,52 @@ static int run(int argc, char **argv, int explore)
             }
         }
         if (g.json) {
-            json_t *j = json_pack("{s:s,s:s,s:s,s:{s:o,s:o},s:{s:o,s:o},s:f,s:I,s:I,s:f,s:f}", "hw",
-                hw.name, "op", opname, "shape", shape, "best_fused", "mapping",
-                comet_model_mapping_json(&s->best_fused), "result",
-                comet_model_result_json(&s->r_fused), "best_unfused", "mapping",
-                comet_model_mapping_json(&s->best_unfused), "result",
-                comet_model_result_json(&s->r_unfused), "speedup", speedup, "evaluated",
-                (json_int_t)s->evaluated, "pruned", (json_int_t)s->pruned, "seconds", s->seconds,
-                "mappings_per_second", rate);
+            json_t *j
+                = json_pack("{s:s,s:s,s:s,s:s,s:{s:o,s:o},s:{s:o,s:o},s:f,s:I,s:I,s:f,s:f,s:i}",
+                    "schema", "comet.explore.v2", "hw", hw.name, "op", opname, "shape", shape,
+                    "best_fused", "mapping", comet_model_mapping_json(&s->best_fused), "result",
+                    comet_model_result_json(&s->r_fused), "best_unfused", "mapping",
+                    comet_model_mapping_json(&s->best_unfused), "result",
+                    comet_model_result_json(&s->r_unfused), "speedup", speedup, "evaluated",
+                    (json_int_t)s->evaluated, "pruned", (json_int_t)s->pruned, "search_s", search_s,
+                    "mappings_per_second", rate, "searches", reps);
+            add_intervals(j, hwname, &hw, opname, s);
             json_t *par = json_array();
             for (size_t i = 0; i < s->npareto; i++)
                 json_array_append_new(par,
-                    json_pack("{s:o,s:f,s:f}", "mapping", comet_model_mapping_json(&s->pareto[i]),
-                        "cycles", s->pareto_r[i].cycles, "energy_pj", s->pareto_r[i].energy_pj));
+                    json_pack("{s:o,s:o}", "mapping", comet_model_mapping_json(&s->pareto[i]),
+                        "result", comet_model_result_json(&s->pareto_r[i])));
             json_object_set_new(j, "pareto", par);
             json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
             printf("\n");
             json_decref(j);
         } else {
             printf("%s on %s, %s\n", opname, hw.name, shape);
-            printf("  best fused:   %.0f cycles (%.4g s), %.4g uJ  [%s]\n", s->r_fused.cycles,
-                s->r_fused.seconds, s->r_fused.energy_pj * 1e-6,
+            char e1[32], e2[32], bd1[64], bd2[64];
+            printf("  best fused:   %.0f cycles (%.4g s; bound %s), %s  [%s]\n", s->r_fused.cycles,
+                s->r_fused.seconds, bound_str(&s->r_fused, bd1, sizeof bd1),
+                uj(s->r_fused.energy_pj, e1, sizeof e1),
                 comet_model_mapping_str(&s->best_fused, b1, sizeof b1));
-            printf("  best unfused: %.0f cycles (%.4g s), %.4g uJ  [%s]\n", s->r_unfused.cycles,
-                s->r_unfused.seconds, s->r_unfused.energy_pj * 1e-6,
+            printf("  best unfused: %.0f cycles (%.4g s; bound %s), %s  [%s]\n",
+                s->r_unfused.cycles, s->r_unfused.seconds,
+                bound_str(&s->r_unfused, bd2, sizeof bd2),
+                uj(s->r_unfused.energy_pj, e2, sizeof e2),
                 comet_model_mapping_str(&s->best_unfused, b2, sizeof b2));
-            printf("  fused speedup %.2fx, energy ratio %.2fx\n", speedup,
-                s->r_unfused.energy_pj / s->r_fused.energy_pj);
-            printf("  %zu mappings evaluated (%zu pruned by capacity) in %.3g s: %.3g mappings/s\n",
-                s->evaluated, s->pruned, s->seconds, rate);
-            printf("  Pareto set (latency vs energy): %zu points\n", s->npareto);
+            if (isfinite(s->r_fused.energy_pj) && isfinite(s->r_unfused.energy_pj))
+                printf("  fused speedup %.2fx, energy ratio %.2fx\n", speedup,
+                    s->r_unfused.energy_pj / s->r_fused.energy_pj);
+            else
+                printf("  fused speedup %.2fx, energy n/a (the description gives no energies)\n",
+                    speedup);
+            print_intervals(hwname, &hw, opname, s);
+            printf("  %zu mappings evaluated (%zu pruned by capacity) per search, median of %d "
+                   "searches %.3g ms: %.3g mappings/s\n",
+                s->evaluated, s->pruned, reps, search_s * 1e3, rate);
+            printf("  Pareto set (latency vs energy%s): %zu points\n",
+                isfinite(s->r_fused.energy_pj) ? "" : "; energy unknown, latency only", s->npareto);
             for (size_t i = 0; i < s->npareto; i++)
-                printf("    %12.0f cycles %12.4g uJ  %s\n", s->pareto_r[i].cycles,
-                    s->pareto_r[i].energy_pj * 1e-6,
+                printf("    %12.0f cycles %14s  %s\n", s->pareto_r[i].cycles,
+                    uj(s->pareto_r[i].energy_pj, e1, sizeof e1),
                     comet_model_mapping_str(&s->pareto[i], b1, sizeof b1));
         }
         goto out;
@@ -287,22 +373,47 @@ static int run(int argc, char **argv, int explore)
         goto out;
     }
     if (g.json) {
-        json_t *j = json_pack("{s:s,s:s,s:s,s:o,s:o}", "hw", hw.name, "op", opname, "shape", shape,
-            "mapping", comet_model_mapping_json(mp), "result", comet_model_result_json(&r));
+        json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", "schema", "comet.predict.v2", "hw",
+            hw.name, "op", opname, "shape", shape, "mapping", comet_model_mapping_json(mp),
+            "result", comet_model_result_json(&r));
+        {
+            comet_model_vrow *vr = NULL;
+            int nv = 0;
+            comet_cli_profile_vrows(hwname, &hw, &vr, &nv);
+            json_object_set_new(j, "interval",
+                comet_cli_interval_json(vr, nv, opname, mp->fused, r.seconds, NULL, 0));
+            free(vr);
+        }
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("\n");
         json_decref(j);
     } else {
         printf("%s on %s, %s\n", opname, hw.name, shape);
         printf("  mapping:  %s\n", comet_model_mapping_str(mp, b1, sizeof b1));
-        printf("  latency:  %.0f cycles = %.6g s\n", r.cycles, r.seconds);
+        char bd[64];
+        printf("  latency:  %.0f cycles = %.6g s (bound %s)\n", r.cycles, r.seconds,
+            bound_str(&r, bd, sizeof bd));
+        {
+            comet_model_vrow *vr = NULL;
+            int nv = 0;
+            char line[300];
+            comet_cli_profile_vrows(hwname, &hw, &vr, &nv);
+            json_decref(
+                comet_cli_interval_json(vr, nv, opname, mp->fused, r.seconds, line, sizeof line));
+            if (line[0])
+                printf("  interval: %s\n", line);
+            free(vr);
+        }
         printf("    gemm %.0f, vector %.0f, dram %.0f, noc %.0f, collectives %.0f, ramp %.0f, "
                "stall %.0f\n",
             r.t_gemm, r.t_vec, r.t_dram, r.t_noc, r.t_coll, r.t_ramp, r.t_stall);
-        printf("  energy:   %.6g uJ (dram %.4g, GB %.4g, LB %.4g, MAC %.4g, vector %.4g, link "
-               "%.4g uJ)\n",
-            r.energy_pj * 1e-6, r.e_dram * 1e-6, r.e_gb * 1e-6, r.e_lb * 1e-6, r.e_mac * 1e-6,
-            r.e_vec * 1e-6, r.e_link * 1e-6);
+        if (isfinite(r.energy_pj))
+            printf("  energy:   %.6g uJ (dram %.4g, GB %.4g, LB %.4g, MAC %.4g, vector %.4g, link "
+                   "%.4g uJ)\n",
+                r.energy_pj * 1e-6, r.e_dram * 1e-6, r.e_gb * 1e-6, r.e_lb * 1e-6, r.e_mac * 1e-6,
+                r.e_vec * 1e-6, r.e_link * 1e-6);
+        else
+            printf("  energy:   n/a (the description gives no per-access energies)\n");
         printf("  collectives: %s\n", r.coll_desc[0] ? r.coll_desc : "none");
         for (int i = 0; i < r.ncoll; i++)
             printf(

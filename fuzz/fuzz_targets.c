@@ -161,8 +161,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     comet_model_local_mapping(&hw, &pb, (int)(size & 1), 16, 1, 1, &mp);
     comet_model_result r;
     comet_model_eval(&hw, &pb, &mp, &r);
-    if (r.valid)
-        FUZZ_CHECK(isfinite(r.cycles) && r.cycles >= 0 && !isnan(r.energy_pj));
+    if (r.valid) {
+        /* energy is a number exactly when the description gives energies;
+         * no latency below its own bound */
+        FUZZ_CHECK(isfinite(r.cycles) && r.cycles >= 0
+            && (hw.energy_known ? !isnan(r.energy_pj) : isnan(r.energy_pj)));
+        FUZZ_CHECK(r.cycles >= r.bound_cycles);
+    }
     if (hw.clusters <= 64 && hw.cores <= 64) {
         comet_model_search *s = calloc(1, sizeof *s);
         if (s && comet_model_explore(&hw, &pb, s) == 0 && s->r_fused.valid)

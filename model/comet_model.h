@@ -434,6 +434,18 @@ typedef struct comet_model_result {
     int ncoll; /**< explicit collective nodes */
     comet_model_coll_node coll[4]; /**< the nodes */
     double micro_factor; /**< fused CPU kernels: micro-tile rows computed / rows (1: none) */
+    /* bounds (cycles): no mapping runs faster than its compute or its
+     * compulsory traffic on this hardware; cycles >= bound_cycles always */
+    double bound_cycles; /**< the largest of the bounds below */
+    double bound_compute; /**< MACs / (MACs per cycle of every core of every cluster) */
+    double bound_vector; /**< vector element-ops / (lanes of every core), one per lane-cycle */
+    double bound_dram; /**< compulsory bytes (A, B or K/V, result; unfused accelerators: the
+                            intermediate written and read once) / every DRAM's bandwidth; CPU:
+                            from the cache level that holds them */
+    double bound_inter; /**< CPU unfused: the intermediate written and read once / the
+                             bandwidth of the level it lives in */
+    double bound_raised; /**< cycles the composition fell short of the bound by (the latency
+                              was raised to it; 0: the composition was above) */
 } comet_model_result;
 
 /** Evaluates one mapping. Allocation-free. */

@@ -87,7 +87,8 @@ int comet_model_graph_build(const comet_model_problem *pb, comet_model_graph *g)
 typedef struct vcost {
     double per_elem, per_row, per_out, pj_elem;
     double row_fixed; /* the fixed part of per_row (a row's calls and reductions) */
-    int n_mn; /* basic ops over the rows x N intermediate (op-by-op passes) */
+    int n_mn; /* basic ops over the rows x N intermediate (op-by-op passes: each reads it) */
+    int n_mn_out; /* of those, the ones whose result is intermediate-sized (each writes it) */
 } vcost;
 
 double comet_model_micro_tile_factor(const comet_model_hw *hw, double m)
@@ -111,7 +112,7 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
     const double bare
         = fmin(c[COMET_MODEL_VOP_ADD], fmin(c[COMET_MODEL_VOP_MUL], c[COMET_MODEL_VOP_MAX]));
     int in_loop = 0, in_loop_out = 0, reduces = 0;
-    vcost v = { 0, 0, 0, 0, 0, 0 };
+    vcost v = { 0, 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < g->n; i++) {
         const comet_model_node *nd = &g->node[i];
         double ce = 0, pe = 0, cr = 0;
@@ -164,6 +165,7 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
             v.per_elem += (ce - (in_loop ? nops : nops - 1) * bare) / w;
             v.pj_elem += pe;
             v.n_mn++;
+            v.n_mn_out += nd->out_shape == COMET_MODEL_T_MN;
             in_loop += nops;
         }
         v.per_row += cr;
@@ -265,6 +267,25 @@ static double cpu_level_bw(const comet_model_hw *hw, double bytes, double cores)
     if (bytes <= hw->gb.capacity)
         return comet_model_level_bw(&hw->gb, cores);
     return comet_model_level_bw(&hw->dram, cores);
+}
+
+/* DRAM instances of a description: what one DRAM serves (schema v2
+ * shared_by; v1: one per CPU node, one for all accelerator clusters). */
+static double dram_instances(const comet_model_hw *hw)
+{
+    const int cpc = hw->clusters_per_chip > 0 ? hw->clusters_per_chip : hw->clusters;
+    switch (hw->dram.shared_by) {
+    case COMET_MODEL_SHARE_CORE:
+    case COMET_MODEL_SHARE_CLUSTER:
+        return hw->clusters;
+    case COMET_MODEL_SHARE_CHIP:
+    case COMET_MODEL_SHARE_NODE:
+        return fmax(1, ceil((double)hw->clusters / fmax(1, cpc)));
+    case COMET_MODEL_SHARE_SYSTEM:
+        return 1;
+    default:
+        return hw->kind[0] == 'c' ? hw->clusters : 1;
+    }
 }
 
 /* Bounded copy of a short name: snprintf("%s") in the evaluation path cost
@@ -400,35 +421,64 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
                     + hw->vop_cycles[COMET_MODEL_VOP_EXP])
             + (cdiv(Nc, tk) - 1) * mrow * vc.row_fixed;
 
-    /* ---- memory traffic per step ---- */
-    /* CPU clusters are nodes with their own memory; accelerator clusters
-     * share one DRAM (total bandwidth) */
-    const double dram_bw = cpu ? comet_model_level_bw(&hw->dram, thr) * used : hw->dram.bw;
-    const double a_reads = hw->cluster_net.broadcast ? ch * mp->cs_m * mp->cs_k : used;
-    double dram_step = a_reads * tm * (att ? K : Kc) * io;
-    const double b_total = (att ? 2 * pb->heads : 1) * K * N * io;
-    const double dram_once = b_resident ? b_total : 0;
+    /* ---- memory traffic per step, per cluster ---- */
+    /* Each cluster's traffic is timed at its share of the DRAM instance it
+     * uses: accelerator clusters share one DRAM (v1 reading; schema v2:
+     * shared_by chip shares it among one chip's clusters), CPU clusters are
+     * nodes with their own. The clusters in use spread over the instances;
+     * the busiest instance serves ceil(used / instances) of them. */
+    const double dram_inst = fmin(dram_instances(hw), used);
+    const double dram_bw_cl = (cpu ? comet_model_level_bw(&hw->dram, thr) : hw->dram.bw)
+        / ceil(used / fmax(dram_inst, 1));
+    const double dram_bw = dram_bw_cl * used; /* all clusters in use together */
+    /* A: clusters holding the same rows read it once when the network broadcasts */
+    const double a_share
+        = (double)(hw->cluster_net.broadcast ? ch * mp->cs_m * mp->cs_k : used) / used;
+    double dram_step = tm * (att ? K : Kc) * io * a_share; /* per cluster */
+    /* the stationary operand (B; attention: K and V): a cluster's slice once
+     * when it stays in the global buffer, else once per step; attention
+     * loads each head's K and V as the head starts */
+    const double b_share = (double)(hw->cluster_net.broadcast ? mp->cs_n * mp->cs_k : used) / used;
+    const double heads_cl = att ? fmax(1, Mc / pb->lq) : 1;
+    const double b_cl = (att ? 2 * Nc * K : Kc * Nc) * io * (att ? 1 : b_share); /* one slice */
+    double once_cl = 0; /* loaded before the first step */
     if (!b_resident)
-        dram_step += used * bslice * io / b;
-    double y_step = (att ? tm * pb->d / mp->cs_n : tm * nfin) * io; /* per cluster */
-    double dram_write_step = used * y_step;
-    double inter_write_step = 0;
-    if (!mp->fused) /* the GEMM writes the intermediate instead of the result */
-        inter_write_step = used * tm * nfin * cf * b, dram_write_step = att ? 0 : 0;
-    const double inter_total = M * N * cf * b; /* the whole intermediate */
-    const double inter_bw
-        = !mp->fused && cpu ? cpu_level_bw(hw, inter_total / (att ? pb->heads : 1), C) : dram_bw;
-    double t_dram_step = (dram_step + dram_write_step) / dram_bw + inter_write_step / inter_bw;
+        dram_step += b_cl;
+    else if (att) {
+        once_cl = b_cl; /* the first head's K and V */
+        dram_step += b_cl * (heads_cl - 1) / steps; /* the other heads' as they start */
+    } else
+        once_cl = b_cl;
+    const double y_step = (att ? tm * pb->d / mp->cs_n : tm * nfin) * io; /* per cluster */
+    double dram_write_step = mp->fused ? y_step : 0;
+    /* unfused: the GEMM writes the intermediate instead of the result, to
+     * DRAM on an accelerator, on a CPU to the cache level it fits (per node:
+     * one head's slice at a time in attention) */
+    const double inter_step = mp->fused ? 0 : tm * nfin * cf * b;
+    const double inter_cl = (att ? fmin(pb->lq, Mc) : Mc) * Nc * cf * b; /* live per cluster */
+    const double inter_bw_cl = cpu ? cpu_level_bw(hw, inter_cl, C) : dram_bw_cl;
+    const double t_in = dram_step / dram_bw_cl;
     /* a CPU result below the streaming size stays in the cache level it
      * fits (ordinary stores); at or above it, it streams to memory */
-    const double y_total = (att ? M * pb->d : M * N) * io;
-    const double out_bw
-        = cpu && y_total < UNFUSED_STREAM_MIN ? cpu_level_bw(hw, y_total, C) : dram_bw;
+    const double y_cl = (att ? Mc * pb->d / mp->cs_n : Mc * nfin) * io;
+    const double out_bw_cl
+        = cpu && y_cl < UNFUSED_STREAM_MIN ? cpu_level_bw(hw, y_cl, C) : dram_bw_cl;
+    const double t_out = dram_write_step / out_bw_cl + inter_step / inter_bw_cl;
+    /* the stationary operand's first load: on a CPU from the level it lives
+     * in between calls (warm caches), on an accelerator from DRAM */
+    const double once_bw = cpu ? cpu_level_bw(hw, once_cl, C) : dram_bw_cl;
+    const double t_once = once_cl / once_bw;
 
     /* ---- NoC: global buffer to cores ---- */
+    /* B stays in the cores' local buffers only when a core's slice fits its
+     * weight buffer; else it streams from the global buffer every step (an
+     * accelerator's explicit buffers; a CPU's GEMM packs B panels into its
+     * caches, which the measured efficiency already holds) */
+    const double lbw = hw->lb_weight > 0 ? hw->lb_weight : hw->lb.capacity / 3;
+    const int b_local = (att ? 2 * K * tk : Kc * ncore) * b <= lbw;
     double noc_bytes = tm * (att ? K : Kc) * b * (hw->core_net.broadcast ? 1 : mp->ks_n)
         + tm * (mp->fused ? Nout : Nc) * b;
-    if (!b_resident)
+    if (!b_resident || (!cpu && !b_local))
         noc_bytes += bslice;
     const double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
         + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]);
@@ -468,23 +518,35 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         name_copy(r->coll_alg, sizeof r->coll_alg, "none");
 
     /* ---- combine ---- */
-    const double comp_step = tg + (mp->fused ? tv : 0);
-    double step;
+    /* GEMM engine and vector unit in series unless the hardware says they
+     * overlap (schema v2 `overlap`) */
+    const int ovl
+        = (hw->overlap & COMET_MODEL_ENGINE_GEMM) && (hw->overlap & COMET_MODEL_ENGINE_VECTOR);
+    const double comp_step = mp->fused ? (ovl ? fmax(tg, tv) : tg + tv) : tg;
+    double total;
     if (cpu && mp->fused && !mp->blas_gemm) {
         /* a CPU core runs a block's GEMM, then its epilogue: operand loads
          * overlap the GEMM, the result's stores the epilogue (the fused
-         * kernels' row blocks, kernels/kernels.c) */
-        const double t_in = dram_step / dram_bw, t_out = dram_write_step / out_bw;
-        step = fmax(tg, fmax(t_in, t_noc_step)) + fmax(tv, t_out) + t_coll_step;
-    } else if (mp->pipelined) /* double buffering hides transfers behind compute */
-        step = fmax(comp_step, fmax(t_dram_step, t_noc_step)) + t_coll_step;
-    else
-        step = comp_step + t_dram_step + t_noc_step + t_coll_step;
-    /* compulsory first loads and last write-back; a CPU's prefetchers and
-     * write-back caches pipeline at cache-line granularity: no ramp */
-    const double ramp_up = cpu ? 0 : (dram_once + dram_step) / dram_bw + t_noc_step;
-    const double ramp_down = cpu ? 0 : (dram_write_step + inter_write_step) / dram_bw;
-    double total = ramp_up + steps * step + ramp_down;
+         * kernels' row blocks, kernels/kernels.c); prefetchers and
+         * write-back caches pipeline at cache-line granularity */
+        const double step = fmax(tg, fmax(t_in, t_noc_step)) + fmax(tv, t_out) + t_coll_step;
+        total = t_once + steps * step;
+    } else if (mp->pipelined && cpu) {
+        /* a CPU's prefetchers and write-back caches overlap at cache-line
+         * granularity: no exposed first load or last store */
+        total = t_once + steps * (fmax(comp_step, fmax(t_in + t_out, t_noc_step)) + t_coll_step);
+    } else if (mp->pipelined) {
+        /* double buffering: step i computes while tile i+1 loads and tile
+         * i-1 stores (loads and stores share the bandwidth); the first load
+         * and the last store are exposed, once each */
+        const double steady = fmax(comp_step, fmax(t_in + t_out, t_noc_step)) + t_coll_step;
+        const double first = fmax(comp_step, fmax(t_in, t_noc_step)) + t_coll_step;
+        const double last = fmax(comp_step, fmax(t_out, t_noc_step)) + t_coll_step;
+        total = t_once + t_in + t_noc_step
+            + (steps <= 1 ? comp_step + t_coll_step : first + (steps - 2) * steady + last) + t_out;
+    } else /* sequential: load, move, compute, store, per step */
+        total = t_once + steps * (t_in + t_noc_step + comp_step + t_out + t_coll_step);
+    const double ramp = t_once + (mp->pipelined && !cpu ? t_in + t_noc_step + t_out : 0);
 
     /* ---- unfused on a CPU: BLAS clears C first ---- */
     /* With beta = 0 OpenBLAS runs its beta kernel over C before the product
@@ -493,16 +555,16 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * beyond it pays the pass at memory bandwidth instead, after which the
      * product starts: the difference is added, not overlapped. */
     double t_beta = 0;
-    if (!mp->fused && cpu && inter_total / (att ? pb->heads : 1) > hw->gb.capacity) {
-        const double per = inter_total / used;
-        t_beta = 2 * per / inter_bw - 2 * per / comet_model_level_bw(&hw->gb, C);
+    if (!mp->fused && cpu && inter_cl > hw->gb.capacity) {
+        const double per = M * N * cf * b / used;
+        t_beta = 2 * per / inter_bw_cl - 2 * per / comet_model_level_bw(&hw->gb, C);
         if (t_beta < 0)
             t_beta = 0;
         total += t_beta;
     }
 
     /* ---- unfused: the separate passes over the whole intermediate ---- */
-    double t_pass = 0, pass_bytes = 0, vec_pass = 0;
+    double t_pass = 0, pass_bytes = 0, vec_pass = 0, out_bytes = 0;
     if (!mp->fused) {
         double rd = mp->pass_reads, wr = mp->pass_writes;
         int st = mp->streaming;
@@ -512,31 +574,79 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         if (!(rd > 0)) {
             if (mp->one_pass)
                 rd = rd0, wr = wr0;
-            else /* op-by-op: every basic op over the intermediate reads and writes it */
-                rd = vc.n_mn, wr = vc.n_mn;
+            else /* op-by-op: every basic op reads the intermediate, those
+                  * with an intermediate-sized result write it */
+                rd = vc.n_mn, wr = vc.n_mn_out;
         }
         if (!(wr >= 0))
             wr = wr0;
         if (st < 0) /* accelerators write by DMA: no allocate */
-            st = cpu ? st0 && inter_total / (att ? pb->heads : 1) >= UNFUSED_STREAM_MIN : 1;
+            st = cpu ? st0 && inter_cl >= UNFUSED_STREAM_MIN : 1;
         if (!cpu && st == 0)
             st = 1;
-        const double per = inter_total / used; /* each cluster's share */
+        const double per = M * N * cf * b / used; /* each cluster's share */
         pass_bytes = per * (rd + wr * (st ? 1 : 2));
         if (att) /* P V reads S once more (its A operand) */
             pass_bytes += per;
         if (masked > 0) /* the mask pass writes -inf over the masked part of S */
             pass_bytes += per * masked * (st ? 1 : 2);
         /* the pass is vector- or bandwidth-bound and waits for the whole
-         * intermediate (a dependency: sequential after the GEMM) */
-        const double out_bytes = (att ? M * pb->d : 0) * io / used;
-        const double cores = C;
-        vec_pass = (per / b) * vc.per_elem / cores + (M / used / cores) * vc.per_row;
+         * intermediate (a dependency: sequential after the GEMM); every
+         * cluster's pass traffic goes through its share of its memory */
+        out_bytes = (att ? M * pb->d : 0) * io / used;
+        vec_pass = (per / b) * vc.per_elem / C + (M / used / C) * vc.per_row;
         if (pn > 1 && cpu) /* after the gather every node runs whole rows */
             vec_pass *= pn;
-        const double t_mem = pass_bytes / (cpu ? inter_bw : dram_bw) + out_bytes / dram_bw;
+        const double t_mem = pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl;
         t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
         total += t_pass;
+    }
+
+    /* ---- bounds: no mapping beats its compute or its compulsory traffic ---- */
+    {
+        const double hc = (double)hw->cores * hw->clusters;
+        const double macs_cycle = (hw->systolic ? (double)hw->sa_rows * hw->sa_cols * hw->sa_arrays
+                                                : hw->peak_flops / 2)
+            * hc;
+        const double macs = M * N * K * cf * (att ? 2 : 1);
+        r->bound_compute = macs_cycle > 0 ? macs / macs_cycle : 0;
+        /* every element-op at the cheapest op's cycles per instruction of
+         * simd_width lanes (a calibrated CPU states per-element costs with
+         * width 1) */
+        double cmin = INFINITY;
+        for (int q = 0; q < COMET_MODEL_NVOP; q++)
+            if (hw->vop_cycles[q] > 0)
+                cmin = fmin(cmin, hw->vop_cycles[q]);
+        r->bound_vector
+            = isfinite(cmin) ? M * N * cf * vc.n_mn * cmin / (fmax(1, hw->simd_width) * hc) : 0;
+        /* compulsory bytes: A, B (K and V), the result; unfused, the
+         * intermediate written once and read once more. On an accelerator
+         * all from DRAM; on a CPU (warm caches between calls) from the
+         * level that holds them */
+        const double inst = dram_instances(hw);
+        const double a_bytes = M * K * io, y_bytes = M * Nout * io,
+                     b_bytes = (att ? 2 * pb->heads * N * K : K * N) * io;
+        const double io_bytes = a_bytes + b_bytes + y_bytes;
+        const double inter_rt = mp->fused ? 0 : 2 * M * N * cf * b;
+        if (cpu) {
+            const double nodes = hw->clusters;
+            const double io_bw = cpu_level_bw(hw, io_bytes / nodes, C) * nodes;
+            const double it_bw = cpu_level_bw(hw, inter_cl, C) * nodes;
+            r->bound_dram = io_bytes / io_bw;
+            r->bound_inter = inter_rt > 0 ? inter_rt / it_bw : 0;
+        } else {
+            const double all_bw = hw->dram.bw * inst;
+            r->bound_dram = (io_bytes + inter_rt) / all_bw;
+            r->bound_inter = 0;
+        }
+        r->bound_cycles
+            = fmax(fmax(r->bound_compute, r->bound_vector), fmax(r->bound_dram, r->bound_inter));
+        if (total < r->bound_cycles) {
+            /* the composition above overlapped more than the hardware can:
+             * the latency is its bound (explain says so) */
+            r->bound_raised = r->bound_cycles - total;
+            total = r->bound_cycles;
+        }
     }
 
     r->cycles = total;
@@ -545,29 +655,37 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->t_vec = mp->fused ? steps * tv : vec_pass;
     r->t_pass = t_pass;
     r->t_beta = t_beta;
-    r->t_dram = steps * t_dram_step + (!mp->fused ? pass_bytes / inter_bw : 0);
+    /* DRAM busy time: the bytes that go to DRAM at the clusters' bandwidth */
+    const double inter_dram = !cpu || inter_bw_cl == dram_bw_cl;
+    r->dram_bytes = used
+        * (once_cl + steps * (dram_step + dram_write_step + (inter_dram ? inter_step : 0))
+            + (inter_dram ? pass_bytes : 0) + out_bytes);
+    r->t_dram = r->dram_bytes / dram_bw;
     r->t_noc = steps * t_noc_step;
     r->t_coll = steps * t_coll_step;
-    r->t_ramp = ramp_up + ramp_down;
+    r->t_ramp = ramp;
     r->t_stall = total - r->t_gemm - (mp->fused ? r->t_vec : 0) - r->t_coll - t_pass - t_beta;
     if (r->t_stall < 0)
         r->t_stall = 0;
 
     /* ---- energy ---- */
     const double total_steps = steps * used; /* cluster-steps */
-    r->dram_bytes
-        = dram_once + steps * (dram_step + dram_write_step + inter_write_step) + pass_bytes * used;
+    r->macs = M * N * K * cf * (att ? 2 : 1);
+    r->vec_ops = M * N * cf * vc.n_mn;
+    if (!hw->energy_known) {
+        /* no per-access energies in the description: unknown, not 0 */
+        r->e_dram = r->e_gb = r->e_lb = r->e_mac = r->e_vec = r->e_link = r->energy_pj = NAN;
+        return;
+    }
     r->e_dram
         = r->dram_bytes / hw->dram.access_bytes * 0.5 * (hw->dram.read_pj + hw->dram.write_pj);
-    const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_total;
+    const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_cl * used;
     r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
-    r->macs = M * N * K * cf * (att ? 2 : 1);
     /* operand reads into the array and result writes at the local buffers */
     const double lb_bytes
         = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2 + M * Nout * acc;
     r->e_lb = lb_bytes / hw->lb.access_bytes * hw->lb.read_pj;
     r->e_mac = r->macs * hw->mac_pj;
-    r->vec_ops = M * N * cf * vc.n_mn;
     r->e_vec = M * N * cf * vc.pj_elem;
     r->e_link += total_steps * noc_bytes * hw->core_net.link_pj_per_byte;
     r->energy_pj = r->e_dram + r->e_gb + r->e_lb + r->e_mac + r->e_vec + r->e_link;
@@ -602,15 +720,22 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
 /* Search                                                              */
 /* ------------------------------------------------------------------ */
 
+/* energy for dominance: an unknown energy counts as equal everywhere, so
+ * the set is then over latency alone (one point) */
+static double pareto_e(const comet_model_result *r)
+{
+    return isfinite(r->energy_pj) ? r->energy_pj : 0;
+}
+
 static void pareto_add(
     comet_model_search *s, const comet_model_mapping *mp, const comet_model_result *r)
 {
     for (size_t i = 0; i < s->npareto; i++)
-        if (s->pareto_r[i].cycles <= r->cycles && s->pareto_r[i].energy_pj <= r->energy_pj)
+        if (s->pareto_r[i].cycles <= r->cycles && pareto_e(&s->pareto_r[i]) <= pareto_e(r))
             return; /* dominated */
     size_t k = 0;
     for (size_t i = 0; i < s->npareto; i++)
-        if (!(r->cycles <= s->pareto_r[i].cycles && r->energy_pj <= s->pareto_r[i].energy_pj)) {
+        if (!(r->cycles <= s->pareto_r[i].cycles && pareto_e(r) <= pareto_e(&s->pareto_r[i]))) {
             s->pareto[k] = s->pareto[i];
             s->pareto_r[k++] = s->pareto_r[i];
         }
@@ -737,17 +862,32 @@ json_t *comet_model_mapping_json(const comet_model_mapping *mp)
     return j;
 }
 
+/* a number, or null where it is unknown (energy without energies) */
+static json_t *jnum_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
 json_t *comet_model_result_json(const comet_model_result *r)
 {
-    json_t *j = json_pack("{s:b,s:f,s:f,s:f,s:{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f},"
-                          "s:{s:f,s:f,s:f,s:f,s:f,s:f},s:f,s:f,s:i,s:s,s:s}",
-        "valid", r->valid, "cycles", r->cycles, "seconds", r->seconds, "energy_pj", r->energy_pj,
+    /* seconds per cycle of the description's clock */
+    const double spc = r->cycles > 0 ? r->seconds / r->cycles : 0;
+    json_t *j = json_pack("{s:b,s:f,s:f,s:f,s:o,s:{s:f,s:f,s:f,s:f,s:f,s:f},"
+                          "s:{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f},"
+                          "s:{s:o,s:o,s:o,s:o,s:o,s:o},s:f,s:f,s:i,s:s,s:s}",
+        "valid", r->valid, "cycles", r->cycles, "seconds", r->seconds, "latency_s", r->seconds,
+        "energy_pj", jnum_or_null(r->energy_pj), "bound", "bound_s", r->bound_cycles * spc,
+        "compute_s", r->bound_compute * spc, "vector_s", r->bound_vector * spc, "dram_s",
+        r->bound_dram * spc, "cache_s", r->bound_inter * spc, "raised_s", r->bound_raised * spc,
         "latency_breakdown", "gemm", r->t_gemm, "vector", r->t_vec, "dram", r->t_dram, "noc",
         r->t_noc, "collectives", r->t_coll, "ramp", r->t_ramp, "stall", r->t_stall, "passes",
-        r->t_pass, "energy_breakdown_pj", "dram", r->e_dram, "global_buffer", r->e_gb,
-        "local_buffer", r->e_lb, "mac", r->e_mac, "vector", r->e_vec, "link", r->e_link,
-        "dram_bytes", r->dram_bytes, "coll_bytes", r->coll_bytes, "coll_calls", r->coll_calls,
-        "collectives", r->coll_desc, "coll_algorithm", r->coll_alg);
+        r->t_pass, "energy_breakdown_pj", "dram", jnum_or_null(r->e_dram), "global_buffer",
+        jnum_or_null(r->e_gb), "local_buffer", jnum_or_null(r->e_lb), "mac", jnum_or_null(r->e_mac),
+        "vector", jnum_or_null(r->e_vec), "link", jnum_or_null(r->e_link), "dram_bytes",
+        r->dram_bytes, "coll_bytes", r->coll_bytes, "coll_calls", r->coll_calls, "collectives",
+        r->coll_desc, "coll_algorithm", r->coll_alg);
+    if (j)
+        json_object_set_new(j, "bound_s", json_real(r->bound_cycles * spc));
     json_t *nodes = json_array();
     for (int i = 0; i < r->ncoll; i++) {
         const comet_model_coll_node *c = &r->coll[i];
@@ -805,8 +945,10 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     fprintf(fp,
         "  vector  = elements / width %d x cycles per element (+ row reductions) -> %.0f cycles\n",
         hw->simd_width, r.t_vec);
-    fprintf(fp, "  dram    = bytes / %.2f B/cycle: %.0f bytes -> %.0f cycles\n", hw->dram.bw,
-        r.dram_bytes, r.t_dram);
+    fprintf(fp,
+        "  dram    = bytes that go to DRAM / the clusters' DRAM bandwidth: %.0f bytes / %.3g "
+        "B/cycle -> %.0f cycles busy (overlapped with compute where the binding allows)\n",
+        r.dram_bytes, r.t_dram > 0 ? r.dram_bytes / r.t_dram : 0.0, r.t_dram);
     fprintf(fp,
         "  noc     = max(bytes / GB bw %.0f, bytes / (cores x link %.0f)) + hops -> %.0f cycles\n",
         hw->gb.bw, hw->core_net.link_bw, r.t_noc);
@@ -841,12 +983,24 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
         fprintf(fp, "  %s: step = %s\n", mp->pipelined ? "pipelined" : "sequential",
             mp->pipelined ? "max(compute, dram, noc) + collectives"
                           : "compute + dram + noc + collectives");
+    fprintf(fp,
+        "  bounds  = compute %.0f (MACs / every core's MACs per cycle), vector %.0f, memory %.0f "
+        "(compulsory bytes / bandwidth), cache %.0f -> %.0f cycles\n",
+        r.bound_compute, r.bound_vector, r.bound_dram, r.bound_inter, r.bound_cycles);
+    if (r.bound_raised > 0)
+        fprintf(fp,
+            "  raised  = the composition came to %.0f cycles, below its bound: the latency is the "
+            "bound\n",
+            r.cycles - r.bound_raised);
     fprintf(
         fp, "  total   = %.0f cycles = %.6g s at %.3g GHz\n", r.cycles, r.seconds, hw->clock_ghz);
-    fprintf(fp,
-        "  energy  = dram %.4g + GB %.4g + LB %.4g + MAC %.4g (%.0f MACs x %.4g pJ) + vector %.4g "
-        "+ link %.4g = %.4g pJ\n",
-        r.e_dram, r.e_gb, r.e_lb, r.e_mac, r.macs, hw->mac_pj, r.e_vec, r.e_link, r.energy_pj);
+    if (isfinite(r.energy_pj))
+        fprintf(fp,
+            "  energy  = dram %.4g + GB %.4g + LB %.4g + MAC %.4g (%.0f MACs x %.4g pJ) + vector "
+            "%.4g + link %.4g = %.4g pJ\n",
+            r.e_dram, r.e_gb, r.e_lb, r.e_mac, r.macs, hw->mac_pj, r.e_vec, r.e_link, r.energy_pj);
+    else
+        fprintf(fp, "  energy  = n/a: the description gives no per-access or per-op energies\n");
 }
 
 /* ------------------------------------------------------------------ */

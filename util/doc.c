@@ -125,6 +125,15 @@ int comet_util_doc_parse(
                 && !pending_key[depth - 1]) {
                 const char *k = (const char *)ev.data.scalar.value;
                 comet_util_doc *m = stack[depth - 1];
+                /* YAML allows an implicit key of at most 1024 characters, so a
+                 * longer one could be read but never written back as JSON
+                 * that reads again: no field of ours is near that */
+                if (strlen(k) > 256) {
+                    rc = comet_util_seterr(err, errlen, -EINVAL,
+                        "%s:%zu:%zu: a key longer than 256 characters", file,
+                        ev.start_mark.line + 1, ev.start_mark.column + 1);
+                    goto fail;
+                }
                 for (size_t i = 0; i < m->n; i++)
                     if (!strcmp(m->child[i]->key, k)) {
                         rc = comet_util_seterr(err, errlen, -EINVAL,

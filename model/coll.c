@@ -478,7 +478,17 @@ comet_model_coll_cost comet_model_coll_time(
             l.a0 = lk->p2p_alpha_s * cyc_per_s;
             l.beta = lk->p2p_beta_s * cyc_per_s;
         }
-        l.X = nets[i]->dims[0] < pl ? nets[i]->dims[0] : pl;
+        /* the group takes the most compact block of the mesh that holds it
+         * (a 2 x 2 block of a 4 x 2 mesh, not a row of 4): as square as
+         * the dimensions allow */
+        {
+            int x = (int)ceil(sqrt((double)pl));
+            if (x > nets[i]->dims[0])
+                x = nets[i]->dims[0];
+            while (x < pl && (pl + x - 1) / x > (nets[i]->dims[1] > 0 ? nets[i]->dims[1] : 1))
+                x++;
+            l.X = x < 1 ? 1 : x;
+        }
         l.Y = (pl + l.X - 1) / l.X;
         acc best = { INFINITY, 0 };
         comet_model_alg ba = COMET_MODEL_ALG_NONE;

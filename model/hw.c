@@ -551,8 +551,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         links_from_calibration(hw->calibration, &hw->links);
     /* energy is known when the description gives per-access or per-op
      * energies; a calibrated CPU profile gives none: unknown, never 0 */
-    hw->energy_known = hw->mac_pj > 0 || hw->dram.read_pj > 0 || hw->gb.read_pj > 0
-        || hw->lb.read_pj > 0;
+    hw->energy_known
+        = hw->mac_pj > 0 || hw->dram.read_pj > 0 || hw->gb.read_pj > 0 || hw->lb.read_pj > 0;
     if (!hw->schema_version)
         hw->schema_version = 1;
     return 0;

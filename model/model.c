@@ -383,10 +383,12 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * threading. The distributed kernels' one BLAS call keeps the latter. */
     const int own = cpu && thr > 1 && !mp->blas_gemm;
     const double gthr = own ? 1 : thr, share = own ? thr : 1;
+    /* each cluster runs its own share of the GEMM: the efficiency of that
+     * share (on one cluster, the whole problem) */
     if (!hw->systolic)
         eff = mp->fused && !mp->blas_gemm
-            ? comet_model_fused_gemm_eff(hw, ceil(M / share), N, K, gthr)
-            : comet_model_gemm_eff(hw, ceil((att ? pb->lq : M) / share), N, K, gthr);
+            ? comet_model_fused_gemm_eff(hw, ceil(Mc / share), Nc, Kc, gthr)
+            : comet_model_gemm_eff(hw, ceil((att ? fmin(pb->lq, Mc) : Mc) / share), Nc, Kc, gthr);
     /* rows per core per step: a block that overhangs its rows (the last of
      * a head, or of M) computes only the rows it has, except on a systolic
      * array, which folds whole tiles; the cores take blocks as they come
@@ -398,7 +400,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1
             : mp->fused            ? eff
-                                   : comet_model_gemm_eff(hw, ceil(pb->lq / share), pb->d, N, gthr);
+                        : comet_model_gemm_eff(hw, ceil(fmin(pb->lq, Mc) / share), pb->d, Nc, gthr);
         tg += gemm_cycles(hw, mrow, pb->d, ncore * cf, eff2);
     }
     /* each core runs its own blocks of mcore rows through the micro-tiles;
@@ -727,6 +729,12 @@ static double pareto_e(const comet_model_result *r)
     return isfinite(r->energy_pj) ? r->energy_pj : 0;
 }
 
+/* A split the search tries: a divisor of the count, or a power of two below it. */
+static int split_ok(int s, int count)
+{
+    return s >= 1 && s <= count && (count % s == 0 || (s & (s - 1)) == 0);
+}
+
 static void pareto_add(
     comet_model_search *s, const comet_model_mapping *mp, const comet_model_result *r)
 {
@@ -763,61 +771,68 @@ int comet_model_explore(
     const int P = hw->clusters, C = hw->cores;
     comet_model_mapping mp;
     comet_model_result r;
-    /* every cluster busy: heads x M x N x K splits multiply to P */
+    /* heads x M x N x K cluster splits whose product is at most P, and M x
+     * N core splits within C: clusters and cores may stay idle (a small or
+     * memory-bound problem can be fastest on fewer), each split a divisor
+     * of the count or a power of two */
     for (int ch = 1; ch <= (att ? P : 1); ch++) {
-        if (P % ch || ch > (att ? pb->heads : 1))
+        if (!split_ok(ch, P) || ch > (att ? pb->heads : 1))
             continue;
         const int P1 = P / ch;
         for (int cm = 1; cm <= P1; cm++) {
-            if (P1 % cm || cm * ch > M)
+            if (!split_ok(cm, P) || cm * ch > M)
                 continue;
             for (int cn = 1; cn <= P1 / cm; cn++) {
-                if ((P1 / cm) % cn || cn > N)
+                if (!split_ok(cn, P) || cn > N)
                     continue;
-                int ck = P1 / cm / cn;
-                if (ck > K || (att && ck > 1))
-                    continue;
-                for (int km = 1; km <= C; km++) {
-                    if (C % km)
+                for (int ck = 1; ck <= P1 / cm / cn; ck++) {
+                    if (!split_ok(ck, P) || ck > K || (att && ck > 1))
                         continue;
-                    int kn = C / km;
-                    /* temporal tiles: rows per step, and K (attention: the
-                     * KV tile) from the whole extent down by halves */
-                    double Mc = ceil(M / (cm * ch)), Kc = att ? ceil(N / cn) : ceil(K / ck);
-                    for (double tm = 1; tm <= Mc * 2; tm *= 2) {
-                        double tmv = fmin(tm, Mc);
-                        for (double tk = Kc; tk >= 1 && tk >= Kc / 64; tk = floor(tk / 2)) {
-                            for (int fused = 0; fused <= 1; fused++)
-                                for (int pipe = 0; pipe <= 1; pipe++) {
-                                    memset(&mp, 0, sizeof mp);
-                                    mp.fused = fused;
-                                    mp.pipelined = pipe;
-                                    mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck, mp.cs_h = ch;
-                                    mp.ks_m = km, mp.ks_n = kn;
-                                    mp.tile_m = tmv, mp.tile_k = tk;
-                                    mp.one_pass = 1; /* the library baseline */
-                                    mp.streaming = -1;
-                                    comet_model_eval_fast(hw, pb, &mp, &r);
-                                    out->evaluated++;
-                                    if (!r.valid) {
-                                        out->pruned++;
-                                        continue;
-                                    }
-                                    if (fused && r.cycles < out->r_fused.cycles) {
-                                        out->best_fused = mp;
-                                        out->r_fused = r;
-                                    }
-                                    if (!fused && r.cycles < out->r_unfused.cycles) {
-                                        out->best_unfused = mp;
-                                        out->r_unfused = r;
-                                    }
-                                    pareto_add(out, &mp, &r);
+                    for (int km = 1; km <= C; km++) {
+                        if (!split_ok(km, C))
+                            continue;
+                        for (int kn = 1; kn <= C / km; kn++) {
+                            if (!split_ok(kn, C))
+                                continue;
+                            /* temporal tiles: rows per step, and K (attention: the
+                             * KV tile) from the whole extent down by halves */
+                            double Mc = ceil(M / (cm * ch)), Kc = att ? ceil(N / cn) : ceil(K / ck);
+                            for (double tm = 1; tm <= Mc * 2; tm *= 2) {
+                                double tmv = fmin(tm, Mc);
+                                for (double tk = Kc; tk >= 1 && tk >= Kc / 64; tk = floor(tk / 2)) {
+                                    for (int fused = 0; fused <= 1; fused++)
+                                        for (int pipe = 0; pipe <= 1; pipe++) {
+                                            memset(&mp, 0, sizeof mp);
+                                            mp.fused = fused;
+                                            mp.pipelined = pipe;
+                                            mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck, mp.cs_h = ch;
+                                            mp.ks_m = km, mp.ks_n = kn;
+                                            mp.tile_m = tmv, mp.tile_k = tk;
+                                            mp.one_pass = 1; /* the library baseline */
+                                            mp.streaming = -1;
+                                            comet_model_eval_fast(hw, pb, &mp, &r);
+                                            out->evaluated++;
+                                            if (!r.valid) {
+                                                out->pruned++;
+                                                continue;
+                                            }
+                                            if (fused && r.cycles < out->r_fused.cycles) {
+                                                out->best_fused = mp;
+                                                out->r_fused = r;
+                                            }
+                                            if (!fused && r.cycles < out->r_unfused.cycles) {
+                                                out->best_unfused = mp;
+                                                out->r_unfused = r;
+                                            }
+                                            pareto_add(out, &mp, &r);
+                                        }
+                                    if (tk <= 1)
+                                        break;
                                 }
-                            if (tk <= 1)
-                                break;
+                                if (tmv >= Mc)
+                                    break;
+                            }
                         }
-                        if (tmv >= Mc)
-                            break;
                     }
                 }
             }

@@ -91,6 +91,8 @@ static void test_outputs_documented(void **s)
         src, src);
     check(a);
     check("predict --hw edge --op gemm_softmax --shape M=256,N=256,K=64 --sweep K=32,64 --json");
+    check("predict --hw edge --op gemm_softmax --shape M=256,N=256,K=64 --json");
+    check("explore --hw cloud --op attention --shape heads=2,lq=128,lk=128,d=64 --json");
     check("explore --hw edge --op attention --shape heads=2,lq=256,lk=256,d=64 --sensitivity "
           "--json");
 }

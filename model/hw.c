@@ -300,7 +300,7 @@ static int load_links(const comet_util_doc *m, comet_model_links *l, char *err, 
                     "bcast)",
                     comet_util_doc_where(comet_util_doc_get(f, "collective"), w, sizeof w), cs);
             if (strlen(as) >= sizeof x->alg
-                || comet_model_coll_row(x->coll, as, 1024, 4, row, NULL))
+                || comet_model_coll_row(x->coll, as, 1024, 4, row, NULL) < 0)
                 return comet_util_seterr(err, errlen, -EINVAL, "%s: algorithm '%s' unknown for %s",
                     comet_util_doc_where(comet_util_doc_get(f, "algorithm"), w, sizeof w), as, cs);
             snprintf(x->alg, sizeof x->alg, "%s", as);

@@ -166,6 +166,16 @@ static const char *const ecomp[]
     = { "dram", "global_buffer", "local_buffer", "mac", "vector", "link" };
 static const char *const lcomp[] = { "gemm", "vector", "dram", "noc", "collectives", "stall" };
 
+/* an energy in uJ for a table cell, or "n/a" when the description gives none */
+static const char *rp_energy(double pj, char *buf, size_t len)
+{
+    if (isfinite(pj))
+        snprintf(buf, len, "%.4g", pj * 1e-6);
+    else
+        snprintf(buf, len, "n/a");
+    return buf;
+}
+
 int rp_sec_predictions(rp_ctx *c)
 {
     rp_doc *d = &c->doc;
@@ -182,7 +192,8 @@ int rp_sec_predictions(rp_ctx *c)
         "Best fused and best unfused mapping found by the model's mapping search (cluster and "
         "core splits, tiles, binding; capacity pruning first) for each system and op. Speedup = "
         "best unfused latency / best fused latency. Energy is the model's access-count energy "
-        "(DRAM, buffers, MACs, vector ops, links).");
+        "(DRAM, buffers, MACs, vector ops, links); n/a where the description gives no energies "
+        "(a calibrated CPU profile): unknown, not 0.");
     rp_table(d, "lllrrrrl",
         "system\tdescription\tclock GHz\tclusters\tcores/cluster\tpeak "
         "TFLOP/s\tDRAM GB/s\tsource");
@@ -248,11 +259,12 @@ int rp_sec_predictions(rp_ctx *c)
                     continue;
                 const json_t *rf = json_object_get(json_object_get(x, "fused"), "result"),
                              *ru = json_object_get(json_object_get(x, "unfused"), "result");
-                rp_row(d, "%s\t%s\t%s\t%s\t%.4g\t%.4g\t%.2fx\t%.4g\t%.4g\t%.0f", sets[st],
+                char e1[32], e2[32];
+                rp_row(d, "%s\t%s\t%s\t%s\t%.4g\t%.4g\t%.2fx\t%s\t%s\t%.0f", sets[st],
                     rp_str(x, "system"), rp_str(x, "op"), rp_str(x, "shape"),
                     rp_num(rf, "seconds") * 1e6, rp_num(ru, "seconds") * 1e6, rp_num(x, "speedup"),
-                    rp_num(rf, "energy_pj") * 1e-6, rp_num(ru, "energy_pj") * 1e-6,
-                    rp_num(x, "evaluated"));
+                    rp_energy(rp_num(rf, "energy_pj"), e1, sizeof e1),
+                    rp_energy(rp_num(ru, "energy_pj"), e2, sizeof e2), rp_num(x, "evaluated"));
             }
     json_array_foreach(preds, i, x)
     {
@@ -265,9 +277,18 @@ int rp_sec_predictions(rp_ctx *c)
             !strcmp(rp_str(x, "set"), "measured") ? " (measured shape)" : "");
         fprintf(csv.fp, "%zu,%s,%s,%s,", np, label, rp_str(x, "system"), rp_str(x, "op"));
         rp_csv_field(csv.fp, rp_str(x, "shape"));
-        fprintf(csv.fp, ",%.6g,%.6g,%.5g,%.6g,%.6g\n", tf, tu, rp_num(x, "speedup"), ef, eu);
+        /* unknown energy: an empty cell, never 0 or nan */
+        fprintf(csv.fp, ",%.6g,%.6g,%.5g,", tf, tu, rp_num(x, "speedup"));
+        if (isfinite(ef))
+            fprintf(csv.fp, "%.6g", ef);
+        fputc(',', csv.fp);
+        if (isfinite(eu))
+            fprintf(csv.fp, "%.6g", eu);
+        fputc('\n', csv.fp);
         for (int v = 0; v < 2; v++) {
             const json_t *r = v ? ru : rf;
+            if (!isfinite(rp_num(r, "energy_pj")))
+                continue; /* no energies in this description: nothing to split */
             const json_t *eb = json_object_get(r, "energy_breakdown_pj"),
                          *lb = json_object_get(r, "latency_breakdown");
             double tot = rp_num(r, "energy_pj"), clk = rp_num(r, "cycles") / rp_num(r, "seconds");
@@ -364,7 +385,8 @@ int rp_sec_predictions(rp_ctx *c)
         rp_plot q;
         rp_plot_init(&q, "predictions_energy",
             "Predicted energy per call of the best fused and unfused mapping, split by component "
-            "(share of the total, %); the total in uJ is in the table above.");
+            "(share of the total, %); the total in uJ is in the table above. Descriptions without "
+            "energies (calibrated CPU profiles) are left out: their energy is unknown.");
         if (rp_plot_data(c, &q, bd.p, json_pack("{s:s}", "note", "see predictions_latency.json"))
             == 0) {
             char script[1600];

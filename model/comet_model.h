@@ -277,6 +277,15 @@ const char *comet_model_alg_name(comet_model_alg a);
 /** Parses a collective name; -EINVAL if unknown. */
 int comet_model_coll_parse(const char *s, comet_model_coll *c);
 
+/**
+ * The calibrated link fits of one transport ("shm", "tcp:dl0": the `link`
+ * a record names) from a calibrated profile: a fit applies only to the link
+ * it was measured on. @return 0, or -ENOENT when the profile has no fit for
+ * that transport (*out is then empty).
+ */
+int comet_model_links_for_transport(
+    const comet_model_hw *hw, const char *transport, comet_model_links *out);
+
 /** Frees what a hardware description owns. */
 void comet_model_hw_free(comet_model_hw *hw);
 /**

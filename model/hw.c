@@ -325,26 +325,45 @@ static double jnum_or(const json_t *o, const char *k, double dflt)
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
-static void links_from_calibration(const json_t *cal, comet_model_links *l)
+/* whether fit x was measured on `link` (NULL: any; a fit that names no
+ * link is shared memory's) */
+static int on_link(const json_t *x, const char *link)
+{
+    const char *l = json_string_value(json_object_get(x, "link"));
+    if (!link)
+        return 1;
+    return !strcmp(l && *l ? l : "shm", link);
+}
+
+/* The calibrated link fits of one transport (NULL: shared memory's where
+ * there are any, else every fit): a fit applies only to the link it was
+ * measured on. @return fits found (p2p and collective segments). */
+static int links_filtered(const json_t *cal, const char *link, comet_model_links *l)
 {
     const json_t *fits = json_object_get(cal, "fits");
     const json_t *p2p = json_object_get(fits, "p2p"), *co = json_object_get(fits, "collectives");
     size_t i, j;
     const json_t *x, *seg;
     memset(l, 0, sizeof *l);
+    int found = 0;
     json_array_foreach(p2p, i, x)
     {
+        if (!on_link(x, link))
+            continue;
         const json_t *s0 = json_array_get(json_object_get(x, "segments"), 0);
         double a = jnum_or(s0, "alpha_us", NAN), b = jnum_or(s0, "beta_ns_per_byte", NAN);
         if (a >= 0 && b > 0) {
             l->p2p_alpha_s = a * 1e-6;
             l->p2p_beta_s = b * 1e-9;
+            found++;
             break;
         }
     }
     json_array_foreach(co, i, x)
     {
         comet_model_coll c;
+        if (!on_link(x, link))
+            continue;
         const char *alg = json_string_value(json_object_get(x, "algorithm"));
         if (comet_model_coll_parse(json_string_value(json_object_get(x, "op")), &c) != 0 || !alg
             || strlen(alg) >= sizeof l->fits[0].alg)
@@ -352,7 +371,7 @@ static void links_from_calibration(const json_t *cal, comet_model_links *l)
         json_array_foreach(json_object_get(x, "segments"), j, seg)
         {
             if (l->nfits >= COMET_MODEL_MAX_FITS)
-                return;
+                return found;
             double a = jnum_or(seg, "alpha_us", NAN), b = jnum_or(seg, "beta_ns_per_byte", NAN);
             if (!(a >= 0) || !(b >= 0))
                 continue;
@@ -363,8 +382,32 @@ static void links_from_calibration(const json_t *cal, comet_model_links *l)
             f->beta_s = b * 1e-9;
             f->gamma_s = jnum_or(seg, "gamma_ns_per_byte", 0) * 1e-9;
             f->from_bytes = jnum_or(seg, "from_bytes", 0);
+            const char *ln = json_string_value(json_object_get(x, "link"));
+            snprintf(f->transport, sizeof f->transport, "%s", ln && *ln ? ln : "shm");
+            f->ranks = (int)json_number_value(json_array_get(json_object_get(x, "ranks"), 1));
+            found++;
         }
     }
+    return found;
+}
+
+static void links_from_calibration(const json_t *cal, comet_model_links *l)
+{
+    /* the machine's own links: shared memory's fits when there are any */
+    if (!links_filtered(cal, "shm", l))
+        links_filtered(cal, NULL, l);
+}
+
+int comet_model_links_for_transport(
+    const comet_model_hw *hw, const char *transport, comet_model_links *out)
+{
+    if (!hw || !out)
+        return -EINVAL;
+    if (!hw->calibration || !transport || !*transport) {
+        *out = hw->links;
+        return hw->links.nfits || hw->links.p2p_beta_s > 0 ? 0 : -ENOENT;
+    }
+    return links_filtered(hw->calibration, transport, out) > 0 ? 0 : -ENOENT;
 }
 
 static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)

@@ -800,15 +800,19 @@ int comet_model_explore(
                             for (double tm = 1; tm <= Mc * 2; tm *= 2) {
                                 double tmv = fmin(tm, Mc);
                                 for (double tk = Kc; tk >= 1 && tk >= Kc / 64; tk = floor(tk / 2)) {
-                                    for (int fused = 0; fused <= 1; fused++)
+                                    /* unfused: one pass per row (a library
+                                     * kernel) and op-by-op passes, the best
+                                     * of both is the baseline */
+                                    for (int var = 0; var <= 2; var++)
                                         for (int pipe = 0; pipe <= 1; pipe++) {
+                                            const int fused = var == 2;
                                             memset(&mp, 0, sizeof mp);
                                             mp.fused = fused;
                                             mp.pipelined = pipe;
                                             mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck, mp.cs_h = ch;
                                             mp.ks_m = km, mp.ks_n = kn;
                                             mp.tile_m = tmv, mp.tile_k = tk;
-                                            mp.one_pass = 1; /* the library baseline */
+                                            mp.one_pass = var != 1;
                                             mp.streaming = -1;
                                             comet_model_eval_fast(hw, pb, &mp, &r);
                                             out->evaluated++;
@@ -1096,6 +1100,12 @@ int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_
     local->n_outer = 0;
     /* ranks are processes of this one machine: they share its memory */
     local->dram.bw = hw->dram.bw / ranks;
+    /* a distributed kernel's collectives ran over the link its record names
+     * (shared memory, or a TCP link between namespaces or hosts): predict
+     * them with that link's fits, not another's */
+    const char *link = json_string_value(json_object_get(rec, "link"));
+    if (ranks > 1 && link && *link)
+        comet_model_links_for_transport(hw, link, &local->links);
     comet_model_local_mapping(
         local, pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
     /* fused attention: the keys per KV tile the kernel ran with */

@@ -11,6 +11,8 @@
 #include "comet_util.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,55 @@ static void test_mapping_identity(void **s)
     unlink(path);
 }
 
+/* A calibrated fit applies only to the link it was measured on. */
+static void test_links_per_transport(void **s)
+{
+    (void)s;
+    char path[1200], err[COMET_ERRLEN] = "";
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    json_t *p = json_load_file(path, 0, NULL);
+    assert_non_null(p);
+    json_t *co = json_object_get(
+        json_object_get(json_object_get(p, "calibration"), "fits"), "collectives");
+    assert_true(json_array_size(co) > 0);
+    /* the same fits again, measured over a TCP link 100x slower to start */
+    size_t n0 = json_array_size(co);
+    for (size_t i = 0; i < n0; i++) {
+        json_t *f = json_deep_copy(json_array_get(co, i));
+        json_object_set_new(f, "link", json_string("tcp:dl0"));
+        size_t j;
+        json_t *seg;
+        json_array_foreach(json_object_get(f, "segments"), j, seg)
+        {
+            double a = json_number_value(json_object_get(seg, "alpha_us"));
+            json_object_set_new(seg, "alpha_us", json_real(100 * a));
+        }
+        json_array_append_new(co, f);
+    }
+    char *text = json_dumps(p, 0);
+    json_decref(p);
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    assert_int_equal(comet_model_hw_parse("p.json", text, strlen(text), &hw, err, sizeof err), 0);
+    free(text);
+    comet_model_links shm, tcp, none;
+    assert_int_equal(comet_model_links_for_transport(&hw, "shm", &shm), 0);
+    assert_int_equal(comet_model_links_for_transport(&hw, "tcp:dl0", &tcp), 0);
+    assert_int_equal(comet_model_links_for_transport(&hw, "tcp:other", &none), -ENOENT);
+    assert_int_equal(shm.nfits, tcp.nfits);
+    for (int i = 0; i < shm.nfits; i++) {
+        assert_string_equal(shm.fits[i].transport, "shm");
+        assert_string_equal(tcp.fits[i].transport, "tcp:dl0");
+        assert_true(
+            fabs(tcp.fits[i].alpha_s - 100 * shm.fits[i].alpha_s) <= 1e-9 * tcp.fits[i].alpha_s);
+    }
+    /* the machine's own links are shared memory's */
+    assert_int_equal(hw.links.nfits, shm.nfits);
+    assert_true(hw.links.fits[0].alpha_s == shm.fits[0].alpha_s);
+    comet_model_hw_free(&hw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_any_file_name),
         cmocka_unit_test(test_shape_twice),
         cmocka_unit_test(test_mapping_identity),
+        cmocka_unit_test(test_links_per_transport),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,7 +171,7 @@ static int load_mem(
     const comet_util_doc *m, comet_model_mem *x, int local, char *err, size_t errlen)
 {
     static const char *const keys[]
-        = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", "core_bw", NULL };
+        = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", "core_bw", "shared_by", NULL };
     /* the local buffer may be partitioned (COMET: input, weight, output) */
     static const char *const lkeys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
         "input_bytes", "weight_bytes", "output_bytes", NULL };
@@ -185,6 +185,25 @@ static int load_mem(
     NUM(m, "access_bytes", 1, 1, 1e9, x->access_bytes);
     if (!local)
         NUM(m, "core_bw", 0, 0, 1e12, x->core_bw);
+    if (!local && comet_util_doc_get(m, "shared_by")) {
+        /* what one instance serves (schema v2's sharing on a v1 level) */
+        static const char *const sh[] = { "default", "core", "cluster", "chip", "node", "system" };
+        const char *s;
+        char w[256];
+        if ((rc = comet_util_doc_string(m, "shared_by", NULL, &s, err, errlen)))
+            goto fail;
+        int k = -1;
+        for (int i = 0; i < 6; i++)
+            if (!strcmp(s, sh[i]))
+                k = i;
+        if (k < 0) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'shared_by' must be core, cluster, chip, node or system",
+                comet_util_doc_where(comet_util_doc_get(m, "shared_by"), w, sizeof w));
+            goto fail;
+        }
+        x->shared_by = (comet_model_share)k;
+    }
 fail:
     return rc;
 }
@@ -412,9 +431,9 @@ int comet_model_links_for_transport(
 
 static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
 {
-    static const char *const top[]
-        = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters", "cores", "memory", "gemm",
-              "vector", "calibration", "schema", "io_bytes_per_elem", "collectives", NULL };
+    static const char *const top[] = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters",
+        "cores", "memory", "gemm", "vector", "calibration", "schema", "io_bytes_per_elem",
+        "collectives", "overlap", "clusters_per_chip", NULL };
     const comet_util_doc *sec, *sub;
     const char *s;
     char w[256];
@@ -439,6 +458,36 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUM(d, "clock_ghz", NAN, 1e-3, 100, hw->clock_ghz);
     NUM(d, "bytes_per_elem", 2, 0.125, 16, hw->bytes_per_elem);
     NUM(d, "io_bytes_per_elem", hw->bytes_per_elem, 0.125, 16, hw->io_bytes_per_elem);
+    {
+        double cpc;
+        INT(d, "clusters_per_chip", 0, 0, 1 << 20, cpc);
+        hw->clusters_per_chip = (int)cpc;
+    }
+    /* engines that run concurrently: a property of the hardware, stated */
+    if ((sub = comet_util_doc_get(d, "overlap")) != NULL) {
+        static const char *const eng[] = { "gemm", "vector", "memory", "network" };
+        char w[256];
+        if (sub->kind != COMET_DOC_SEQ) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'overlap' must be a list of engines (gemm, vector, memory, network)",
+                comet_util_doc_where(sub, w, sizeof w));
+            goto fail;
+        }
+        for (size_t i = 0; i < sub->n; i++) {
+            int k = -1;
+            for (int e = 0; e < 4; e++)
+                if (sub->child[i]->kind == COMET_DOC_SCALAR
+                    && !strcmp(sub->child[i]->value, eng[e]))
+                    k = e;
+            if (k < 0) {
+                rc = comet_util_seterr(err, errlen, -EINVAL,
+                    "%s: unknown engine in 'overlap' (gemm, vector, memory, network)",
+                    comet_util_doc_where(sub->child[i], w, sizeof w));
+                goto fail;
+            }
+            hw->overlap |= 1 << k;
+        }
+    }
 
     static const char *const grp[] = { "count", "network", NULL };
     double cnt;
@@ -645,6 +694,9 @@ static json_t *mem_json(const comet_model_mem *m)
         m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
     if (o && m->core_bw > 0)
         json_object_set_new(o, "core_bw", json_real(m->core_bw));
+    static const char *const sh[] = { "default", "core", "cluster", "chip", "node", "system" };
+    if (o && m->shared_by > COMET_MODEL_SHARE_DEFAULT && m->shared_by <= COMET_MODEL_SHARE_SYSTEM)
+        json_object_set_new(o, "shared_by", json_string(sh[m->shared_by]));
     return o;
 }
 
@@ -666,6 +718,16 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     json_object_set_new(j, "bytes_per_elem", json_real(hw->bytes_per_elem));
     json_object_set_new(j, "io_bytes_per_elem",
         json_real(hw->io_bytes_per_elem > 0 ? hw->io_bytes_per_elem : hw->bytes_per_elem));
+    if (hw->clusters_per_chip > 0)
+        json_object_set_new(j, "clusters_per_chip", json_integer(hw->clusters_per_chip));
+    if (hw->overlap) {
+        static const char *const eng[] = { "gemm", "vector", "memory", "network" };
+        json_t *ov = json_array();
+        for (int e = 0; e < 4; e++)
+            if (hw->overlap & (1 << e))
+                json_array_append_new(ov, json_string(eng[e]));
+        json_object_set_new(j, "overlap", ov);
+    }
     if (hw->n_outer > 0) {
         json_t *lv = json_array();
         json_array_append_new(lv, net_json(&hw->cluster_net));

@@ -88,7 +88,9 @@ void comet_cli_getopt_reset(void)
 }
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int spawn(const char *const *args, const char *out_path);
@@ -139,9 +141,20 @@ static int spawn(const char *const *args, const char *out_path)
         execvp(comet_cli_self, argv);
         _exit(127);
     }
-    int st = 0, rc = COMET_EXIT_FAIL;
-    while (waitpid(pid, &st, 0) < 0)
-        ;
+    int st = 0, rc = COMET_EXIT_FAIL, sent = 0;
+    /* an interrupted comet passes the interruption on to its stage (a kill
+     * of this process alone would leave the stage to finish its work) */
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
+        if (comet_util_interrupted && !sent) {
+            kill(pid, SIGTERM);
+            sent = 1;
+        }
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
     if (WIFEXITED(st))
         rc = WEXITSTATUS(st) == 127 ? COMET_EXIT_FAIL : WEXITSTATUS(st);
     if (fd >= 0) {

@@ -14,6 +14,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Prints and releases a JSON document. */
+static void print_json(FILE *out, json_t *o)
+{
+    char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (t)
+        fprintf(out, "%s\n", t);
+    free(t);
+    json_decref(o);
+}
+
 /* Identity of a measurement: everything but its timings. */
 static char *record_key(const json_t *r)
 {
@@ -136,11 +146,7 @@ static int compare_results(
             (json_int_t)only_a, "only_in_b", (json_int_t)only_b, "geomean_ratio_b_over_a",
             matched ? json_real(gmean) : json_null());
         rows = NULL;
-        char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (t)
-            fprintf(out, "%s\n", t);
-        free(t);
-        json_decref(o);
+        print_json(out, o);
     } else {
         fprintf(out,
             "\n%zu measurements in both: B faster in %zu, slower in %zu, the same within the "
@@ -251,11 +257,7 @@ static int compare_hw(const char *a, const char *b, int json, FILE *out, char *e
         json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:o}", "schema", "comet.compare.v1", "kind",
             "hardware", "a", hw_params(&ha), "b", hw_params(&hb), "rows", rows);
         rows = NULL;
-        char *t = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (t)
-            fprintf(out, "%s\n", t);
-        free(t);
-        json_decref(o);
+        print_json(out, o);
     } else
         fprintf(out,
             "\nLatencies are the model's best mapping on each description (comet explore), on "

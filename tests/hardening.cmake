@@ -43,5 +43,5 @@ set_tests_properties(memcheck_cli_blaspin PROPERTIES LABELS "hardening;memcheck"
 # several points, concurrent comets on one folder, a read-only folder.
 add_test(NAME faults COMMAND ${PROJECT_SOURCE_DIR}/tests/hardening/faults_test.sh
   $<TARGET_FILE:comet> ${PROJECT_SOURCE_DIR})
-set_tests_properties(faults PROPERTIES LABELS "hardening;faults" TIMEOUT 300 RUN_SERIAL TRUE
+set_tests_properties(faults PROPERTIES LABELS "hardening;faults" TIMEOUT 900 RUN_SERIAL TRUE
   ENVIRONMENT "COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR}")

@@ -68,7 +68,9 @@ static json_t *doc_to_json(const comet_util_doc *d)
     }
     double v;
     if (!d->quoted && comet_util_parse_double(d->value, &v) == 0)
+        /* an integer only where it is one that fits (a huge "integer" is a real) */
         return strchr(d->value, '.') || strchr(d->value, 'e') || strchr(d->value, 'E')
+                || !(fabs(v) < 9.2e18)
             ? json_real(v)
             : json_integer((json_int_t)v);
     if (!d->quoted && (!strcmp(d->value, "true") || !strcmp(d->value, "false")))

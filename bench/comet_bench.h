@@ -458,6 +458,15 @@ int comet_bench_micro_tile_rows(const char *isa, int *edge);
 int comet_bench_shapeset_check(
     const char *path, size_t *nops, size_t *nsweeps, char *err, size_t errlen);
 
+/**
+ * The gather-GEMM-scatter bench: each dataflow x tile rows x threads for
+ * RGCN, SpConv and MoE inputs at skews 0, 1, 2 (records kind "kernel", op
+ * "gms", variant and "dataflow" the dataflow name, "workload", shape = input
+ * statistics). @return as comet_bench_memory_run().
+ */
+int comet_bench_gms_run(
+    const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

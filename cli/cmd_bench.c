@@ -14,7 +14,7 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet bench kernels|memory|collectives|all [options]\n"
+        "usage: comet bench kernels|memory|collectives|gms|all [options]\n"
         "       comet bench export RESULTS.jsonl... --csv FILE\n"
         "\n"
         "Measures on this machine and appends one JSON Lines record per measurement to\n"
@@ -27,6 +27,7 @@ static void usage(FILE *fp)
         "  memory       read/copy/triad working-set sweep 4 KiB .. >= 4x LLC, 1 thread and\n"
         "               all cores; exp/max/sum/sub/div/mul/sqrt in cache and streaming\n"
         "  collectives  MPI ping-pong and collectives (see comet bench collectives --help)\n"
+        "  gms          gather-GEMM-scatter: 4 dataflows x tiles x threads per input\n"
         "  all          memory, kernels, then collectives\n"
         "  export       convert results files to CSV\n"
         "\n"
@@ -195,7 +196,8 @@ int comet_cmd_bench(int argc, char **argv)
 #endif
     }
     int is_export = !strcmp(kind, "export");
-    if (!is_export && strcmp(kind, "kernels") && strcmp(kind, "memory") && strcmp(kind, "all")) {
+    if (!is_export && strcmp(kind, "kernels") && strcmp(kind, "memory") && strcmp(kind, "all")
+        && strcmp(kind, "gms")) {
         comet_cli_error(
             "bench", "unknown bench '%s' (kernels, memory, collectives, all, export)", kind);
         return COMET_EXIT_USAGE;
@@ -363,7 +365,8 @@ int comet_cmd_bench(int argc, char **argv)
         comet_bench_summary s;
         int brc = !strcmp(which[k], "memory")
             ? comet_bench_memory_run(&o, machine, &s, err, sizeof err)
-            : comet_bench_kernels_run(&o, machine, &s, err, sizeof err);
+            : !strcmp(which[k], "gms") ? comet_bench_gms_run(&o, machine, &s, err, sizeof err)
+                                       : comet_bench_kernels_run(&o, machine, &s, err, sizeof err);
         if (brc) {
             comet_cli_error("bench", "%s", err);
             rc = brc == -EINVAL || brc == -ENOENT ? COMET_EXIT_USAGE : COMET_EXIT_FAIL;

@@ -28,6 +28,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -220,6 +221,103 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
 int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
     const comet_kernels_shape *shape, const float *Q, const float *K_local, const float *V_local,
     float *O, const comet_kernels_params *p, comet_kernels_coll_log *log);
+
+/* ------------------------------------------------------------------ */
+/* Gather-GEMM-scatter (Efficient-GMS): out[dst] += in[src] x W_seg     */
+/* ------------------------------------------------------------------ */
+
+/** The four gather-GEMM-scatter dataflows. */
+typedef enum comet_kernels_gms_dataflow {
+    COMET_KERNELS_GMS_UNFUSED = 1, /**< gather to a buffer, GEMM to a buffer, scatter-add */
+    COMET_KERNELS_GMS_GATHER_FUSED = 2, /**< gather per tile into the GEMM's A buffer; scatter separate */
+    COMET_KERNELS_GMS_SCATTER_FUSED = 3, /**< gather separate; scatter-add in the GEMM epilogue */
+    COMET_KERNELS_GMS_FUSED = 4 /**< gather, GEMM and scatter-add per tile */
+} comet_kernels_gms_dataflow;
+
+/**
+ * One gather-GEMM-scatter problem. Segment s owns pairs seg_ptr[s] ..
+ * seg_ptr[s+1]-1 and weight W + s*K*N (K x N, row-major); pair i adds
+ * in[src[i]] (a K-row of in, rows_in x K) times W_s into out[dst[i]] (an
+ * N-row of out, rows_out x N). out is accumulated into, not cleared.
+ */
+typedef struct comet_kernels_gms_input {
+    size_t rows_in, rows_out, K, N, nseg;
+    const size_t *seg_ptr; /**< nseg+1 nondecreasing offsets, seg_ptr[0] = 0 */
+    const uint32_t *src, *dst; /**< seg_ptr[nseg] pairs */
+    const float *W; /**< nseg weight matrices */
+    const float *in; /**< rows_in x K */
+    float *out; /**< rows_out x N */
+} comet_kernels_gms_input;
+
+/** Knobs (zero fields take defaults). */
+typedef struct comet_kernels_gms_params {
+    int threads; /**< threads (>= 1; 0 means 1) */
+    size_t tile_m; /**< pairs per fused tile (dataflows 2-4; 0 means 48) */
+} comet_kernels_gms_params;
+
+/**
+ * Bytes of workspace a call needs. @return 0, -EINVAL (bad input: an index
+ * out of range, decreasing seg_ptr, bad dataflow) or -EOVERFLOW.
+ */
+int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
+    comet_kernels_gms_dataflow df, const comet_kernels_gms_params *p, size_t *bytes);
+
+/**
+ * out[dst] += in[src] x W_seg for every pair, in dataflow df. Threads own
+ * disjoint column ranges of out and accumulate pairs in input order, so the
+ * result is deterministic (bitwise identical for any thread count) and
+ * duplicate destinations are summed in pair order.
+ * @return 0, -EINVAL, -EOVERFLOW, -ENOMEM (ws smaller than needed).
+ */
+int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_input *in,
+    const comet_kernels_gms_params *p, void *ws, size_t ws_bytes);
+
+/** 2 * pairs * K * N. */
+double comet_kernels_gms_flops(const comet_kernels_gms_input *in);
+/** "unfused", "gather_fused", "scatter_fused", "fused". */
+const char *comet_kernels_gms_dataflow_name(comet_kernels_gms_dataflow d);
+/** Parses a dataflow name; @return 0 or -EINVAL. */
+int comet_kernels_gms_dataflow_parse(const char *name, comet_kernels_gms_dataflow *d);
+
+/** Generated workloads (statistics documented in gms_inputs.c's header):
+ *  rgcn (8*rows edges over nseg relations, share of relation r ~ (r+1)^-skew),
+ *  spconv (27 offsets over rows voxels in a cube of density 0.5/(1+4 skew)),
+ *  moe (rows tokens top-2 over nseg experts, popularity ~ (e+1)^-skew). */
+typedef enum comet_kernels_gms_workload {
+    COMET_KERNELS_GMS_RGCN = 0,
+    COMET_KERNELS_GMS_SPCONV = 1,
+    COMET_KERNELS_GMS_MOE = 2
+} comet_kernels_gms_workload;
+
+/** Index part of a problem (owned arrays; free with comet_kernels_gms_problem_free). */
+typedef struct comet_kernels_gms_problem {
+    size_t rows_in, rows_out, nseg;
+    size_t *seg_ptr; /**< nseg+1 offsets */
+    uint32_t *src, *dst; /**< grouped by segment */
+} comet_kernels_gms_problem;
+
+/** Input statistics the model and the records use. */
+typedef struct comet_kernels_gms_stats {
+    size_t rows, segments, nonempty, pairs, max_seg;
+    double mean_seg;
+} comet_kernels_gms_stats;
+
+/** Generates workload w deterministically from seed. spconv ignores nseg
+ *  (27). @return 0, -EINVAL (rows 0 or too large, skew outside [0,16]), -ENOMEM. */
+int comet_kernels_gms_generate(comet_kernels_gms_workload w, size_t rows, size_t nseg, double skew,
+    unsigned long long seed, comet_kernels_gms_problem *pr);
+/** Reads a text input: a header line 'gms ROWS_IN ROWS_OUT SEGMENTS', then
+ *  'SEGMENT SRC DST' per line ('#' comments). Errors name file:line in err.
+ *  @return 0 or a negative errno. */
+int comet_kernels_gms_read(const char *path, comet_kernels_gms_problem *pr, char *err, size_t errlen);
+/** Frees a problem's arrays (NULL-safe). */
+void comet_kernels_gms_problem_free(comet_kernels_gms_problem *pr);
+/** Computes the statistics of a problem. */
+void comet_kernels_gms_stats_of(const comet_kernels_gms_problem *pr, comet_kernels_gms_stats *st);
+/** "rgcn", "spconv", "moe". */
+const char *comet_kernels_gms_workload_name(comet_kernels_gms_workload w);
+/** Parses a workload name; @return 0 or -EINVAL. */
+int comet_kernels_gms_workload_parse(const char *name, comet_kernels_gms_workload *w);
 
 #ifdef __cplusplus
 }

@@ -20,3 +20,9 @@ endif()
 add_test(NAME test_kernels_avx2 COMMAND test_kernels)
 set_tests_properties(test_kernels_avx2 PROPERTIES TIMEOUT 300 LABELS kernels
   ENVIRONMENT "COMET_KERNELS_NO_AVX512=1;OPENBLAS_NUM_THREADS=1")
+# Gather-GEMM-scatter: four dataflows, generators, reader.
+comet_add_test(test_gms SOURCES kernels/test_gms.c LIBS comet_kernels LABELS kernels sanitize)
+target_link_libraries(test_gms PRIVATE m)
+add_test(NAME test_gms_avx2 COMMAND test_gms)
+set_tests_properties(test_gms_avx2 PROPERTIES TIMEOUT 120 LABELS kernels
+  ENVIRONMENT "COMET_KERNELS_NO_AVX512=1")

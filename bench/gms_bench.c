@@ -1,0 +1,166 @@
+/* comet bench gms: every gather-GEMM-scatter dataflow x configuration
+ * (fused tile rows, threads) for each generated input (RGCN, SpConv, MoE at
+ * three skews). Configurations of one input are measured back to back
+ * (interleaved per input), each result checked against dataflow 1's. */
+#include "bench_internal.h"
+#include "comet_bench.h"
+#include "comet_kernels.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gms_ctx {
+    comet_kernels_gms_dataflow df;
+    comet_kernels_gms_input in;
+    comet_kernels_gms_params p;
+    void *ws;
+    size_t ws_bytes;
+} gms_ctx;
+
+static int gms_call(void *vctx, size_t reps)
+{
+    gms_ctx *c = vctx;
+    for (size_t r = 0; r < reps; r++) {
+        int rc = comet_kernels_gms(c->df, &c->in, &c->p, c->ws, c->ws_bytes);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void fill(float *x, size_t n, unsigned seed)
+{
+    unsigned s = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = -1.0f + 2.0f * (float)((s >> 8) & 0xFFFFFF) / 16777216.0f;
+    }
+}
+
+int comet_bench_gms_run(
+    const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen)
+{
+    static const double skews[3] = { 0.0, 1.0, 2.0 };
+    static const size_t tiles[2] = { 24, 96 };
+    const size_t rows = o->full ? 16384 : 4096, K = 64, N = 64;
+    const size_t nsegs[3] = { 16, 27, 8 }; /* rgcn relations, spconv offsets, moe experts */
+    int nthr[2] = { 1, comet_bench_ncores() > 1 ? 2 : 1 }, nT = nthr[1] > 1 ? 2 : 1;
+    if (o->threads > 0)
+        nthr[0] = o->threads, nT = 1;
+    bench_session s;
+    int rc = bench_session_open(&s, o, "gms", machine, sum, err, errlen);
+    if (rc)
+        return rc;
+    s.cfg.time_cap_s = o->full ? 0.5 : 0.08;
+    s.cfg.warmup_s = o->full ? 0.05 : 0.01;
+    s.cfg.settled = 1;
+    /* 144 sets: a short idle gate keeps the quick set near a minute on a
+     * shared machine (its records carry what the gate saw) */
+    if (!o->full && s.cfg.gate.timeout_s > 0.2)
+        s.cfg.gate.timeout_s = 0.2;
+    bench_session_progress(&s, "bench gms", 3 * 3 * 4 * 2 * (size_t)nT);
+    for (int w = 0; w < 3 && !s.stop; w++)
+        for (int si = 0; si < 3 && !s.stop; si++) {
+            comet_kernels_gms_problem pr;
+            comet_kernels_gms_stats st;
+            if ((rc = comet_kernels_gms_generate(
+                     (comet_kernels_gms_workload)w, rows, nsegs[w], skews[si], 42, &pr)))
+                goto fail;
+            comet_kernels_gms_stats_of(&pr, &st);
+            float *X = malloc(rows * K * 4), *W = malloc(pr.nseg * K * N * 4),
+                  *O = calloc(rows * N, 4), *R = calloc(rows * N, 4);
+            if (!X || !W || !O || !R) {
+                free(X), free(W), free(O), free(R);
+                comet_kernels_gms_problem_free(&pr);
+                rc = comet_util_seterr(err, errlen, -ENOMEM, "bench gms: out of memory");
+                goto fail;
+            }
+            fill(X, rows * K, 1);
+            fill(W, pr.nseg * K * N, 2);
+            for (int ti = 0; ti < nT && !s.stop && rc == 0; ti++)
+                for (size_t tl = 0; tl < 2 && !s.stop && rc == 0; tl++)
+                    for (int df = 1; df <= 4 && !s.stop && rc == 0; df++) {
+                        gms_ctx c = { .df = (comet_kernels_gms_dataflow)df,
+                            .in = { .rows_in = pr.rows_in,
+                                .rows_out = pr.rows_out,
+                                .K = K,
+                                .N = N,
+                                .nseg = pr.nseg,
+                                .seg_ptr = pr.seg_ptr,
+                                .src = pr.src,
+                                .dst = pr.dst,
+                                .W = W,
+                                .in = X,
+                                .out = O },
+                            .p = { .threads = nthr[ti], .tile_m = tiles[tl] } };
+                        if ((rc = comet_kernels_gms_workspace_size(&c.in, c.df, &c.p, &c.ws_bytes)))
+                            break;
+                        if (!(c.ws = malloc(c.ws_bytes))) {
+                            rc = -ENOMEM;
+                            break;
+                        }
+                        /* check: one call on a cleared output against the reference run */
+                        memset(O, 0, rows * N * 4);
+                        int valid = comet_kernels_gms(c.df, &c.in, &c.p, c.ws, c.ws_bytes) == 0;
+                        if (df == 1 && ti == 0 && tl == 0)
+                            memcpy(R, O, rows * N * 4);
+                        for (size_t i = 0; valid && i < rows * N; i++)
+                            valid = fabsf(O[i] - R[i]) <= 1e-3f * (1.0f + fabsf(R[i]));
+                        bench_session_pin(&s, c.p.threads);
+                        comet_bench_result r;
+                        memset(&r, 0, sizeof r);
+                        rc = comet_bench_measure(&s.cfg, gms_call, &c, &r, err, errlen);
+                        free(c.ws);
+                        if (rc)
+                            break;
+                        double pairs = (double)st.pairs;
+                        double bytes = pairs * (double)(K + 2 * N) * 4
+                            + (double)pr.nseg * (double)(K * N) * 4;
+                        json_t *shape = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "rows",
+                            (int)st.rows, "segments", (int)st.segments, "pairs", (int)st.pairs, "K",
+                            (int)K, "N", (int)N, "max_seg", (int)st.max_seg, "mean_seg",
+                            st.mean_seg, "skew", skews[si], "nonempty", (double)st.nonempty);
+                        json_t *rec = comet_bench_record_new(&s.run, "kernel", "gms",
+                            comet_kernels_gms_dataflow_name(c.df), shape, c.p.threads);
+                        if (!rec) {
+                            comet_bench_result_free(&r);
+                            rc = -ENOMEM;
+                            break;
+                        }
+                        json_object_set_new(
+                            rec, "dataflow", json_string(comet_kernels_gms_dataflow_name(c.df)));
+                        json_object_set_new(rec, "workload",
+                            json_string(
+                                comet_kernels_gms_workload_name((comet_kernels_gms_workload)w)));
+                        json_object_set_new(
+                            rec, "params", json_pack("{s:i}", "tile_m", (int)tiles[tl]));
+                        if ((rc = comet_bench_record_set_result(
+                                 rec, &r, 2.0 * pairs * K * N, bytes))
+                            == 0) {
+                            json_object_set_new(rec, "valid", json_boolean(valid));
+                            rc = bench_session_write(&s, rec, valid, err, errlen);
+                        }
+                        json_decref(rec);
+                        char note[128];
+                        snprintf(note, sizeof note, "%s skew %.0f %s T=%d tile %zu: %.3f ms%s",
+                            comet_kernels_gms_workload_name((comet_kernels_gms_workload)w),
+                            skews[si], comet_kernels_gms_dataflow_name(c.df), c.p.threads,
+                            tiles[tl], r.stats.median * 1e3, valid ? "" : " INVALID");
+                        comet_bench_result_free(&r);
+                        bench_session_step(&s, note);
+                    }
+            free(X), free(W), free(O), free(R);
+            comet_kernels_gms_problem_free(&pr);
+            if (rc)
+                goto fail;
+        }
+    return bench_session_close(&s, json_object(), err, errlen);
+fail:
+    if (err && !err[0])
+        comet_util_seterr(err, errlen, rc, "bench gms: failed (%d)", rc);
+    bench_session_abort(&s);
+    return rc;
+}

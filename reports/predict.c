@@ -236,7 +236,8 @@ int comet_reports_predict(
                     goto fail;
                 }
                 recs = nr;
-                memcpy(recs + n, r, k * sizeof *r);
+                if (k) /* a file with no records returns no array */
+                    memcpy(recs + n, r, k * sizeof *r);
                 n += k;
                 free(r);
             }

@@ -247,7 +247,8 @@ int comet_cli_profile_vrows(
             continue;
         }
         all = grown;
-        memcpy(all + nall, recs, nr * sizeof *recs);
+        if (nr)
+            memcpy(all + nall, recs, nr * sizeof *recs);
         nall += nr;
         free(recs); /* the records moved into all */
     }

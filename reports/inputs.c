@@ -225,7 +225,8 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
             in->recs = nr;
             cap = nc;
         }
-        memcpy(in->recs + in->n, r, k * sizeof *r);
+        if (k) /* a file with no records returns no array */
+            memcpy(in->recs + in->n, r, k * sizeof *r);
         in->n += k;
         free(r); /* the records now belong to in->recs */
     }

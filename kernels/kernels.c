@@ -449,11 +449,29 @@ static void attention_block_fused(const comet_kernels_params *p, size_t lq, size
                 kern_scale(Oacc + i * d, d, alpha);
             m[i] = mn;
         }
-        if (Vp)
-            kern_ukernel_gemm_ex(mb, d, nb, 1.0f, S, nb, Vp + j0 * 16, lk * 16, 1, Oacc, d);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)d, (int)nb, 1.0f,
-                S, (int)nb, V + j0 * d, (int)d, 1.0f, Oacc, (int)d);
+        /* P V over the keys every row of the block sees; the keys only some
+         * rows see, row by row: a masked key's value (NaN included) never
+         * reaches a row that cannot see it (0 x NaN would be NaN) */
+        size_t jfull = nb;
+        if (p->causal) {
+            size_t lim0 = causal_limit(q0, lq, lk);
+            jfull = lim0 > j0 ? (lim0 - j0 < nb ? lim0 - j0 : nb) : 0;
+        }
+        if (jfull && Vp)
+            kern_ukernel_gemm_ex(mb, d, jfull, 1.0f, S, nb, Vp + j0 * 16, lk * 16, 1, Oacc, d);
+        else if (jfull)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)d, (int)jfull,
+                1.0f, S, (int)nb, V + j0 * d, (int)d, 1.0f, Oacc, (int)d);
+        for (size_t i = 0; jfull < nb && i < mb; i++) {
+            size_t lim = causal_limit(q0 + i, lq, lk);
+            size_t vis = lim > j0 ? (lim - j0 < nb ? lim - j0 : nb) : 0;
+            for (size_t j = jfull; j < vis; j++) {
+                const float pj = S[i * nb + j], *vj = V + (j0 + j) * d;
+                float *o = Oacc + i * d;
+                for (size_t c = 0; c < d; c++)
+                    o[c] += pj * vj[c];
+            }
+        }
     }
     for (size_t i = 0; i < mb; i++) {
         float *o = O + (q0 + i) * d;
@@ -504,7 +522,37 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
             /* ordinary stores: P V reads S right after (streaming it out
              * to memory made 2048^2 attention 1.4x slower on the Xeon) */
             kern_softmax_rows_ex(lq, lk, S, lk, S, lk, 1.0f, p.threads, 0);
-            slab_gemm(p.threads, lq, d, lk, 1.0f, S, lk, 0, vv, d, O + h * lq * d, d);
+            if (!p.causal) {
+                slab_gemm(p.threads, lq, d, lk, 1.0f, S, lk, 0, vv, d, O + h * lq * d, d);
+                continue;
+            }
+            /* causal: per block of 64 rows, the keys all its rows see by one
+             * GEMM, the rest row by row up to each row's limit, so that a
+             * masked key's value (NaN included) never enters a row */
+            float *oh = O + h * lq * d;
+#pragma omp parallel for num_threads(p.threads) schedule(static)
+            for (size_t r0 = 0; r0 < lq; r0 += 64) {
+                size_t rb = lq - r0 < 64 ? lq - r0 : 64;
+                size_t jfull = causal_limit(r0, lq, lk);
+                if (jfull > lk)
+                    jfull = lk;
+                if (jfull)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rb, (int)d,
+                        (int)jfull, 1.0f, S + r0 * lk, (int)lk, vv, (int)d, 0.0f, oh + r0 * d,
+                        (int)d);
+                else
+                    memset(oh + r0 * d, 0, rb * d * sizeof(float));
+                for (size_t i = r0; i < r0 + rb; i++) {
+                    size_t lim = causal_limit(i, lq, lk);
+                    if (lim > lk)
+                        lim = lk;
+                    for (size_t j = jfull; j < lim; j++) {
+                        const float pj = S[i * lk + j], *vj = vv + j * d;
+                        for (size_t c = 0; c < d; c++)
+                            oh[i * d + c] += pj * vj[c];
+                    }
+                }
+            }
         }
         openblas_set_num_threads(saved);
         return 0;

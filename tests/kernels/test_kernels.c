@@ -209,8 +209,11 @@ static void ref_attention(const comet_kernels_shape *s, int causal, float scale,
             kref_softmax_row(S, lk);
             for (size_t c = 0; c < d; c++) {
                 double a = 0;
+                /* a masked key contributes nothing, whatever its value */
+                long lim = (long)i + (long)lk - (long)lq;
                 for (size_t j = 0; j < lk; j++)
-                    a += S[j] * V[(h * lk + j) * d + c];
+                    if (!causal || (long)j <= lim)
+                        a += S[j] * V[(h * lk + j) * d + c];
                 O[(h * lq + i) * d + c] = a;
             }
         }
@@ -228,8 +231,12 @@ static void run_attention(comet_kernels_variant v, size_t B, size_t H, size_t lq
     kref_fill(Q, bh * lq * d, 1, -1, 1);
     kref_fill(K, bh * lk * d, 2, -1, 1);
     kref_fill(V, bh * lk * d, 3, -1, 1);
-    if (nan_row)
+    if (nan_row == 1)
         Q[1 * d + 2] = NAN; /* query row 1 of head 0 */
+    if (nan_row == 2) /* the last key's value, which a causal mask hides from
+                       * every query row but the last (a masked key must
+                       * contribute nothing, NaN included) */
+        V[(lk - 1) * d] = NAN;
     comet_kernels_params p;
     memset(&p, 0, sizeof p);
     p.threads = threads;
@@ -266,6 +273,8 @@ static void test_attention_all(void **st)
             run_attention((comet_kernels_variant)v, 1, 2, 64, 64, 64, causal, 1, 0, 0, 0);
             run_attention((comet_kernels_variant)v, 1, 1, 53, 29, 8, causal, 2, 7, 5, 0);
             run_attention((comet_kernels_variant)v, 1, 1, 20, 300, 32, causal, 1, 6, 64, 1);
+            run_attention((comet_kernels_variant)v, 1, 2, 70, 70, 16, causal, 2, 16, 32, 2);
+            run_attention((comet_kernels_variant)v, 1, 1, 130, 130, 64, causal, 1, 0, 0, 2);
         }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -45,6 +46,10 @@ int kern_check_dims(size_t a, size_t b, size_t c, size_t *prod)
 {
     if (a == 0 || b == 0 || c == 0)
         return -EINVAL;
+    /* BLAS and MPI take int dimensions and leading dimensions: a dimension
+     * of 2^31 or more would be truncated into a wrong result */
+    if (a > INT_MAX || b > INT_MAX || c > INT_MAX)
+        return -EOVERFLOW;
     if (b > SIZE_MAX / a || c > SIZE_MAX / (a * b))
         return -EOVERFLOW;
     size_t p = a * b * c;

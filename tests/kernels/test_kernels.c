@@ -278,6 +278,28 @@ static void test_attention_all(void **st)
         }
 }
 
+/* A dimension of 2^31 or more is refused, never truncated into BLAS's ints. */
+static void test_huge_dims_refused(void **st)
+{
+    (void)st;
+    const size_t big = (size_t)1 << 31;
+    comet_kernels_params p = { .threads = 1 };
+    comet_kernels_shape s = { .M = 4, .N = 4, .K = big };
+    size_t ws = 0;
+    assert_int_equal(
+        comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &s, &p, &ws),
+        -EOVERFLOW);
+    float dummy[16] = { 0 };
+    char w[64];
+    assert_int_equal(comet_kernels_gemm_softmax(
+                         COMET_KERNELS_UNFUSED, 4, 4, big, dummy, dummy, dummy, &p, w, sizeof w),
+        -EOVERFLOW);
+    comet_kernels_shape a = { .batch = 1, .heads = 1, .lq = 4, .lk = big, .d = 4 };
+    assert_int_equal(
+        comet_kernels_workspace_size(COMET_KERNELS_ATTENTION, COMET_KERNELS_FUSED, &a, &p, &ws),
+        -EOVERFLOW);
+}
+
 static void test_fused_equals_unfused(void **st)
 {
     (void)st;
@@ -600,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_softmax_masks_and_nan),
         cmocka_unit_test(test_layernorm_rows_edge),
         cmocka_unit_test(test_attention_all),
+        cmocka_unit_test(test_huge_dims_refused),
         cmocka_unit_test(test_fused_equals_unfused),
         cmocka_unit_test(test_gemm_only),
         cmocka_unit_test(test_exp_error),

@@ -141,12 +141,21 @@ void comet_kernels_vexp(const float *x, float *y, size_t n);
  * Vectorized y[i] = exp(x[i] - shift) for x[i] <= shift (in place allowed):
  * softmax's exponential after its row max, through the same exp the row
  * passes and fused epilogues run (AVX-512 or AVX2+FMA when the CPU has it,
- * else libm), with the error bound of comet_kernels_exp_max_rel_error().
- * x[i] > shift gives 1 (the argument is clamped to 0); NaN gives NaN.
+ * else libm). x[i] > shift gives 1 (the argument is clamped to 0); NaN
+ * gives NaN. Error against exp(x - shift) of the exact difference: the
+ * float subtraction rounds the argument by up to |x - shift| x 2^-24, which
+ * is a relative error of the result of that size (5.2e-6 at |x - shift| =
+ * 87), on top of comet_kernels_exp_max_rel_error() for the rounded argument:
+ * comet_kernels_exp_shifted_max_rel_error().
  */
 void comet_kernels_vexp_shifted(const float *x, float *y, size_t n, float shift);
-/** The stated bound on the vectorized exp's relative error (normal results). */
+/** The stated bound on the vectorized exp's relative error (normal results),
+ *  for the float argument as given. */
 double comet_kernels_exp_max_rel_error(void);
+/** The bound on comet_kernels_vexp_shifted()'s relative error against
+ *  exp(x - shift) computed exactly, at a difference of magnitude dist:
+ *  the exp's own bound plus the argument's rounding, dist x 2^-24. */
+double comet_kernels_exp_shifted_max_rel_error(double dist);
 /** 1 if the AVX2+FMA paths are in use, 0 for the portable fallback. */
 int comet_kernels_have_avx2(void);
 /** 1 if the AVX-512 paths are in use (the CPU has AVX-512F, COMET_KERNELS_NO_AVX512
@@ -229,7 +238,8 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
 /** The four gather-GEMM-scatter dataflows. */
 typedef enum comet_kernels_gms_dataflow {
     COMET_KERNELS_GMS_UNFUSED = 1, /**< gather to a buffer, GEMM to a buffer, scatter-add */
-    COMET_KERNELS_GMS_GATHER_FUSED = 2, /**< gather per tile into the GEMM's A buffer; scatter separate */
+    COMET_KERNELS_GMS_GATHER_FUSED
+    = 2, /**< gather per tile into the GEMM's A buffer; scatter separate */
     COMET_KERNELS_GMS_SCATTER_FUSED = 3, /**< gather separate; scatter-add in the GEMM epilogue */
     COMET_KERNELS_GMS_FUSED = 4 /**< gather, GEMM and scatter-add per tile */
 } comet_kernels_gms_dataflow;
@@ -309,7 +319,8 @@ int comet_kernels_gms_generate(comet_kernels_gms_workload w, size_t rows, size_t
 /** Reads a text input: a header line 'gms ROWS_IN ROWS_OUT SEGMENTS', then
  *  'SEGMENT SRC DST' per line ('#' comments). Errors name file:line in err.
  *  @return 0 or a negative errno. */
-int comet_kernels_gms_read(const char *path, comet_kernels_gms_problem *pr, char *err, size_t errlen);
+int comet_kernels_gms_read(
+    const char *path, comet_kernels_gms_problem *pr, char *err, size_t errlen);
 /** Frees a problem's arrays (NULL-safe). */
 void comet_kernels_gms_problem_free(comet_kernels_gms_problem *pr);
 /** Computes the statistics of a problem. */

@@ -202,19 +202,25 @@ typedef struct comet_kernels_coll_log {
 /**
  * Distributed GEMM-Softmax with N split across the ranks of comm: each rank
  * holds A (MxK, replicated), its column slice B_local (K x n_local) and
- * writes Y_local (M x n_local). Fused: row statistics merged with two
- * all-reduces of M floats (max, then rescaled sums). Unfused: the full
- * intermediate is all-gathered (n_local must be equal on all ranks).
- * log (may be NULL) receives the collectives issued.
+ * writes Y_local (M x n_local). Slices may differ in width and a rank may
+ * hold none (n_local 0; B_local and Y_local may then be NULL): it still
+ * takes part in the collectives. Fused: row statistics merged with two
+ * all-reduces of M floats (max, then rescaled sums). Unfused: the slice
+ * widths are all-gathered (one integer each), then the full intermediate
+ * (MPI_Allgatherv). log (may be NULL) receives the collectives issued.
+ * Every rank must pass the same M, K and variant; an argument error on one
+ * rank only is returned there while the others wait in the collective.
  */
 int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size_t M,
     size_t n_local, size_t K, const float *A, const float *B_local, float *Y_local,
     const comet_kernels_params *p, comet_kernels_coll_log *log);
 
 /**
- * Distributed GEMM-LayerNorm, N split: all-reduce of row sums, then of sums
- * of squared deviations from the global mean (two-pass). gamma_local and
- * beta_local are the rank's slices.
+ * Distributed GEMM-LayerNorm, N split as for GEMM-Softmax: all-reduce of
+ * the row sums and the slice width (M + 1 doubles: the row width N is the
+ * sum of the widths), then of the sums of squared deviations from the
+ * global mean (two-pass, in double). gamma_local and beta_local are the
+ * rank's slices.
  */
 int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, size_t M,
     size_t n_local, size_t K, const float *A, const float *B_local, const float *gamma_local,
@@ -225,7 +231,9 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
  * Distributed attention with the KV sequence split: each rank holds Q (all
  * queries) and its lk_local keys/values; (max, sum, partial O) are merged
  * with all-reduces; every rank ends with the full O. shape->lk is the
- * per-rank lk_local. Causal masking is not supported here (-ENOTSUP).
+ * per-rank lk_local, which may differ between ranks or be 0 (K_local and
+ * V_local may then be NULL). Causal masking is not supported here
+ * (-ENOTSUP).
  */
 int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
     const comet_kernels_shape *shape, const float *Q, const float *K_local, const float *V_local,

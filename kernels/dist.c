@@ -36,10 +36,14 @@ static int mpi_rc(int rc)
     return rc == MPI_SUCCESS ? 0 : -EIO;
 }
 
-/* Local GEMM of the rank's slice: C (M x n) = alpha * A B_local, threaded. */
+/* Local GEMM of the rank's slice: C (M x n) = alpha * A B_local, threaded.
+ * A rank may hold no columns (n == 0): it still takes part in every
+ * collective. */
 static void local_gemm(size_t M, size_t n, size_t K, float alpha, const float *A, const float *B,
     float *C, int threads)
 {
+    if (n == 0)
+        return;
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(threads);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)n, (int)K, alpha, A, (int)K,
@@ -47,53 +51,109 @@ static void local_gemm(size_t M, size_t n, size_t K, float alpha, const float *A
     openblas_set_num_threads(saved);
 }
 
-static int dist_checks(MPI_Comm comm, size_t M, size_t n, size_t K, const void *A, const void *B,
-    const void *Y, const comet_kernels_params *p)
+/* Stands in for the slice pointers of a rank with no columns (which may be
+ * NULL): never read or written, but pointer arithmetic on NULL is undefined. */
+static float no_columns;
+
+static int dist_checks(MPI_Comm comm, size_t M, size_t n, size_t K, const float *A, const float **B,
+    float **Y, const comet_kernels_params *p)
 {
     size_t prod;
     int rc;
     if (comm == MPI_COMM_NULL || !A || !B || !Y || !p || p->threads <= 0)
         return -EINVAL;
-    if ((rc = kern_check_dims(M, n, K, NULL)) != 0 || (rc = kern_check_dims(M, n, 1, &prod)))
+    if (n == 0) {
+        *B = &no_columns;
+        *Y = &no_columns;
+    }
+    if (!*B || !*Y)
+        return -EINVAL;
+    if ((rc = kern_check_dims(M, n ? n : 1, K, NULL)) != 0
+        || (rc = kern_check_dims(M, n ? n : 1, 1, &prod)))
         return rc;
-    if (M > (size_t)INT32_MAX || n > (size_t)INT32_MAX || K > (size_t)INT32_MAX)
-        return -EOVERFLOW;
     return 0;
 }
 
-/* Unfused baseline: all-gather the N-slices of the intermediate so every
- * rank holds full rows, then run the pass on the rank's own columns with
- * full-row statistics. */
-static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float **full, int *nranks,
-    int *rank, comet_kernels_coll_log *log)
+/* Every rank's slice width and offset (one all-gather of an integer): the
+ * unfused baselines gather slices of any widths, equal or not. */
+static int slice_layout(MPI_Comm comm, size_t n, size_t per, int **counts, int **displs,
+    size_t *total, int *nranks, int *rank, comet_kernels_coll_log *log)
 {
-    int P, r, rc;
+    int P, r;
+    long long mine = (long long)n, *all = NULL;
     MPI_Comm_size(comm, &P);
     MPI_Comm_rank(comm, &r);
-    size_t cnt = M * n;
-    if (cnt > (size_t)INT32_MAX)
-        return -EOVERFLOW;
-    float *g = malloc(cnt * (size_t)P * sizeof(float));
-    if (!g)
-        return -ENOMEM;
-    rc = MPI_Allgather(C, (int)cnt, MPI_FLOAT, g, (int)cnt, MPI_FLOAT, comm);
-    log_add(log, "allgather", "", cnt, cnt * sizeof(float));
-    if (rc != MPI_SUCCESS) {
-        free(g);
-        return -EIO;
+    all = malloc((size_t)P * sizeof *all);
+    *counts = malloc((size_t)P * sizeof **counts);
+    *displs = malloc((size_t)P * sizeof **displs);
+    if (!all || !*counts || !*displs) {
+        free(all);
+        return -ENOMEM; /* the caller frees counts and displs */
     }
-    *full = g;
+    int rc = mpi_rc(MPI_Allgather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, comm));
+    log_add(log, "allgather", "widths", 1, sizeof mine);
+    size_t t = 0;
+    for (int q = 0; rc == 0 && q < P; q++) {
+        if (all[q] < 0 || (size_t)all[q] > (size_t)INT32_MAX / (per ? per : 1)
+            || t * per > (size_t)INT32_MAX - (size_t)all[q] * per) {
+            rc = -EOVERFLOW;
+            break;
+        }
+        (*counts)[q] = (int)((size_t)all[q] * per);
+        (*displs)[q] = (int)(t * per);
+        t += (size_t)all[q];
+    }
+    free(all);
+    if (rc == 0 && t == 0)
+        rc = -EINVAL; /* no rank holds a column */
+    *total = t;
     *nranks = P;
     *rank = r;
+    return rc;
+}
+
+/* Unfused baseline: all-gather the slices of the M x n intermediate (any
+ * widths) so every rank holds full rows, laid out [rank][M][width]; row i
+ * of the whole is assembled by full_row. */
+static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float **full,
+    int **counts, int **displs, size_t *N, int *rank, comet_kernels_coll_log *log)
+{
+    int P;
+    int rc = slice_layout(comm, n, M, counts, displs, N, &P, rank, log);
+    if (rc)
+        return rc;
+    float *g = malloc(M * *N * sizeof(float));
+    if (!g)
+        return -ENOMEM;
+    rc = mpi_rc(MPI_Allgatherv(C, (int)(M * n), MPI_FLOAT, g, *counts, *displs, MPI_FLOAT, comm));
+    log_add(log, "allgather", "", M * n, M * n * sizeof(float));
+    if (rc) {
+        free(g);
+        return rc;
+    }
+    *full = g;
     return 0;
+}
+
+/* Row i (of M) of the gathered [rank][M][width] layout, into row[N]. */
+static void full_row(const float *full, MPI_Comm comm, const int *counts, const int *displs,
+    size_t M, size_t i, float *row)
+{
+    int P;
+    MPI_Comm_size(comm, &P);
+    for (int q = 0; q < P; q++) {
+        size_t w = (size_t)counts[q] / M, off = (size_t)displs[q] / M;
+        memcpy(row + off, full + (size_t)displs[q] + i * w, w * sizeof(float));
+    }
 }
 
 int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size_t M, size_t n,
     size_t K, const float *A, const float *B, float *Y, const comet_kernels_params *p,
     comet_kernels_coll_log *log)
 {
-    int rc = dist_checks(comm, M, n, K, A, B, Y, p);
+    int rc = dist_checks(comm, M, n, K, A, &B, &Y, p);
     float *stat = NULL, *full = NULL, *row = NULL;
+    int *counts = NULL, *displs = NULL;
     if (rc)
         return rc;
     float scale = p->scale != 0 ? p->scale : 1.0f;
@@ -104,20 +164,20 @@ int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size
     local_gemm(M, n, K, scale, A, B, Y, p->threads);
 
     if (v == COMET_KERNELS_UNFUSED) {
-        int P = 1, r = 0;
-        if ((rc = gather_full(comm, M, n, Y, &full, &P, &r, log)) != 0)
+        int r = 0;
+        size_t N = 0;
+        if ((rc = gather_full(comm, M, n, Y, &full, &counts, &displs, &N, &r, log)) != 0)
             goto fail;
-        size_t N = n * (size_t)P;
         row = malloc(N * sizeof(float));
         if (!row) {
             rc = -ENOMEM;
             goto fail;
         }
+        size_t off = (size_t)displs[r] / M;
         for (size_t i = 0; i < M; i++) {
-            for (int q = 0; q < P; q++) /* gathered layout is [rank][M][n] */
-                memcpy(row + (size_t)q * n, full + ((size_t)q * M + i) * n, n * sizeof(float));
+            full_row(full, comm, counts, displs, M, i, row);
             kern_softmax_row(row, row, N, 1.0f);
-            memcpy(Y + i * n, row + (size_t)r * n, n * sizeof(float));
+            memcpy(Y + i * n, row + off, n * sizeof(float));
         }
         goto fail; /* rc == 0: shared cleanup */
     }
@@ -172,6 +232,8 @@ fail:
     free(stat);
     free(full);
     free(row);
+    free(counts);
+    free(displs);
     return rc;
 }
 
@@ -179,9 +241,10 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
     size_t K, const float *A, const float *B, const float *gamma, const float *beta, float *Y,
     const comet_kernels_params *p, comet_kernels_coll_log *log)
 {
-    int rc = dist_checks(comm, M, n, K, A, B, Y, p);
+    int rc = dist_checks(comm, M, n, K, A, &B, &Y, p);
     double *st = NULL;
-    float *full = NULL, *row = NULL, *g = NULL, *bt = NULL;
+    float *full = NULL, *row = NULL;
+    int *counts = NULL, *displs = NULL;
     if (rc)
         return rc;
     float eps = p->eps != 0 ? p->eps : 1e-5f;
@@ -190,25 +253,23 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
     if (log)
         memset(log, 0, sizeof *log);
     local_gemm(M, n, K, 1.0f, A, B, Y, p->threads);
-    int P = 1, r = 0;
-    MPI_Comm_size(comm, &P);
-    MPI_Comm_rank(comm, &r);
-    size_t N = n * (size_t)P;
 
     if (v == COMET_KERNELS_UNFUSED) {
-        if ((rc = gather_full(comm, M, n, Y, &full, &P, &r, log)) != 0)
+        int r = 0;
+        size_t N = 0;
+        if ((rc = gather_full(comm, M, n, Y, &full, &counts, &displs, &N, &r, log)) != 0)
             goto fail;
         row = malloc(N * sizeof(float));
         if (!row) {
             rc = -ENOMEM;
             goto fail;
         }
+        size_t off = (size_t)displs[r] / M;
         for (size_t i = 0; i < M; i++) {
-            for (int q = 0; q < P; q++)
-                memcpy(row + (size_t)q * n, full + ((size_t)q * M + i) * n, n * sizeof(float));
+            full_row(full, comm, counts, displs, M, i, row);
             kern_layernorm_row(row, row, N, NULL, NULL, eps);
             for (size_t j = 0; j < n; j++) {
-                float x = row[(size_t)r * n + j];
+                float x = row[off + j];
                 Y[i * n + j] = x * (gamma ? gamma[j] : 1.0f) + (beta ? beta[j] : 0.0f);
             }
         }
@@ -217,44 +278,55 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
 
     /* Fused, two-pass across ranks: all-reduce the row sums (mean), then the
      * sums of squared deviations from the global mean. Doubles keep the
-     * merged statistics as accurate as the local two-pass ones. */
-    st = malloc(2 * M * sizeof(double));
+     * merged statistics as accurate as the local two-pass ones (and never
+     * overflow on finite floats). The row width N is the sum of the slice
+     * widths, which may differ: it rides in the first all-reduce. */
+    st = malloc((2 * M + 1) * sizeof(double));
     if (!st) {
         rc = -ENOMEM;
         goto fail;
     }
+    double *sum = st, *sq = st + M + 1;
     for (size_t i = 0; i < M; i++)
-        st[i] = kern_row_sum(Y + i * n, n);
-    rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, st, (int)M, MPI_DOUBLE, MPI_SUM, comm));
-    log_add(log, "allreduce", "sum", M, M * sizeof(double));
+        sum[i] = n ? kern_row_sum(Y + i * n, n) : 0.0;
+    sum[M] = (double)n;
+    rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, sum, (int)(M + 1), MPI_DOUBLE, MPI_SUM, comm));
+    log_add(log, "allreduce", "sum", M + 1, (M + 1) * sizeof(double));
     if (rc)
         goto fail;
+    double N = sum[M];
+    if (!(N > 0)) {
+        rc = -EINVAL; /* no rank holds a column */
+        goto fail;
+    }
     for (size_t i = 0; i < M; i++) {
-        double mean = st[i] / (double)N, s = 0;
+        double mean = sum[i] / N, s = 0;
         const float *y = Y + i * n;
         for (size_t j = 0; j < n; j++) {
             double dd = (double)y[j] - mean;
             s += dd * dd;
         }
-        st[M + i] = s;
-        st[i] = mean;
+        sq[i] = s;
+        sum[i] = mean;
     }
-    rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, st + M, (int)M, MPI_DOUBLE, MPI_SUM, comm));
+    rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, sq, (int)M, MPI_DOUBLE, MPI_SUM, comm));
     log_add(log, "allreduce", "sum", M, M * sizeof(double));
     if (rc)
         goto fail;
     for (size_t i = 0; i < M; i++) {
-        float mean = (float)st[i], rstd = (float)(1.0 / sqrt(st[M + i] / (double)N + eps));
+        double mean = sum[i], rstd = 1.0 / sqrt(sq[i] / N + eps);
         float *y = Y + i * n;
+        /* in double: a spread beyond FLT_MAX must not overflow x - mean */
         for (size_t j = 0; j < n; j++)
-            y[j] = (y[j] - mean) * rstd * (gamma ? gamma[j] : 1.0f) + (beta ? beta[j] : 0.0f);
+            y[j] = (float)(((double)y[j] - mean) * rstd * (gamma ? gamma[j] : 1.0f)
+                + (beta ? beta[j] : 0.0f));
     }
 fail:
     free(st);
     free(full);
     free(row);
-    free(g);
-    free(bt);
+    free(counts);
+    free(displs);
     return rc;
 }
 
@@ -263,15 +335,22 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
     const comet_kernels_params *p, comet_kernels_coll_log *log)
 {
     float *S = NULL, *buf = NULL, *full = NULL;
+    int *counts = NULL, *displs = NULL;
     int rc = 0, P = 1, r = 0;
-    if (comm == MPI_COMM_NULL || !s || !Q || !K || !V || !O || !p || p->threads <= 0)
+    if (comm == MPI_COMM_NULL || !s || !Q || !O || !p || p->threads <= 0)
+        return -EINVAL;
+    if (s->lk == 0) { /* a rank with no keys still takes part */
+        K = &no_columns;
+        V = &no_columns;
+    }
+    if (!K || !V)
         return -EINVAL;
     if (p->causal)
         return -ENOTSUP;
-    size_t prod;
+    size_t prod, lk1 = s->lk ? s->lk : 1;
     if ((rc = kern_check_dims(s->batch, s->heads, s->lq, NULL)) != 0
-        || (rc = kern_check_dims(s->lk, s->d, 1, NULL)) != 0
-        || (rc = kern_check_dims(s->lq, s->lk, 1, &prod)) != 0)
+        || (rc = kern_check_dims(lk1, s->d, 1, NULL)) != 0
+        || (rc = kern_check_dims(s->lq, lk1, 1, &prod)) != 0)
         return rc;
     if (log)
         memset(log, 0, sizeof *log);
@@ -279,38 +358,43 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
     MPI_Comm_rank(comm, &r);
     size_t bh = s->batch * s->heads, lq = s->lq, lk = s->lk, d = s->d;
     float scale = p->scale != 0 ? p->scale : (float)(1.0 / sqrt((double)d));
-    if (bh * lq * (d + 2) > (size_t)INT32_MAX || lq * lk * (size_t)P > (size_t)INT32_MAX)
+    if (bh * lq * (d + 2) > (size_t)INT32_MAX || lq * lk1 > (size_t)INT32_MAX)
         return -EOVERFLOW;
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(p->threads);
 
     if (v == COMET_KERNELS_UNFUSED) {
-        /* Gather the score slices into full rows, softmax them, multiply the
-         * rank's probability columns with its V slice, all-reduce O. */
-        S = malloc(lq * lk * sizeof(float));
-        buf = malloc(lq * lk * (size_t)P * sizeof(float));
-        full = malloc(lq * lk * (size_t)P * sizeof(float));
+        /* Gather the score slices (any widths) into full rows, softmax
+         * them, multiply the rank's probability columns with its V slice,
+         * all-reduce O. */
+        size_t L = 0;
+        if ((rc = slice_layout(comm, lk, lq, &counts, &displs, &L, &P, &r, log)) != 0)
+            goto out;
+        S = malloc(lq * lk1 * sizeof(float));
+        buf = malloc(lq * L * sizeof(float));
+        full = malloc(lq * L * sizeof(float));
         if (!S || !buf || !full) {
             rc = -ENOMEM;
             goto out;
         }
         for (size_t h = 0; h < bh; h++) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)lq, (int)lk, (int)d, scale,
-                Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
+            if (lk)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)lq, (int)lk, (int)d,
+                    scale, Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
             rc = mpi_rc(
-                MPI_Allgather(S, (int)(lq * lk), MPI_FLOAT, buf, (int)(lq * lk), MPI_FLOAT, comm));
+                MPI_Allgatherv(S, (int)(lq * lk), MPI_FLOAT, buf, counts, displs, MPI_FLOAT, comm));
             log_add(log, "allgather", "", lq * lk, lq * lk * sizeof(float));
             if (rc)
                 goto out;
-            size_t L = lk * (size_t)P;
             for (size_t i = 0; i < lq; i++)
-                for (int q = 0; q < P; q++)
-                    memcpy(full + i * L + (size_t)q * lk, buf + ((size_t)q * lq + i) * lk,
-                        lk * sizeof(float));
+                full_row(buf, comm, counts, displs, lq, i, full + i * L);
             comet_kernels_softmax_rows(lq, L, full, L, full, L, 1.0f, p->threads);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)lq, (int)d, (int)lk, 1.0f,
-                full + (size_t)r * lk, (int)L, V + h * lk * d, (int)d, 0.0f, O + h * lq * d,
-                (int)d);
+            if (lk)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)lq, (int)d, (int)lk,
+                    1.0f, full + (size_t)displs[r] / lq, (int)L, V + h * lk * d, (int)d, 0.0f,
+                    O + h * lq * d, (int)d);
+            else
+                memset(O + h * lq * d, 0, lq * d * sizeof(float));
         }
         rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, O, (int)(bh * lq * d), MPI_FLOAT, MPI_SUM, comm));
         log_add(log, "allreduce", "sum", bh * lq * d, bh * lq * d * sizeof(float));
@@ -321,16 +405,7 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
      * max m, row sum l), then merge: all-reduce max of m, rescale l and O by
      * exp(m_local - m), one all-reduce sum of [O | l]. */
     {
-        comet_kernels_shape ls = *s;
-        comet_kernels_params lp = *p;
-        lp.scale = scale;
-        lp.causal = 0;
-        size_t ws = 0;
-        if ((rc = comet_kernels_workspace_size(
-                 COMET_KERNELS_ATTENTION, COMET_KERNELS_UNFUSED, &ls, &lp, &ws))
-            != 0)
-            goto out;
-        S = malloc(lq * lk * sizeof(float));
+        S = malloc(lq * lk1 * sizeof(float));
         buf = malloc(bh * lq * (d + 1) * sizeof(float));
         full = malloc(bh * lq * sizeof(float));
         if (!S || !buf || !full) {
@@ -339,6 +414,14 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
         }
         float *mg = full;
         for (size_t h = 0; h < bh; h++) {
+            if (lk == 0) { /* no keys here: nothing to add (max -inf, sum 0) */
+                for (size_t i = 0; i < lq; i++) {
+                    mg[h * lq + i] = -INFINITY;
+                    buf[(h * lq + i) * (d + 1) + d] = 0.0f;
+                }
+                memset(O + h * lq * d, 0, lq * d * sizeof(float));
+                continue;
+            }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)lq, (int)lk, (int)d, scale,
                 Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
             for (size_t i = 0; i < lq; i++) {
@@ -404,5 +487,7 @@ out:
     free(S);
     free(buf);
     free(full);
+    free(counts);
+    free(displs);
     return rc;
 }

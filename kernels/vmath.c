@@ -13,6 +13,9 @@
 #define KERN_X86 1
 #endif
 
+static void layernorm_row_wide(
+    const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps);
+
 static int force_portable = 0;
 static int avx2_state = -1;
 
@@ -474,9 +477,16 @@ AVX2 static void layernorm_rows_avx2(size_t r0, size_t r1, size_t n, const float
     row_out q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
     for (size_t r = r0; r < r1; r++) {
         const float *x = X + r * ldx, *pf = pf_rows(n, r, r1) ? x + pf_rows(n, r, r1) * ldx : NULL;
-        float mean = (float)(sum_avx2(x, n) / (double)n);
-        double var = sqdev_avx2(x, n, mean, pf, &q) / (double)n;
+        double sum = sum_avx2(x, n);
+        float mean = (float)(sum / (double)n);
+        double var = isfinite(sum) ? sqdev_avx2(x, n, mean, pf, &q) / (double)n : INFINITY;
         outq8_finish(&q);
+        if (!isfinite(var)) {
+            /* float squares overflow beyond a spread of ~1e19 (or the sum
+             * beyond ~3e38): this row in double */
+            layernorm_row_wide(x, Y + r * ldy, n, gamma, beta, eps);
+            continue;
+        }
         q.src = x;
         q.y = Y + r * ldy;
         q.a = mean;
@@ -780,9 +790,16 @@ AVX512 static void layernorm_rows_avx512(size_t r0, size_t r1, size_t n, const f
     row_out q = { .n = n, .stream = stream, .ln = 1, .gamma = gamma, .beta = beta };
     for (size_t r = r0; r < r1; r++) {
         const float *x = X + r * ldx, *pf = pf_rows(n, r, r1) ? x + pf_rows(n, r, r1) * ldx : NULL;
-        float mean = (float)(sum_avx512(x, n) / (double)n);
-        double var = sqdev_avx512(x, n, mean, pf, &q) / (double)n;
+        double sum = sum_avx512(x, n);
+        float mean = (float)(sum / (double)n);
+        double var = isfinite(sum) ? sqdev_avx512(x, n, mean, pf, &q) / (double)n : INFINITY;
         outq_finish(&q);
+        if (!isfinite(var)) {
+            /* float squares overflow beyond a spread of ~1e19 (or the sum
+             * beyond ~3e38): this row in double */
+            layernorm_row_wide(x, Y + r * ldy, n, gamma, beta, eps);
+            continue;
+        }
         q.src = x;
         q.y = Y + r * ldy;
         q.a = mean;
@@ -829,14 +846,22 @@ static double sum_port(const float *x, size_t n)
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-static double sqdev_port(const float *x, size_t n, float mean)
+/* LayerNorm of one row entirely in double: the portable path, and the
+ * vector paths' fallback for rows whose float statistics overflow. The
+ * output is the float of the double result (inf only where it is). */
+static void layernorm_row_wide(
+    const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps)
 {
-    double s[4] = { 0, 0, 0, 0 };
+    double mean = sum_port(x, n) / (double)n, s[4] = { 0, 0, 0, 0 };
     for (size_t i = 0; i < n; i++) {
         double d = (double)x[i] - mean;
         s[i & 3] += d * d;
     }
-    return (s[0] + s[1]) + (s[2] + s[3]);
+    double var = ((s[0] + s[1]) + (s[2] + s[3])) / (double)n;
+    double rstd = 1.0 / sqrt(var + (double)eps);
+    for (size_t i = 0; i < n; i++)
+        y[i] = (float)(((double)x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f)
+            + (beta ? beta[i] : 0.0f));
 }
 
 /* ---- dispatch ---- */
@@ -916,7 +941,7 @@ void kern_scale(float *y, size_t n, float s)
         y[i] *= s;
 }
 
-double kern_row_sum(const float *x, size_t n)
+static double sum_port_or_vec(const float *x, size_t n)
 {
 #ifdef KERN_X86
     if (kern_use_avx512())
@@ -925,6 +950,14 @@ double kern_row_sum(const float *x, size_t n)
         return sum_avx2(x, n);
 #endif
     return sum_port(x, n);
+}
+
+double kern_row_sum(const float *x, size_t n)
+{
+    double s = sum_port_or_vec(x, n);
+    /* float accumulators overflow on rows of huge finite values: the sum in
+     * double is exact enough and never overflows */
+    return isfinite(s) ? s : sum_port(x, n);
 }
 
 /* Row passes over rows r0..r1: AVX-512 where the CPU has it
@@ -981,12 +1014,7 @@ static void layernorm_rows_any(size_t r0, size_t r1, size_t n, const float *X, s
     for (size_t r = r0; r < r1; r++) {
         const float *x = X + r * ldx;
         float *y = Y + r * ldy;
-        /* two passes over the cached row: mean, then squared deviations */
-        float mean = (float)(sum_port(x, n) / (double)n);
-        double var = sqdev_port(x, n, mean) / (double)n;
-        float rstd = (float)(1.0 / sqrt(var + (double)eps));
-        for (size_t i = 0; i < n; i++)
-            y[i] = (x[i] - mean) * rstd * (gamma ? gamma[i] : 1.0f) + (beta ? beta[i] : 0.0f);
+        layernorm_row_wide(x, y, n, gamma, beta, eps);
     }
 }
 

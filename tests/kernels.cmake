@@ -26,3 +26,7 @@ target_link_libraries(test_gms PRIVATE m)
 add_test(NAME test_gms_avx2 COMMAND test_gms)
 set_tests_properties(test_gms_avx2 PROPERTIES TIMEOUT 120 LABELS kernels
   ENVIRONMENT "COMET_KERNELS_NO_AVX512=1")
+# Three ranks: slices that no power of two divides (MPICH aborted here once).
+add_test(NAME test_kernels_dist_3 COMMAND ${MPIEXEC_EXECUTABLE} -n 3 $<TARGET_FILE:test_kernels_dist>)
+set_tests_properties(test_kernels_dist_3 PROPERTIES TIMEOUT 120 LABELS "kernels;mpi"
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1")

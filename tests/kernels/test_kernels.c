@@ -190,6 +190,76 @@ static void test_layernorm_rows_edge(void **st)
     free(R);
 }
 
+/* Rows whose spread float squares cannot hold (#19 bug 1: beyond ~1e19
+ * every output became beta) and whose sum float cannot hold (values near
+ * FLT_MAX), on every path: portable, AVX2, AVX-512, rows and the fused
+ * epilogue; against a double reference of the float inputs. */
+static void test_layernorm_huge_spread(void **st)
+{
+    (void)st;
+    const size_t N = 203; /* vector tails on every path */
+    const float spreads[] = { 1e18f, 1e19f, 1e20f, 1e30f, 1.5e38f, 3.4e38f };
+    const size_t R = sizeof spreads / sizeof spreads[0];
+    float *X = malloc(R * N * sizeof(float)), *Y = malloc(R * N * sizeof(float)),
+          *g = malloc(N * sizeof(float)), *b = malloc(N * sizeof(float));
+    double *Rf = malloc(R * N * sizeof(double));
+    kref_fill(g, N, 21, 0.5f, 1.5f);
+    kref_fill(b, N, 22, -0.5f, 0.5f);
+    for (size_t r = 0; r < R; r++) {
+        kref_fill(X + r * N, N, (unsigned)(31 + r), -1, 1);
+        for (size_t j = 0; j < N; j++)
+            X[r * N + j] *= spreads[r];
+    }
+    for (size_t i = 0; i < R * N; i++)
+        Rf[i] = X[i];
+    for (size_t r = 0; r < R; r++)
+        kref_layernorm_row(Rf + r * N, N, g, b, 1e-5);
+    for (int portable = 0; portable <= 1; portable++) {
+        comet_kernels_force_portable(portable);
+        for (int thr = 1; thr <= 2; thr++) {
+            memset(Y, 0, R * N * sizeof(float));
+            assert_int_equal(comet_kernels_layernorm_rows(R, N, X, N, Y, N, g, b, 1e-5f, thr), 0);
+            size_t w = 0;
+            double e = kref_compare(Y, Rf, R * N, 1e-5, 1e-5, &w);
+            if (e > 1.0)
+                fail_msg("layernorm rows portable=%d avx512=%d thr=%d: ratio %.3g at row %zu "
+                         "(got %.8g want %.8g)",
+                    portable, comet_kernels_have_avx512(), thr, e, w / N, Y[w], Rf[w]);
+        }
+        /* the fused epilogue: A = the rows, B = identity */
+        float *I = calloc(N * N, sizeof(float));
+        for (size_t j = 0; j < N; j++)
+            I[j * N + j] = 1.0f;
+        comet_kernels_params p = { .threads = 1, .eps = 1e-5f, .ukernel = 1 };
+        comet_kernels_shape sh = { .M = R, .N = N, .K = N };
+        for (int v = 0; v < 2; v++) {
+            size_t ws = 0;
+            assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_GEMM_LAYERNORM,
+                                 (comet_kernels_variant)v, &sh, &p, &ws),
+                0);
+            void *wk = malloc(ws);
+            assert_int_equal(comet_kernels_gemm_layernorm(
+                                 (comet_kernels_variant)v, R, N, N, X, I, g, b, Y, &p, wk, ws),
+                0);
+            size_t w = 0;
+            double e = kref_compare(Y, Rf, R * N, 1e-5, 1e-5, &w);
+            if (e > 1.0)
+                fail_msg("gemm_layernorm %s portable=%d: ratio %.3g at row %zu (got %.8g want "
+                         "%.8g)",
+                    comet_kernels_variant_name((comet_kernels_variant)v), portable, e, w / N, Y[w],
+                    Rf[w]);
+            free(wk);
+        }
+        free(I);
+    }
+    comet_kernels_force_portable(0);
+    free(X);
+    free(Y);
+    free(g);
+    free(b);
+    free(Rf);
+}
+
 static void ref_attention(const comet_kernels_shape *s, int causal, float scale, const float *Q,
     const float *K, const float *V, double *O)
 {
@@ -640,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_softmax_large_logits),
         cmocka_unit_test(test_softmax_masks_and_nan),
         cmocka_unit_test(test_layernorm_rows_edge),
+        cmocka_unit_test(test_layernorm_huge_spread),
         cmocka_unit_test(test_attention_all),
         cmocka_unit_test(test_huge_dims_refused),
         cmocka_unit_test(test_fused_equals_unfused),

@@ -1,5 +1,6 @@
-/* 2-rank distributed kernels equal the local ones, and log the collectives
- * the model expects (M-vectors for the fused variants). Run under mpiexec -n 2. */
+/* Distributed kernels equal the local ones with equal, unequal and empty
+ * slices, and log the collectives the model expects (M-vectors for the
+ * fused variants). Run under mpiexec with 2 and 3 ranks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,30 +19,62 @@
 
 static int rank, nranks;
 
-/* Full B (K x N) -> this rank's column slice. */
-static void slice_cols(const float *B, size_t K, size_t N, size_t n, int r, float *Bl)
+/* Column splits the tests run: equal widths, unequal widths (the last
+ * rank wider by 11 per rank), and the first rank holding no columns. */
+enum split { SPLIT_EQUAL, SPLIT_UNEVEN, SPLIT_EMPTY };
+static const char *const split_names[] = { "equal", "uneven", "empty" };
+
+/* Width and first column of rank r's slice of `base` columns per rank. */
+static void split_of(enum split sp, size_t base, int r, size_t *w, size_t *off)
 {
-    for (size_t k = 0; k < K; k++)
-        memcpy(Bl + k * n, B + k * N + (size_t)r * n, n * sizeof(float));
+    *off = 0;
+    *w = 0;
+    for (int q = 0; q <= r; q++) {
+        size_t wq = sp == SPLIT_EQUAL ? base
+            : sp == SPLIT_UNEVEN      ? base + 11 * (size_t)q
+                                      : (q == 0 ? 0 : base);
+        if (q == r)
+            *w = wq;
+        else
+            *off += wq;
+    }
 }
 
-static void check_gemm(int layernorm, comet_kernels_variant v)
+static size_t split_total(enum split sp, size_t base)
 {
-    size_t M = 23, n = 37, K = 19, N = n * (size_t)nranks;
-    float *A = malloc(M * K * 4), *B = malloc(K * N * 4), *Bl = malloc(K * n * 4),
-          *Yl = malloc(M * n * 4), *Y = malloc(M * N * 4), *g = malloc(N * 4), *b = malloc(N * 4);
+    size_t w, off;
+    split_of(sp, base, nranks - 1, &w, &off);
+    return off + w;
+}
+
+/* Full B (K x N) -> columns off..off+n-1. */
+static void slice_cols(const float *B, size_t K, size_t N, size_t n, size_t off, float *Bl)
+{
+    for (size_t k = 0; k < K; k++)
+        memcpy(Bl + k * n, B + k * N + off, n * sizeof(float));
+}
+
+static void check_gemm(int layernorm, comet_kernels_variant v, enum split sp)
+{
+    size_t M = 23, K = 19, n, off, N = split_total(sp, 37);
+    split_of(sp, 37, rank, &n, &off);
+    size_t n1 = n ? n : 1;
+    float *A = malloc(M * K * 4), *B = malloc(K * N * 4), *Bl = malloc(K * n1 * 4),
+          *Yl = malloc(M * n1 * 4), *Y = malloc(M * N * 4), *g = malloc(N * 4), *b = malloc(N * 4);
     kref_fill(A, M * K, 1, -1, 1);
     kref_fill(B, K * N, 2, -1, 1);
     kref_fill(g, N, 3, 0.5f, 1.5f);
     kref_fill(b, N, 4, -1, 1);
     A[5 * K + 1] = layernorm ? A[5 * K + 1] : NAN; /* one NaN row for softmax */
-    slice_cols(B, K, N, n, rank, Bl);
+    slice_cols(B, K, N, n, off, Bl);
     comet_kernels_params p = { .threads = 1, .scale = 0.5f, .eps = 1e-5f };
     comet_kernels_coll_log log;
+    /* a rank without columns may pass NULL slices */
+    float *Bp = n ? Bl : NULL, *Yp = n ? Yl : NULL;
     int rc = layernorm
-        ? comet_kernels_dist_gemm_layernorm(MPI_COMM_WORLD, v, M, n, K, A, Bl, g + (size_t)rank * n,
-            b + (size_t)rank * n, Yl, &p, &log)
-        : comet_kernels_dist_gemm_softmax(MPI_COMM_WORLD, v, M, n, K, A, Bl, Yl, &p, &log);
+        ? comet_kernels_dist_gemm_layernorm(
+            MPI_COMM_WORLD, v, M, n, K, A, Bp, n ? g + off : NULL, n ? b + off : NULL, Yp, &p, &log)
+        : comet_kernels_dist_gemm_softmax(MPI_COMM_WORLD, v, M, n, K, A, Bp, Yp, &p, &log);
     assert_int_equal(rc, 0);
     comet_kernels_shape s = { .M = M, .N = N, .K = K };
     size_t ws = 0;
@@ -54,28 +87,33 @@ static void check_gemm(int layernorm, comet_kernels_variant v)
     assert_int_equal(rc, 0);
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < n; j++) {
-            float want = Y[i * N + (size_t)rank * n + j], got = Yl[i * n + j];
+            float want = Y[i * N + off + j], got = Yl[i * n + j];
             if (isnan(want)) {
                 assert_true(isnan(got));
                 continue;
             }
             if (!(fabsf(got - want) <= 2e-5f * fabsf(want) + 2e-5f))
-                fail_msg("rank %d %s %s (%zu,%zu): got %.8g want %.8g", rank,
-                    layernorm ? "layernorm" : "softmax", comet_kernels_variant_name(v), i, j, got,
-                    want);
+                fail_msg("rank %d of %d %s %s %s split (%zu,%zu): got %.8g want %.8g", rank, nranks,
+                    layernorm ? "layernorm" : "softmax", comet_kernels_variant_name(v),
+                    split_names[sp], i, j, got, want);
         }
     if (v == COMET_KERNELS_FUSED) {
-        /* two all-reduces of M-vectors, never whole tiles */
+        /* two all-reduces of M-vectors, never whole tiles (LayerNorm's
+         * first carries the slice width as one more element) */
         int calls = 0;
         for (int e = 0; e < log.n; e++) {
             assert_string_equal(log.e[e].kind, "allreduce");
-            assert_int_equal(log.e[e].count, M);
+            assert_true(log.e[e].count == M || (layernorm && log.e[e].count == M + 1));
             calls += log.e[e].calls;
         }
         assert_int_equal(calls, 2);
     } else {
+        /* the widths (one integer each), then the intermediate */
+        assert_int_equal(log.n, 2);
         assert_string_equal(log.e[0].kind, "allgather");
-        assert_int_equal(log.e[0].count, M * n);
+        assert_int_equal(log.e[0].count, 1);
+        assert_string_equal(log.e[1].kind, "allgather");
+        assert_int_equal(log.e[1].count, M * n);
     }
     free(A);
     free(B);
@@ -90,30 +128,73 @@ static void check_gemm(int layernorm, comet_kernels_variant v)
 static void test_dist_softmax(void **st)
 {
     (void)st;
-    check_gemm(0, COMET_KERNELS_FUSED);
-    check_gemm(0, COMET_KERNELS_UNFUSED);
+    for (int sp = SPLIT_EQUAL; sp <= SPLIT_EMPTY; sp++) {
+        check_gemm(0, COMET_KERNELS_FUSED, (enum split)sp);
+        check_gemm(0, COMET_KERNELS_UNFUSED, (enum split)sp);
+    }
 }
 
 static void test_dist_layernorm(void **st)
 {
     (void)st;
-    check_gemm(1, COMET_KERNELS_FUSED);
-    check_gemm(1, COMET_KERNELS_UNFUSED);
+    for (int sp = SPLIT_EQUAL; sp <= SPLIT_EMPTY; sp++) {
+        check_gemm(1, COMET_KERNELS_FUSED, (enum split)sp);
+        check_gemm(1, COMET_KERNELS_UNFUSED, (enum split)sp);
+    }
 }
 
-static void test_dist_attention(void **st)
+/* Rows whose spread is beyond what float squares hold (1e20) and beyond
+ * FLT_MAX itself: the fused statistics are in double. */
+static void test_dist_layernorm_huge(void **st)
 {
     (void)st;
-    size_t bh = 2, lq = 13, lkl = 21, d = 8, lk = lkl * (size_t)nranks;
+    size_t M = 3, K = 2, n = 5, N = n * (size_t)nranks;
+    float A[6] = { 1e19f, 0, 0, 3e38f, 1, 1 }, B[2 * 64], Bl[2 * 5], Yl[3 * 5];
+    for (size_t j = 0; j < N; j++) {
+        B[j] = (float)((j % 3) - 1.0); /* row 0: -1e19 .. 1e19 */
+        B[N + j] = j & 1 ? 1.0f : -1.0f; /* row 1: +-3e38 */
+    }
+    for (size_t k = 0; k < K; k++)
+        memcpy(Bl + k * n, B + k * N + (size_t)rank * n, n * sizeof(float));
+    comet_kernels_params p = { .threads = 1, .eps = 1e-5f };
+    for (int v = 0; v < 2; v++) {
+        assert_int_equal(comet_kernels_dist_gemm_layernorm(MPI_COMM_WORLD, (comet_kernels_variant)v,
+                             M, n, K, A, Bl, NULL, NULL, Yl, &p, NULL),
+            0);
+        for (size_t i = 0; i < M; i++) {
+            double x[64], mean = 0, var = 0;
+            for (size_t j = 0; j < N; j++) {
+                x[j] = (double)A[i * K] * B[j] + (double)A[i * K + 1] * B[N + j];
+                x[j] = (float)x[j];
+                mean += x[j] / (double)N;
+            }
+            for (size_t j = 0; j < N; j++)
+                var += (x[j] - mean) * (x[j] - mean) / (double)N;
+            for (size_t j = 0; j < n; j++) {
+                double want = (x[(size_t)rank * n + j] - mean) / sqrt(var + 1e-5);
+                float got = Yl[i * n + j];
+                if (!(fabs(got - want) <= 1e-5 * fabs(want) + 1e-5))
+                    fail_msg("rank %d v=%d row %zu col %zu: got %.8g want %.8g", rank, v, i, j, got,
+                        want);
+            }
+        }
+    }
+}
+
+static void check_attention(enum split sp)
+{
+    size_t bh = 2, lq = 13, lkl, koff, d = 8, lk = split_total(sp, 21);
+    split_of(sp, 21, rank, &lkl, &koff);
+    size_t l1 = lkl ? lkl : 1;
     float *Q = malloc(bh * lq * d * 4), *K = malloc(bh * lk * d * 4), *V = malloc(bh * lk * d * 4),
-          *Kl = malloc(bh * lkl * d * 4), *Vl = malloc(bh * lkl * d * 4),
+          *Kl = malloc(bh * l1 * d * 4), *Vl = malloc(bh * l1 * d * 4),
           *O = malloc(bh * lq * d * 4), *Ol = malloc(bh * lq * d * 4);
     kref_fill(Q, bh * lq * d, 1, -1, 1);
     kref_fill(K, bh * lk * d, 2, -1, 1);
     kref_fill(V, bh * lk * d, 3, -1, 1);
     for (size_t h = 0; h < bh; h++) {
-        memcpy(Kl + h * lkl * d, K + (h * lk + (size_t)rank * lkl) * d, lkl * d * 4);
-        memcpy(Vl + h * lkl * d, V + (h * lk + (size_t)rank * lkl) * d, lkl * d * 4);
+        memcpy(Kl + h * lkl * d, K + (h * lk + koff) * d, lkl * d * 4);
+        memcpy(Vl + h * lkl * d, V + (h * lk + koff) * d, lkl * d * 4);
     }
     comet_kernels_shape full = { .batch = 1, .heads = bh, .lq = lq, .lk = lk, .d = d };
     comet_kernels_shape loc = full;
@@ -127,11 +208,12 @@ static void test_dist_attention(void **st)
     for (int v = 0; v < 2; v++) {
         comet_kernels_coll_log log;
         assert_int_equal(comet_kernels_dist_attention(MPI_COMM_WORLD, (comet_kernels_variant)v,
-                             &loc, Q, Kl, Vl, Ol, &p, &log),
+                             &loc, Q, lkl ? Kl : NULL, lkl ? Vl : NULL, Ol, &p, &log),
             0);
         for (size_t i = 0; i < bh * lq * d; i++)
             if (!(fabsf(Ol[i] - O[i]) <= 1e-5f * fabsf(O[i]) + 1e-5f))
-                fail_msg("rank %d attention v=%d at %zu: %.8g vs %.8g", rank, v, i, Ol[i], O[i]);
+                fail_msg("rank %d of %d attention v=%d %s split at %zu: %.8g vs %.8g", rank, nranks,
+                    v, split_names[sp], i, Ol[i], O[i]);
         assert_true(log.n >= 1);
     }
     free(Q);
@@ -144,6 +226,13 @@ static void test_dist_attention(void **st)
     free(w);
 }
 
+static void test_dist_attention(void **st)
+{
+    (void)st;
+    for (int sp = SPLIT_EQUAL; sp <= SPLIT_EMPTY; sp++)
+        check_attention((enum split)sp);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -152,6 +241,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dist_softmax),
         cmocka_unit_test(test_dist_layernorm),
+        cmocka_unit_test(test_dist_layernorm_huge),
         cmocka_unit_test(test_dist_attention),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,7 +78,7 @@ typedef struct bench_shape {
 typedef struct bench_opset {
     char op[32];
     size_t nvariants;
-    char variants[4][16];
+    char variants[4][24];
     size_t nshapes;
     bench_shape *shapes;
     int line;

@@ -4,6 +4,7 @@
  * reference on a few rows. */
 #include "bench_internal.h"
 #include "kernels_ops.h"
+#include "onednn.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -311,6 +312,19 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
             }
             for (size_t h = 0; h < os->nshapes; h++)
                 for (size_t v = 0; v < os->nvariants; v++) {
+                    if (!strcmp(os->variants[v], "onednn")
+                        && (!bench_dnnl_available() || os->shapes[h].causal)) {
+                        /* a peer to beat where present, never a requirement */
+                        if (!bench_dnnl_available() && ti == 0 && h == 0)
+                            comet_util_info("bench kernels: %s: oneDNN not found; variant "
+                                            "onednn skipped",
+                                os->op);
+                        else if (bench_dnnl_available() && ti == 0)
+                            comet_util_info("bench kernels: %s line %d: the oneDNN peer runs "
+                                            "unmasked attention only; causal shape skipped",
+                                os->op, os->shapes[h].line);
+                        continue;
+                    }
                     ADD_JOB();
                     kjob *j = &jobs[n - 1];
                     j->op = os->op;

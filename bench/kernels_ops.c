@@ -3,6 +3,7 @@
  * double-precision spot check on a few rows. */
 #include "kernels_ops.h"
 #include "bench_internal.h"
+#include "onednn.h"
 
 #include "comet_kernels.h"
 
@@ -23,6 +24,7 @@ typedef struct kop_impl {
     float *a, *b, *y, *c, *gamma, *beta; /* GEMM: A, B, Y; attention: Q=a, K=b, V=c, O=y */
     void *ws;
     size_t ws_bytes;
+    bench_dnnl *dnnl; /* variant "onednn": the peer's pipeline instead of comet's */
     bench_arena arena; /* all of the above: the same layout in every run */
 } kop_impl;
 
@@ -55,7 +57,12 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
     if (!m)
         return comet_util_seterr(err, errlen, -ENOMEM, "bench kernels: out of memory");
     k->impl = m;
-    if (comet_kernels_op_parse(op, &m->op) || comet_kernels_variant_parse(variant, &m->v)) {
+    /* the oneDNN peer is unfused (its traffic is the BLAS baseline's) */
+    int peer = !strcmp(variant, "onednn");
+    if (peer)
+        m->v = COMET_KERNELS_UNFUSED;
+    if (comet_kernels_op_parse(op, &m->op)
+        || (!peer && comet_kernels_variant_parse(variant, &m->v))) {
         rc = comet_util_seterr(
             err, errlen, -EINVAL, "bench kernels: unknown op/variant %s/%s", op, variant);
         goto fail;
@@ -126,6 +133,13 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
         bench_fill(m->gamma, m->sh.N, 14);
         bench_fill(m->beta, m->sh.N, 15);
     }
+    if (peer) {
+        float scale = m->p.scale != 0 ? m->p.scale : 1.0f;
+        if ((rc = bench_dnnl_create(&m->dnnl, m->op, &m->sh, m->p.causal, threads, scale,
+                 m->p.eps != 0 ? m->p.eps : 1e-5f, m->a, m->b, m->c, m->gamma, m->beta, m->y, err,
+                 errlen)))
+            goto fail;
+    }
     k->flops = comet_kernels_flops(m->op, &m->sh);
     k->bytes = comet_kernels_bytes(m->op, m->v, &m->sh);
     /* One untimed call: the result the check reads even if sampling stops early. */
@@ -146,6 +160,11 @@ int bench_kop_fn(void *ctx, size_t reps)
     kop_impl *m = k->impl;
     for (size_t r = 0; r < reps; r++) {
         int rc;
+        if (m->dnnl) {
+            if ((rc = bench_dnnl_run(m->dnnl)))
+                return rc;
+            continue;
+        }
         switch (m->op) {
         case COMET_KERNELS_GEMM_SOFTMAX:
             rc = comet_kernels_gemm_softmax(
@@ -298,6 +317,10 @@ json_t *bench_kop_params(const bench_kop *k)
         json_integer((json_int_t)m->p.tile_m));
     if (m->op == COMET_KERNELS_ATTENTION)
         json_object_set_new(o, "tile_k", json_integer((json_int_t)m->p.tile_n));
+    if (m->dnnl) { /* the peer's own choices: only its version is ours to state */
+        json_object_set_new(o, "peer", json_string(bench_dnnl_version()));
+        return o;
+    }
     json_object_set_new(o, "ukernel", json_integer(m->p.ukernel));
     if (k->param[0])
         json_object_set_new(o, "swept", json_string(k->param));
@@ -314,13 +337,14 @@ size_t bench_kop_footprint(const bench_kop *k)
         size_t bh = m->sh.batch * m->sh.heads;
         f = bh * (2 * m->sh.lq * m->sh.d + 2 * m->sh.lk * m->sh.d);
     }
-    return f * sizeof(float) + m->ws_bytes;
+    return f * sizeof(float) + m->ws_bytes + bench_dnnl_footprint(m->dnnl);
 }
 
 void bench_kop_fini(bench_kop *k)
 {
     kop_impl *m = k->impl;
     if (m) {
+        bench_dnnl_free(m->dnnl);
         bench_arena_free(&m->arena);
         free(m);
     }

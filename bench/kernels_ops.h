@@ -11,7 +11,7 @@ extern const char *const bench_kop_names[];
 /** One prepared compound-op call. */
 typedef struct bench_kop {
     char op[32];
-    char variant[16];
+    char variant[24];
     bench_shape shape;
     int threads;
     char param[32]; /* swept tile parameter, or "" */

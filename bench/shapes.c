@@ -161,10 +161,17 @@ int bench_shapeset_load(
         for (size_t k = 0; k < v->n; k++) {
             const comet_util_doc *c = v->child[k];
             if (c->kind != COMET_DOC_SCALAR
-                || (strcmp(c->value, "fused") && strcmp(c->value, "unfused"))) {
-                rc = where_err(c, err, errlen, "variant must be 'fused' or 'unfused'", NULL);
+                || (strcmp(c->value, "fused") && strcmp(c->value, "unfused")
+                    && strcmp(c->value, "unfused_same_gemm") && strcmp(c->value, "onednn"))) {
+                rc = where_err(c, err, errlen,
+                    "variant must be 'fused', 'unfused', 'unfused_same_gemm' or 'onednn'", NULL);
                 goto fail;
             }
+            for (size_t q = 0; q < o->nvariants; q++)
+                if (!strcmp(o->variants[q], c->value)) {
+                    rc = where_err(c, err, errlen, "variant listed twice: ", c->value);
+                    goto fail;
+                }
             snprintf(o->variants[o->nvariants++], sizeof o->variants[0], "%s", c->value);
         }
         const comet_util_doc *sh = comet_util_doc_get(e, "shapes");

@@ -5,6 +5,7 @@
 #include "comet_bench.h"
 #include "comet_calibrate.h"
 #include "comet_model.h"
+#include "comet_reports.h"
 #include "comet_util.h"
 
 #include <math.h>
@@ -171,6 +172,36 @@ int comet_cmd_validate(int argc, char **argv)
         row_extras(w, f);
         json_array_append_new(jw, w);
     }
+    /* per fused case: the three measured speedups (fusion effect, vs BLAS,
+     * vs oneDNN) beside the model's fused-vs-unfused speedup */
+    comet_reports_speedup *sp = calloc(n + 1, sizeof *sp);
+    size_t nsp = sp ? comet_reports_speedups(recs, n, sp, n) : 0;
+    json_t *jsp = json_array();
+    for (size_t q = 0; q < nsp; q++) {
+        double pred = NAN;
+        for (int k = 0; k < npairs; k++) {
+            const comet_model_vrow *f = &rows[vp[k].fused];
+            if (!strcmp(f->op, sp[q].op) && f->threads == sp[q].threads && f->ranks <= 1
+                && f->measured_s == sp[q].fused_s) {
+                pred = vp[k].predicted_speedup;
+                break;
+            }
+        }
+        json_t *o = json_pack("{s:s,s:s,s:i,s:f}", "op", sp[q].op, "shape", sp[q].shape, "threads",
+            sp[q].threads, "fused_s", sp[q].fused_s);
+        static const char *const key[COMET_REPORTS_NBASELINES]
+            = { "fusion_effect", "vs_blas", "vs_onednn" };
+        for (int b = 0; b < COMET_REPORTS_NBASELINES; b++) {
+            const comet_reports_ratio *r = &sp[q].vs[b];
+            json_object_set_new(o, key[b],
+                r->base_s > 0 ? json_pack("{s:f,s:f,s:f,s:f}", "base_s", r->base_s, "speedup",
+                    r->speedup, "ci_lo", r->lo, "ci_hi", r->hi)
+                              : json_null());
+        }
+        json_object_set_new(o, "predicted_speedup", isfinite(pred) ? json_real(pred) : json_null());
+        json_array_append_new(jsp, o);
+    }
+    free(sp);
     free(vp);
     comet_model_vsum vs;
     comet_model_validate_summary(rows, nr, &vs);
@@ -192,6 +223,7 @@ int comet_cmd_validate(int argc, char **argv)
         vs.decided_agrees, "clear_winner_agreement",
         vs.decided ? (double)vs.decided_agrees / vs.decided : 0.0, "groups", groups, "winners", jw,
         "rows", jrows);
+    json_object_set_new(j, "speedups", jsp);
     /* per shape: the fused kernel at its default tiles against the unfused */
     json_object_set_new(j, "shapes",
         json_pack("{s:i,s:i,s:i,s:i,s:f}", "pairs", vs.shapes, "winner_agrees", vs.shape_agrees,
@@ -217,6 +249,33 @@ int comet_cmd_validate(int argc, char **argv)
             vs.shape_decided_agrees, vs.shape_decided, vs.shape_agrees, vs.shapes);
         printf("  with every tile-sweep point as a pair: %d of %d clear pairs; %d of %d in all\n",
             vs.decided_agrees, vs.decided, agree, pairs);
+        if (json_array_size(jsp))
+            printf("  measured speedups of fused (baseline / fused medians; n/a: not measured) "
+                   "and the model's fused vs unfused:\n"
+                   "  %-15s %-26s %3s %14s %9s %10s %10s\n",
+                "op", "shape", "T", "fusion effect", "vs BLAS", "vs oneDNN", "predicted");
+        json_array_foreach(jsp, i, x)
+        {
+            char c[4][24];
+            const char *key[4] = { "fusion_effect", "vs_blas", "vs_onednn", NULL };
+            for (int b = 0; b < 3; b++) {
+                const json_t *r = json_object_get(x, key[b]);
+                if (json_is_object(r))
+                    snprintf(c[b], sizeof c[b], "%.2fx",
+                        json_number_value(json_object_get(r, "speedup")));
+                else
+                    snprintf(c[b], sizeof c[b], "n/a");
+            }
+            const json_t *pr = json_object_get(x, "predicted_speedup");
+            if (json_is_number(pr))
+                snprintf(c[3], sizeof c[3], "%.2fx", json_number_value(pr));
+            else
+                snprintf(c[3], sizeof c[3], "n/a");
+            printf("  %-15s %-26s %3d %14s %9s %10s %10s\n",
+                json_string_value(json_object_get(x, "op")),
+                json_string_value(json_object_get(x, "shape")),
+                (int)json_integer_value(json_object_get(x, "threads")), c[0], c[1], c[2], c[3]);
+        }
     }
     if (g.out || 1) {
         char path[4200];

@@ -12,6 +12,11 @@
  *  - COMET_KERNELS_UNFUSED: the whole GEMM through OpenBLAS (threaded) into a
  *    full intermediate in the workspace, then the non-GEMM op as a separate
  *    vectorized pass over it (the "framework" baseline).
+ *  - COMET_KERNELS_UNFUSED_SAME_GEMM: the fused variant's GEMM (own
+ *    micro-kernel, B packed once, the same row blocks and threads; OpenBLAS
+ *    per block where the fused one uses it) into a full intermediate, then
+ *    the same separate passes: comparing FUSED with it measures what fusion
+ *    buys, apart from which GEMM engine is faster.
  *  - COMET_KERNELS_FUSED: row blocks of tile_m rows; each block's GEMM goes
  *    straight into the output rows (a cache-resident tile) and the epilogue
  *    runs while the tile is hot; only the output is written. Small K uses an
@@ -44,8 +49,15 @@ typedef enum comet_kernels_op {
 /** Implementation variants. */
 typedef enum comet_kernels_variant {
     COMET_KERNELS_UNFUSED = 0, /**< BLAS GEMM into a full intermediate, then passes */
-    COMET_KERNELS_FUSED = 1 /**< row-block tiles, epilogue while hot */
+    COMET_KERNELS_FUSED = 1, /**< row-block tiles, epilogue while hot */
+    /** the fused variant's GEMM engine (same packing, blocking, threads) into
+     *  a full intermediate, then the same passes as COMET_KERNELS_UNFUSED:
+     *  fused against this one is the fusion effect alone */
+    COMET_KERNELS_UNFUSED_SAME_GEMM = 2
 } comet_kernels_variant;
+
+/** Number of variants (for loops over them). */
+#define COMET_KERNELS_NVARIANTS 3
 
 /** Problem shape. GEMM ops use M, N, K; attention uses batch..d. */
 typedef struct comet_kernels_shape {
@@ -122,7 +134,7 @@ double comet_kernels_flops(comet_kernels_op op, const comet_kernels_shape *shape
 double comet_kernels_bytes(
     comet_kernels_op op, comet_kernels_variant v, const comet_kernels_shape *shape);
 
-/** Short names: "gemm_softmax", ... and "fused"/"unfused". */
+/** Short names: "gemm_softmax", ... and "unfused", "fused", "unfused_same_gemm". */
 const char *comet_kernels_op_name(comet_kernels_op op);
 /** Variant name. */
 const char *comet_kernels_variant_name(comet_kernels_variant v);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const op_names[] = { "gemm_softmax", "gemm_layernorm", "attention" };
-static const char *const variant_names[] = { "unfused", "fused" };
+static const char *const variant_names[] = { "unfused", "fused", "unfused_same_gemm" };
 
 const char *comet_kernels_op_name(comet_kernels_op op)
 {
@@ -19,7 +19,7 @@ const char *comet_kernels_op_name(comet_kernels_op op)
 
 const char *comet_kernels_variant_name(comet_kernels_variant v)
 {
-    return (unsigned)v < 2 ? variant_names[v] : "unknown";
+    return (unsigned)v < COMET_KERNELS_NVARIANTS ? variant_names[v] : "unknown";
 }
 
 int comet_kernels_op_parse(const char *name, comet_kernels_op *op)
@@ -34,7 +34,7 @@ int comet_kernels_op_parse(const char *name, comet_kernels_op *op)
 
 int comet_kernels_variant_parse(const char *name, comet_kernels_variant *v)
 {
-    for (int i = 0; name && i < 2; i++)
+    for (int i = 0; name && i < COMET_KERNELS_NVARIANTS; i++)
         if (!strcmp(name, variant_names[i])) {
             *v = (comet_kernels_variant)i;
             return 0;
@@ -171,6 +171,12 @@ static int check_params(const comet_kernels_params *p)
     return 0;
 }
 
+/* n floats rounded up to a 64-byte line: what follows starts aligned. */
+static size_t round16(size_t n)
+{
+    return (n + 15) / 16 * 16;
+}
+
 /* Per-thread floats of a fused GEMM row op: the tile of tile_m GEMM rows
  * (kept in L2 while the epilogue runs) and two scratch rows for softmax's
  * exps, rows padded to 64 bytes. */
@@ -188,7 +194,7 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
     comet_kernels_params p;
     size_t prod;
     int rc;
-    if (!s || !bytes || (v != COMET_KERNELS_FUSED && v != COMET_KERNELS_UNFUSED))
+    if (!s || !bytes || (unsigned)v >= COMET_KERNELS_NVARIANTS)
         return -EINVAL;
     if (in && (in->threads <= 0 || in->eps < 0))
         return -EINVAL;
@@ -203,6 +209,11 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
             return rc;
         if (v == COMET_KERNELS_UNFUSED) {
             *bytes = prod * sizeof(float);
+        } else if (v == COMET_KERNELS_UNFUSED_SAME_GEMM) {
+            /* the intermediate, then B packed as the fused variant packs it */
+            *bytes = round16(prod) * sizeof(float);
+            if (use_ukernel(&p, s->K))
+                *bytes += kern_packed_b_floats(s->K, s->N) * sizeof(float);
         } else {
             size_t tile;
             if (p.tile_m == 0)
@@ -223,6 +234,15 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
             return rc;
         if (v == COMET_KERNELS_UNFUSED) {
             *bytes = prod * sizeof(float);
+        } else if (v == COMET_KERNELS_UNFUSED_SAME_GEMM) {
+            /* S of one head, then that head's K^T and V packed as the fused
+             * variant packs them */
+            if (p.tile_m == 0 || p.tile_n == 0)
+                return -EINVAL;
+            *bytes = round16(prod) * sizeof(float);
+            if (attn_ukernel(&p, s->d))
+                *bytes += (kern_packed_kt_floats(s->lk, s->d) + kern_packed_v_floats(s->lk, s->d))
+                    * sizeof(float);
         } else {
             if (p.tile_m == 0 || p.tile_n == 0)
                 return -EINVAL;
@@ -297,6 +317,33 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)N,
                         (int)K, alpha, A + r0 * K, (int)K, B, (int)N, 0.0f, C + r0 * N, (int)N);
             }
+        }
+        openblas_set_num_threads(saved);
+        if (ep->layernorm)
+            return comet_kernels_layernorm_rows(
+                M, N, C, N, Y, N, ep->gamma, ep->beta, ep->eps, p.threads);
+        return comet_kernels_softmax_rows(M, N, C, N, Y, N, 1.0f, p.threads);
+    }
+
+    if (v == COMET_KERNELS_UNFUSED_SAME_GEMM) {
+        /* The fused variant's GEMM (B packed once, the same row blocks,
+         * threads and schedule) into the full intermediate, then the same
+         * passes as the BLAS baseline: the difference to the fused variant
+         * is the fusion alone. */
+        int uk = use_ukernel(&p, K);
+        size_t tm = p.tile_m < M ? p.tile_m : M, nblk = (M + tm - 1) / tm;
+        float *C = ws, *Bp = C + round16(M * N);
+        if (uk)
+            kern_pack_b(K, N, B, N, Bp);
+        openblas_set_num_threads(1);
+#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
+        for (size_t b = 0; b < nblk; b++) {
+            size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
+            if (uk)
+                kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, C + i0 * N, N);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K,
+                    alpha, A + i0 * K, (int)K, B, (int)N, 0.0f, C + i0 * N, (int)N);
         }
         openblas_set_num_threads(saved);
         if (ep->layernorm)
@@ -405,6 +452,28 @@ static size_t causal_limit(size_t i, size_t lq, size_t lk)
     if (lk >= lq)
         return i + (lk - lq) + 1;
     return i + 1 > lq - lk ? i + 1 - (lq - lk) : 0;
+}
+
+/* Keys every query row from r0 on sees under the causal mask (at most lk). */
+static size_t causal_full_keys(size_t r0, size_t lq, size_t lk)
+{
+    size_t j = causal_limit(r0, lq, lk);
+    return j < lk ? j : lk;
+}
+
+/* O rows r0..r0+rb += P V over keys jfull .. each row's limit, row by row: a
+ * masked key's value (NaN included) never enters a row that cannot see it. */
+static void causal_pv_rest(const float *S, size_t lds, const float *V, size_t d, float *O,
+    size_t r0, size_t rb, size_t jfull, size_t lq, size_t lk)
+{
+    for (size_t i = r0; i < r0 + rb; i++) {
+        size_t lim = causal_full_keys(i, lq, lk);
+        for (size_t j = jfull; j < lim; j++) {
+            const float pj = S[i * lds + j], *vj = V + j * d;
+            for (size_t c = 0; c < d; c++)
+                O[i * d + c] += pj * vj[c];
+        }
+    }
 }
 
 static void attention_block_fused(const comet_kernels_params *p, size_t lq, size_t lk, size_t d,
@@ -538,25 +607,67 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
 #pragma omp parallel for num_threads(p.threads) schedule(static)
             for (size_t r0 = 0; r0 < lq; r0 += 64) {
                 size_t rb = lq - r0 < 64 ? lq - r0 : 64;
-                size_t jfull = causal_limit(r0, lq, lk);
-                if (jfull > lk)
-                    jfull = lk;
+                size_t jfull = causal_full_keys(r0, lq, lk);
                 if (jfull)
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rb, (int)d,
                         (int)jfull, 1.0f, S + r0 * lk, (int)lk, vv, (int)d, 0.0f, oh + r0 * d,
                         (int)d);
                 else
                     memset(oh + r0 * d, 0, rb * d * sizeof(float));
-                for (size_t i = r0; i < r0 + rb; i++) {
-                    size_t lim = causal_limit(i, lq, lk);
-                    if (lim > lk)
-                        lim = lk;
-                    for (size_t j = jfull; j < lim; j++) {
-                        const float pj = S[i * lk + j], *vj = vv + j * d;
-                        for (size_t c = 0; c < d; c++)
-                            oh[i * d + c] += pj * vj[c];
-                    }
+                causal_pv_rest(S, lk, vv, d, oh, r0, rb, jfull, lq, lk);
+            }
+        }
+        openblas_set_num_threads(saved);
+        return 0;
+    }
+
+    if (v == COMET_KERNELS_UNFUSED_SAME_GEMM) {
+        /* The fused variant's GEMM engine (K^T and V packed per head, the
+         * same query blocks, threads and schedule; KV chunks of tile_n in
+         * P V) with S written out whole between the passes. */
+        int uk = attn_ukernel(&p, d);
+        size_t tm = p.tile_m < lq ? p.tile_m : lq, nqb = (lq + tm - 1) / tm, tn = p.tile_n;
+        float *S = ws, *Kp = S + round16(lq * lk), *Vp = Kp + kern_packed_kt_floats(lk, d);
+        openblas_set_num_threads(1);
+        for (size_t h = 0; h < bh; h++) {
+            const float *q = Q + h * lq * d, *k = K + h * lk * d, *vv = V + h * lk * d;
+            float *oh = O + h * lq * d;
+            if (uk) {
+                kern_pack_kt(lk, d, k, Kp);
+                kern_pack_v(lk, d, vv, Vp);
+            }
+#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
+            for (size_t b = 0; b < nqb; b++) {
+                size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
+                if (uk)
+                    kern_ukernel_gemm(mb, lk, d, p.scale, q + q0 * d, d, Kp, S + q0 * lk, lk);
+                else
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)lk, (int)d,
+                        p.scale, q + q0 * d, (int)d, k, (int)d, 0.0f, S + q0 * lk, (int)lk);
+                if (p.causal)
+                    for (size_t i = q0; i < q0 + mb; i++)
+                        for (size_t j = causal_limit(i, lq, lk); j < lk; j++)
+                            S[i * lk + j] = -INFINITY;
+            }
+            kern_softmax_rows_ex(lq, lk, S, lk, S, lk, 1.0f, p.threads, 0);
+#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
+            for (size_t b = 0; b < nqb; b++) {
+                size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
+                size_t jfull = p.causal ? causal_full_keys(q0, lq, lk) : lk;
+                if (!jfull)
+                    memset(oh + q0 * d, 0, mb * d * sizeof(float));
+                for (size_t j0 = 0; j0 < jfull; j0 += tn) {
+                    size_t nb = jfull - j0 < tn ? jfull - j0 : tn;
+                    if (uk)
+                        kern_ukernel_gemm_ex(mb, d, nb, 1.0f, S + q0 * lk + j0, lk, Vp + j0 * 16,
+                            lk * 16, j0 > 0, oh + q0 * d, d);
+                    else
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)d,
+                            (int)nb, 1.0f, S + q0 * lk + j0, (int)lk, vv + j0 * d, (int)d,
+                            j0 > 0 ? 1.0f : 0.0f, oh + q0 * d, (int)d);
                 }
+                if (p.causal)
+                    causal_pv_rest(S, lk, vv, d, oh, q0, mb, jfull, lq, lk);
             }
         }
         openblas_set_num_threads(saved);
@@ -645,7 +756,7 @@ double comet_kernels_bytes(
         double b = f * (M * K + K * N + M * N);
         if (op == COMET_KERNELS_GEMM_LAYERNORM)
             b += 2 * f * N;
-        if (v == COMET_KERNELS_UNFUSED)
+        if (v != COMET_KERNELS_FUSED)
             b += 2 * f * M * N; /* intermediate written by the GEMM, read by the pass */
         return b;
     }
@@ -653,7 +764,7 @@ double comet_kernels_bytes(
         double bh = (double)s->batch * (double)s->heads, lq = (double)s->lq, lk = (double)s->lk,
                d = (double)s->d;
         double b = bh * f * (2 * lq * d + 2 * lk * d);
-        if (v == COMET_KERNELS_UNFUSED)
+        if (v != COMET_KERNELS_FUSED)
             b += bh * f * 4 * lq * lk; /* S written, softmax read+write, PV read */
         return b;
     }

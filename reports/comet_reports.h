@@ -40,21 +40,49 @@ extern "C" {
  * the true medians lies inside, so by Bonferroni the coverage is at least
  * 1 - (1 - level_f) - (1 - level_u) (>= 90% for two 95% CIs).
  */
+/** The baselines a fused kernel is compared with. */
+typedef enum comet_reports_baseline {
+    /** the same GEMM engine unfused: fused against it is the fusion effect */
+    COMET_REPORTS_VS_SAME_GEMM = 0,
+    /** the BLAS baseline (OpenBLAS GEMM, then the passes) */
+    COMET_REPORTS_VS_BLAS = 1,
+    /** the best peer: oneDNN's matmul then its softmax / layer_norm */
+    COMET_REPORTS_VS_ONEDNN = 2,
+    COMET_REPORTS_NBASELINES = 3
+} comet_reports_baseline;
+
+/** Record variant of each baseline ("unfused_same_gemm", "unfused", "onednn"). */
+extern const char *const comet_reports_baseline_variant[COMET_REPORTS_NBASELINES];
+
+/** One measured ratio, baseline median time / fused median time. */
+typedef struct comet_reports_ratio {
+    double base_s; /**< the baseline's median seconds; 0 when not measured */
+    double speedup; /**< base_s / fused median */
+    double lo, hi; /**< conservative interval from the medians' CIs */
+    double coverage; /**< lower bound of the interval's coverage (Bonferroni) */
+} comet_reports_ratio;
+
+/** A fused kernel case and its speedups over each measured baseline. */
 typedef struct comet_reports_speedup {
     char op[24]; /**< compound op */
     char shape[64]; /**< "M=..,N=..,K=.." or attention dims */
     int threads; /**< threads */
     double flops; /**< analytic FLOPs of one call */
-    double fused_s, unfused_s; /**< median seconds */
-    double speedup; /**< unfused / fused medians */
-    double lo, hi; /**< conservative interval from the medians' CIs */
-    double coverage; /**< lower bound of the interval's coverage (Bonferroni) */
+    double fused_s; /**< median seconds of the fused kernel */
+    comet_reports_ratio vs[COMET_REPORTS_NBASELINES]; /**< per baseline */
+    /* the BLAS baseline's ratio again, by its historical names */
+    double unfused_s; /**< = vs[COMET_REPORTS_VS_BLAS].base_s */
+    double speedup; /**< = vs[COMET_REPORTS_VS_BLAS].speedup */
+    double lo, hi; /**< = vs[COMET_REPORTS_VS_BLAS].lo, .hi */
+    double coverage; /**< = vs[COMET_REPORTS_VS_BLAS].coverage */
 } comet_reports_speedup;
 
 /**
- * Pairs fused and unfused kernel records of the same op, shape and threads
- * (the first record of each in file order: the default tiles; later ones
- * are tile sweeps). @return pairs written (<= cap).
+ * For every fused kernel case (op, shape, threads; the first fused record
+ * in file order: the default tiles, later ones are tile sweeps), the
+ * speedup over each baseline measured in the same results: the fusion
+ * effect (same GEMM engine), the BLAS baseline, oneDNN. A case is listed
+ * when at least one baseline was measured. @return cases written (<= cap).
  */
 size_t comet_reports_speedups(
     json_t *const *recs, size_t n, comet_reports_speedup *out, size_t cap);

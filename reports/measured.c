@@ -5,6 +5,7 @@
 #include "comet_calibrate.h"
 #include "comet_util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -125,55 +126,110 @@ int rp_sec_machine(rp_ctx *c)
 /* Speedups                                                           */
 /* ------------------------------------------------------------------ */
 
+const char *const comet_reports_baseline_variant[COMET_REPORTS_NBASELINES]
+    = { "unfused_same_gemm", "unfused", "onednn" };
+
+/* The first record of variant v of f's op, shape and threads, or NULL. */
+static const json_t *case_record(json_t *const *recs, size_t n, const json_t *f, const char *v)
+{
+    for (size_t j = 0; j < n; j++) {
+        const json_t *u = recs[j];
+        if (rp_is(u, "kernel") && !strcmp(rp_str(u, "variant"), v)
+            && !strcmp(rp_str(u, "op"), rp_str(f, "op"))
+            && rp_num(u, "threads") == rp_num(f, "threads")
+            && json_equal(json_object_get(u, "shape"), json_object_get(f, "shape")))
+            return u;
+    }
+    return NULL;
+}
+
+/* Baseline median / fused median, with the worst and best pairing of the
+ * two CIs (see the header); 0 when either median is missing. */
+static int ratio_of(const json_t *f, const json_t *u, comet_reports_ratio *r)
+{
+    const json_t *sf = json_object_get(f, "stats"), *su = json_object_get(u, "stats");
+    double fs = rp_num(sf, "median_s"), us = rp_num(su, "median_s");
+    memset(r, 0, sizeof *r);
+    if (!(fs > 0 && us > 0))
+        return 0;
+    r->base_s = us;
+    r->speedup = us / fs;
+    r->lo = rp_num(su, "ci_lo_s") / rp_num(sf, "ci_hi_s");
+    r->hi = rp_num(su, "ci_hi_s") / rp_num(sf, "ci_lo_s");
+    double lf = rp_num(sf, "ci_level"), lu = rp_num(su, "ci_level");
+    if (!isfinite(lf))
+        lf = 0.95;
+    if (!isfinite(lu))
+        lu = 0.95;
+    r->coverage = fmax(0, 1 - (1 - lf) - (1 - lu));
+    return 1;
+}
+
 size_t comet_reports_speedups(json_t *const *recs, size_t n, comet_reports_speedup *out, size_t cap)
 {
     size_t k = 0;
     for (size_t i = 0; i < n && k < cap; i++) {
         const json_t *f = recs[i];
-        if (!rp_is(f, "kernel") || strcmp(rp_str(f, "variant"), "fused"))
+        if (!rp_is(f, "kernel") || strcmp(rp_str(f, "variant"), "fused")
+            || case_record(recs, i, f, "fused")) /* a later fused record: a tile sweep */
             continue;
-        /* only the first fused record of a case (later ones are tile sweeps) */
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = rp_is(recs[j], "kernel") && !strcmp(rp_str(recs[j], "variant"), "fused")
-                && !strcmp(rp_str(recs[j], "op"), rp_str(f, "op"))
-                && rp_num(recs[j], "threads") == rp_num(f, "threads")
-                && json_equal(json_object_get(recs[j], "shape"), json_object_get(f, "shape"));
-        if (seen)
-            continue;
-        for (size_t j = 0; j < n; j++) {
-            const json_t *u = recs[j];
-            if (!rp_is(u, "kernel") || strcmp(rp_str(u, "variant"), "unfused")
-                || strcmp(rp_str(u, "op"), rp_str(f, "op"))
-                || rp_num(u, "threads") != rp_num(f, "threads")
-                || !json_equal(json_object_get(u, "shape"), json_object_get(f, "shape")))
-                continue;
-            const json_t *sf = json_object_get(f, "stats"), *su = json_object_get(u, "stats");
-            comet_reports_speedup *s = &out[k];
-            memset(s, 0, sizeof *s);
-            snprintf(s->op, sizeof s->op, "%s", rp_str(f, "op"));
-            rp_shape_str(json_object_get(f, "shape"), s->shape, sizeof s->shape);
-            s->threads = (int)rp_num(f, "threads");
-            s->flops = rp_num(f, "flops");
-            s->fused_s = rp_num(sf, "median_s");
-            s->unfused_s = rp_num(su, "median_s");
-            if (!(s->fused_s > 0 && s->unfused_s > 0))
-                break;
-            s->speedup = s->unfused_s / s->fused_s;
-            /* worst and best pairing of the two CIs (see the header) */
-            s->lo = rp_num(su, "ci_lo_s") / rp_num(sf, "ci_hi_s");
-            s->hi = rp_num(su, "ci_hi_s") / rp_num(sf, "ci_lo_s");
-            double lf = rp_num(sf, "ci_level"), lu = rp_num(su, "ci_level");
-            if (!isfinite(lf))
-                lf = 0.95;
-            if (!isfinite(lu))
-                lu = 0.95;
-            s->coverage = fmax(0, 1 - (1 - lf) - (1 - lu));
-            k++;
-            break;
+        comet_reports_speedup *s = &out[k];
+        memset(s, 0, sizeof *s);
+        int any = 0;
+        for (int b = 0; b < COMET_REPORTS_NBASELINES; b++) {
+            const json_t *u = case_record(recs, n, f, comet_reports_baseline_variant[b]);
+            any += u && ratio_of(f, u, &s->vs[b]);
         }
+        if (!any)
+            continue;
+        snprintf(s->op, sizeof s->op, "%s", rp_str(f, "op"));
+        rp_shape_str(json_object_get(f, "shape"), s->shape, sizeof s->shape);
+        s->threads = (int)rp_num(f, "threads");
+        s->flops = rp_num(f, "flops");
+        s->fused_s = rp_num(json_object_get(f, "stats"), "median_s");
+        const comet_reports_ratio *bl = &s->vs[COMET_REPORTS_VS_BLAS];
+        s->unfused_s = bl->base_s;
+        s->speedup = bl->speedup;
+        s->lo = bl->lo;
+        s->hi = bl->hi;
+        s->coverage = bl->coverage;
+        k++;
     }
     return k;
+}
+
+/* "1.23x (1.10-1.40)" or "n/a" (baseline not measured). */
+static const char *ratio_cell(const comet_reports_ratio *r, char *buf, size_t len)
+{
+    if (!(r->base_s > 0))
+        return "n/a";
+    snprintf(buf, len, "%.2fx (%.2f-%.2f)", r->speedup, r->lo, r->hi);
+    return buf;
+}
+
+static const char *ms_cell(double s, char *buf, size_t len)
+{
+    if (!(s > 0))
+        return "n/a";
+    snprintf(buf, len, "%.3f", s * 1e3);
+    return buf;
+}
+
+static json_t *ratio_json(const comet_reports_ratio *r, const char *variant)
+{
+    if (!(r->base_s > 0))
+        return json_null();
+    return json_pack("{s:s,s:f,s:f,s:f,s:f,s:f}", "variant", variant, "base_s", r->base_s,
+        "speedup", r->speedup, "ci_lo", r->lo, "ci_hi", r->hi, "coverage_at_least", r->coverage);
+}
+
+/* NaN for gnuplot (a missing point) when the baseline was not measured. */
+static void csv_ratio(FILE *fp, const comet_reports_ratio *r)
+{
+    if (r->base_s > 0)
+        fprintf(fp, ",%.6g,%.5g,%.5g,%.5g", r->base_s * 1e3, r->speedup, r->lo, r->hi);
+    else
+        fprintf(fp, ",NaN,NaN,NaN,NaN");
 }
 
 int rp_sec_speedups(rp_ctx *c)
@@ -184,23 +240,31 @@ int rp_sec_speedups(rp_ctx *c)
     if (!sp)
         return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
     size_t nsp = comet_reports_speedups(in->recs, in->n, sp, in->n);
-    rp_h2(d, "speedups", "Measured fused vs unfused");
+    rp_h2(d, "speedups", "Measured fused vs unfused: three speedups");
     rp_p(d,
-        "Speedup = unfused median time / fused median time of the same op, shape and thread "
-        "count, measured interleaved in one run. Interval: [unfused CI low / fused CI high, "
-        "unfused CI high / fused CI low] from the distribution-free 95%% confidence intervals "
-        "of the two medians (order statistics of the raw samples); if both intervals hold, the "
-        "ratio of the true medians lies inside, so its coverage is at least the stated "
-        "Bonferroni bound. An interval that contains 1 means no measurable difference.");
+        "Each speedup = a baseline's median time / the fused kernel's median time, same op, "
+        "shape and thread count, measured interleaved in one run. Three baselines: the "
+        "**fusion effect** compares with the same GEMM engine unfused (variant "
+        "unfused_same_gemm: the fused kernel's own micro-kernel, packing, row blocks and "
+        "threads, writing the whole intermediate, then the same row passes), so it measures "
+        "what fusion alone buys; **vs BLAS** compares with OpenBLAS's GEMM followed by the "
+        "passes (variant unfused, what a framework runs); **vs oneDNN** with oneDNN's matmul "
+        "followed by its softmax or layer_normalization primitive (variant onednn, where "
+        "oneDNN was found at build time). Intervals: [baseline CI low / fused CI high, "
+        "baseline CI high / fused CI low] from the distribution-free 95%% confidence "
+        "intervals of the two medians; if both intervals hold, the ratio of the true medians "
+        "lies inside, so its coverage is at least the stated Bonferroni bound. An interval "
+        "that contains 1 means no measurable difference; n/a: that baseline was not measured.");
     if (!nsp) {
         rp_note(d,
-            "No fused/unfused kernel pairs in the results (bench kernels did not run or "
-            "measured only sgemm).");
+            "No fused kernel with a measured baseline in the results (bench kernels did not "
+            "run or measured only sgemm).");
         free(sp);
         return 0;
     }
-    rp_table(
-        d, "llrrrrrr", "op\tshape\tthreads\tfused ms\tunfused ms\tspeedup\tinterval\tcoverage >=");
+    rp_table(d, "llrrrlrlrlr",
+        "op\tshape\tthreads\tfused ms\tsame-GEMM ms\tfusion effect\tBLAS ms\tvs BLAS\toneDNN "
+        "ms\tvs oneDNN\tcoverage >=");
     rp_buf csv;
     json_t *ja = json_array();
     if (rp_buf_open(&csv) || !ja) {
@@ -210,55 +274,98 @@ int rp_sec_speedups(rp_ctx *c)
     }
     fprintf(csv.fp,
         "idx,label,op,shape,threads,fused_ms,unfused_ms,speedup,ci_lo,ci_hi,coverage,"
-        "fused_gflops,unfused_gflops\n");
-    int wins = 0, losses = 0;
+        "fused_gflops,unfused_gflops,same_gemm_ms,fusion_effect,fe_lo,fe_hi,onednn_ms,"
+        "vs_onednn,od_lo,od_hi\n");
+    int wins[COMET_REPORTS_NBASELINES] = { 0 }, losses[COMET_REPORTS_NBASELINES] = { 0 },
+        cases[COMET_REPORTS_NBASELINES] = { 0 };
     for (size_t i = 0; i < nsp; i++) {
         const comet_reports_speedup *s = &sp[i];
-        rp_row(d, "%s\t%s\t%d\t%.3f\t%.3f\t%.2fx\t%.2f-%.2f\t%.0f%%", s->op, s->shape, s->threads,
-            s->fused_s * 1e3, s->unfused_s * 1e3, s->speedup, s->lo, s->hi, 100 * s->coverage);
+        const comet_reports_ratio *fe = &s->vs[COMET_REPORTS_VS_SAME_GEMM],
+                                  *bl = &s->vs[COMET_REPORTS_VS_BLAS],
+                                  *od = &s->vs[COMET_REPORTS_VS_ONEDNN];
+        char b[6][48];
+        double cov = 1;
+        for (int k = 0; k < COMET_REPORTS_NBASELINES; k++)
+            if (s->vs[k].base_s > 0) {
+                cov = fmin(cov, s->vs[k].coverage);
+                cases[k]++;
+                wins[k] += s->vs[k].lo > 1;
+                losses[k] += s->vs[k].hi < 1;
+            }
+        rp_row(d, "%s\t%s\t%d\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%", s->op, s->shape, s->threads,
+            s->fused_s * 1e3, ms_cell(fe->base_s, b[0], sizeof b[0]),
+            ratio_cell(fe, b[1], sizeof b[1]), ms_cell(bl->base_s, b[2], sizeof b[2]),
+            ratio_cell(bl, b[3], sizeof b[3]), ms_cell(od->base_s, b[4], sizeof b[4]),
+            ratio_cell(od, b[5], sizeof b[5]), 100 * cov);
         char label[128];
         snprintf(label, sizeof label, "%s %s T%d", s->op, s->shape, s->threads);
         fprintf(csv.fp, "%zu,", i);
         rp_csv_field(csv.fp, label);
         fprintf(csv.fp, ",%s,", s->op);
         rp_csv_field(csv.fp, s->shape);
-        fprintf(csv.fp, ",%d,%.6g,%.6g,%.5g,%.5g,%.5g,%.4g,%.5g,%.5g\n", s->threads,
-            s->fused_s * 1e3, s->unfused_s * 1e3, s->speedup, s->lo, s->hi, s->coverage,
-            s->flops / s->fused_s * 1e-9, s->flops / s->unfused_s * 1e-9);
-        json_array_append_new(ja,
-            json_pack("{s:s,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f}", "op", s->op, "shape", s->shape,
-                "threads", s->threads, "fused_s", s->fused_s, "unfused_s", s->unfused_s, "speedup",
-                s->speedup, "ci_lo", s->lo, "ci_hi", s->hi, "coverage_at_least", s->coverage));
-        wins += s->lo > 1;
-        losses += s->hi < 1;
+        if (bl->base_s > 0)
+            fprintf(csv.fp, ",%d,%.6g,%.6g,%.5g,%.5g,%.5g,%.4g,%.5g,%.5g", s->threads,
+                s->fused_s * 1e3, bl->base_s * 1e3, bl->speedup, bl->lo, bl->hi, bl->coverage,
+                s->flops / s->fused_s * 1e-9, s->flops / bl->base_s * 1e-9);
+        else
+            fprintf(csv.fp, ",%d,%.6g,NaN,NaN,NaN,NaN,NaN,%.5g,NaN", s->threads, s->fused_s * 1e3,
+                s->flops / s->fused_s * 1e-9);
+        csv_ratio(csv.fp, fe);
+        csv_ratio(csv.fp, od);
+        fputc('\n', csv.fp);
+        json_t *o = json_pack("{s:s,s:s,s:i,s:f,s:o,s:o,s:o}", "op", s->op, "shape", s->shape,
+            "threads", s->threads, "fused_s", s->fused_s, "fusion_effect",
+            ratio_json(fe, comet_reports_baseline_variant[COMET_REPORTS_VS_SAME_GEMM]), "vs_blas",
+            ratio_json(bl, comet_reports_baseline_variant[COMET_REPORTS_VS_BLAS]), "vs_onednn",
+            ratio_json(od, comet_reports_baseline_variant[COMET_REPORTS_VS_ONEDNN]));
+        json_array_append_new(ja, o);
     }
     rp_table_end(d);
-    rp_p(d,
-        "Fused is faster beyond doubt (interval above 1) in %d of %zu cases, slower beyond doubt "
-        "in %d, and indistinguishable in %zu.",
-        wins, nsp, losses, nsp - (size_t)wins - (size_t)losses);
+    static const char *const what[COMET_REPORTS_NBASELINES]
+        = { "the fusion effect (same GEMM engine)", "fused vs the BLAS baseline",
+              "fused vs oneDNN" };
+    for (int k = 0; k < COMET_REPORTS_NBASELINES; k++) {
+        if (!cases[k]) {
+            rp_p(d, "%c%s: not measured (no %s records).", toupper((unsigned char)what[k][0]),
+                what[k] + 1, comet_reports_baseline_variant[k]);
+            continue;
+        }
+        rp_p(d,
+            "%c%s: faster beyond doubt (interval above 1) in %d of %d cases, slower beyond "
+            "doubt in %d, indistinguishable in %d.",
+            toupper((unsigned char)what[k][0]), what[k] + 1, wins[k], cases[k], losses[k],
+            cases[k] - wins[k] - losses[k]);
+    }
     rp_buf_close(&csv);
     rp_plot p;
     rp_plot_init(&p, "speedups",
-        "Measured speedup of fused over unfused (unfused time / fused time) per op, shape and "
-        "threads; bars: median ratio, whiskers: interval from the medians' 95% CIs.");
+        "Measured speedups of the fused kernel per op, shape and threads: over the same GEMM "
+        "engine unfused (the fusion effect), over the BLAS baseline and over oneDNN; bars: "
+        "median ratio, whiskers: interval from the medians' 95% CIs.");
     if (rp_plot_data(c, &p, csv.p,
             json_pack("{s:s,s:o}", "method",
-                "speedup = unfused median / fused median; interval = "
-                "[u_lo/f_hi, u_hi/f_lo] of the medians' 95% CIs",
+                "speedup = baseline median / fused median; interval = "
+                "[b_lo/f_hi, b_hi/f_lo] of the medians' 95% CIs; baselines: "
+                "unfused_same_gemm (fusion effect), unfused (BLAS), onednn",
                 "cases", ja))
         == 0) {
         char script[2048];
         snprintf(script, sizeof script,
-            "set ylabel 'speedup (unfused time / fused time, x)'\n"
+            "set ylabel 'speedup (baseline time / fused time, x)'\n"
             "set xlabel 'case: op, shape, threads T'\n"
             "set xtics rotate by -40 left font ',12' noenhanced\n"
             "set bmargin 12\nset yrange [0:*]\nset xrange [-0.6:%zu.6]\n"
-            "set style fill solid 0.45 border\nset boxwidth 0.6\n"
-            "plot 'speedups.csv' every ::1 using 1:8:xtic(2) with boxes lc rgb '#4c72b0' "
-            "title 'median speedup', \\\n"
-            "  '' every ::1 using 1:8:9:10 with yerrorbars pt 0 lc rgb 'black' title "
-            "'interval from 95%% CIs', \\\n"
+            "set style fill solid 0.45 border\nset boxwidth 0.26\n"
+            "plot 'speedups.csv' every ::1 using ($1-0.27):15:xtic(2) with boxes lc rgb "
+            "'#55a868' title 'fusion effect (same GEMM)', \\\n"
+            "  '' every ::1 using ($1-0.27):15:16:17 with yerrorbars pt 0 lc rgb 'black' "
+            "notitle, \\\n"
+            "  '' every ::1 using 1:8 with boxes lc rgb '#4c72b0' title 'vs BLAS', \\\n"
+            "  '' every ::1 using 1:8:9:10 with yerrorbars pt 0 lc rgb 'black' notitle, \\\n"
+            "  '' every ::1 using ($1+0.27):19 with boxes lc rgb '#dd8452' title 'vs oneDNN', "
+            "\\\n"
+            "  '' every ::1 using ($1+0.27):19:20:21 with yerrorbars pt 0 lc rgb 'black' "
+            "title 'interval from 95%% CIs', \\\n"
             "  1 with lines dt 2 lw 1.5 lc rgb '#c44e52' title 'no speedup (1x)'\n",
             nsp - 1);
         rp_plot_draw(c, &p, script);

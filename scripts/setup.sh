@@ -43,6 +43,18 @@ if [ -n "$missing" ]; then
     fi
 fi
 
+# Optional peers: baselines to beat where present, never requirements. As
+# root the set-up tries to install them; if that fails comet builds without
+# them and says so ("oneDNN not found").
+optional="libdnnl-dev"
+for p in $optional; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" &&
+        [ "$(id -u)" = 0 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$p" >&2 ||
+            echo "comet setup: optional $p not installed; comet builds without it" >&2
+    fi
+done
+
 if [ ! -f "$build/CMakeCache.txt" ]; then
     # shellcheck disable=SC2086
     cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release ${COMET_CMAKE_ARGS:-} >&2

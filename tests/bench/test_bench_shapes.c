@@ -48,7 +48,10 @@ static void test_shipped_sets(void **s)
         assert_true(set.sg_min >= 1 && set.sg_max >= set.sg_min);
         for (size_t k = 0; k < set.nops; k++) {
             assert_true(set.ops[k].nshapes >= 1);
-            assert_true(set.ops[k].nvariants == 2);
+            /* the BLAS baseline, fused, the same-GEMM baseline, the oneDNN peer */
+            assert_int_equal(set.ops[k].nvariants, 4);
+            assert_string_equal(set.ops[k].variants[2], "unfused_same_gemm");
+            assert_string_equal(set.ops[k].variants[3], "onednn");
         }
         assert_true(set.ops[2].shapes[0].attn);
         bench_shapeset_free(&set);
@@ -114,6 +117,12 @@ static void test_errors(void **s)
     expect_error("ops:\n  - op: gemm_softmax\n    variants: [fused]\n    shapes:\n"
                  "      - {M: 4.5, N: 4, K: 4}\n",
         ":5", "integer");
+    expect_error("ops:\n  - op: gemm_softmax\n    variants: [fused, onednn, fused]\n    shapes:\n"
+                 "      - {M: 4, N: 4, K: 4}\n",
+        ":3", "variant listed twice: fused");
+    expect_error("ops:\n  - op: gemm_softmax\n    variants: [unfused_same]\n    shapes:\n"
+                 "      - {M: 4, N: 4, K: 4}\n",
+        ":3", "'unfused_same_gemm'");
 }
 
 int main(void)

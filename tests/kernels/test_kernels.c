@@ -90,7 +90,7 @@ static void test_gemm_softmax_all(void **st)
 {
     (void)st;
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
-        for (int v = 0; v < 2; v++)
+        for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++)
             for (int uk = 0; uk <= 2; uk++)
                 for (int thr = 1; thr <= 2; thr++)
                     run_gemm_op(0, (comet_kernels_variant)v, shapes[c].M, shapes[c].N, shapes[c].K,
@@ -101,7 +101,7 @@ static void test_gemm_layernorm_all(void **st)
 {
     (void)st;
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
-        for (int v = 0; v < 2; v++)
+        for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++)
             for (int uk = 0; uk <= 2; uk++)
                 run_gemm_op(1, (comet_kernels_variant)v, shapes[c].M, shapes[c].N, shapes[c].K,
                     1 + (int)(c % 2), uk, c % 3 ? 5 : 0, -1, 1);
@@ -232,7 +232,7 @@ static void test_layernorm_huge_spread(void **st)
             I[j * N + j] = 1.0f;
         comet_kernels_params p = { .threads = 1, .eps = 1e-5f, .ukernel = 1 };
         comet_kernels_shape sh = { .M = R, .N = N, .K = N };
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++) {
             size_t ws = 0;
             assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_GEMM_LAYERNORM,
                                  (comet_kernels_variant)v, &sh, &p, &ws),
@@ -336,7 +336,7 @@ static void run_attention(comet_kernels_variant v, size_t B, size_t H, size_t lq
 static void test_attention_all(void **st)
 {
     (void)st;
-    for (int v = 0; v < 2; v++)
+    for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++)
         for (int causal = 0; causal <= 1; causal++) {
             run_attention((comet_kernels_variant)v, 1, 1, 1, 1, 1, causal, 1, 0, 0, 0);
             run_attention((comet_kernels_variant)v, 2, 3, 37, 53, 16, causal, 2, 8, 16, 0);
@@ -689,6 +689,22 @@ static void test_invalid_args(void **st)
     assert_int_equal(comet_kernels_op_parse("gemm_frob", &op), -EINVAL);
     assert_int_equal(comet_kernels_op_parse("attention", &op), 0);
     assert_int_equal(op, COMET_KERNELS_ATTENTION);
+    comet_kernels_variant v;
+    for (int i = 0; i < COMET_KERNELS_NVARIANTS; i++) {
+        assert_int_equal(
+            comet_kernels_variant_parse(comet_kernels_variant_name((comet_kernels_variant)i), &v),
+            0);
+        assert_int_equal(v, i);
+    }
+    assert_int_equal(comet_kernels_variant_parse("unfused_same", &v), -EINVAL);
+    comet_kernels_shape ok = { .M = 4, .N = 4, .K = 4 };
+    assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX,
+                         (comet_kernels_variant)COMET_KERNELS_NVARIANTS, &ok, &p, &ws),
+        -EINVAL);
+    /* the same-GEMM baseline needs the intermediate: too small a workspace */
+    assert_int_equal(
+        comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED_SAME_GEMM, 2, 2, 1, a, b, y, &p, NULL, 0),
+        -ENOMEM);
 }
 
 static void test_analytic_counts(void **st)

@@ -119,7 +119,32 @@ static const char *str(const json_t *o, const char *k)
     return s ? s : "";
 }
 
-/* Every fused/unfused pair's row in summary.md, recomputed from the records. */
+/* The record of variant v of fused record f's case, or NULL. */
+static const json_t *baseline_of(json_t **r, size_t n, const json_t *f, const char *v)
+{
+    for (size_t j = 0; j < n; j++)
+        if (!strcmp(str(r[j], "kind"), "kernel") && !strcmp(str(r[j], "variant"), v)
+            && !strcmp(str(r[j], "op"), str(f, "op")) && num(r[j], "threads") == num(f, "threads")
+            && json_equal(json_object_get(r[j], "shape"), json_object_get(f, "shape")))
+            return r[j];
+    return NULL;
+}
+
+/* "| ms | 1.23x (lo-hi) " of one baseline, or "| n/a | n/a ". */
+static void cells(const json_t *f, const json_t *u, char *buf, size_t len)
+{
+    if (!u) {
+        snprintf(buf, len, "| n/a | n/a ");
+        return;
+    }
+    const json_t *sf = json_object_get(f, "stats"), *su = json_object_get(u, "stats");
+    double fm = num(sf, "median_s"), um = num(su, "median_s");
+    snprintf(buf, len, "| %.3f | %.2fx (%.2f-%.2f) ", um * 1e3, um / fm,
+        num(su, "ci_lo_s") / num(sf, "ci_hi_s"), num(su, "ci_hi_s") / num(sf, "ci_lo_s"));
+}
+
+/* Every fused case's row in summary.md (three speedups), recomputed from
+ * the records. */
 static void test_speedup_rows(void **s)
 {
     (void)s;
@@ -130,25 +155,23 @@ static void test_speedup_rows(void **s)
     json_t **r = load_all(&n);
     int checked = 0;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(str(r[i], "kind"), "kernel") || strcmp(str(r[i], "variant"), "fused"))
+        if (strcmp(str(r[i], "kind"), "kernel") || strcmp(str(r[i], "variant"), "fused")
+            || baseline_of(r, i, r[i], "fused")) /* a later fused record: a tile sweep */
             continue;
-        for (size_t j = 0; j < n; j++) {
-            if (strcmp(str(r[j], "kind"), "kernel") || strcmp(str(r[j], "variant"), "unfused")
-                || strcmp(str(r[j], "op"), str(r[i], "op"))
-                || num(r[j], "threads") != num(r[i], "threads")
-                || !json_equal(json_object_get(r[j], "shape"), json_object_get(r[i], "shape")))
-                continue;
-            const json_t *f = json_object_get(r[i], "stats"), *u = json_object_get(r[j], "stats");
-            double fm = num(f, "median_s"), um = num(u, "median_s");
-            char want[160];
-            snprintf(want, sizeof want, "| %.0f | %.3f | %.3f | %.2fx | %.2f-%.2f |",
-                num(r[i], "threads"), fm * 1e3, um * 1e3, um / fm,
-                num(u, "ci_lo_s") / num(f, "ci_hi_s"), num(u, "ci_hi_s") / num(f, "ci_lo_s"));
-            if (!strstr(md, want))
-                fail_msg("summary.md lacks the recomputed speedup row '%s'", want);
-            checked++;
-            break;
-        }
+        const json_t *u = baseline_of(r, n, r[i], "unfused"),
+                     *g = baseline_of(r, n, r[i], "unfused_same_gemm"),
+                     *o = baseline_of(r, n, r[i], "onednn");
+        if (!u && !g && !o)
+            continue;
+        char want[400], cg[120], cu[120], co[120];
+        cells(r[i], g, cg, sizeof cg);
+        cells(r[i], u, cu, sizeof cu);
+        cells(r[i], o, co, sizeof co);
+        snprintf(want, sizeof want, "| %.0f | %.3f %s%s%s|", num(r[i], "threads"),
+            num(json_object_get(r[i], "stats"), "median_s") * 1e3, cg, cu, co);
+        if (!strstr(md, want))
+            fail_msg("summary.md lacks the recomputed speedup row '%s'", want);
+        checked++;
     }
     assert_true(checked >= 4);
     /* the roofline's compute ceiling: the best sgemm at the most threads */
@@ -417,6 +440,47 @@ static void test_missing_and_corrupt(void **s)
 }
 
 /* The CLI: exit 2 with one line naming the file; 0 on the fixture. */
+/* A kernel record of one case with median m and CI [lo, hi] (seconds). */
+static json_t *krec(const char *variant, int threads, double m, double lo, double hi)
+{
+    return json_pack("{s:s,s:s,s:s,s:{s:i,s:i,s:i},s:i,s:f,s:{s:f,s:f,s:f,s:f}}", "kind", "kernel",
+        "op", "gemm_softmax", "variant", variant, "shape", "M", 64, "N", 128, "K", 16, "threads",
+        threads, "flops", 1e6, "stats", "median_s", m, "ci_lo_s", lo, "ci_hi_s", hi, "ci_level",
+        0.95);
+}
+
+/* Each fused case is paired with every baseline measured (fusion effect,
+ * BLAS, oneDNN), a missing one stays unmeasured, tile sweeps (later fused
+ * records of the same case) and cases without any baseline are not listed. */
+static void test_three_speedups(void **s)
+{
+    (void)s;
+    json_t *r[8] = {
+        krec("fused", 1, 1.0, 0.9, 1.1), krec("unfused_same_gemm", 1, 1.5, 1.4, 1.6),
+        krec("unfused", 1, 2.0, 1.8, 2.2), krec("onednn", 1, 3.0, 2.7, 3.3),
+        krec("fused", 1, 5.0, 4.0, 6.0), /* a tile sweep of the same case */
+        krec("fused", 2, 1.0, 0.9, 1.1), krec("unfused", 2, 0.8, 0.7, 0.9),
+        krec("fused", 4, 1.0, 0.9, 1.1), /* no baseline at 4 threads */
+    };
+    comet_reports_speedup sp[8];
+    size_t n = comet_reports_speedups(r, 8, sp, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(sp[0].threads, 1);
+    assert_true(fabs(sp[0].vs[COMET_REPORTS_VS_SAME_GEMM].speedup - 1.5) < 1e-12);
+    assert_true(fabs(sp[0].vs[COMET_REPORTS_VS_BLAS].speedup - 2.0) < 1e-12);
+    assert_true(fabs(sp[0].vs[COMET_REPORTS_VS_ONEDNN].speedup - 3.0) < 1e-12);
+    assert_true(fabs(sp[0].vs[COMET_REPORTS_VS_SAME_GEMM].lo - 1.4 / 1.1) < 1e-12);
+    assert_true(fabs(sp[0].vs[COMET_REPORTS_VS_SAME_GEMM].hi - 1.6 / 0.9) < 1e-12);
+    assert_true(fabs(sp[0].speedup - 2.0) < 1e-12 && sp[0].unfused_s == 2.0);
+    assert_int_equal(sp[1].threads, 2);
+    assert_true(sp[1].vs[COMET_REPORTS_VS_SAME_GEMM].base_s == 0);
+    assert_true(sp[1].vs[COMET_REPORTS_VS_ONEDNN].base_s == 0);
+    assert_true(fabs(sp[1].speedup - 0.8) < 1e-12);
+    assert_true(fabs(sp[1].coverage - 0.90) < 1e-12);
+    for (int i = 0; i < 8; i++)
+        json_decref(r[i]);
+}
+
 static void test_cli(void **s)
 {
     (void)s;
@@ -497,6 +561,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_plots_labelled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_and_corrupt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
+        cmocka_unit_test(test_three_speedups),
         cmocka_unit_test_setup_teardown(test_no_gnuplot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_marked, setup, teardown),

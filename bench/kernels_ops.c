@@ -322,6 +322,7 @@ json_t *bench_kop_params(const bench_kop *k)
         return o;
     }
     json_object_set_new(o, "ukernel", json_integer(m->p.ukernel));
+    json_object_set_new(o, "isa", json_string(comet_kernels_isa_name(comet_kernels_isa_active())));
     if (k->param[0])
         json_object_set_new(o, "swept", json_string(k->param));
     return o;

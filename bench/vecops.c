@@ -14,12 +14,10 @@
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
+/* the kernels' ISA choice (COMET_KERNELS_ISA included): one switch for both */
 static int have_avx2(void)
 {
-    static int v = -1;
-    if (v < 0)
-        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return v;
+    return comet_kernels_have_avx2();
 }
 
 const char *bench_vecop_impl(void)

@@ -168,12 +168,37 @@ double comet_kernels_exp_max_rel_error(void);
  *  exp(x - shift) computed exactly, at a difference of magnitude dist:
  *  the exp's own bound plus the argument's rounding, dist x 2^-24. */
 double comet_kernels_exp_shifted_max_rel_error(double dist);
-/** 1 if the AVX2+FMA paths are in use, 0 for the portable fallback. */
+/** Instruction-set paths of the kernels (BLIS-style: one portable frame,
+ *  per-ISA kernels chosen at run time). Each level includes the one below. */
+typedef enum comet_kernels_isa {
+    COMET_KERNELS_ISA_PORTABLE = 0, /**< plain C (and OpenBLAS for the GEMMs) */
+    COMET_KERNELS_ISA_AVX2 = 1, /**< AVX2 + FMA: 6x16 micro-kernel, 8-lane passes */
+    COMET_KERNELS_ISA_AVX512 = 2 /**< AVX-512F: 12x32 micro-kernel, 16-lane passes */
+} comet_kernels_isa;
+
+/** The best path this CPU runs. */
+comet_kernels_isa comet_kernels_isa_detected(void);
+/**
+ * The path in use: the detected one, or lower when asked, by
+ * comet_kernels_set_isa() or, at first use, by the environment variable
+ * COMET_KERNELS_ISA = portable | avx2 | avx512 (a value the CPU cannot run,
+ * or an unknown one, leaves the detected path; COMET_KERNELS_NO_AVX512=1
+ * is the older spelling of avx2).
+ */
+comet_kernels_isa comet_kernels_isa_active(void);
+/** Selects a path (for tests and comparisons): 0, or -ENOTSUP when the CPU
+ *  cannot run it. Not thread-safe against running kernels. */
+int comet_kernels_set_isa(comet_kernels_isa isa);
+/** "portable", "avx2", "avx512". */
+const char *comet_kernels_isa_name(comet_kernels_isa isa);
+/** Parses those names: 0 or -EINVAL. */
+int comet_kernels_isa_parse(const char *name, comet_kernels_isa *isa);
+/** 1 if the AVX2+FMA paths are in use (active ISA avx2 or avx512), else 0. */
 int comet_kernels_have_avx2(void);
-/** 1 if the AVX-512 paths are in use (the CPU has AVX-512F, COMET_KERNELS_NO_AVX512
- *  is unset and the portable fallback is not forced), else 0. */
+/** 1 if the AVX-512 paths are in use, else 0. */
 int comet_kernels_have_avx512(void);
-/** Forces the portable fallback (1) or auto-detection (0); for tests. */
+/** on: the portable path (comet_kernels_set_isa(PORTABLE)); off: back to
+ *  the path chosen at first use. */
 void comet_kernels_force_portable(int on);
 
 /**

@@ -16,39 +16,79 @@
 static void layernorm_row_wide(
     const float *x, float *y, size_t n, const float *gamma, const float *beta, float eps);
 
-static int force_portable = 0;
-static int avx2_state = -1;
+/* The ISA paths: detected once, chosen once (environment), overridable. */
+static int isa_detected = -1, isa_chosen = -1, isa_active = -1;
+
+comet_kernels_isa comet_kernels_isa_detected(void)
+{
+    if (isa_detected < 0) {
+        int d = COMET_KERNELS_ISA_PORTABLE;
+#ifdef KERN_X86
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            d = COMET_KERNELS_ISA_AVX2;
+        if (d == COMET_KERNELS_ISA_AVX2 && __builtin_cpu_supports("avx512f"))
+            d = COMET_KERNELS_ISA_AVX512;
+#endif
+        isa_detected = d;
+    }
+    return (comet_kernels_isa)isa_detected;
+}
+
+static const char *const isa_names[] = { "portable", "avx2", "avx512" };
+
+const char *comet_kernels_isa_name(comet_kernels_isa isa)
+{
+    return (unsigned)isa < 3 ? isa_names[isa] : "unknown";
+}
+
+int comet_kernels_isa_parse(const char *name, comet_kernels_isa *isa)
+{
+    for (int i = 0; name && i < 3; i++)
+        if (!strcmp(name, isa_names[i])) {
+            *isa = (comet_kernels_isa)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+comet_kernels_isa comet_kernels_isa_active(void)
+{
+    if (isa_active < 0) {
+        comet_kernels_isa d = comet_kernels_isa_detected(), want = d;
+        const char *e = getenv("COMET_KERNELS_ISA");
+        if (e && comet_kernels_isa_parse(e, &want) == 0 && want <= d)
+            d = want;
+        else if (getenv("COMET_KERNELS_NO_AVX512") && d > COMET_KERNELS_ISA_AVX2)
+            d = COMET_KERNELS_ISA_AVX2;
+        isa_chosen = isa_active = (int)d;
+    }
+    return (comet_kernels_isa)isa_active;
+}
+
+int comet_kernels_set_isa(comet_kernels_isa isa)
+{
+    if ((unsigned)isa > COMET_KERNELS_ISA_AVX512 || isa > comet_kernels_isa_detected())
+        return -ENOTSUP;
+    comet_kernels_isa_active(); /* the environment's choice, for force_portable(0) */
+    isa_active = (int)isa;
+    return 0;
+}
 
 void comet_kernels_force_portable(int on)
 {
-    force_portable = on;
+    comet_kernels_isa_active();
+    isa_active = on ? COMET_KERNELS_ISA_PORTABLE : isa_chosen;
 }
 
 int kern_use_avx2(void)
 {
-#ifdef KERN_X86
-    if (avx2_state < 0) {
-        __builtin_cpu_init();
-        avx2_state = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    return avx2_state && !force_portable;
-#else
-    return 0;
-#endif
+    return comet_kernels_isa_active() >= COMET_KERNELS_ISA_AVX2;
 }
 
 int kern_use_avx512(void)
 {
-#ifdef KERN_X86
-    static int state = -1;
-    if (state < 0) {
-        __builtin_cpu_init();
-        state = __builtin_cpu_supports("avx512f") && getenv("COMET_KERNELS_NO_AVX512") == NULL;
-    }
-    return state && kern_use_avx2();
-#else
-    return 0;
-#endif
+    return comet_kernels_isa_active() >= COMET_KERNELS_ISA_AVX512;
 }
 
 int comet_kernels_have_avx2(void)

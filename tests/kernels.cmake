@@ -16,16 +16,20 @@ if(COMET_DNNL_INCLUDE AND COMET_DNNL_LIB)
   target_include_directories(dnnl_compare PRIVATE ${COMET_DNNL_INCLUDE})
   target_link_libraries(dnnl_compare PRIVATE comet_kernels OpenMP::OpenMP_C PkgConfig::OPENBLAS ${COMET_DNNL_LIB} m)
 endif()
-# The same suite on the AVX2 micro-kernel tile where the CPU has AVX-512.
-add_test(NAME test_kernels_avx2 COMMAND test_kernels)
-set_tests_properties(test_kernels_avx2 PROPERTIES TIMEOUT 300 LABELS kernels
-  ENVIRONMENT "COMET_KERNELS_NO_AVX512=1;OPENBLAS_NUM_THREADS=1")
+# The whole suite on every ISA path below the detected one (test_kernels
+# runs the detected path): COMET_KERNELS_ISA selects it; a path the CPU
+# cannot run leaves the detected one (the test then repeats it).
+foreach(isa avx2 portable)
+  add_test(NAME test_kernels_${isa} COMMAND test_kernels)
+  set_tests_properties(test_kernels_${isa} PROPERTIES TIMEOUT 300 LABELS kernels
+    ENVIRONMENT "COMET_KERNELS_ISA=${isa};OPENBLAS_NUM_THREADS=1")
+  add_test(NAME test_gms_${isa} COMMAND test_gms)
+  set_tests_properties(test_gms_${isa} PROPERTIES TIMEOUT 120 LABELS kernels
+    ENVIRONMENT "COMET_KERNELS_ISA=${isa}")
+endforeach()
 # Gather-GEMM-scatter: four dataflows, generators, reader.
 comet_add_test(test_gms SOURCES kernels/test_gms.c LIBS comet_kernels LABELS kernels sanitize)
 target_link_libraries(test_gms PRIVATE m)
-add_test(NAME test_gms_avx2 COMMAND test_gms)
-set_tests_properties(test_gms_avx2 PROPERTIES TIMEOUT 120 LABELS kernels
-  ENVIRONMENT "COMET_KERNELS_NO_AVX512=1")
 # Three ranks: slices that no power of two divides (MPICH aborted here once).
 add_test(NAME test_kernels_dist_3 COMMAND ${MPIEXEC_EXECUTABLE} -n 3 $<TARGET_FILE:test_kernels_dist>)
 set_tests_properties(test_kernels_dist_3 PROPERTIES TIMEOUT 120 LABELS "kernels;mpi"

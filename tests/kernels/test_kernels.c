@@ -707,6 +707,41 @@ static void test_invalid_args(void **st)
         -ENOMEM);
 }
 
+/* The ISA paths: names round-trip, a path above the detected one is
+ * refused, each one at or below it can be selected and reports itself, and
+ * force_portable(0) returns to the path chosen at start. */
+static void test_isa_paths(void **st)
+{
+    (void)st;
+    comet_kernels_isa det = comet_kernels_isa_detected(), start = comet_kernels_isa_active(), x;
+    assert_true(start <= det);
+    for (int i = 0; i <= COMET_KERNELS_ISA_AVX512; i++) {
+        assert_int_equal(
+            comet_kernels_isa_parse(comet_kernels_isa_name((comet_kernels_isa)i), &x), 0);
+        assert_int_equal(x, i);
+        int rc = comet_kernels_set_isa((comet_kernels_isa)i);
+        if (i > (int)det) {
+            assert_int_equal(rc, -ENOTSUP);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(comet_kernels_isa_active(), i);
+        assert_int_equal(comet_kernels_have_avx2(), i >= COMET_KERNELS_ISA_AVX2);
+        assert_int_equal(comet_kernels_have_avx512(), i >= COMET_KERNELS_ISA_AVX512);
+        /* a small case through every variant on this path */
+        run_gemm_op(0, COMET_KERNELS_FUSED, 37, 53, 29, 1, 0, 0, -1, 1);
+        run_gemm_op(1, COMET_KERNELS_UNFUSED_SAME_GEMM, 37, 53, 29, 2, 0, 0, -1, 1);
+    }
+    assert_int_equal(comet_kernels_isa_parse("avx1024", &x), -EINVAL);
+    assert_int_equal(comet_kernels_set_isa((comet_kernels_isa)7), -ENOTSUP);
+    comet_kernels_force_portable(1);
+    assert_int_equal(comet_kernels_isa_active(), COMET_KERNELS_ISA_PORTABLE);
+    comet_kernels_force_portable(0);
+    assert_int_equal(comet_kernels_isa_active(), start);
+    print_message("# kernels ISA: detected %s, running %s\n", comet_kernels_isa_name(det),
+        comet_kernels_isa_name(start));
+}
+
 static void test_analytic_counts(void **st)
 {
     (void)st;
@@ -737,6 +772,7 @@ int main(void)
         cmocka_unit_test(test_row_passes_paths),
         cmocka_unit_test(test_invalid_args),
         cmocka_unit_test(test_analytic_counts),
+        cmocka_unit_test(test_isa_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

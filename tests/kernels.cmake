@@ -6,7 +6,7 @@ target_link_libraries(test_kernels_dist PRIVATE m)
 find_package(OpenMP REQUIRED COMPONENTS C)
 # Side-by-side performance driver (not a test): build/tests/kernel_perf [threads] [reps]
 add_executable(kernel_perf perf/kernel_perf.c)
-target_link_libraries(kernel_perf PRIVATE comet_kernels OpenMP::OpenMP_C PkgConfig::OPENBLAS m)
+target_link_libraries(kernel_perf PRIVATE comet_kernels comet_util OpenMP::OpenMP_C PkgConfig::OPENBLAS m)
 # oneDNN side-by-side (not a test), only where libdnnl-dev is installed:
 # build/tests/dnnl_compare [threads] [reps] [M] [N]
 find_path(COMET_DNNL_INCLUDE dnnl.h)
@@ -14,7 +14,7 @@ find_library(COMET_DNNL_LIB dnnl)
 if(COMET_DNNL_INCLUDE AND COMET_DNNL_LIB)
   add_executable(dnnl_compare perf/dnnl_compare.c)
   target_include_directories(dnnl_compare PRIVATE ${COMET_DNNL_INCLUDE})
-  target_link_libraries(dnnl_compare PRIVATE comet_kernels OpenMP::OpenMP_C PkgConfig::OPENBLAS ${COMET_DNNL_LIB} m)
+  target_link_libraries(dnnl_compare PRIVATE comet_kernels comet_util OpenMP::OpenMP_C PkgConfig::OPENBLAS ${COMET_DNNL_LIB} m)
 endif()
 # The whole suite on every ISA path below the detected one (test_kernels
 # runs the detected path): COMET_KERNELS_ISA selects it; a path the CPU

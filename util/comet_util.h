@@ -235,6 +235,17 @@ void comet_util_self_init(const char *argv0);
 const char *comet_util_self_exe(void);
 /** 1 when the process image is not comet itself (valgrind, qemu-user). */
 int comet_util_self_hosted(void);
+/**
+ * The BLAS core-type policy of every comet program (the CLI and the perf
+ * tools alike): OpenBLAS picks its kernels before main from
+ * OPENBLAS_CORETYPE, so with COMET_BLAS_CORE unset or "auto" an inherited
+ * pin is dropped and the program re-executes itself once (argv as given)
+ * to let OpenBLAS detect the CPU; "keep" keeps the environment; another
+ * value is set as the core type. Not under valgrind (comet_util_self_hosted).
+ * What was done is left in COMET_BLAS_CORE_POLICY. Call first in main,
+ * after comet_util_self_init().
+ */
+void comet_util_blas_core_policy(char **argv);
 
 /** An output folder held by this process (comet_util_lock_dir()). */
 typedef struct comet_util_lock {

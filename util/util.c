@@ -544,3 +544,54 @@ int comet_util_child_dies_with_parent(int parent)
         return -errno;
     return getppid() == (pid_t)parent ? 0 : -ESRCH;
 }
+
+/*
+ * OpenBLAS picks its kernels in a load-time constructor, before main, from
+ * OPENBLAS_CORETYPE when set. An environment that pins an older core type
+ * (e.g. Haswell on an AVX-512 machine) would make the unfused baseline slower
+ * than OpenBLAS can be here, so by default (COMET_BLAS_CORE=auto) comet drops
+ * the pin and re-executes itself once, letting OpenBLAS detect the CPU.
+ * COMET_BLAS_CORE=keep keeps the environment; any other value is passed as the
+ * core type. What was done is recorded in every record's machine object.
+ */
+void comet_util_blas_core_policy(char **argv)
+{
+    if (getenv("COMET_BLAS_CORE_POLICY"))
+        return; /* already decided (this process or a parent comet) */
+    const char *want = getenv("COMET_BLAS_CORE");
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    char policy[128];
+    if (!want || !*want)
+        want = "auto";
+    if (!strcmp(want, "keep") || (!strcmp(want, "auto") && (!env || !*env))
+        || (env && !strcmp(want, env))) {
+        snprintf(policy, sizeof policy, "%s: OPENBLAS_CORETYPE=%s", want,
+            env && *env ? env : "(unset, detected)");
+        setenv("COMET_BLAS_CORE_POLICY", policy, 1);
+        return;
+    }
+    if (comet_util_self_hosted()) {
+        /* under valgrind (or another tool that is the process image) a
+         * re-exec would leave the tool: keep the core type as given */
+        snprintf(policy, sizeof policy,
+            "as given: run under a tool, no re-exec; "
+            "OPENBLAS_CORETYPE=%.40s",
+            env && *env ? env : "unset");
+        setenv("COMET_BLAS_CORE_POLICY", policy, 1);
+        return;
+    }
+    if (!strcmp(want, "auto")) {
+        snprintf(policy, sizeof policy, "auto: dropped OPENBLAS_CORETYPE=%.40s, detected", env);
+        unsetenv("OPENBLAS_CORETYPE");
+    } else {
+        snprintf(policy, sizeof policy, "set: OPENBLAS_CORETYPE=%.40s (was %.30s)", want,
+            env && *env ? env : "unset");
+        setenv("OPENBLAS_CORETYPE", want, 1);
+    }
+    setenv("COMET_BLAS_CORE_POLICY", policy, 1);
+    execv(comet_util_self_exe(), argv);
+    /* exec failed: carry on with the core type already loaded, and say so */
+    snprintf(policy, sizeof policy, "as given: re-exec failed, OPENBLAS_CORETYPE=%.40s",
+        env && *env ? env : "unset");
+    setenv("COMET_BLAS_CORE_POLICY", policy, 1);
+}

@@ -31,6 +31,11 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    /* the CLI's BLAS core choice: an inherited OPENBLAS_CORETYPE pin would
+     * measure a slower OpenBLAS than this CPU runs (re-executes once) */
+    comet_util_self_init(argv[0]);
+    comet_util_blas_core_policy(argv);
+    fprintf(stderr, "# BLAS core: %s\n", getenv("COMET_BLAS_CORE_POLICY"));
     int n = argc > 1 ? atoi(argv[1]) : 1024;
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
     int threads = argc > 3 ? atoi(argv[3]) : 1;

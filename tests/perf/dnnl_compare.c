@@ -7,6 +7,7 @@
  *   build/tests/dnnl_compare [threads] [reps] [M] [N]
  */
 #include "comet_kernels.h"
+#include "comet_util.h"
 
 #include <dnnl.h>
 #include <math.h>
@@ -99,6 +100,11 @@ static double maxdiff(const float *a, const float *b, size_t n)
 
 int main(int argc, char **argv)
 {
+    /* the CLI's BLAS core choice: an inherited OPENBLAS_CORETYPE pin would
+     * measure a slower OpenBLAS than this CPU runs (re-executes once) */
+    comet_util_self_init(argv[0]);
+    comet_util_blas_core_policy(argv);
+    fprintf(stderr, "# BLAS core: %s\n", getenv("COMET_BLAS_CORE_POLICY"));
     int threads = argc > 1 ? atoi(argv[1]) : 1, reps = argc > 2 ? atoi(argv[2]) : 7;
     size_t M = argc > 3 ? (size_t)atol(argv[3]) : 4096, N = argc > 4 ? (size_t)atol(argv[4]) : 4096;
     if (threads < 1 || reps < 1 || reps > 64 || M < 1 || N < 1) {

@@ -8,6 +8,7 @@
  * and prints pass/triad side by side.
  */
 #include "comet_kernels.h"
+#include "comet_util.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -209,6 +210,11 @@ static void run_passes(
 
 int main(int argc, char **argv)
 {
+    /* the CLI's BLAS core choice: an inherited OPENBLAS_CORETYPE pin would
+     * measure a slower OpenBLAS than this CPU runs (re-executes once) */
+    comet_util_self_init(argv[0]);
+    comet_util_blas_core_policy(argv);
+    fprintf(stderr, "# BLAS core: %s\n", getenv("COMET_BLAS_CORE_POLICY"));
     int threads = argc > 1 ? atoi(argv[1]) : 1, reps = argc > 2 ? atoi(argv[2]) : 7;
     const char *mode = argc > 3 ? argv[3] : "all";
     if (threads < 1 || reps < 1 || reps > 63
@@ -237,9 +243,10 @@ int main(int argc, char **argv)
     for (int op = 0; op < 2 * do_gemm; op++)
         for (int ki = 0; ki < 3; ki++) {
             size_t K = Ks[ki];
-            enum { SG, UNF, FUK, FBL, GUK, GBL, NV };
+            enum { SG, UNF, FUK, FBL, GUK, GBL, SAME, PLAIN, TRI, NV };
             const char *names[NV] = { "sgemm", "unfused", "fused(ukernel)", "fused(openblas)",
-                "gemm-in-fused(ukernel)", "gemm-in-fused(openblas)" };
+                "gemm-in-fused(ukernel)", "gemm-in-fused(openblas)", "unfused_same_gemm",
+                "plain-ukernel-gemm", "triad(64MiB)" };
             double t[NV][64];
             comet_kernels_params p = { .threads = threads, .scale = 1.0f, .eps = 1e-5f };
             comet_kernels_shape s = { .M = M, .N = N, .K = K };
@@ -251,15 +258,22 @@ int main(int argc, char **argv)
                     int v = (vv + r) % NV; /* rotate the order every round */
                     comet_kernels_params q = p;
                     double t0 = now();
-                    if (v == SG) {
+                    if (v == TRI) {
+                        /* the bandwidth the bytes fusion saves would have cost */
+                        triad(Y, C, Y, M * N, 0.5f, threads);
+                    } else if (v == SG) {
                         openblas_set_num_threads(threads);
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
                             (int)K, 1.0f, A, (int)K, B, (int)N, 0.0f, C, (int)N);
                     } else {
-                        comet_kernels_variant var
-                            = v == UNF ? COMET_KERNELS_UNFUSED : COMET_KERNELS_FUSED;
-                        q.ukernel = (v == FUK || v == GUK) ? 1 : ((v == FBL || v == GBL) ? 2 : 0);
-                        q.gemm_only = v == GUK || v == GBL;
+                        comet_kernels_variant var = v == UNF ? COMET_KERNELS_UNFUSED
+                            : v == SAME                      ? COMET_KERNELS_UNFUSED_SAME_GEMM
+                                                             : COMET_KERNELS_FUSED;
+                        q.ukernel = (v == FUK || v == GUK || v == SAME || v == PLAIN)
+                            ? 1
+                            : ((v == FBL || v == GBL) ? 2 : 0);
+                        /* PLAIN: the same micro-kernel writing the whole product */
+                        q.gemm_only = v == GUK || v == GBL ? 1 : v == PLAIN ? 2 : 0;
                         if (q.ukernel == 2) { /* taller blocks amortise OpenBLAS's B packing */
                             q.tile_m = 64;
                         }
@@ -290,6 +304,16 @@ int main(int argc, char **argv)
                    " GEMM in fused vs sgemm: ukernel %.0f%%, openblas %.0f%%\n",
                 med[UNF] / med[FUK], med[UNF] / med[FBL], 100 * med[SG] / med[GUK],
                 100 * med[SG] / med[GBL]);
+            /* the fusion effect against its roofline: fusion saves writing
+             * and reading the M x N intermediate (2 x 4 MN bytes, STREAM
+             * counting) at the triad's bandwidth measured in this run */
+            double bw = 3.0 * M * N * 4 / med[TRI], saved = 2.0 * M * N * 4 / bw;
+            double ideal = med[SAME] > saved ? med[SAME] / (med[SAME] - saved) : INFINITY;
+            printf("   fusion effect (fused(ukernel) vs unfused_same_gemm) %.2fx; roofline from "
+                   "the bytes saved %.2fx (triad %.1f GB/s): %.0f%% of it; GEMM in fused vs the "
+                   "same micro-kernel's plain GEMM %.0f%%\n",
+                med[SAME] / med[FUK], ideal, bw * 1e-9, 100 * (med[SAME] / med[FUK]) / ideal,
+                100 * med[PLAIN] / med[GUK]);
         }
     if (do_passes)
         for (int ki = 0; ki < 3; ki++)
@@ -302,22 +326,25 @@ int main(int argc, char **argv)
         fill(Q, n);
         fill(K, n);
         fill(V, n);
-        double tu[64], tf[64];
+        double ta[COMET_KERNELS_NVARIANTS][64];
         comet_kernels_params p;
         comet_kernels_default_params(
             COMET_KERNELS_ATTENTION, &s, 32 << 10, 512 << 10, 32 << 20, threads, &p);
         for (int r = 0; r < reps; r++)
-            for (int v = 0; v < 2; v++) {
-                int var = (v + r) % 2;
+            for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++) {
+                int var = (v + r) % COMET_KERNELS_NVARIANTS;
                 size_t wsb = 0;
                 comet_kernels_workspace_size(COMET_KERNELS_ATTENTION, var, &s, &p, &wsb);
                 double t0 = now();
                 comet_kernels_attention(var, &s, Q, K, V, O, &p, ws, wsb);
-                (var ? tf : tu)[r] = now() - t0;
+                ta[var][r] = now() - t0;
             }
-        double mu = median(tu, reps), mf = median(tf, reps);
-        printf("attention Lq=Lk=4096 d=64: unfused %.2f ms, fused %.2f ms, speedup %.2fx\n",
-            mu * 1e3, mf * 1e3, mu / mf);
+        double mu = median(ta[COMET_KERNELS_UNFUSED], reps),
+               mf = median(ta[COMET_KERNELS_FUSED], reps),
+               ms = median(ta[COMET_KERNELS_UNFUSED_SAME_GEMM], reps);
+        printf("attention Lq=Lk=4096 d=64: unfused %.2f ms, unfused_same_gemm %.2f ms, fused %.2f "
+               "ms; vs BLAS %.2fx, fusion effect %.2fx\n",
+            mu * 1e3, ms * 1e3, mf * 1e3, mu / mf, ms / mf);
     }
     return 0;
 }

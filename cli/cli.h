@@ -98,6 +98,15 @@ int comet_cli_profile_vrows(
 struct json_t *comet_cli_interval_json(const struct comet_model_vrow *rows, int n, const char *op,
     int fused, double pred_s, char *line, size_t linelen);
 /** --sensitivity: each hardware parameter -10% / +10%, ranked (JSON comet.sensitivity.v1). */
+/**
+ * predict / explore --op gms: the gather-GEMM-scatter model on a CPU
+ * description for an input's statistics (shape "rows=,pairs=,segments=,K=,N=")
+ * or a gms input file (input, with shape "K=,N="); mapping "best" or one
+ * dataflow. Prints text or comet.gms.v1 JSON; @return a COMET_EXIT_* code.
+ */
+int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *shape,
+    const char *input, const char *mapping, const comet_cli_global *g);
+
 int comet_cli_sensitivity(const char *sub, const struct comet_model_hw *hw,
     const struct comet_model_problem *pb, int json);
 

@@ -32,11 +32,17 @@ static void usage(FILE *fp, int explore)
         "options:\n"
         "  --hw HW          hardware description: a preset (edge, cloud) or a YAML/JSON file\n"
         "                   (a calibrated profile works too)\n"
-        "  --op OP          gemm_softmax | gemm_layernorm | attention\n"
+        "  --op OP          gemm_softmax | gemm_layernorm | attention | gms\n"
         "  --shape DIMS     M=1024,N=1024,K=256  (attention: heads=16,lq=4096,lk=4096,d=64)\n"
         "  --workload W     op and shape from a workload file (configs/workloads/W.yaml or a\n"
         "                   path) instead of --op/--shape\n"
         "  --causal         attention with a causal mask\n"
+        "  --op gms         gather-GEMM-scatter on a CPU description: --shape gives the\n"
+        "                   input's statistics, rows=,pairs=,segments=,K=,N= (rows_in,\n"
+        "                   rows_out apart), or --input FILE (the kernels' text format:\n"
+        "                   tiles counted from its segments) with --shape K=,N=; every\n"
+        "                   dataflow x tile_m x threads, the best of each and the choice\n"
+        "  --input FILE     a gms input file (--op gms)\n"
         "  --sweep F=V1,V2  best fused/unfused latency at each value of a shape dimension\n"
         "                   (M, N, K; heads, lq, lk, d) or hardware parameter (clock,\n"
         "                   peak_flops, dram_bw, gb_bw, gb_capacity, lb_bw, lb_capacity,\n"
@@ -116,10 +122,11 @@ static int run(int argc, char **argv, int explore)
         { "explain", no_argument, NULL, 0x2006 }, { "pareto", required_argument, NULL, 0x2007 },
         { "workload", required_argument, NULL, 0x2008 },
         { "sweep", required_argument, NULL, 0x2009 }, { "sensitivity", no_argument, NULL, 0x200a },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "input", required_argument, NULL, 0x200b }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *opname = NULL, *shape = NULL, *mapping = "best", *pareto = NULL,
-               *workload = NULL, *sweep = NULL;
+               *workload = NULL, *sweep = NULL, *input = NULL;
     int sensitivity = 0;
     char shapebuf[256];
     int causal = 0, explain = 0, c, rc = COMET_EXIT_OK;
@@ -162,6 +169,9 @@ static int run(int argc, char **argv, int explore)
         case 0x200a:
             sensitivity = 1;
             break;
+        case 0x200b:
+            input = optarg;
+            break;
         default:
             return comet_cli_bad_option(sub, argc, argv);
         }
@@ -182,6 +192,21 @@ static int run(int argc, char **argv, int explore)
     if (g.out && !sweep) {
         comet_cli_error(
             sub, "--out: only --sweep writes files (a figure); %s prints to stdout", sub);
+        return COMET_EXIT_USAGE;
+    }
+    if (opname && !strcmp(opname, "gms")) {
+        /* gather-GEMM-scatter: its own model (dataflow x tile x threads) */
+        if (workload || causal || sweep || sensitivity || explain || pareto) {
+            comet_cli_error(sub,
+                "--op gms takes --hw, --shape, --input%s and --json (not --workload, --causal, "
+                "--sweep, --sensitivity, --explain, --pareto)",
+                explore ? "" : ", --mapping DATAFLOW");
+            return COMET_EXIT_USAGE;
+        }
+        return comet_cli_gms(sub, explore, hwname, shape, input, mapping, &g);
+    }
+    if (input) {
+        comet_cli_error(sub, "--input is for --op gms (a gather-GEMM-scatter input file)");
         return COMET_EXIT_USAGE;
     }
     comet_model_problem pb;

@@ -37,6 +37,91 @@ static void usage(FILE *fp)
 }
 
 /* attention's heads and mask, and the fused tiles the record ran */
+/* Gather-GEMM-scatter records: the model's error, its choice per input
+ * against every configuration measured, the guided search's share of the
+ * measurements, best dataflow vs unfused, a fixed dataflow's worst loss. */
+static json_t *gms_json(const comet_model_gms_vrow *r, int n)
+{
+    double *e = malloc((size_t)n * sizeof *e);
+    comet_model_gms_vinput *in = calloc((size_t)n, sizeof *in);
+    if (!e || !in) {
+        free(e);
+        free(in);
+        return json_null();
+    }
+    for (int i = 0; i < n; i++)
+        e[i] = r[i].rel_err;
+    double med = comet_model_quantile(e, n, 0.5), p90 = comet_model_quantile(e, n, 0.9);
+    int ni = comet_model_gms_inputs(r, n, in, n), within = 0, configs = 0;
+    double worst[4] = { 0, 0, 0, 0 };
+    json_t *ja = json_array();
+    for (int k = 0; k < ni; k++) {
+        const comet_model_gms_vinput *x = &in[k];
+        within += x->chosen_s <= 1.05 * x->best_s;
+        configs += x->configs;
+        for (int d = 0; d < 4; d++)
+            if (x->df_best_s[d] > 0)
+                worst[d] = fmax(worst[d], x->df_best_s[d] / x->best_s);
+        json_array_append_new(ja,
+            json_pack("{s:s,s:f,s:i,s:i,s:s,s:f,s:f,s:s,s:f,s:f,s:f,s:f}", "workload", x->workload,
+                "skew", x->skew, "threads", x->threads, "configs", x->configs, "best_dataflow",
+                comet_model_gms_dataflow_name(x->best_df), "best_tile_m", x->best_tile, "best_s",
+                x->best_s, "chosen_dataflow", comet_model_gms_dataflow_name(x->chosen_df),
+                "chosen_tile_m", x->chosen_tile, "chosen_s", x->chosen_s, "unfused_s",
+                x->df_best_s[0], "best_vs_unfused",
+                x->df_best_s[0] > 0 ? x->df_best_s[0] / x->best_s : 0.0));
+    }
+    json_t *fw = json_object();
+    for (int d = 0; d < 4; d++)
+        if (worst[d] > 0)
+            json_object_set_new(fw, comet_model_gms_dataflow_name(d + 1), json_real(worst[d]));
+    json_t *j = json_pack("{s:i,s:f,s:f,s:i,s:i,s:i,s:i,s:o,s:o}", "records", n, "median_rel_err",
+        med, "p90_rel_err", p90, "inputs", ni, "choice_within_5pct", within, "configs_measured",
+        configs, "configs_guided", ni, "fixed_worst_loss", fw, "per_input", ja);
+    free(e);
+    free(in);
+    return j;
+}
+
+static void gms_print(const json_t *j)
+{
+    const double ni = json_number_value(json_object_get(j, "inputs")),
+                 cm = json_number_value(json_object_get(j, "configs_measured"));
+    printf("  gms: %.0f records, median relative error %.1f%%, p90 %.1f%%\n",
+        json_number_value(json_object_get(j, "records")),
+        100 * json_number_value(json_object_get(j, "median_rel_err")),
+        100 * json_number_value(json_object_get(j, "p90_rel_err")));
+    printf("  gms: the model's choice is within 5%% of the measured best in %.0f of %.0f inputs; "
+           "measuring only its choice is %.0f of %.0f configurations (%.1f%%)\n",
+        json_number_value(json_object_get(j, "choice_within_5pct")), ni, ni, cm,
+        cm > 0 ? 100 * ni / cm : 0.0);
+    size_t i;
+    json_t *x;
+    printf("  gms: per input, the measured best against unfused (dataflow 1) and the model's "
+           "choice:\n");
+    json_array_foreach(json_object_get(j, "per_input"), i, x)
+    {
+        printf("    %-7s skew %.0f T%d: best %-13s tile %3.0f %.3f ms, %.2fx unfused; model %s "
+               "tile %.0f (%.2fx the best)\n",
+            json_string_value(json_object_get(x, "workload")),
+            json_number_value(json_object_get(x, "skew")),
+            (int)json_integer_value(json_object_get(x, "threads")),
+            json_string_value(json_object_get(x, "best_dataflow")),
+            json_number_value(json_object_get(x, "best_tile_m")),
+            1e3 * json_number_value(json_object_get(x, "best_s")),
+            json_number_value(json_object_get(x, "best_vs_unfused")),
+            json_string_value(json_object_get(x, "chosen_dataflow")),
+            json_number_value(json_object_get(x, "chosen_tile_m")),
+            json_number_value(json_object_get(x, "chosen_s"))
+                / json_number_value(json_object_get(x, "best_s")));
+    }
+    printf("  gms: a fixed dataflow's worst loss against the per-input best:");
+    const char *k;
+    json_object_foreach((json_t *)json_object_get(j, "fixed_worst_loss"), k, x)
+        printf(" %s %.2fx", k, json_number_value(x));
+    printf("\n");
+}
+
 static void row_extras(json_t *o, const comet_model_vrow *r)
 {
     if (r->heads > 0) {
@@ -143,11 +228,18 @@ int comet_cmd_validate(int argc, char **argv)
         comet_util_info("comet: validate: warning: %s", err);
     comet_model_vrow *rows = calloc(n + 1, sizeof *rows);
     int nr = rows ? comet_model_validate_records(&hw, recs, n, rows, n) : -1;
-    if (nr <= 0) {
+    comet_model_gms_vrow *grows = calloc(n + 1, sizeof *grows);
+    int ngr = grows ? comet_model_gms_validate(&hw, recs, n, grows, (int)n) : -1;
+    if (nr <= 0 && ngr <= 0) {
         comet_cli_error("validate", "no compound-kernel records to validate in the results");
         rc = COMET_EXIT_FAIL;
+        free(grows);
         goto out;
     }
+    if (nr < 0)
+        nr = 0;
+    json_t *jgms = ngr > 0 ? gms_json(grows, ngr) : json_null();
+    free(grows);
     if (explain && !g.json)
         explain_records(&hw, recs, n);
     /* rows, and the fused/unfused pairs with their winners (model/model.c) */
@@ -224,6 +316,7 @@ int comet_cmd_validate(int argc, char **argv)
         vs.decided ? (double)vs.decided_agrees / vs.decided : 0.0, "groups", groups, "winners", jw,
         "rows", jrows);
     json_object_set_new(j, "speedups", jsp);
+    json_object_set(j, "gms", jgms);
     /* per shape: the fused kernel at its default tiles against the unfused */
     json_object_set_new(j, "shapes",
         json_pack("{s:i,s:i,s:i,s:i,s:f}", "pairs", vs.shapes, "winner_agrees", vs.shape_agrees,
@@ -277,6 +370,9 @@ int comet_cmd_validate(int argc, char **argv)
                 (int)json_integer_value(json_object_get(x, "threads")), c[0], c[1], c[2], c[3]);
         }
     }
+    if (!g.json && json_is_object(jgms))
+        gms_print(jgms);
+    json_decref(jgms);
     if (g.out || 1) {
         char path[4200];
         snprintf(path, sizeof path, "%s/validate.json", dir);

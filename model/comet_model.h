@@ -306,6 +306,9 @@ int comet_model_preset_path(const char *name, char *path, size_t len);
  */
 int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nodes,
     const comet_model_net *net, comet_model_hw *out);
+/** Bandwidth (bytes/cycle) of the level a working set of `bytes` lives in on
+ *  a CPU node (caches are transparent): private L2s, the LLC, or DRAM. */
+double comet_model_cpu_level_bw(const comet_model_hw *hw, double bytes, double cores);
 /** GEMM efficiency at (M, N, K, threads) from the grid or the flat value. */
 double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double threads);
 /**
@@ -697,6 +700,105 @@ typedef struct comet_model_band {
  */
 int comet_model_interval(const comet_model_vrow *rows, int n, const char *op, const char *variant,
     double level, comet_model_band *band);
+
+/* ------------------------------------------------------------------ */
+/* Gather-GEMM-scatter (Efficient-GMS): out[dst] += in[src] x W_seg     */
+/* ------------------------------------------------------------------ */
+
+/** What the model needs of one gather-GEMM-scatter input. */
+typedef struct comet_model_gms {
+    double rows_in, rows_out; /**< rows of in (x K) and out (x N) */
+    double K, N; /**< feature widths */
+    double pairs; /**< (src, dst) pairs over all segments */
+    double segments; /**< non-empty segments (each has its own K x N weights) */
+    double max_seg; /**< pairs of the largest segment (0: unknown) */
+} comet_model_gms;
+
+/** One configuration of the kernel (kernels/gms.c). */
+typedef struct comet_model_gms_config {
+    int dataflow; /**< 1 unfused, 2 gather fused, 3 scatter fused, 4 fused */
+    double tile_m; /**< pairs per tile (dataflows 2-4) */
+    int threads; /**< threads (>= 1) */
+    double tiles; /**< row tiles over all segments, sum of ceil(n_s / tile_m)
+                       (0: estimated as pairs / tile_m + segments / 2) */
+} comet_model_gms_config;
+
+/** The model's cost of one configuration (seconds). */
+typedef struct comet_model_gms_cost {
+    double seconds; /**< predicted latency (>= bound_s) */
+    double bound_s; /**< no configuration runs faster: compute at peak, or the
+                         compulsory traffic (W, in, out once) at DRAM bandwidth */
+    double pack_s, gather_s, main_s, scatter_s; /**< phases, in series */
+    double bytes; /**< modelled memory traffic of all phases */
+    int bound_raised; /**< 1 if the phases summed below the bound */
+} comet_model_gms_cost;
+
+/**
+ * Cost of config c on input g on a CPU description (calibrated profile or
+ * scaled node): weights packed once; a separate gather (dataflows 1 and 3)
+ * writes the gathered rows and every thread reads them back; a fused gather
+ * (2 and 4) has every thread fetch its tiles' rows from `in`; the GEMM at
+ * the fused kernels' efficiency for row blocks of the tile (or whole
+ * segments in dataflow 1); a separate scatter (1 and 2) writes the product
+ * and reads it back; every scatter reads and writes the destination rows.
+ * Threads split the columns (the kernel's deterministic partitioning).
+ * @return 0, -EINVAL (bad input or config), -ENOTSUP (not a CPU description).
+ */
+int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
+    const comet_model_gms_config *c, comet_model_gms_cost *out);
+
+/**
+ * Every dataflow x tile_m (of tiles[0..ntiles)) x threads (1..max_threads)
+ * configuration: the best in *best / *cost. tiles_of (may be NULL) gives the
+ * exact tile count of a tile_m for the input, else it is estimated.
+ * @return the number of configurations evaluated, or a negative errno.
+ */
+int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, const double *tiles,
+    int ntiles, int max_threads, double (*tiles_of)(const void *ctx, double tile_m),
+    const void *ctx, comet_model_gms_config *best, comet_model_gms_cost *cost);
+
+/** "unfused", "gather_fused", "scatter_fused", "fused" (1-4), else "?". */
+const char *comet_model_gms_dataflow_name(int dataflow);
+/** Parses those names into 1-4: 0 or -EINVAL. */
+int comet_model_gms_dataflow_parse(const char *name, int *dataflow);
+
+/** One measured gather-GEMM-scatter record (kind "kernel", op "gms") and
+ *  the model's prediction of it. */
+typedef struct comet_model_gms_vrow {
+    char workload[16]; /**< rgcn, spconv, moe, or the record's name */
+    double skew; /**< the generator's skew knob */
+    comet_model_gms input; /**< the input's statistics */
+    comet_model_gms_config config; /**< what the kernel ran */
+    double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
+} comet_model_gms_vrow;
+
+/**
+ * Reads the gms records of recs (others are skipped) and predicts each on hw
+ * (the calibrated profile of the machine that measured them).
+ * @return rows written (<= cap) or a negative errno.
+ */
+int comet_model_gms_validate(
+    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_gms_vrow *rows, int cap);
+
+/** Per measured input (workload, skew, threads): what the model chose and
+ *  how it fared against every configuration measured. */
+typedef struct comet_model_gms_vinput {
+    char workload[16]; /**< the input's workload */
+    double skew; /**< its skew */
+    int threads; /**< threads */
+    int configs; /**< configurations measured (dataflow x tile) */
+    double best_s; /**< the measured best */
+    int best_df; /**< its dataflow */
+    double best_tile; /**< its tile_m */
+    double chosen_s; /**< measured time of the model's choice (its lowest prediction) */
+    int chosen_df; /**< the model's dataflow */
+    double chosen_tile; /**< the model's tile_m */
+    double df_best_s[4]; /**< the measured best of each dataflow (0: not measured) */
+} comet_model_gms_vinput;
+
+/** Groups rows by input (in order of first appearance). @return inputs (<= cap). */
+int comet_model_gms_inputs(
+    const comet_model_gms_vrow *rows, int n, comet_model_gms_vinput *out, int cap);
 
 #ifdef __cplusplus
 }

@@ -260,7 +260,7 @@ double comet_model_level_bw(const comet_model_mem *m, double cores)
 
 /* Bandwidth (bytes/cycle) of the level an intermediate of `bytes` lives in
  * on a CPU (caches are transparent): private L2s, the LLC, or DRAM. */
-static double cpu_level_bw(const comet_model_hw *hw, double bytes, double cores)
+double comet_model_cpu_level_bw(const comet_model_hw *hw, double bytes, double cores)
 {
     if (bytes <= hw->lb.capacity * cores)
         return hw->lb.bw * cores;
@@ -458,17 +458,17 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * one head's slice at a time in attention) */
     const double inter_step = mp->fused ? 0 : tm * nfin * cf * b;
     const double inter_cl = (att ? fmin(pb->lq, Mc) : Mc) * Nc * cf * b; /* live per cluster */
-    const double inter_bw_cl = cpu ? cpu_level_bw(hw, inter_cl, C) : dram_bw_cl;
+    const double inter_bw_cl = cpu ? comet_model_cpu_level_bw(hw, inter_cl, C) : dram_bw_cl;
     const double t_in = dram_step / dram_bw_cl;
     /* a CPU result below the streaming size stays in the cache level it
      * fits (ordinary stores); at or above it, it streams to memory */
     const double y_cl = (att ? Mc * pb->d / mp->cs_n : Mc * nfin) * io;
     const double out_bw_cl
-        = cpu && y_cl < UNFUSED_STREAM_MIN ? cpu_level_bw(hw, y_cl, C) : dram_bw_cl;
+        = cpu && y_cl < UNFUSED_STREAM_MIN ? comet_model_cpu_level_bw(hw, y_cl, C) : dram_bw_cl;
     const double t_out = dram_write_step / out_bw_cl + inter_step / inter_bw_cl;
     /* the stationary operand's first load: on a CPU from the level it lives
      * in between calls (warm caches), on an accelerator from DRAM */
-    const double once_bw = cpu ? cpu_level_bw(hw, once_cl, C) : dram_bw_cl;
+    const double once_bw = cpu ? comet_model_cpu_level_bw(hw, once_cl, C) : dram_bw_cl;
     const double t_once = once_cl / once_bw;
 
     /* ---- NoC: global buffer to cores ---- */
@@ -632,8 +632,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         const double inter_rt = mp->fused ? 0 : 2 * M * N * cf * b;
         if (cpu) {
             const double nodes = hw->clusters;
-            const double io_bw = cpu_level_bw(hw, io_bytes / nodes, C) * nodes;
-            const double it_bw = cpu_level_bw(hw, inter_cl, C) * nodes;
+            const double io_bw = comet_model_cpu_level_bw(hw, io_bytes / nodes, C) * nodes;
+            const double it_bw = comet_model_cpu_level_bw(hw, inter_cl, C) * nodes;
             r->bound_dram = io_bytes / io_bw;
             r->bound_inter = inter_rt > 0 ? inter_rt / it_bw : 0;
         } else {

@@ -186,6 +186,13 @@ int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *
                         goto out;
                     }
                     evaluated++;
+                    if (g->verbose && !g->json && nsearch == 0)
+                        fprintf(stderr,
+                            "  %-13s tile %4.0f T%d: %.3f ms (pack %.3f, gather %.3f, main %.3f, "
+                            "scatter %.3f; bound %.3f)\n",
+                            comet_model_gms_dataflow_name(df), c.tile_m, t, r.seconds * 1e3,
+                            r.pack_s * 1e3, r.gather_s * 1e3, r.main_s * 1e3, r.scatter_s * 1e3,
+                            r.bound_s * 1e3);
                     if (!have[df - 1] || r.seconds < cost[df - 1].seconds) {
                         best[df - 1] = c;
                         cost[df - 1] = r;

@@ -58,7 +58,7 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
         : hw->bytes_per_elem > 0               ? hw->bytes_per_elem
                                                : 4;
     const double T = c->threads, hz = hw->clock_ghz * 1e9, P = g->pairs, K = g->K, N = g->N,
-                 S = g->segments, rowc = hw->row_cycles > 0 ? hw->row_cycles : 0;
+                 S = g->segments;
     const int df = c->dataflow, gather_sep = df == 1 || df == 3, scatter_sep = df == 1 || df == 2;
     const double W = S * K * N * f, IN = g->rows_in * K * f, OUT = g->rows_out * N * f,
                  G = P * K * f, TP = P * N * f, tiles = tiles_est(g, c);
@@ -70,8 +70,7 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     /* 2. a separate gather: rows of in read, the gathered matrix written */
     double gather = 0;
     if (gather_sep) {
-        gather = G / comet_model_cpu_level_bw(hw, IN, T) + G / comet_model_cpu_level_bw(hw, G, T)
-            + P * rowc / T;
+        gather = G / comet_model_cpu_level_bw(hw, IN, T) + G / comet_model_cpu_level_bw(hw, G, T);
         bytes += 2 * G;
     }
 
@@ -80,18 +79,27 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
      * reading all A rows (gathered, or straight from in), the weights'
      * slice streamed per block, the product written or scattered hot */
     double m = df == 1 ? P / S : P / tiles;
-    double eff = comet_model_fused_gemm_eff(hw, m, N, K, T) / comet_model_micro_tile_factor(hw, m);
+    /* each thread runs its own single-threaded micro-kernel calls on its
+     * N/T columns, with the weights packed once and no fork per call: the
+     * steady state of one thread over all P rows (the fused grid at that
+     * size), less the lanes short blocks of m rows waste. (The grid at M = m
+     * itself would charge every block a whole kernel call: packing, fork.) */
+    double eff = comet_model_fused_gemm_eff(hw, P, fmax(N / T, 1), K, 1)
+        / comet_model_micro_tile_factor(hw, m);
     double comp = 2 * P * K * N / (hw->peak_flops * T * eff);
     double a_bytes = T * G, a_bw = comet_model_cpu_level_bw(hw, gather_sep ? G : IN, T);
     double calls = df == 1 ? S : tiles;
     double b_bytes = calls * K * N * f, b_bw = comet_model_cpu_level_bw(hw, K * N * f, T);
     double o_bytes = scatter_sep ? TP : 2 * TP;
     double o_bw = comet_model_cpu_level_bw(hw, scatter_sep ? TP : OUT, T);
-    double mem = a_bytes / a_bw + b_bytes / b_bw + o_bytes / o_bw;
-    /* per-row fixed work a thread repeats: a fused gather fetches every
-     * row, a fused scatter adds every row */
-    double rows_fixed = ((df == 2 || df == 4) + (df == 3 || df == 4)) * P * rowc;
-    double main = fmax(comp, mem) + rows_fixed;
+    /* Within a tile the kernel runs its steps one after the other: a fused
+     * gather copies the tile's rows, then the GEMM, then a fused scatter adds
+     * the tile into out. Streams the GEMM itself reads or writes (gathered A,
+     * the weights, the product) overlap its compute; the fused gather and
+     * scatter, separate loops between GEMM calls, do not. */
+    double a_t = a_bytes / a_bw, b_t = b_bytes / b_bw, o_t = o_bytes / o_bw;
+    double main = fmax(comp, (gather_sep ? a_t : 0) + b_t + (scatter_sep ? o_t : 0))
+        + (gather_sep ? 0 : a_t) + (scatter_sep ? 0 : o_t);
     bytes += a_bytes + b_bytes + o_bytes;
 
     /* 4. a separate scatter: the product read back, destination rows read
@@ -99,7 +107,7 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     double scatter = 0;
     if (scatter_sep) {
         scatter = TP / comet_model_cpu_level_bw(hw, TP, T)
-            + 2 * TP / comet_model_cpu_level_bw(hw, OUT, T) + P * rowc;
+            + 2 * TP / comet_model_cpu_level_bw(hw, OUT, T);
         bytes += 3 * TP;
     }
 

@@ -170,7 +170,10 @@ size_t comet_reports_speedups(json_t *const *recs, size_t n, comet_reports_speed
     size_t k = 0;
     for (size_t i = 0; i < n && k < cap; i++) {
         const json_t *f = recs[i];
+        /* the compound ops only: gms records name their dataflows "fused" and
+         * "unfused" too (their own section compares them) */
         if (!rp_is(f, "kernel") || strcmp(rp_str(f, "variant"), "fused")
+            || !strcmp(rp_str(f, "op"), "gms") || !strcmp(rp_str(f, "op"), "sgemm")
             || case_record(recs, i, f, "fused")) /* a later fused record: a tile sweep */
             continue;
         comet_reports_speedup *s = &out[k];

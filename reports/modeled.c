@@ -513,3 +513,135 @@ int rp_sec_fits(rp_ctx *c)
     rp_table_end(d);
     return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* Gather-GEMM-scatter                                                */
+/* ------------------------------------------------------------------ */
+
+int rp_sec_gms(rp_ctx *c)
+{
+    rp_doc *d = &c->doc;
+    rp_inputs *in = c->in;
+    rp_h2(d, "gms", "Gather-GEMM-scatter dataflows");
+    if (!in->have_hw) {
+        rp_note(d, "No calibrated profile (%s): the dataflows are not predicted here.",
+            in->profile_note);
+        return 0;
+    }
+    comet_model_gms_vrow *rows = calloc(in->n + 1, sizeof *rows);
+    comet_model_gms_vinput *gi = calloc(in->n + 1, sizeof *gi);
+    if (!rows || !gi) {
+        free(rows);
+        free(gi);
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    }
+    int nr = comet_model_gms_validate(&in->hw, in->recs, in->n, rows, (int)in->n);
+    if (nr <= 0) {
+        rp_note(d, "No gather-GEMM-scatter records ('comet bench gms' did not run).");
+        free(rows);
+        free(gi);
+        return 0;
+    }
+    int ni = comet_model_gms_inputs(rows, nr, gi, nr), within = 0, configs = 0;
+    double *e = malloc((size_t)nr * sizeof *e), worst[4] = { 0, 0, 0, 0 };
+    for (int i = 0; e && i < nr; i++)
+        e[i] = rows[i].rel_err;
+    double med = e ? comet_model_quantile(e, nr, 0.5) : NAN,
+           p90 = e ? comet_model_quantile(e, nr, 0.9) : NAN;
+    free(e);
+    for (int k = 0; k < ni; k++) {
+        within += gi[k].chosen_s <= 1.05 * gi[k].best_s;
+        configs += gi[k].configs;
+        for (int df = 0; df < 4; df++)
+            if (gi[k].df_best_s[df] > 0)
+                worst[df] = fmax(worst[df], gi[k].df_best_s[df] / gi[k].best_s);
+    }
+    rp_p(d,
+        "out[dst] += in[src] x W_seg over segments (RGCN relations, SpConv kernel offsets, MoE "
+        "experts) in four dataflows: 1 unfused (gather to a buffer, GEMM, scatter-add), 2 gather "
+        "fused into the GEMM's packing, 3 scatter-add fused into the GEMM epilogue, 4 fully "
+        "fused; every dataflow x tile x threads measured per input (comet bench gms). The model "
+        "(model/gms.c) predicts each record from the calibrated profile: median error %.1f%%, "
+        "90th percentile %.1f%% over %d records. Its choice (the configuration it predicts "
+        "fastest) measured within 5%% of the measured best in %d of %d inputs; measuring only "
+        "that choice is %d of the %d configurations measured (%.1f%%).",
+        100 * med, 100 * p90, nr, within, ni, ni, configs, configs ? 100.0 * ni / configs : 0.0);
+    rp_table(d, "lrrllrrl",
+        "workload\tskew\tthreads\tbest dataflow\tbest ms\tunfused ms\tbest vs unfused\tmodel's "
+        "choice (its time / best)");
+    rp_buf csv;
+    json_t *ja = json_array();
+    if (rp_buf_open(&csv) || !ja) {
+        json_decref(ja);
+        free(rows);
+        free(gi);
+        return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
+    }
+    fprintf(csv.fp, "idx,label,unfused,gather_fused,scatter_fused,fused\n");
+    for (int k = 0; k < ni; k++) {
+        const comet_model_gms_vinput *x = &gi[k];
+        rp_row(d, "%s\t%.0f\t%d\t%s (tile %.0f)\t%.3f\t%.3f\t%.2fx\t%s (tile %.0f) %.2fx",
+            x->workload, x->skew, x->threads, comet_model_gms_dataflow_name(x->best_df),
+            x->best_tile, x->best_s * 1e3, x->df_best_s[0] * 1e3,
+            x->df_best_s[0] > 0 ? x->df_best_s[0] / x->best_s : 0.0,
+            comet_model_gms_dataflow_name(x->chosen_df), x->chosen_tile, x->chosen_s / x->best_s);
+        char label[64];
+        snprintf(label, sizeof label, "%s s%.0f T%d", x->workload, x->skew, x->threads);
+        fprintf(csv.fp, "%d,", k);
+        rp_csv_field(csv.fp, label);
+        json_t *o = json_pack(
+            "{s:s,s:f,s:i}", "workload", x->workload, "skew", x->skew, "threads", x->threads);
+        for (int df = 0; df < 4; df++) {
+            /* speedup of each dataflow's best over dataflow 1's */
+            double v = x->df_best_s[df] > 0 && x->df_best_s[0] > 0
+                ? x->df_best_s[0] / x->df_best_s[df]
+                : NAN;
+            if (isfinite(v))
+                fprintf(csv.fp, ",%.5g", v);
+            else
+                fprintf(csv.fp, ",NaN");
+            json_object_set_new(
+                o, comet_model_gms_dataflow_name(df + 1), isfinite(v) ? json_real(v) : json_null());
+        }
+        fputc('\n', csv.fp);
+        json_array_append_new(ja, o);
+    }
+    rp_table_end(d);
+    rp_p(d,
+        "A fixed dataflow's worst loss against the per-input best (its best tile and thread "
+        "count each time): unfused %.2fx, gather_fused %.2fx, scatter_fused %.2fx, fused %.2fx.",
+        worst[0], worst[1], worst[2], worst[3]);
+    rp_buf_close(&csv);
+    rp_plot p;
+    rp_plot_init(&p, "gms",
+        "Gather-GEMM-scatter: each dataflow's best measured time against dataflow 1 (unfused) "
+        "per input (workload, skew s, threads T); above 1 is faster than unfused.");
+    if (rp_plot_data(c, &p, csv.p,
+            json_pack("{s:s,s:o}", "method",
+                "speedup = dataflow 1's best median / the dataflow's best median (over tiles)",
+                "inputs", ja))
+        == 0) {
+        char script[1536];
+        snprintf(script, sizeof script,
+            "set ylabel 'speedup over unfused (dataflow 1 time / time, x)'\n"
+            "set xlabel 'input: workload, skew s, threads T'\n"
+            "set xtics rotate by -40 left font ',12' noenhanced\n"
+            "set bmargin 10\nset yrange [0:*]\nset xrange [-0.6:%d.6]\n"
+            "set style fill solid 0.5 border\nset boxwidth 0.2\n"
+            "plot 'gms.csv' every ::1 using ($1-0.3):3:xtic(2) with boxes lc rgb '#4c72b0' "
+            "title '1 unfused', \\\n"
+            "  '' every ::1 using ($1-0.1):4 with boxes lc rgb '#55a868' title '2 gather fused', "
+            "\\\n"
+            "  '' every ::1 using ($1+0.1):5 with boxes lc rgb '#dd8452' title '3 scatter fused', "
+            "\\\n"
+            "  '' every ::1 using ($1+0.3):6 with boxes lc rgb '#8172b3' title '4 fused', \\\n"
+            "  1 with lines dt 2 lw 1.5 lc rgb '#c44e52' title 'unfused (1x)'\n",
+            ni - 1);
+        rp_plot_draw(c, &p, script);
+    }
+    rp_figure(c, &p);
+    rp_buf_free(&csv);
+    free(rows);
+    free(gi);
+    return 0;
+}

@@ -156,6 +156,7 @@ int rp_sec_run(rp_ctx *c);
 int rp_sec_machine(rp_ctx *c);
 int rp_sec_speedups(rp_ctx *c);
 int rp_sec_validation(rp_ctx *c);
+int rp_sec_gms(rp_ctx *c);
 int rp_sec_roofline(rp_ctx *c);
 int rp_sec_memory(rp_ctx *c);
 int rp_sec_links(rp_ctx *c);

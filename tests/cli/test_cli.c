@@ -103,6 +103,65 @@ static void test_bad_value(void **s)
     expect_usage_error(b, "--l3");
 }
 
+/* predict / explore --op gms: bad statistics, inputs and options are one-line
+ * usage errors naming what is wrong; a good input prints the four dataflows
+ * and the choice; a gms input file counts its tiles. */
+static void test_gms_cli(void **s)
+{
+    (void)s;
+    char prof[600], file[600], out[65536], err[65536];
+    snprintf(
+        prof, sizeof prof, "%s/tests/fixtures/report/profile.json", getenv("COMET_SOURCE_DIR"));
+    char *a[] = { "predict", "--hw", prof, "--op", "gms", "--shape",
+        "rows=100,pairs=10,segments=20,K=8,N=8", NULL };
+    expect_usage_error(a, "more non-empty segments than pairs");
+    char *b[] = { "predict", "--hw", prof, "--op", "gms", "--shape",
+        "rows=100,pairs=10,K=8,N=8,M=3", NULL };
+    expect_usage_error(b, "unknown key 'M'");
+    char *c[] = { "predict", "--hw", "edge", "--op", "gms", "--shape",
+        "rows=100,pairs=10,segments=2,K=8,N=8", NULL };
+    expect_usage_error(c, "CPU");
+    char *d[] = { "predict", "--hw", prof, "--op", "gms", "--shape",
+        "rows=100,pairs=10,segments=2,K=8,N=8", "--mapping", "fastest", NULL };
+    expect_usage_error(d, "--mapping 'fastest'");
+    char *e[] = { "predict", "--hw", prof, "--op", "gms", "--shape", "rows=100,pairs=10.5", NULL };
+    expect_usage_error(e, "pairs=10.5");
+    char *f[] = { "predict", "--hw", prof, "--op", "gemm_softmax", "--shape", "M=4,N=4,K=4",
+        "--input", "/dev/null", NULL };
+    expect_usage_error(f, "--input is for --op gms");
+    char *g[] = { "explore", "--hw", prof, "--op", "gms", "--shape",
+        "rows=4096,pairs=32768,segments=16,K=64,N=64", NULL };
+    assert_int_equal(run(g, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "gather_fused"));
+    assert_non_null(strstr(out, "scatter_fused"));
+    assert_non_null(strstr(out, "model's choice:"));
+    assert_non_null(strstr(out, "configurations"));
+    /* an input file: 3 segments of 5, 0 and 2 pairs */
+    snprintf(file, sizeof file, "/tmp/comet-gms-cli-%d.txt", (int)getpid());
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fprintf(fp, "gms 10 10 3\n");
+    for (int i = 0; i < 5; i++)
+        fprintf(fp, "0 %d %d\n", i, 9 - i);
+    fprintf(fp, "2 1 1\n2 3 3\n");
+    fclose(fp);
+    char *h[] = { "predict", "--hw", prof, "--op", "gms", "--input", file, "--shape", "K=16,N=32",
+        "--json", NULL };
+    assert_int_equal(run(h, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "\"comet.gms.v1\""));
+    assert_non_null(strstr(out, "\"pairs\": 7"));
+    char *k[] = { "predict", "--hw", prof, "--op", "gms", "--input", file, "--shape",
+        "K=16,N=32,pairs=7", NULL };
+    expect_usage_error(k, "widths only");
+    fp = fopen(file, "w");
+    fprintf(fp, "gms 10 10 3\n0 10 1\n");
+    fclose(fp);
+    char *m[]
+        = { "predict", "--hw", prof, "--op", "gms", "--input", file, "--shape", "K=16,N=32", NULL };
+    expect_usage_error(m, ":2");
+    unlink(file);
+}
+
 static void test_help_everywhere(void **s)
 {
     (void)s;
@@ -148,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_missing_value),
         cmocka_unit_test(test_bad_value),
         cmocka_unit_test(test_help_everywhere),
+        cmocka_unit_test(test_gms_cli),
         cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_probe_json),
     };

@@ -95,6 +95,11 @@ static void test_outputs_documented(void **s)
     check("explore --hw cloud --op attention --shape heads=2,lq=128,lk=128,d=64 --json");
     check("explore --hw edge --op attention --shape heads=2,lq=256,lk=256,d=64 --sensitivity "
           "--json");
+    snprintf(a, sizeof a,
+        "explore --hw %s/tests/fixtures/report/profile.json --op gms --shape "
+        "rows=4096,pairs=32768,segments=16,K=64,N=64 --json",
+        src);
+    check(a);
 }
 
 int main(void)

@@ -462,6 +462,15 @@ static void test_three_speedups(void **s)
         krec("fused", 2, 1.0, 0.9, 1.1), krec("unfused", 2, 0.8, 0.7, 0.9),
         krec("fused", 4, 1.0, 0.9, 1.1), /* no baseline at 4 threads */
     };
+    /* gms records name dataflows fused / unfused: never a compound-op pair */
+    json_t *gf = krec("fused", 8, 1.0, 0.9, 1.1), *gu = krec("unfused", 8, 2.0, 1.9, 2.1);
+    json_object_set_new(gf, "op", json_string("gms"));
+    json_object_set_new(gu, "op", json_string("gms"));
+    json_t *r2[2] = { gf, gu };
+    comet_reports_speedup none[2];
+    assert_int_equal(comet_reports_speedups(r2, 2, none, 2), 0);
+    json_decref(gf);
+    json_decref(gu);
     comet_reports_speedup sp[8];
     size_t n = comet_reports_speedups(r, 8, sp, 8);
     assert_int_equal(n, 2);

@@ -1,0 +1,208 @@
+/* The gather-GEMM-scatter model: invariants over thousands of generated
+ * inputs and configurations on the fixture's calibrated profile (latency
+ * never below its bound, phases that exist only where the dataflow has
+ * them, the search returns the minimum of what it evaluated), bad inputs
+ * refused, and validation on synthetic records. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "comet_model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static comet_model_hw hw;
+
+static int setup(void **s)
+{
+    (void)s;
+    char path[512], err[256];
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    return comet_model_hw_load(path, &hw, err, sizeof err) == 0 ? 0 : -1;
+}
+
+static int teardown(void **s)
+{
+    (void)s;
+    comet_model_hw_free(&hw);
+    return 0;
+}
+
+static double rnd(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (double)(*s >> 8) / 16777216.0;
+}
+
+static void test_invariants(void **st)
+{
+    (void)st;
+    unsigned s = 7;
+    int checked = 0;
+    for (int i = 0; i < 4000; i++) {
+        comet_model_gms g = { 0 };
+        g.rows_in = floor(1 + rnd(&s) * 1e5);
+        g.rows_out = floor(1 + rnd(&s) * 1e5);
+        g.K = floor(1 + rnd(&s) * 512);
+        g.N = floor(1 + rnd(&s) * 512);
+        g.segments = floor(1 + rnd(&s) * 64);
+        g.pairs = g.segments + floor(rnd(&s) * 2e5);
+        comet_model_gms_config c = { 1 + (int)(rnd(&s) * 4), floor(1 + rnd(&s) * 300),
+            1 + (int)(rnd(&s) * hw.cores), 0 };
+        comet_model_gms_cost r;
+        assert_int_equal(comet_model_gms_eval(&hw, &g, &c, &r), 0);
+        if (!(r.seconds >= r.bound_s && r.bound_s > 0 && isfinite(r.seconds)))
+            fail_msg("case %d: latency %.6g below its bound %.6g", i, r.seconds, r.bound_s);
+        assert_true(r.pack_s > 0 && r.main_s > 0);
+        /* a phase exists exactly where the dataflow has it */
+        int gather_sep = c.dataflow == 1 || c.dataflow == 3,
+            scatter_sep = c.dataflow == 1 || c.dataflow == 2;
+        assert_int_equal(r.gather_s > 0, gather_sep);
+        assert_int_equal(r.scatter_s > 0, scatter_sep);
+        /* the traffic modelled is at least the weights read and written
+         * (packing) and every pair's product written or scattered */
+        assert_true(r.bytes >= 2 * g.segments * g.K * g.N * 4 + g.pairs * g.N * 4);
+        /* more bytes per pair make no dataflow faster */
+        comet_model_gms g2 = g;
+        g2.N = g.N * 2;
+        comet_model_gms_cost r2;
+        assert_int_equal(comet_model_gms_eval(&hw, &g2, &c, &r2), 0);
+        if (!(r2.seconds >= r.seconds * (1 - 1e-12)))
+            fail_msg("case %d: doubling N made dataflow %d faster (%.6g -> %.6g)", i, c.dataflow,
+                r.seconds, r2.seconds);
+        checked++;
+    }
+    assert_int_equal(checked, 4000);
+}
+
+static double exact_tiles(const void *ctx, double tile_m)
+{
+    const double *sizes = ctx;
+    double t = 0;
+    for (int i = 0; i < 4; i++)
+        t += ceil(sizes[i] / tile_m);
+    return t;
+}
+
+static void test_explore_min(void **st)
+{
+    (void)st;
+    const double sizes[4] = { 1000, 10, 1, 333 }, tiles[3] = { 16, 48, 128 };
+    comet_model_gms g = { 2000, 2000, 64, 64, 1344, 4, 1000 };
+    comet_model_gms_config best;
+    comet_model_gms_cost cost;
+    int n = comet_model_gms_explore(&hw, &g, tiles, 3, hw.cores, exact_tiles, sizes, &best, &cost);
+    /* dataflow 1 once per thread count, the others at every tile */
+    assert_int_equal(n, hw.cores * (1 + 3 * 3));
+    for (int t = 1; t <= hw.cores; t++)
+        for (int df = 1; df <= 4; df++)
+            for (int k = 0; k < 3; k++) {
+                comet_model_gms_config c = { df, tiles[k], t, exact_tiles(sizes, tiles[k]) };
+                comet_model_gms_cost r;
+                assert_int_equal(comet_model_gms_eval(&hw, &g, &c, &r), 0);
+                assert_true(r.seconds >= cost.seconds * (1 - 1e-12));
+            }
+    assert_true(exact_tiles(sizes, 16) == 63 + 1 + 1 + 21);
+}
+
+static void test_bad_inputs(void **st)
+{
+    (void)st;
+    comet_model_gms ok = { 100, 100, 8, 8, 50, 2, 40 }, g;
+    comet_model_gms_config c = { 4, 16, 1, 0 }, b;
+    comet_model_gms_cost r;
+    assert_int_equal(comet_model_gms_eval(&hw, &ok, &c, &r), 0);
+    g = ok;
+    g.K = 0;
+    assert_int_equal(comet_model_gms_eval(&hw, &g, &c, &r), -EINVAL);
+    g = ok;
+    g.segments = 0; /* pairs without a segment */
+    assert_int_equal(comet_model_gms_eval(&hw, &g, &c, &r), -EINVAL);
+    b = c;
+    b.dataflow = 5;
+    assert_int_equal(comet_model_gms_eval(&hw, &ok, &b, &r), -EINVAL);
+    b = c;
+    b.threads = hw.cores + 1;
+    assert_int_equal(comet_model_gms_eval(&hw, &ok, &b, &r), -EINVAL);
+    b = c;
+    b.tile_m = 0;
+    assert_int_equal(comet_model_gms_eval(&hw, &ok, &b, &r), -EINVAL);
+    /* no pairs: nothing to do, and nothing charged */
+    g = ok;
+    g.pairs = 0;
+    g.segments = 0;
+    assert_int_equal(comet_model_gms_eval(&hw, &g, &c, &r), 0);
+    assert_true(r.seconds == 0 && r.bound_s == 0);
+    /* an accelerator description is not this kernel's */
+    comet_model_hw edge;
+    char err[256];
+    assert_int_equal(comet_model_hw_load("edge", &edge, err, sizeof err), 0);
+    assert_int_equal(comet_model_gms_eval(&edge, &ok, &c, &r), -ENOTSUP);
+    comet_model_hw_free(&edge);
+    int df;
+    assert_int_equal(comet_model_gms_dataflow_parse("scatter_fused", &df), 0);
+    assert_int_equal(df, 3);
+    assert_int_equal(comet_model_gms_dataflow_parse("scatter", &df), -EINVAL);
+}
+
+static json_t *grec(const char *df, double tile, int threads, double median)
+{
+    return json_pack("{s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f},s:{s:f,s:f},s:i,"
+                     "s:{s:f}}",
+        "kind", "kernel", "op", "gms", "dataflow", df, "workload", "moe", "shape", "rows", 4096,
+        "segments", 8, "pairs", 8192, "K", 64, "N", 64, "max_seg", 3000, "mean_seg", 1024.0, "skew",
+        1.0, "nonempty", 8.0, "params", "tile_m", tile, "tiles", ceil(8192 / tile) + 4, "threads",
+        threads, "stats", "median_s", median);
+}
+
+/* Validation pairs each record with its prediction, groups inputs, and the
+ * model's choice is its lowest prediction among what was measured. */
+static void test_validate_synthetic(void **st)
+{
+    (void)st;
+    json_t *r[5] = { grec("unfused", 48, 1, 2e-3), grec("fused", 16, 1, 1e-3),
+        grec("fused", 128, 1, 1.2e-3), grec("gather_fused", 48, 1, 0.9e-3),
+        json_pack("{s:s,s:s}", "kind", "kernel", "op", "gemm_softmax") };
+    comet_model_gms_vrow rows[5];
+    int n = comet_model_gms_validate(&hw, r, 5, rows, 5);
+    assert_int_equal(n, 4);
+    int lo = 0;
+    for (int i = 0; i < n; i++) {
+        comet_model_gms_cost c;
+        assert_int_equal(comet_model_gms_eval(&hw, &rows[i].input, &rows[i].config, &c), 0);
+        assert_true(c.seconds == rows[i].predicted_s);
+        assert_true(
+            fabs(rows[i].rel_err - fabs(c.seconds - rows[i].measured_s) / rows[i].measured_s)
+            < 1e-12);
+        if (rows[i].predicted_s < rows[lo].predicted_s)
+            lo = i;
+    }
+    comet_model_gms_vinput in[4];
+    assert_int_equal(comet_model_gms_inputs(rows, n, in, 4), 1);
+    assert_int_equal(in[0].configs, 4);
+    assert_true(in[0].best_s == 0.9e-3 && in[0].best_df == 2);
+    assert_true(in[0].chosen_s == rows[lo].measured_s);
+    assert_true(in[0].df_best_s[0] == 2e-3 && in[0].df_best_s[3] == 1e-3);
+    assert_true(in[0].df_best_s[2] == 0); /* scatter_fused not measured */
+    for (int i = 0; i < 5; i++)
+        json_decref(r[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_explore_min),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_validate_synthetic),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

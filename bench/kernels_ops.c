@@ -322,6 +322,11 @@ json_t *bench_kop_params(const bench_kop *k)
         return o;
     }
     json_object_set_new(o, "ukernel", json_integer(m->p.ukernel));
+    /* which method ran: small GEMM row ops run op by op in cache */
+    if (m->op != COMET_KERNELS_ATTENTION && m->v != COMET_KERNELS_UNFUSED)
+        json_object_set_new(o, "method",
+            json_string(
+                comet_kernels_op_by_op(m->op, m->v, &m->sh, &m->p) ? "op_by_op" : "blocked"));
     json_object_set_new(o, "isa", json_string(comet_kernels_isa_name(comet_kernels_isa_active())));
     if (k->param[0])
         json_object_set_new(o, "swept", json_string(k->param));

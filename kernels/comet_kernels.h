@@ -134,6 +134,16 @@ double comet_kernels_flops(comet_kernels_op op, const comet_kernels_shape *shape
 double comet_kernels_bytes(
     comet_kernels_op op, comet_kernels_variant v, const comet_kernels_shape *shape);
 
+/**
+ * 1 when a GEMM row op of this shape and params runs op by op in cache
+ * rather than in row blocks (fused and unfused_same_gemm on auto settings,
+ * ukernel 0 and not gemm_only, with the product at most 512 KiB per
+ * thread: one BLAS GEMM, then the pass), else 0. Attention and the BLAS
+ * baseline: 0. Records say which method ran, so the model predicts it.
+ */
+int comet_kernels_op_by_op(comet_kernels_op op, comet_kernels_variant v,
+    const comet_kernels_shape *shape, const comet_kernels_params *p);
+
 /** Short names: "gemm_softmax", ... and "unfused", "fused", "unfused_same_gemm". */
 const char *comet_kernels_op_name(comet_kernels_op op);
 /** Variant name. */

@@ -81,6 +81,20 @@ static int small_rowop(const comet_kernels_params *p, size_t M, size_t N)
         && M * N * sizeof(float) <= SMALL_ROWOP_BYTES * (size_t)p->threads;
 }
 
+static void fill_defaults(comet_kernels_op op, const comet_kernels_shape *s,
+    const comet_kernels_params *in, comet_kernels_params *p);
+
+int comet_kernels_op_by_op(comet_kernels_op op, comet_kernels_variant v,
+    const comet_kernels_shape *shape, const comet_kernels_params *in)
+{
+    comet_kernels_params p;
+    if (!shape || op == COMET_KERNELS_ATTENTION || v == COMET_KERNELS_UNFUSED
+        || (unsigned)v >= COMET_KERNELS_NVARIANTS)
+        return 0;
+    fill_defaults(op, shape, in, &p);
+    return small_rowop(&p, shape->M, shape->N);
+}
+
 static int use_ukernel(const comet_kernels_params *p, size_t K)
 {
     if (p->ukernel == 2)

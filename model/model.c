@@ -1106,8 +1106,12 @@ int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_
     const char *link = json_string_value(json_object_get(rec, "link"));
     if (ranks > 1 && link && *link)
         comet_model_links_for_transport(hw, link, &local->links);
-    comet_model_local_mapping(
-        local, pb, !strcmp(var, "fused"), tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
+    /* a fused kernel that ran op by op in cache (small GEMM row ops; the
+     * record's params.method) is predicted as what it ran: the unfused
+     * mapping with its intermediate in cache */
+    const char *method = json_string_value(json_object_get(pa, "method"));
+    const int fused = !strcmp(var, "fused") && !(method && !strcmp(method, "op_by_op"));
+    comet_model_local_mapping(local, pb, fused, tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
     /* fused attention: the keys per KV tile the kernel ran with */
     const double tk = jnum(pa, "tile_k");
     if (pb->op == COMET_MODEL_ATTENTION && mp->fused && mp->cs_n == 1 && tk >= 1)
@@ -1144,7 +1148,10 @@ int comet_model_validate_records(
         comet_model_vrow *row = &rows[k++];
         memset(row, 0, sizeof *row);
         snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
-        snprintf(row->variant, sizeof row->variant, "%s", mp.fused ? "fused" : "unfused");
+        /* the record's variant (a fused record run op by op stays fused) */
+        const char *rv = json_string_value(json_object_get(rec, "variant"));
+        snprintf(row->variant, sizeof row->variant, "%s",
+            rv && !strcmp(rv, "fused") ? "fused" : "unfused");
         row->heads = att ? pb.heads : 0;
         row->causal = pb.causal;
         row->tile_m = mp.fused && tile > 0 ? tile : 0;

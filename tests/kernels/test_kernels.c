@@ -701,6 +701,23 @@ static void test_invalid_args(void **st)
     assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_GEMM_SOFTMAX,
                          (comet_kernels_variant)COMET_KERNELS_NVARIANTS, &ok, &p, &ws),
         -EINVAL);
+    /* the method by size: small GEMM row ops run op by op on auto settings */
+    comet_kernels_shape sm = { .M = 64, .N = 128, .K = 16 },
+                        big = { .M = 4096, .N = 4096, .K = 16 };
+    comet_kernels_params one = { .threads = 1 }, uk = { .threads = 1, .ukernel = 1 };
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &sm, &one), 1);
+    assert_int_equal(comet_kernels_op_by_op(
+                         COMET_KERNELS_GEMM_LAYERNORM, COMET_KERNELS_UNFUSED_SAME_GEMM, &sm, &one),
+        1);
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &big, &one), 0);
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &sm, &uk), 0);
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_UNFUSED, &sm, &one), 0);
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_ATTENTION, COMET_KERNELS_FUSED, &sm, &one), 0);
     /* the same-GEMM baseline needs the intermediate: too small a workspace */
     assert_int_equal(
         comet_kernels_gemm_softmax(COMET_KERNELS_UNFUSED_SAME_GEMM, 2, 2, 1, a, b, y, &p, NULL, 0),

@@ -5,6 +5,8 @@
  * loop compute and memory overlap (the larger wins). */
 #include "comet_model.h"
 
+#include "comet_util.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -157,11 +159,7 @@ int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, 
     return found ? n : -EINVAL;
 }
 
-static double jnum(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+#define jnum comet_util_jnum
 
 int comet_model_gms_validate(
     const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_gms_vrow *rows, int cap)

@@ -1,0 +1,144 @@
+/* The mapping search: every cluster and core split, temporal tile, fusion
+ * and binding, capacity-pruned, with the latency-energy Pareto set. */
+#include "comet_model.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Search                                                              */
+/* ------------------------------------------------------------------ */
+
+/* energy for dominance: an unknown energy counts as equal everywhere, so
+ * the set is then over latency alone (one point) */
+static double pareto_e(const comet_model_result *r)
+{
+    return isfinite(r->energy_pj) ? r->energy_pj : 0;
+}
+
+/* A split the search tries: a divisor of the count, or a power of two below it. */
+static int split_ok(int s, int count)
+{
+    return s >= 1 && s <= count && (count % s == 0 || (s & (s - 1)) == 0);
+}
+
+static void pareto_add(
+    comet_model_search *s, const comet_model_mapping *mp, const comet_model_result *r)
+{
+    for (size_t i = 0; i < s->npareto; i++)
+        if (s->pareto_r[i].cycles <= r->cycles && pareto_e(&s->pareto_r[i]) <= pareto_e(r))
+            return; /* dominated */
+    size_t k = 0;
+    for (size_t i = 0; i < s->npareto; i++)
+        if (!(r->cycles <= s->pareto_r[i].cycles && pareto_e(r) <= pareto_e(&s->pareto_r[i]))) {
+            s->pareto[k] = s->pareto[i];
+            s->pareto_r[k++] = s->pareto_r[i];
+        }
+    s->npareto = k;
+    if (k < 64) {
+        s->pareto[k] = *mp;
+        s->pareto_r[k] = *r;
+        s->npareto++;
+    }
+}
+
+int comet_model_explore(
+    const comet_model_hw *hw, const comet_model_problem *pb, comet_model_search *out)
+{
+    if (!hw || !pb || !out)
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    out->r_fused.cycles = out->r_unfused.cycles = INFINITY;
+    double t0 = comet_util_now();
+    const int att = pb->op == COMET_MODEL_ATTENTION;
+    const double M = att ? pb->heads * pb->lq : pb->M, N = att ? pb->lk : pb->N,
+                 K = att ? pb->d : pb->K;
+    if (!(M >= 1 && N >= 1 && K >= 1))
+        return -EINVAL;
+    const int P = hw->clusters, C = hw->cores;
+    comet_model_mapping mp;
+    comet_model_result r;
+    /* heads x M x N x K cluster splits whose product is at most P, and M x
+     * N core splits within C: clusters and cores may stay idle (a small or
+     * memory-bound problem can be fastest on fewer), each split a divisor
+     * of the count or a power of two */
+    for (int ch = 1; ch <= (att ? P : 1); ch++) {
+        if (!split_ok(ch, P) || ch > (att ? pb->heads : 1))
+            continue;
+        const int P1 = P / ch;
+        for (int cm = 1; cm <= P1; cm++) {
+            if (!split_ok(cm, P) || cm * ch > M)
+                continue;
+            for (int cn = 1; cn <= P1 / cm; cn++) {
+                if (!split_ok(cn, P) || cn > N)
+                    continue;
+                for (int ck = 1; ck <= P1 / cm / cn; ck++) {
+                    if (!split_ok(ck, P) || ck > K || (att && ck > 1))
+                        continue;
+                    for (int km = 1; km <= C; km++) {
+                        if (!split_ok(km, C))
+                            continue;
+                        for (int kn = 1; kn <= C / km; kn++) {
+                            if (!split_ok(kn, C))
+                                continue;
+                            /* temporal tiles: rows per step, and K (attention: the
+                             * KV tile) from the whole extent down by halves */
+                            double Mc = ceil(M / (cm * ch)), Kc = att ? ceil(N / cn) : ceil(K / ck);
+                            for (double tm = 1; tm <= Mc * 2; tm *= 2) {
+                                double tmv = fmin(tm, Mc);
+                                for (double tk = Kc; tk >= 1 && tk >= Kc / 64; tk = floor(tk / 2)) {
+                                    /* unfused: one pass per row (a library
+                                     * kernel) and op-by-op passes, the best
+                                     * of both is the baseline */
+                                    for (int var = 0; var <= 2; var++)
+                                        for (int pipe = 0; pipe <= 1; pipe++) {
+                                            const int fused = var == 2;
+                                            memset(&mp, 0, sizeof mp);
+                                            mp.fused = fused;
+                                            mp.pipelined = pipe;
+                                            mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck, mp.cs_h = ch;
+                                            mp.ks_m = km, mp.ks_n = kn;
+                                            mp.tile_m = tmv, mp.tile_k = tk;
+                                            mp.one_pass = var != 1;
+                                            mp.streaming = -1;
+                                            comet_model_eval_fast(hw, pb, &mp, &r);
+                                            out->evaluated++;
+                                            if (!r.valid) {
+                                                out->pruned++;
+                                                continue;
+                                            }
+                                            if (fused && r.cycles < out->r_fused.cycles) {
+                                                out->best_fused = mp;
+                                                out->r_fused = r;
+                                            }
+                                            if (!fused && r.cycles < out->r_unfused.cycles) {
+                                                out->best_unfused = mp;
+                                                out->r_unfused = r;
+                                            }
+                                            pareto_add(out, &mp, &r);
+                                        }
+                                    if (tk <= 1)
+                                        break;
+                                }
+                                if (tmv >= Mc)
+                                    break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    /* descriptive strings for the winners */
+    if (out->r_fused.valid)
+        comet_model_eval(hw, pb, &out->best_fused, &out->r_fused);
+    if (out->r_unfused.valid)
+        comet_model_eval(hw, pb, &out->best_unfused, &out->r_unfused);
+    out->seconds = comet_util_now() - t0;
+    return out->r_fused.valid || out->r_unfused.valid ? 0 : -ENOSPC;
+}

@@ -1,0 +1,272 @@
+/* Validation on the local machine: the mappings comet's kernels run,
+ * measured records set up as problems and mappings, predicted, and summed
+ * up (the statistics are in vstats.c). */
+#include "comet_model.h"
+
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Local machine: the mappings our kernels run, and validation          */
+/* ------------------------------------------------------------------ */
+
+void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    double tile_m, int threads, int ranks, comet_model_mapping *mp)
+{
+    (void)hw;
+    memset(mp, 0, sizeof *mp);
+    const int att = pb->op == COMET_MODEL_ATTENTION;
+    const double M = att ? pb->heads * pb->lq : pb->M;
+    mp->fused = fused;
+    mp->pipelined = 1; /* out-of-order cores and prefetchers overlap streaming with compute */
+    mp->cs_m = 1;
+    mp->cs_n = ranks > 0 ? ranks : 1; /* the distributed kernels split N (attention: Lk) */
+    mp->cs_k = 1;
+    mp->ks_m = threads > 0 ? threads : 1; /* threads take row blocks */
+    mp->ks_n = 1;
+    mp->one_pass = 1; /* unfused: whole BLAS GEMM, then one row pass (kernels/) */
+    mp->streaming = -1;
+    /* fused: row blocks of tile_m rows, one per thread at a time; the
+     * distributed kernels reduce the statistics of all rows at once */
+    if (fused && mp->cs_n == 1)
+        mp->tile_m = (tile_m > 0 ? tile_m : 64) * mp->ks_m;
+    else
+        mp->tile_m = M;
+    /* the distributed kernels' local GEMM is one BLAS call (kernels/dist.c) */
+    mp->blas_gemm = mp->cs_n > 1;
+    mp->tile_k = att ? (pb->lk / mp->cs_n < 512 ? pb->lk / mp->cs_n : 512) : pb->K;
+    if (mp->tile_k < 1)
+        mp->tile_k = 1;
+}
+
+#define jnum comet_util_jnum
+
+int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_model_hw *local,
+    comet_model_problem *pb, comet_model_mapping *mp)
+{
+    if (!hw || !rec || !local || !pb || !mp)
+        return -EINVAL;
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    const char *op = json_string_value(json_object_get(rec, "op"));
+    const char *var = json_string_value(json_object_get(rec, "variant"));
+    if (!kind || !op || !var || (strcmp(kind, "kernel") && strcmp(kind, "dist_kernel")))
+        return -ENOENT;
+    memset(pb, 0, sizeof *pb);
+    if (comet_model_op_parse(op, &pb->op) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused")))
+        return -ENOENT;
+    const json_t *sh = json_object_get(rec, "shape"), *pa = json_object_get(rec, "params");
+    if (pb->op == COMET_MODEL_ATTENTION) {
+        pb->heads = jnum(sh, "B") * jnum(sh, "H");
+        pb->lq = jnum(sh, "Lq");
+        pb->lk = jnum(sh, "Lk");
+        pb->d = jnum(sh, "d");
+        pb->causal = jnum(sh, "causal") > 0;
+        if (!(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0))
+            return -ENOENT;
+    } else {
+        pb->M = jnum(sh, "M");
+        pb->N = jnum(sh, "N");
+        pb->K = jnum(sh, "K");
+        if (!(pb->M > 0 && pb->N > 0 && pb->K > 0))
+            return -ENOENT;
+    }
+    double thr = jnum(rec, "threads"), ranks = jnum(rec, "ranks"),
+           tile = jnum(pa, pb->op == COMET_MODEL_ATTENTION ? "tile_q" : "tile_m");
+    if (!(thr >= 1))
+        thr = 1;
+    if (!(ranks >= 1))
+        ranks = 1;
+    *local = *hw;
+    local->cores = (int)thr;
+    local->clusters = (int)ranks;
+    local->cluster_net.dims[0] = (int)ranks;
+    local->cluster_net.dims[1] = 1;
+    local->n_outer = 0;
+    /* ranks are processes of this one machine: they share its memory */
+    local->dram.bw = hw->dram.bw / ranks;
+    /* a distributed kernel's collectives ran over the link its record names
+     * (shared memory, or a TCP link between namespaces or hosts): predict
+     * them with that link's fits, not another's */
+    const char *link = json_string_value(json_object_get(rec, "link"));
+    if (ranks > 1 && link && *link)
+        comet_model_links_for_transport(hw, link, &local->links);
+    /* a fused kernel that ran op by op in cache (small GEMM row ops; the
+     * record's params.method) is predicted as what it ran: the unfused
+     * mapping with its intermediate in cache */
+    const char *method = json_string_value(json_object_get(pa, "method"));
+    const int fused = !strcmp(var, "fused") && !(method && !strcmp(method, "op_by_op"));
+    comet_model_local_mapping(local, pb, fused, tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
+    /* fused attention: the keys per KV tile the kernel ran with */
+    const double tk = jnum(pa, "tile_k");
+    if (pb->op == COMET_MODEL_ATTENTION && mp->fused && mp->cs_n == 1 && tk >= 1)
+        mp->tile_k = fmin(tk, pb->lk);
+    return 0;
+}
+
+int comet_model_validate_records(
+    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_vrow *rows, size_t cap)
+{
+    size_t k = 0;
+    if (!hw || (!recs && n))
+        return -EINVAL;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        const json_t *rec = recs[i];
+        const json_t *st = json_object_get(rec, "stats"), *pa = json_object_get(rec, "params");
+        const double med = jnum(st, "median_s");
+        comet_model_hw local;
+        comet_model_problem pb;
+        comet_model_mapping mp;
+        if (!(med > 0) || comet_model_record_setup(hw, rec, &local, &pb, &mp) != 0)
+            continue;
+        comet_model_result r;
+        /* the local description's buffers are the caches: a kernel that
+         * runs is by definition a fitting mapping. A CPU description's
+         * capacities never prune (comet_model_eval), they only place an
+         * intermediate in L2, the LLC or DRAM, so they stay as calibrated
+         * (overriding them put every intermediate in L2). */
+        comet_model_eval(&local, &pb, &mp, &r);
+        if (!r.valid)
+            continue;
+        const int att = pb.op == COMET_MODEL_ATTENTION;
+        const double tile = jnum(pa, att ? "tile_q" : "tile_m");
+        comet_model_vrow *row = &rows[k++];
+        memset(row, 0, sizeof *row);
+        snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
+        /* the record's variant (a fused record run op by op stays fused) */
+        const char *rv = json_string_value(json_object_get(rec, "variant"));
+        snprintf(row->variant, sizeof row->variant, "%s",
+            rv && !strcmp(rv, "fused") ? "fused" : "unfused");
+        row->heads = att ? pb.heads : 0;
+        row->causal = pb.causal;
+        row->tile_m = mp.fused && tile > 0 ? tile : 0;
+        row->tile_k = mp.fused && att ? mp.tile_k : 0;
+        row->swept = json_object_get(pa, "swept") != NULL;
+        row->M = att ? pb.lq : pb.M;
+        row->N = att ? pb.lk : pb.N;
+        row->K = att ? pb.d : pb.K;
+        row->threads = local.cores;
+        row->ranks = local.clusters;
+        row->measured_s = med;
+        row->ci_lo_s = jnum(st, "ci_lo_s");
+        row->ci_hi_s = jnum(st, "ci_hi_s");
+        row->predicted_s = r.seconds;
+        row->rel_err = fabs(r.seconds - med) / med;
+    }
+    return (int)k;
+}
+
+void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_model_vsum *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!rows || n <= 0)
+        return;
+    double *e = malloc((size_t)n * sizeof(double));
+    if (e) {
+        for (int i = 0; i < n; i++)
+            e[i] = rows[i].rel_err;
+        /* one quantile convention with the report (comet_model_quantile) */
+        out->median_rel_err = comet_model_quantile(e, n, 0.5);
+        out->p90_rel_err = comet_model_quantile(e, n, 0.9);
+        free(e);
+    }
+    out->rows = n;
+    comet_model_vpair *p = malloc((size_t)n * sizeof *p);
+    int np = p ? comet_model_validate_pairs(rows, n, p, n) : 0;
+    for (int i = 0; i < np; i++) {
+        out->pairs++;
+        out->winner_agrees += p[i].agrees;
+        out->decided += p[i].decided;
+        out->decided_agrees += p[i].decided && p[i].agrees;
+        if (p[i].swept)
+            continue;
+        out->shapes++;
+        out->shape_agrees += p[i].agrees;
+        out->shape_decided += p[i].decided;
+        out->shape_decided_agrees += p[i].decided && p[i].agrees;
+    }
+    free(p);
+}
+
+int comet_model_validate_pairs(
+    const comet_model_vrow *rows, int n, comet_model_vpair *pairs, int cap)
+{
+    int k = 0;
+    for (int i = 0; i < n && k < cap; i++) {
+        if (strcmp(rows[i].variant, "fused"))
+            continue;
+        for (int j = 0; j < n; j++) {
+            const comet_model_vrow *f = &rows[i], *u = &rows[j];
+            if (strcmp(u->variant, "unfused") || strcmp(u->op, f->op) || u->M != f->M
+                || u->N != f->N || u->K != f->K || u->heads != f->heads || u->causal != f->causal
+                || u->threads != f->threads || u->ranks != f->ranks)
+                continue;
+            comet_model_vpair *q = &pairs[k++];
+            q->fused = i;
+            q->unfused = j;
+            q->measured_speedup = u->measured_s / f->measured_s;
+            q->predicted_speedup = u->predicted_s / f->predicted_s;
+            q->agrees = (f->measured_s < u->measured_s) == (f->predicted_s < u->predicted_s);
+            /* without CIs every pair counts as decided (the median alone) */
+            int have_ci = f->ci_hi_s > 0 && u->ci_hi_s > 0;
+            q->decided = !have_ci || f->ci_hi_s < u->ci_lo_s || u->ci_hi_s < f->ci_lo_s;
+            q->swept = f->swept;
+            break;
+        }
+    }
+    return k;
+}
+
+int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *err, size_t errlen)
+{
+    char buf[512];
+    int att = pb->op == COMET_MODEL_ATTENTION, seen = 0;
+    if (!shape || strlen(shape) >= sizeof buf)
+        return comet_util_seterr(err, errlen, -EINVAL, "--shape: missing or too long");
+    strcpy(buf, shape);
+    pb->M = pb->N = pb->K = pb->heads = pb->lq = pb->lk = pb->d = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        uint64_t v = 0;
+        if (!eq)
+            return comet_util_seterr(err, errlen, -EINVAL, "--shape: '%s' is not NAME=VALUE", tok);
+        *eq = '\0';
+        int rc = comet_util_parse_u64(eq + 1, &v);
+        if (rc || v == 0 || v > (1ull << 40))
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "--shape: %s=%s must be an integer in [1, 2^40]", tok, eq + 1);
+        double *dst = NULL;
+        if (!att && !strcmp(tok, "M"))
+            dst = &pb->M;
+        else if (!att && !strcmp(tok, "N"))
+            dst = &pb->N;
+        else if (!att && !strcmp(tok, "K"))
+            dst = &pb->K;
+        else if (att && !strcmp(tok, "heads"))
+            dst = &pb->heads;
+        else if (att && !strcmp(tok, "lq"))
+            dst = &pb->lq;
+        else if (att && !strcmp(tok, "lk"))
+            dst = &pb->lk;
+        else if (att && !strcmp(tok, "d"))
+            dst = &pb->d;
+        if (!dst)
+            return comet_util_seterr(err, errlen, -EINVAL, "--shape: unknown dimension '%s' for %s",
+                tok, comet_model_op_name(pb->op));
+        if (*dst > 0)
+            return comet_util_seterr(err, errlen, -EINVAL, "--shape: '%s' given twice", tok);
+        *dst = (double)v;
+        seen++;
+    }
+    if (att ? !(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0)
+            : !(pb->M > 0 && pb->N > 0 && pb->K > 0))
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "--shape: needs %s", att ? "heads, lq, lk and d" : "M, N and K");
+    (void)seen;
+    return 0;
+}

@@ -105,6 +105,89 @@ static json_t *doc_to_json(const comet_util_doc *d)
         }                                                                                          \
     } while (0)
 
+/* How a hardware file states a dimensioned field. Internal units are the
+ * v1 file's: bytes, bytes per cycle, cycles, pJ per access, pJ per byte. A
+ * value with a unit ("300 GB/s", "40 MiB", "5 ns", "0.8 pJ/B") is converted
+ * at the description's clock; a bare number is in the internal unit, which
+ * schema v2 refuses (its files state units, so a clock what-if never
+ * rescales memory or links). */
+typedef struct qctx {
+    double hz; /* the description's clock */
+    int bare_ok; /* schema v1: bare numbers in internal units */
+} qctx;
+
+typedef enum qkind { Q_BYTES, Q_BW, Q_TIME, Q_PJ, Q_PJ_PER_BYTE } qkind;
+
+static int doc_quantity(const comet_util_doc *map, const char *key, const qctx *q, qkind k,
+    double access_bytes, const double *dflt, double lo, double hi, double *out, char *err,
+    size_t errlen)
+{
+    static const char *const example[]
+        = { "40 MiB", "300 GB/s", "5 ns", "0.8 pJ (per access)", "0.5 pJ/B" };
+    const comet_util_doc *v = comet_util_doc_get(map, key);
+    char w[256];
+    double x, si;
+    if (!v)
+        return comet_util_doc_number(map, key, dflt, lo, hi, out, err, errlen);
+    if (v->kind != COMET_DOC_SCALAR)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: '%s' must be a value",
+            comet_util_doc_where(v, w, sizeof w), key);
+    if (comet_util_parse_double(v->value, &x) == 0) {
+        if (!q->bare_ok)
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "%s: '%s' needs a unit in schema comet.hw.v2 (e.g. %s)",
+                comet_util_doc_where(v, w, sizeof w), key, example[k]);
+    } else {
+        int rc = -EINVAL;
+        switch (k) {
+        case Q_BYTES:
+            rc = comet_util_parse_quantity(v->value, COMET_UNIT_BYTES, 0, &si);
+            x = si;
+            break;
+        case Q_BW:
+            rc = comet_util_parse_quantity(v->value, COMET_UNIT_BYTES_PER_S, 0, &si);
+            x = si / q->hz;
+            break;
+        case Q_TIME:
+            rc = comet_util_parse_quantity(v->value, COMET_UNIT_SECONDS, 0, &si);
+            x = si * q->hz;
+            break;
+        case Q_PJ_PER_BYTE:
+            rc = comet_util_parse_quantity(v->value, COMET_UNIT_J_PER_BYTE, 0, &si);
+            x = si * 1e12;
+            break;
+        case Q_PJ:
+            /* per access, or per byte times the level's access size */
+            if ((rc = comet_util_parse_quantity(v->value, COMET_UNIT_JOULES, 0, &si)) == 0)
+                x = si * 1e12;
+            else if ((rc = comet_util_parse_quantity(v->value, COMET_UNIT_J_PER_BYTE, 0, &si)) == 0)
+                x = si * 1e12 * access_bytes;
+            break;
+        }
+        if (rc)
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "%s: '%s': '%s' is not a quantity like %s", comet_util_doc_where(v, w, sizeof w),
+                key, v->value, example[k]);
+    }
+    if (!(x >= lo && x <= hi))
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "%s: '%s' = %s is outside [%g, %g] in its internal unit",
+            comet_util_doc_where(v, w, sizeof w), key, v->value, lo, hi);
+    *out = x;
+    return 0;
+}
+
+#define NUMQ(map, key, kind, ab, dflt, lo, hi, dst)                                                \
+    do {                                                                                           \
+        double v_;                                                                                 \
+        const double d_ = (dflt);                                                                  \
+        rc = doc_quantity(                                                                         \
+            map, key, q, kind, ab, isnan(d_) ? NULL : &d_, lo, hi, &v_, err, errlen);              \
+        if (rc)                                                                                    \
+            goto fail;                                                                             \
+        dst = v_;                                                                                  \
+    } while (0)
+
 static int need_map(const comet_util_doc *parent, const char *key, const comet_util_doc **out,
     char *err, size_t errlen)
 {
@@ -120,7 +203,8 @@ static int need_map(const comet_util_doc *parent, const char *key, const comet_u
     return 0;
 }
 
-static int load_net(const comet_util_doc *m, comet_model_net *n, char *err, size_t errlen)
+static int load_net(
+    const comet_util_doc *m, comet_model_net *n, const qctx *q, char *err, size_t errlen)
 {
     static const char *const keys[] = { "topology", "dims", "link_bw", "hop_latency", "startup",
         "broadcast", "reduction", "link_pj_per_byte", NULL };
@@ -155,10 +239,10 @@ static int load_net(const comet_util_doc *m, comet_model_net *n, char *err, size
         }
         n->dims[i] = (int)v;
     }
-    NUM(m, "link_bw", NAN, 1e-9, 1e12, n->link_bw);
-    NUM(m, "hop_latency", 0, 0, 1e9, n->hop_latency);
-    NUM(m, "startup", 0, 0, 1e12, n->startup);
-    NUM(m, "link_pj_per_byte", 0, 0, 1e6, n->link_pj_per_byte);
+    NUMQ(m, "link_bw", Q_BW, 1, NAN, 1e-9, 1e12, n->link_bw);
+    NUMQ(m, "hop_latency", Q_TIME, 1, 0, 0, 1e9, n->hop_latency);
+    NUMQ(m, "startup", Q_TIME, 1, 0, 0, 1e12, n->startup);
+    NUMQ(m, "link_pj_per_byte", Q_PJ_PER_BYTE, 1, 0, 0, 1e6, n->link_pj_per_byte);
     {
         int z = 0;
         if ((rc = comet_util_doc_bool(m, "broadcast", &z, &n->broadcast, err, errlen))
@@ -170,7 +254,7 @@ fail:
 }
 
 static int load_mem(
-    const comet_util_doc *m, comet_model_mem *x, int local, char *err, size_t errlen)
+    const comet_util_doc *m, comet_model_mem *x, int local, const qctx *q, char *err, size_t errlen)
 {
     static const char *const keys[]
         = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", "core_bw", "shared_by", NULL };
@@ -180,13 +264,13 @@ static int load_mem(
     int rc = comet_util_doc_check_keys(m, local ? lkeys : keys, err, errlen);
     if (rc)
         return rc;
-    NUM(m, "capacity", 1e18, 1, 1e18, x->capacity);
-    NUM(m, "bw", NAN, 1e-9, 1e12, x->bw);
-    NUM(m, "read_pj", 0, 0, 1e9, x->read_pj);
-    NUM(m, "write_pj", 0, 0, 1e9, x->write_pj);
-    NUM(m, "access_bytes", 1, 1, 1e9, x->access_bytes);
+    NUMQ(m, "capacity", Q_BYTES, 1, 1e18, 1, 1e18, x->capacity);
+    NUMQ(m, "bw", Q_BW, 1, NAN, 1e-9, 1e12, x->bw);
+    NUMQ(m, "access_bytes", Q_BYTES, 1, 1, 1, 1e9, x->access_bytes);
+    NUMQ(m, "read_pj", Q_PJ, x->access_bytes, 0, 0, 1e9, x->read_pj);
+    NUMQ(m, "write_pj", Q_PJ, x->access_bytes, 0, 0, 1e9, x->write_pj);
     if (!local)
-        NUM(m, "core_bw", 0, 0, 1e12, x->core_bw);
+        NUMQ(m, "core_bw", Q_BW, 1, 0, 0, 1e12, x->core_bw);
     if (!local && comet_util_doc_get(m, "shared_by")) {
         /* what one instance serves (schema v2's sharing on a v1 level) */
         static const char *const sh[] = { "default", "core", "cluster", "chip", "node", "system" };
@@ -435,7 +519,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
 {
     static const char *const top[] = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters",
         "cores", "memory", "gemm", "vector", "calibration", "schema", "io_bytes_per_elem",
-        "collectives", "overlap", "clusters_per_chip", NULL };
+        "collectives", "overlap", "clusters_per_chip", "clock", NULL };
     const comet_util_doc *sec, *sub;
     const char *s;
     char w[256];
@@ -457,7 +541,46 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         goto fail;
     }
     snprintf(hw->kind, sizeof hw->kind, "%s", s);
-    NUM(d, "clock_ghz", NAN, 1e-3, 100, hw->clock_ghz);
+    /* the schema: v1 (bare numbers in cycles and bytes per cycle, units
+     * allowed) or v2 (every dimensioned field states its unit) */
+    if ((rc = comet_util_doc_string(d, "schema", "comet.hw.v1", &s, err, errlen)))
+        goto fail;
+    if (!strcmp(s, "comet.hw.v2"))
+        hw->schema_version = 2;
+    else if (!strcmp(s, "comet.hw.v1"))
+        hw->schema_version = 1;
+    else {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: schema '%s' is not one this comet reads (comet.hw.v1, comet.hw.v2)",
+            comet_util_doc_where(comet_util_doc_get(d, "schema"), w, sizeof w), s);
+        goto fail;
+    }
+    /* the clock: clock_ghz (a number) or clock (a frequency, "1.4 GHz") */
+    if (comet_util_doc_get(d, "clock") && comet_util_doc_get(d, "clock_ghz")) {
+        rc = comet_util_seterr(err, errlen, -EINVAL, "%s: give 'clock' or 'clock_ghz', not both",
+            comet_util_doc_where(comet_util_doc_get(d, "clock"), w, sizeof w));
+        goto fail;
+    }
+    if ((sub = comet_util_doc_get(d, "clock")) != NULL) {
+        double hz;
+        if (sub->kind != COMET_DOC_SCALAR
+            || comet_util_parse_quantity(sub->value, COMET_UNIT_HZ, 0, &hz) || !(hz >= 1e6)
+            || !(hz <= 1e11)) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'clock' must be a frequency between 1 MHz and 100 GHz, e.g. 1.4 GHz",
+                comet_util_doc_where(sub, w, sizeof w));
+            goto fail;
+        }
+        hw->clock_ghz = hz / 1e9;
+    } else if (hw->schema_version == 2) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: schema comet.hw.v2 states its clock as 'clock: <frequency>' (e.g. 1.4 GHz)",
+            comet_util_doc_where(d, w, sizeof w));
+        goto fail;
+    } else {
+        NUM(d, "clock_ghz", NAN, 1e-3, 100, hw->clock_ghz);
+    }
+    const qctx qc = { hw->clock_ghz * 1e9, hw->schema_version == 1 }, *q = &qc;
     NUM(d, "bytes_per_elem", 2, 0.125, 16, hw->bytes_per_elem);
     NUM(d, "io_bytes_per_elem", hw->bytes_per_elem, 0.125, 16, hw->io_bytes_per_elem);
     {
@@ -513,12 +636,12 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
                 goto fail;
             }
             if ((rc = load_net(
-                     sub->child[i], i ? &hw->outer_net[i - 1] : &hw->cluster_net, err, errlen)))
+                     sub->child[i], i ? &hw->outer_net[i - 1] : &hw->cluster_net, q, err, errlen)))
                 goto fail;
         }
         hw->n_outer = (int)sub->n - 1;
     } else if ((rc = need_map(sec, "network", &sub, err, errlen))
-        || (rc = load_net(sub, &hw->cluster_net, err, errlen)))
+        || (rc = load_net(sub, &hw->cluster_net, q, err, errlen)))
         goto fail;
     {
         double prod = comet_model_net_nodes(&hw->cluster_net);
@@ -537,7 +660,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     INT(sec, "count", NAN, 1, 1 << 20, cnt);
     hw->cores = (int)cnt;
     if ((rc = need_map(sec, "network", &sub, err, errlen))
-        || (rc = load_net(sub, &hw->core_net, err, errlen)))
+        || (rc = load_net(sub, &hw->core_net, q, err, errlen)))
         goto fail;
 
     static const char *const mems[] = { "dram", "global_buffer", "local_buffer", NULL };
@@ -545,15 +668,15 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         || (rc = comet_util_doc_check_keys(sec, mems, err, errlen)))
         goto fail;
     if ((rc = need_map(sec, "dram", &sub, err, errlen))
-        || (rc = load_mem(sub, &hw->dram, 0, err, errlen))
+        || (rc = load_mem(sub, &hw->dram, 0, q, err, errlen))
         || (rc = need_map(sec, "global_buffer", &sub, err, errlen))
-        || (rc = load_mem(sub, &hw->gb, 0, err, errlen))
+        || (rc = load_mem(sub, &hw->gb, 0, q, err, errlen))
         || (rc = need_map(sec, "local_buffer", &sub, err, errlen))
-        || (rc = load_mem(sub, &hw->lb, 1, err, errlen)))
+        || (rc = load_mem(sub, &hw->lb, 1, q, err, errlen)))
         goto fail;
-    NUM(sub, "input_bytes", 0, 0, 1e15, hw->lb_input);
-    NUM(sub, "weight_bytes", 0, 0, 1e15, hw->lb_weight);
-    NUM(sub, "output_bytes", 0, 0, 1e15, hw->lb_output);
+    NUMQ(sub, "input_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_input);
+    NUMQ(sub, "weight_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_weight);
+    NUMQ(sub, "output_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_output);
     if (hw->lb_input + hw->lb_weight + hw->lb_output > hw->lb.capacity * (1 + 1e-9)) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "%s: local_buffer input_bytes + weight_bytes + output_bytes exceed its capacity",
@@ -586,7 +709,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         goto fail;
     }
     NUM(sec, "efficiency", 1.0, 1e-4, 1.0, hw->gemm_eff);
-    NUM(sec, "mac_pj", 0, 0, 1e6, hw->mac_pj);
+    NUMQ(sec, "mac_pj", Q_PJ, 1, 0, 0, 1e6, hw->mac_pj);
     NUM(sec, "fused_micro_rows", 0, 0, 1024, hw->fused_micro_rows);
     NUM(sec, "fused_micro_edge", 0, 0, 1024, hw->fused_micro_edge);
     if (hw->fused_micro_edge > hw->fused_micro_rows) {
@@ -647,8 +770,6 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
      * energies; a calibrated CPU profile gives none: unknown, never 0 */
     hw->energy_known
         = hw->mac_pj > 0 || hw->dram.read_pj > 0 || hw->gb.read_pj > 0 || hw->lb.read_pj > 0;
-    if (!hw->schema_version)
-        hw->schema_version = 1;
     return 0;
 fail:
     comet_model_hw_free(hw);

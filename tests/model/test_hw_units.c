@@ -1,0 +1,144 @@
+/* Hardware descriptions with physical units: the edge preset restated in
+ * schema comet.hw.v2 (units everywhere, a clock of 1 GHz) loads to the same
+ * description and predicts the same; at 2 GHz the bandwidths stated in GB/s
+ * stay GB/s (half the bytes per cycle); v2 refuses bare numbers for
+ * dimensioned fields, v1 accepts units; errors name file:line and field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "comet_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *edge_v2(const char *clock, const char *dram_bw)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+        "schema: comet.hw.v2\n"
+        "name: edge\n"
+        "kind: accelerator\n"
+        "clock: %s\n"
+        "bytes_per_elem: 2\n"
+        "io_bytes_per_elem: 1\n"
+        "clusters:\n"
+        "  count: 4\n"
+        "  network: {topology: mesh2d, dims: [2, 2], link_bw: 64 GB/s, hop_latency: 5 ns,\n"
+        "            startup: 2 ns, broadcast: true, reduction: false, link_pj_per_byte: 0 pJ/B}\n"
+        "cores:\n"
+        "  count: 4\n"
+        "  network: {topology: mesh2d, dims: [2, 2], link_bw: 64 GB/s, hop_latency: 5 ns,\n"
+        "            startup: 2 ns, broadcast: true, reduction: false}\n"
+        "memory:\n"
+        "  dram: {capacity: 16 GiB, bw: %s, read_pj: 100 pJ/B, write_pj: 800 pJ,\n"
+        "         access_bytes: 8 B}\n"
+        "  global_buffer: {capacity: 2 MiB, bw: 2048 GB/s, read_pj: 474 pJ, write_pj: 532 pJ,\n"
+        "                  access_bytes: 2 KiB}\n"
+        "  local_buffer: {capacity: 192 KiB, bw: 4096 GB/s, read_pj: 47 pJ, write_pj: 129 pJ,\n"
+        "                 access_bytes: 4096 B}\n"
+        "gemm: {engine: systolic, rows: 32, cols: 32, arrays: 64, mac_pj: 0.2296 pJ}\n"
+        "vector:\n"
+        "  width: 16\n"
+        "  cycles: {add: 1, mul: 1, div: 1, exp: 3, max: 1, sqrt: 1}\n"
+        "  energy_pj: {add: 0.11, mul: 0.64, div: 0.8, exp: 3.86, max: 0.0025, sqrt: 2.84}\n",
+        clock, dram_bw);
+    return buf;
+}
+
+static double best_fused_s(const comet_model_hw *hw)
+{
+    comet_model_problem pb;
+    char err[256];
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_GEMM_SOFTMAX;
+    assert_int_equal(comet_model_problem_parse("M=1024,N=1024,K=256", &pb, err, sizeof err), 0);
+    comet_model_search s;
+    assert_true(comet_model_explore(hw, &pb, &s) >= 0);
+    return s.r_fused.seconds;
+}
+
+static void test_v2_equals_v1(void **st)
+{
+    (void)st;
+    char err[512];
+    comet_model_hw v1, v2, fast;
+    assert_int_equal(comet_model_hw_load("edge", &v1, err, sizeof err), 0);
+    const char *t = edge_v2("1 GHz", "25 GB/s");
+    if (comet_model_hw_parse("edge-v2.yaml", t, strlen(t), &v2, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(v2.schema_version, 2);
+    assert_true(v2.clock_ghz == 1.0);
+    assert_true(fabs(v2.dram.bw - v1.dram.bw) < 1e-9);
+    assert_true(fabs(v2.dram.capacity - v1.dram.capacity) < 1e-3);
+    assert_true(fabs(v2.dram.read_pj - v1.dram.read_pj) < 1e-9); /* 100 pJ/B x 8 B */
+    assert_true(fabs(v2.gb.capacity - v1.gb.capacity) < 1e-6);
+    assert_true(fabs(v2.cluster_net.hop_latency - v1.cluster_net.hop_latency) < 1e-9);
+    assert_true(fabs(v2.mac_pj - v1.mac_pj) < 1e-12);
+    double a = best_fused_s(&v1), b = best_fused_s(&v2);
+    if (fabs(a - b) > 1e-12 * a)
+        fail_msg("v1 %.9g s vs v2 %.9g s", a, b);
+    /* at 2 GHz the same file's GB/s are half the bytes per cycle */
+    t = edge_v2("2 GHz", "25 GB/s");
+    assert_int_equal(
+        comet_model_hw_parse("edge-2ghz.yaml", t, strlen(t), &fast, err, sizeof err), 0);
+    assert_true(fabs(fast.dram.bw - 12.5) < 1e-9);
+    assert_true(fabs(fast.cluster_net.hop_latency - 10) < 1e-9);
+    comet_model_hw_free(&fast);
+    comet_model_hw_free(&v1);
+    comet_model_hw_free(&v2);
+}
+
+static void expect_error(const char *text, const char *want)
+{
+    comet_model_hw hw;
+    char err[512] = "";
+    if (comet_model_hw_parse("bad.yaml", text, strlen(text), &hw, err, sizeof err) == 0) {
+        comet_model_hw_free(&hw);
+        fail_msg("accepted; wanted an error with '%s'", want);
+    }
+    if (!strstr(err, want) || !strstr(err, "bad.yaml:"))
+        fail_msg("error '%s' lacks '%s' or the file:line", err, want);
+}
+
+static void test_v2_rules(void **st)
+{
+    (void)st;
+    /* a bare bandwidth in v2 */
+    expect_error(edge_v2("1 GHz", "25"), "needs a unit");
+    /* a unit of the wrong kind */
+    expect_error(edge_v2("1 GHz", "25 MiB"), "is not a quantity like 300 GB/s");
+    /* no clock, or a bad one */
+    expect_error(edge_v2("fast", "25 GB/s"), "'clock' must be a frequency");
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", edge_v2("1 GHz", "25 GB/s"));
+    char *c = strstr(buf, "clock: 1 GHz\n");
+    memcpy(c, "clocx: 1 GHz\n", 13);
+    expect_error(buf, "clocx");
+    snprintf(buf, sizeof buf, "%s", edge_v2("1 GHz", "25 GB/s"));
+    memcpy(strstr(buf, "comet.hw.v2"), "comet.hw.v9", 11);
+    expect_error(buf, "comet.hw.v9");
+    /* v1 accepts units beside bare numbers */
+    comet_model_hw hw;
+    char err[512];
+    snprintf(buf, sizeof buf, "%s", edge_v2("1 GHz", "25 GB/s"));
+    memcpy(strstr(buf, "comet.hw.v2"), "comet.hw.v1", 11);
+    if (comet_model_hw_parse("v1.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(hw.schema_version, 1);
+    comet_model_hw_free(&hw);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_v2_equals_v1),
+        cmocka_unit_test(test_v2_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -382,13 +382,25 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * the 1-thread grid's efficiency on its share, not at OpenBLAS's own
      * threading. The distributed kernels' one BLAS call keeps the latter. */
     const int own = cpu && thr > 1 && !mp->blas_gemm;
-    const double gthr = own ? 1 : thr, share = own ? thr : 1;
+    const double gthr = own ? 1 : thr;
+    /* each core runs its own blocks of mcore rows through the micro-tiles;
+     * the last block of each head (attention) or of M is shorter */
+    r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic
+        ? micro_factor_blocks(hw, mcore, att ? pb->lq : Mc)
+        : 1;
     /* each cluster runs its own share of the GEMM: the efficiency of that
-     * share (on one cluster, the whole problem) */
+     * share (on one cluster, the whole problem). The fused kernels' tiles
+     * compute micro_factor x the rows they need, at the efficiency of the
+     * rows they compute: fewer rows never cost more than more rows */
+    /* with its own rows per core, the shape one core runs: its share of the
+     * rows and of the columns (the cores split M or N) */
+    const double ms = own ? mp->ks_m : 1, ns = own ? mp->ks_n : 1;
     if (!hw->systolic)
         eff = mp->fused && !mp->blas_gemm
-            ? comet_model_fused_gemm_eff(hw, ceil(Mc / share), Nc, Kc, gthr)
-            : comet_model_gemm_eff(hw, ceil((att ? fmin(pb->lq, Mc) : Mc) / share), Nc, Kc, gthr);
+            ? comet_model_fused_gemm_eff(
+                hw, ceil(Mc / ms) * r->micro_factor, ceil(Nc / ns), Kc, gthr)
+            : comet_model_gemm_eff(
+                hw, ceil((att ? fmin(pb->lq, Mc) : Mc) / ms), ceil(Nc / ns), Kc, gthr);
     /* rows per core per step: a block that overhangs its rows (the last of
      * a head, or of M) computes only the rows it has, except on a systolic
      * array, which folds whole tiles; the cores take blocks as they come
@@ -400,14 +412,9 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1
             : mp->fused            ? eff
-                        : comet_model_gemm_eff(hw, ceil(fmin(pb->lq, Mc) / share), pb->d, Nc, gthr);
+                        : comet_model_gemm_eff(hw, ceil(fmin(pb->lq, Mc) / ms), pb->d, Nc, gthr);
         tg += gemm_cycles(hw, mrow, pb->d, ncore * cf, eff2);
     }
-    /* each core runs its own blocks of mcore rows through the micro-tiles;
-     * the last block of each head (attention) or of M is shorter */
-    r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic
-        ? micro_factor_blocks(hw, mcore, att ? pb->lq : Mc)
-        : 1;
     tg *= r->micro_factor;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cf;
     double tv

@@ -217,6 +217,46 @@ static void test_best_monotone(void **s)
 }
 
 /* a memory-bound result does not move with the clock at fixed bytes per second */
+/* #17 defect 13: on a calibrated CPU profile (micro-tiles, a measured
+ * fused grid) fewer rows never cost more, fused or unfused, at any N, K. */
+static void test_cpu_rows_monotone(void **s)
+{
+    (void)s;
+    char path[600], err[256];
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    comet_model_hw hw;
+    assert_int_equal(comet_model_hw_load(path, &hw, err, sizeof err), 0);
+    comet_model_search *sr = malloc(sizeof *sr);
+    assert_non_null(sr);
+    int n = 0;
+    static const double Ns[3] = { 64, 1000, 4096 }, Ks[3] = { 16, 64, 512 };
+    for (int op = 0; op < 2; op++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                double pf = 0, pu = 0;
+                for (int M = 1; M <= 48; M++) {
+                    comet_model_problem pb;
+                    memset(&pb, 0, sizeof pb);
+                    pb.op = (comet_model_op)op;
+                    pb.M = M;
+                    pb.N = Ns[a];
+                    pb.K = Ks[b];
+                    assert_true(comet_model_explore(&hw, &pb, sr) >= 0);
+                    double f = sr->r_fused.seconds, u = sr->r_unfused.seconds;
+                    if (M > 1 && !(f >= pf * (1 - 1e-9) && u >= pu * (1 - 1e-9)))
+                        fail_msg("%s N=%g K=%g: M=%d fused %g / unfused %g s, M=%d %g / %g s",
+                            comet_model_op_name(pb.op), pb.N, pb.K, M - 1, pf, pu, M, f, u);
+                    pf = f;
+                    pu = u;
+                    n += 2;
+                }
+            }
+    printf("  %d row-count comparisons on the calibrated CPU profile hold\n", n);
+    free(sr);
+    comet_model_hw_free(&hw);
+}
+
 static void test_memory_bound_clock(void **s)
 {
     (void)s;
@@ -324,6 +364,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_latency_above_bounds),
         cmocka_unit_test(test_best_monotone),
+        cmocka_unit_test(test_cpu_rows_monotone),
         cmocka_unit_test(test_memory_bound_clock),
         cmocka_unit_test(test_collectives),
     };

@@ -489,8 +489,22 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         + tm * (mp->fused ? Nout : Nc) * b;
     if (!b_resident || (!cpu && !b_local))
         noc_bytes += bslice;
+    /* cores that split N (attention: the keys) each hold part of every row:
+     * each row statistic (and attention's partial O rows) is combined among
+     * them through the core network once per step, a reduction tree of
+     * ceil(log2 ks_n) hops (#17 defect 14) */
+    double combine_lat = 0;
+    if (mp->fused && mp->ks_n > 1)
+        for (int i = 0; i < g->n; i++) {
+            const comet_model_node *nd = &g->node[i];
+            if (!nd->reduces_n)
+                continue;
+            noc_bytes
+                += (nd->out_shape == COMET_MODEL_T_MD ? tm * pb->d : tm) * acc * (mp->ks_n - 1);
+            combine_lat += ceil(log2(mp->ks_n)) * hw->core_net.hop_latency;
+        }
     const double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
-        + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]);
+        + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]) + combine_lat;
 
     /* ---- explicit collective nodes ---- */
     /* A split K (the first GEMM's reduction) reduce-scatters the partial

@@ -850,10 +850,48 @@ static void test_validate_fixture(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* #17 defect 14: cores that split N combine each row statistic through the
+ * core network every step: ceil(log2 ks_n) hops per reducing node (softmax:
+ * max and sum), visible as the NoC time's dependence on the hop latency. */
+static void test_core_split_combine(void **st)
+{
+    (void)st;
+    char err[256];
+    comet_model_hw hw, slow;
+    assert_int_equal(comet_model_hw_load("edge", &hw, err, sizeof err), 0);
+    comet_model_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_GEMM_SOFTMAX;
+    assert_int_equal(comet_model_problem_parse("M=256,N=1024,K=64", &pb, err, sizeof err), 0);
+    comet_model_search sr;
+    assert_true(comet_model_explore(&hw, &pb, &sr) >= 0);
+    slow = hw;
+    slow.core_net.hop_latency += 100;
+    double dn[2];
+    for (int split = 0; split < 2; split++) {
+        comet_model_mapping mp = sr.best_fused;
+        mp.cs_m = mp.cs_n = mp.cs_k = 1;
+        mp.ks_m = split ? 1 : 4;
+        mp.ks_n = split ? 4 : 1;
+        mp.tile_m = 16;
+        comet_model_result a, b;
+        comet_model_eval(&hw, &pb, &mp, &a);
+        comet_model_eval(&slow, &pb, &mp, &b);
+        assert_true(a.valid && b.valid);
+        dn[split] = b.t_noc - a.t_noc;
+    }
+    /* steps = 256 / 16; two reducing nodes x ceil(log2 4) hops x 100 cycles */
+    const double steps = 256 / 16;
+    if (fabs((dn[1] - dn[0]) - steps * 2 * 2 * 100) > 1e-6)
+        fail_msg("combine: %g extra NoC cycles, want %g", dn[1] - dn[0], steps * 400);
+    comet_model_hw_free(&hw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_cycles),
+        cmocka_unit_test(test_core_split_combine),
         cmocka_unit_test(test_collectives_by_hand),
         cmocka_unit_test(test_collectives_levels),
         cmocka_unit_test(test_collective_nodes),

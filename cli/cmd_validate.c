@@ -42,26 +42,15 @@ static void usage(FILE *fp)
  * measurements, best dataflow vs unfused, a fixed dataflow's worst loss. */
 static json_t *gms_json(const comet_model_gms_vrow *r, int n)
 {
-    double *e = malloc((size_t)n * sizeof *e);
     comet_model_gms_vinput *in = calloc((size_t)n, sizeof *in);
-    if (!e || !in) {
-        free(e);
-        free(in);
+    if (!in)
         return json_null();
-    }
-    for (int i = 0; i < n; i++)
-        e[i] = r[i].rel_err;
-    double med = comet_model_quantile(e, n, 0.5), p90 = comet_model_quantile(e, n, 0.9);
-    int ni = comet_model_gms_inputs(r, n, in, n), within = 0, configs = 0;
-    double worst[4] = { 0, 0, 0, 0 };
+    int ni = comet_model_gms_inputs(r, n, in, n);
+    comet_model_gms_vsum vs;
+    comet_model_gms_summary(r, n, in, ni, &vs);
     json_t *ja = json_array();
     for (int k = 0; k < ni; k++) {
         const comet_model_gms_vinput *x = &in[k];
-        within += x->chosen_s <= 1.05 * x->best_s;
-        configs += x->configs;
-        for (int d = 0; d < 4; d++)
-            if (x->df_best_s[d] > 0)
-                worst[d] = fmax(worst[d], x->df_best_s[d] / x->best_s);
         json_array_append_new(ja,
             json_pack("{s:s,s:f,s:i,s:i,s:s,s:f,s:f,s:s,s:f,s:f,s:f,s:f}", "workload", x->workload,
                 "skew", x->skew, "threads", x->threads, "configs", x->configs, "best_dataflow",
@@ -73,12 +62,13 @@ static json_t *gms_json(const comet_model_gms_vrow *r, int n)
     }
     json_t *fw = json_object();
     for (int d = 0; d < 4; d++)
-        if (worst[d] > 0)
-            json_object_set_new(fw, comet_model_gms_dataflow_name(d + 1), json_real(worst[d]));
+        if (vs.worst_loss[d] > 0)
+            json_object_set_new(
+                fw, comet_model_gms_dataflow_name(d + 1), json_real(vs.worst_loss[d]));
     json_t *j = json_pack("{s:i,s:f,s:f,s:i,s:i,s:i,s:i,s:o,s:o}", "records", n, "median_rel_err",
-        med, "p90_rel_err", p90, "inputs", ni, "choice_within_5pct", within, "configs_measured",
-        configs, "configs_guided", ni, "fixed_worst_loss", fw, "per_input", ja);
-    free(e);
+        vs.median_rel_err, "p90_rel_err", vs.p90_rel_err, "inputs", ni, "choice_within_5pct",
+        vs.within_5pct, "configs_measured", vs.configs, "configs_guided", ni, "fixed_worst_loss",
+        fw, "per_input", ja);
     free(in);
     return j;
 }

@@ -800,6 +800,21 @@ typedef struct comet_model_gms_vinput {
 int comet_model_gms_inputs(
     const comet_model_gms_vrow *rows, int n, comet_model_gms_vinput *out, int cap);
 
+/** The gms validation figures validate and the report print (one function). */
+typedef struct comet_model_gms_vsum {
+    int records; /**< records predicted */
+    double median_rel_err, p90_rel_err; /**< of |predicted - measured| / measured */
+    int inputs; /**< workload x skew x threads */
+    int within_5pct; /**< inputs whose model choice measured within 5% of the best */
+    int configs; /**< configurations measured in all */
+    double worst_loss[4]; /**< per dataflow: the largest ratio, over inputs, of its best
+                               measured time to the input's best (0: never measured) */
+} comet_model_gms_vsum;
+
+/** Sums up rows (and their inputs, comet_model_gms_inputs) into *out. */
+void comet_model_gms_summary(const comet_model_gms_vrow *rows, int n,
+    const comet_model_gms_vinput *in, int ninputs, comet_model_gms_vsum *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const df_names[] = { "unfused", "gather_fused", "scatter_fused", "fused" };
@@ -252,4 +253,28 @@ int comet_model_gms_inputs(
             }
     }
     return k;
+}
+
+void comet_model_gms_summary(const comet_model_gms_vrow *rows, int n,
+    const comet_model_gms_vinput *in, int ninputs, comet_model_gms_vsum *out)
+{
+    memset(out, 0, sizeof *out);
+    out->records = n;
+    out->median_rel_err = out->p90_rel_err = NAN;
+    double *e = n > 0 ? malloc((size_t)n * sizeof *e) : NULL;
+    if (e) {
+        for (int i = 0; i < n; i++)
+            e[i] = rows[i].rel_err;
+        out->median_rel_err = comet_model_quantile(e, n, 0.5);
+        out->p90_rel_err = comet_model_quantile(e, n, 0.9);
+        free(e);
+    }
+    out->inputs = ninputs;
+    for (int k = 0; k < ninputs; k++) {
+        out->within_5pct += in[k].chosen_s <= 1.05 * in[k].best_s;
+        out->configs += in[k].configs;
+        for (int d = 0; d < 4; d++)
+            if (in[k].df_best_s[d] > 0)
+                out->worst_loss[d] = fmax(out->worst_loss[d], in[k].df_best_s[d] / in[k].best_s);
+    }
 }

@@ -542,20 +542,12 @@ int rp_sec_gms(rp_ctx *c)
         free(gi);
         return 0;
     }
-    int ni = comet_model_gms_inputs(rows, nr, gi, nr), within = 0, configs = 0;
-    double *e = malloc((size_t)nr * sizeof *e), worst[4] = { 0, 0, 0, 0 };
-    for (int i = 0; e && i < nr; i++)
-        e[i] = rows[i].rel_err;
-    double med = e ? comet_model_quantile(e, nr, 0.5) : NAN,
-           p90 = e ? comet_model_quantile(e, nr, 0.9) : NAN;
-    free(e);
-    for (int k = 0; k < ni; k++) {
-        within += gi[k].chosen_s <= 1.05 * gi[k].best_s;
-        configs += gi[k].configs;
-        for (int df = 0; df < 4; df++)
-            if (gi[k].df_best_s[df] > 0)
-                worst[df] = fmax(worst[df], gi[k].df_best_s[df] / gi[k].best_s);
-    }
+    int ni = comet_model_gms_inputs(rows, nr, gi, nr);
+    comet_model_gms_vsum vs;
+    comet_model_gms_summary(rows, nr, gi, ni, &vs);
+    const double med = vs.median_rel_err, p90 = vs.p90_rel_err;
+    const int within = vs.within_5pct, configs = vs.configs;
+    const double *worst = vs.worst_loss;
     rp_p(d,
         "out[dst] += in[src] x W_seg over segments (RGCN relations, SpConv kernel offsets, MoE "
         "experts) in four dataflows: 1 unfused (gather to a buffer, GEMM, scatter-add), 2 gather "

@@ -192,6 +192,15 @@ static void test_validate_synthetic(void **st)
     assert_true(in[0].chosen_s == rows[lo].measured_s);
     assert_true(in[0].df_best_s[0] == 2e-3 && in[0].df_best_s[3] == 1e-3);
     assert_true(in[0].df_best_s[2] == 0); /* scatter_fused not measured */
+    comet_model_gms_vsum vs;
+    comet_model_gms_summary(rows, n, in, 1, &vs);
+    assert_int_equal(vs.records, 4);
+    assert_int_equal(vs.inputs, 1);
+    assert_int_equal(vs.configs, 4);
+    assert_int_equal(vs.within_5pct, rows[lo].measured_s <= 1.05 * 0.9e-3);
+    assert_true(fabs(vs.worst_loss[0] - 2e-3 / 0.9e-3) < 1e-12);
+    assert_true(vs.worst_loss[1] == 1.0 && vs.worst_loss[2] == 0);
+    assert_true(vs.median_rel_err <= vs.p90_rel_err);
     for (int i = 0; i < 5; i++)
         json_decref(r[i]);
 }

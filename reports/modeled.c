@@ -310,6 +310,56 @@ int rp_sec_predictions(rp_ctx *c)
     rp_buf_close(&csv);
     rp_buf_close(&bd);
 
+    /* this machine's predictions with the interval its own validation gives
+     * (the band of measured / predicted; the other systems have none: the
+     * model has no measured error on hardware it has not run on) */
+    if (in->have_hw) {
+        comet_model_vrow *vr = calloc(in->n + 1, sizeof *vr);
+        int nv = vr ? comet_model_validate_records(&in->hw, in->recs, in->n, vr, in->n) : 0;
+        int shown = 0;
+        json_array_foreach(preds, i, x)
+        {
+            if (strcmp(rp_str(x, "system"), "local") || nv <= 0)
+                continue;
+            char cell[2][96];
+            int ok = 0;
+            for (int v = 0; v < 2; v++) {
+                const json_t *r
+                    = json_object_get(json_object_get(x, v ? "unfused" : "fused"), "result");
+                const double t = rp_num(r, "seconds") * 1e6;
+                comet_model_band b;
+                if (comet_model_interval(vr, nv, rp_str(x, "op"), v ? "unfused" : "fused", 0.9, &b)
+                    == 0) {
+                    snprintf(cell[v], sizeof cell[v], "%.4g [%.4g, %.4g] (%d records, %s)", t,
+                        b.lo * t, b.hi * t, b.records,
+                        b.scope == 0       ? "op and variant"
+                            : b.scope == 1 ? "op"
+                                           : "all");
+                    ok = 1;
+                } else {
+                    snprintf(cell[v], sizeof cell[v], "%.4g (too few records)", t);
+                }
+            }
+            if (!ok)
+                continue;
+            if (!shown++) {
+                rp_h3(d, "Prediction intervals on this machine");
+                rp_p(d,
+                    "This machine's predictions with a 90%% interval from its own validation: "
+                    "the 5-95%% quantiles of measured / predicted over the validated records of "
+                    "the op and variant (else of the op, else all; comet_model_interval, the "
+                    "same band predict and explore print). The other systems have no interval: "
+                    "the model has no measured error on hardware it has not run on.");
+                rp_table(
+                    d, "llll", "op\tshape\tfused us [90% interval]\tunfused us [90% interval]");
+            }
+            rp_row(d, "%s\t%s\t%s\t%s", rp_str(x, "op"), rp_str(x, "shape"), cell[0], cell[1]);
+        }
+        if (shown)
+            rp_table_end(d);
+        free(vr);
+    }
+
     rp_h3(d, "Best mappings");
     rp_table(d, "llll", "system\top\tbest fused mapping\tbest unfused mapping");
     json_array_foreach(preds, i, x) rp_row(d, "%s\t%s\t%s\t%s", rp_str(x, "system"),

@@ -237,6 +237,9 @@ static void test_prediction_rows(void **s)
     assert_int_equal(cloud, 3);
     assert_int_equal(scaled, 3);
     assert_int_equal(local, 6);
+    /* this machine's predictions carry the interval of its own validation */
+    assert_non_null(strstr(md, "### Prediction intervals on this machine"));
+    assert_non_null(strstr(md, "| fused us [90% interval] | unfused us [90% interval] |"));
     json_decref(p);
     free(md);
 }

@@ -678,10 +678,17 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->t_vec = mp->fused ? steps * tv : vec_pass;
     r->t_pass = t_pass;
     r->t_beta = t_beta;
-    /* DRAM busy time: the bytes that go to DRAM at the clusters' bandwidth */
+    /* DRAM busy time: the bytes that go to DRAM at the clusters' bandwidth.
+     * On a CPU only what the composition above sends there: the stationary
+     * operand's first load, a small result and a cache-sized intermediate
+     * are served by the cache level that holds them (#17 defect 15: the
+     * busy time counted them and could exceed the latency) */
     const double inter_dram = !cpu || inter_bw_cl == dram_bw_cl;
+    const double once_dram = !cpu || once_bw == dram_bw_cl,
+                 out_dram = !cpu || out_bw_cl == dram_bw_cl;
     r->dram_bytes = used
-        * (once_cl + steps * (dram_step + dram_write_step + (inter_dram ? inter_step : 0))
+        * ((once_dram ? once_cl : 0)
+            + steps * (dram_step + (out_dram ? dram_write_step : 0) + (inter_dram ? inter_step : 0))
             + (inter_dram ? pass_bytes : 0) + out_bytes);
     r->t_dram = r->dram_bytes / dram_bw;
     r->t_noc = steps * t_noc_step;

@@ -129,12 +129,49 @@ static void test_latency_above_bounds(void **s)
                 && r.bound_cycles >= r.bound_compute && isfinite(r.cycles) && r.cycles > 0))
             fail_msg("case %d (%s on %s): latency %g below its bound %g", i,
                 comet_model_op_name(pb.op), hw.name, r.cycles, r.bound_cycles);
+        /* the DRAM busy time explain prints is within the latency: every
+         * byte sent to DRAM is moved inside the composition (#17 defect 15) */
+        if (!(r.t_dram <= r.cycles * (1 + 1e-9)))
+            fail_msg("case %d (%s on %s, %s): DRAM busy %g cycles beyond the latency %g", i,
+                comet_model_op_name(pb.op), hw.name, mp.fused ? "fused" : "unfused", r.t_dram,
+                r.cycles);
         /* energy is a number exactly where the description gives energies */
         if (hw.energy_known ? !isfinite(r.energy_pj) : !isnan(r.energy_pj))
             fail_msg("case %d: energy %g with energy_known %d", i, r.energy_pj, hw.energy_known);
     }
     assert_true(checked > 5000);
     printf("  %d valid of 20000 generated mappings: latency >= bound\n", checked);
+    /* the same on CPU descriptions: the calibrated fixture profile scaled to
+     * 1-64 cores per node and 1-16 nodes */
+    char path[600], err[256];
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    comet_model_hw base;
+    assert_int_equal(comet_model_hw_load(path, &base, err, sizeof err), 0);
+    int cpu_checked = 0;
+    for (int i = 0; i < 5000; i++) {
+        comet_model_hw hw;
+        if (comet_model_hw_scale(&base, irand(1, 64), irand(1, 16), NULL, &hw) != 0)
+            continue;
+        comet_model_problem pb;
+        random_problem(&pb, 8192);
+        comet_model_mapping mp;
+        random_mapping(&hw, &pb, &mp);
+        comet_model_result r;
+        comet_model_eval_fast(&hw, &pb, &mp, &r);
+        if (r.valid) {
+            cpu_checked++;
+            if (!(r.cycles >= r.bound_cycles && r.t_dram <= r.cycles * (1 + 1e-9)))
+                fail_msg("cpu case %d (%s, %d nodes x %d cores, %s): latency %g, bound %g, "
+                         "DRAM busy %g",
+                    i, comet_model_op_name(pb.op), hw.clusters, hw.cores,
+                    mp.fused ? "fused" : "unfused", r.cycles, r.bound_cycles, r.t_dram);
+        }
+        comet_model_hw_free(&hw);
+    }
+    comet_model_hw_free(&base);
+    assert_true(cpu_checked > 1000);
+    printf("  %d valid CPU mappings: latency >= bound, DRAM busy <= latency\n", cpu_checked);
 }
 
 static double best_s(

@@ -1,6 +1,8 @@
-/* Validation on the local machine: the mappings comet's kernels run,
- * measured records set up as problems and mappings, predicted, and summed
- * up (the statistics are in vstats.c). */
+/* Validation, in one module: the mappings comet's kernels run on the local
+ * machine, measured records (compound ops and gather-GEMM-scatter) set up
+ * as problems and configurations and predicted, and every statistic that
+ * validate, the report and the prediction intervals print (one quantile
+ * convention: linear interpolation between order statistics). */
 #include "comet_model.h"
 
 #include "comet_util.h"
@@ -269,4 +271,228 @@ int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *
             err, errlen, -EINVAL, "--shape: needs %s", att ? "heads, lq, lk and d" : "M, N and K");
     (void)seen;
     return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics of validation rows                                       */
+/* ------------------------------------------------------------------ */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double comet_model_quantile(double *v, int n, double q)
+{
+    if (!v || n <= 0 || !(q >= 0 && q <= 1))
+        return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    const double pos = q * (n - 1);
+    const int i = (int)floor(pos);
+    return i + 1 >= n ? v[n - 1] : v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+/* rows of op (NULL: any) and variant (NULL: any) -> ratios measured/predicted */
+static int ratios(
+    const comet_model_vrow *rows, int n, const char *op, const char *variant, double *out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if ((op && strcmp(rows[i].op, op)) || (variant && strcmp(rows[i].variant, variant)))
+            continue;
+        if (rows[i].predicted_s > 0 && rows[i].measured_s > 0)
+            out[k++] = rows[i].measured_s / rows[i].predicted_s;
+    }
+    return k;
+}
+
+int comet_model_interval(const comet_model_vrow *rows, int n, const char *op, const char *variant,
+    double level, comet_model_band *band)
+{
+    if (!rows || n < 0 || !band || !(level > 0 && level < 1))
+        return -EINVAL;
+    memset(band, 0, sizeof *band);
+    double *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    /* the narrowest basis with enough records: op and variant, the op, all */
+    static const int min_n = 5;
+    int k = ratios(rows, n, op, variant, r), scope = 0;
+    if (k < min_n)
+        k = ratios(rows, n, op, NULL, r), scope = 1;
+    if (k < min_n)
+        k = ratios(rows, n, NULL, NULL, r), scope = 2;
+    if (k < min_n) {
+        free(r);
+        return -ENOENT;
+    }
+    band->records = k;
+    band->level = level;
+    band->scope = scope;
+    band->lo = comet_model_quantile(r, k, (1 - level) / 2);
+    band->hi = comet_model_quantile(r, k, 1 - (1 - level) / 2);
+    free(r);
+    return 0;
+}
+
+int comet_model_validate_groups(
+    const comet_model_vrow *rows, int n, comet_model_vgroup *groups, int cap)
+{
+    if ((!rows && n) || (!groups && cap) || n < 0)
+        return -EINVAL;
+    double *e = malloc((size_t)(n > 0 ? n : 1) * sizeof *e),
+           *b = malloc((size_t)(n > 0 ? n : 1) * sizeof *b);
+    if (!e || !b) {
+        free(e);
+        free(b);
+        return -ENOMEM;
+    }
+    int ng = 0;
+    /* groups in order of first appearance: every op and variant present */
+    for (int i = 0; i < n && ng < cap; i++) {
+        int seen = 0;
+        for (int g = 0; g < ng && !seen; g++)
+            seen = !strcmp(groups[g].op, rows[i].op) && !strcmp(groups[g].variant, rows[i].variant);
+        if (seen)
+            continue;
+        comet_model_vgroup *gr = &groups[ng++];
+        memset(gr, 0, sizeof *gr);
+        snprintf(gr->op, sizeof gr->op, "%s", rows[i].op);
+        snprintf(gr->variant, sizeof gr->variant, "%s", rows[i].variant);
+        int k = 0;
+        for (int j = i; j < n; j++)
+            if (!strcmp(rows[j].op, gr->op) && !strcmp(rows[j].variant, gr->variant)) {
+                e[k] = rows[j].rel_err;
+                b[k++] = rows[j].predicted_s / rows[j].measured_s - 1;
+            }
+        gr->n = k;
+        gr->median_rel_err = comet_model_quantile(e, k, 0.5);
+        gr->p90_rel_err = comet_model_quantile(e, k, 0.9);
+        gr->bias = comet_model_quantile(b, k, 0.5);
+    }
+    free(e);
+    free(b);
+    return ng;
+}
+
+/* ------------------------------------------------------------------ */
+/* Gather-GEMM-scatter records                                         */
+/* ------------------------------------------------------------------ */
+
+int comet_model_gms_validate(
+    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_gms_vrow *rows, int cap)
+{
+    int k = 0;
+    if (!hw || (!recs && n) || (!rows && cap > 0))
+        return -EINVAL;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        const json_t *r = recs[i];
+        const char *kind = json_string_value(json_object_get(r, "kind")),
+                   *op = json_string_value(json_object_get(r, "op"));
+        if (!kind || !op || strcmp(kind, "kernel") || strcmp(op, "gms"))
+            continue;
+        const json_t *sh = json_object_get(r, "shape"), *pa = json_object_get(r, "params");
+        comet_model_gms_vrow *v = &rows[k];
+        memset(v, 0, sizeof *v);
+        const char *w = json_string_value(json_object_get(r, "workload"));
+        snprintf(v->workload, sizeof v->workload, "%s", w ? w : "input");
+        v->skew = jnum(sh, "skew");
+        /* the generated inputs are square (rows in = rows out) */
+        v->input.rows_in = v->input.rows_out = jnum(sh, "rows");
+        v->input.K = jnum(sh, "K");
+        v->input.N = jnum(sh, "N");
+        v->input.pairs = jnum(sh, "pairs");
+        v->input.segments = jnum(sh, "nonempty");
+        v->input.max_seg = jnum(sh, "max_seg");
+        const char *dfn = json_string_value(json_object_get(r, "dataflow"));
+        if (!dfn || comet_model_gms_dataflow_parse(dfn, &v->config.dataflow) != 0)
+            continue;
+        v->config.tile_m = jnum(pa, "tile_m");
+        double tiles = jnum(pa, "tiles");
+        v->config.tiles = isfinite(tiles) ? tiles : 0;
+        v->config.threads = (int)jnum(r, "threads");
+        v->measured_s = jnum(json_object_get(r, "stats"), "median_s");
+        comet_model_gms_cost c;
+        if (!(v->measured_s > 0) || comet_model_gms_eval(hw, &v->input, &v->config, &c) != 0)
+            continue;
+        v->predicted_s = c.seconds;
+        v->rel_err = fabs(c.seconds - v->measured_s) / v->measured_s;
+        k++;
+    }
+    return k;
+}
+
+static int same_input(const comet_model_gms_vrow *a, const comet_model_gms_vinput *b)
+{
+    return !strcmp(a->workload, b->workload) && a->skew == b->skew
+        && a->config.threads == b->threads;
+}
+
+int comet_model_gms_inputs(
+    const comet_model_gms_vrow *rows, int n, comet_model_gms_vinput *out, int cap)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int g = 0;
+        while (g < k && !same_input(&rows[i], &out[g]))
+            g++;
+        if (g == k) {
+            if (k == cap)
+                continue;
+            memset(&out[k], 0, sizeof out[k]);
+            snprintf(out[k].workload, sizeof out[k].workload, "%s", rows[i].workload);
+            out[k].skew = rows[i].skew;
+            out[k].threads = rows[i].config.threads;
+            k++;
+        }
+        comet_model_gms_vinput *in = &out[g];
+        const comet_model_gms_vrow *v = &rows[i];
+        int d = v->config.dataflow - 1;
+        in->configs++;
+        if (!(in->best_s > 0) || v->measured_s < in->best_s) {
+            in->best_s = v->measured_s;
+            in->best_df = v->config.dataflow;
+            in->best_tile = v->config.tile_m;
+        }
+        if (!(in->df_best_s[d] > 0) || v->measured_s < in->df_best_s[d])
+            in->df_best_s[d] = v->measured_s;
+    }
+    /* the model's choice: its lowest prediction among the configurations
+     * measured (what a model-guided search would run) */
+    for (int g = 0; g < k; g++) {
+        double lo = INFINITY;
+        for (int i = 0; i < n; i++)
+            if (same_input(&rows[i], &out[g]) && rows[i].predicted_s < lo) {
+                lo = rows[i].predicted_s;
+                out[g].chosen_s = rows[i].measured_s;
+                out[g].chosen_df = rows[i].config.dataflow;
+                out[g].chosen_tile = rows[i].config.tile_m;
+            }
+    }
+    return k;
+}
+
+void comet_model_gms_summary(const comet_model_gms_vrow *rows, int n,
+    const comet_model_gms_vinput *in, int ninputs, comet_model_gms_vsum *out)
+{
+    memset(out, 0, sizeof *out);
+    out->records = n;
+    out->median_rel_err = out->p90_rel_err = NAN;
+    double *e = n > 0 ? malloc((size_t)n * sizeof *e) : NULL;
+    if (e) {
+        for (int i = 0; i < n; i++)
+            e[i] = rows[i].rel_err;
+        out->median_rel_err = comet_model_quantile(e, n, 0.5);
+        out->p90_rel_err = comet_model_quantile(e, n, 0.9);
+        free(e);
+    }
+    out->inputs = ninputs;
+    for (int k = 0; k < ninputs; k++) {
+        out->within_5pct += in[k].chosen_s <= 1.05 * in[k].best_s;
+        out->configs += in[k].configs;
+        for (int d = 0; d < 4; d++)
+            if (in[k].df_best_s[d] > 0)
+                out->worst_loss[d] = fmax(out->worst_loss[d], in[k].df_best_s[d] / in[k].best_s);
+    }
 }

@@ -125,58 +125,6 @@ static void force_env(const char *coll, const char *alg)
 /* Usage and options                                                   */
 /* ------------------------------------------------------------------ */
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-        "usage: comet bench collectives [options]\n"
-        "\n"
-        "Measures MPI ping-pong (OSU: latency = half the round trip, bandwidth = bytes /\n"
-        "latency), allreduce, allgather, reduce_scatter (MPI_Reduce_scatter_block), reduce,\n"
-        "bcast and alltoall under every MPICH algorithm that can be forced\n"
-        "(MPIR_CVAR_DEVICE_COLLECTIVES=none, MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<alg>,\n"
-        "MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each; 'auto' leaves MPICH's\n"
-        "device collectives on), and the distributed compound kernels (dist_kernels).\n"
-        "A barrier precedes every call; time per call = max over ranks; > 5 warm-up calls;\n"
-        "sizes are sampled in interleaved rounds (half a sample of warm-up calls before each\n"
-        "sample), so slow spells of a shared machine fall on every size alike;\n"
-        "every result is validated. Records: latency (us), algbw and busbw (GB/s, nccl-tests\n"
-        "factors), in <out>/results/collectives-<run_id>.jsonl.\n"
-        "\n"
-        "options:\n"
-        "  --quick | --full          quick (default): sizes 4 B..1 MiB (x4 steps), auto plus\n"
-        "                            the forced allreduce algorithms, 1 launch; full: 4 B..64\n"
-        "                            MiB, every algorithm, 3 launches\n"
-        "  --np N                    ranks (default 2; never more than cores unless\n"
-        "                            --oversubscribe: MPICH busy-polls)\n"
-        "  --sizes LIST              message bytes per rank, e.g. 8,1K,64K,1M\n"
-        "  --colls LIST              subset of pingpong,allreduce,allgather,reduce_scatter,\n"
-        "                            reduce,bcast,alltoall,dist_kernels\n"
-        "  --algs auto|all|LIST      MPICH's choice only, every forceable algorithm, or the\n"
-        "                            named ones (e.g. auto,ring,recursive_doubling)\n"
-        "  --launches K              mpiexec launches per configuration (default 1 quick,\n"
-        "                            3 full: timings differ between launches)\n"
-        "  --timeout S               one deadline for the whole job (default 300 s quick,\n"
-        "                            3600 s full); a hung or dead rank ends it, exit 1\n"
-        "  --launcher-args \"...\"     passed to mpiexec before -n (-f hostfile, -iface eth1,\n"
-        "                            -launcher ssh ...); quotes group words\n"
-        "  --oversubscribe           allow more ranks than cores\n"
-        "  --gate-timeout S          before each launch wait up to S s for others to leave\n"
-        "                            the CPUs idle (default 2 quick, 10 full; 0 = off);\n"
-        "                            the load seen is recorded\n"
-        "  --timing barrier|loop     barrier (default): a barrier before every call, the\n"
-        "                            latency is the max over ranks (what a bulk-synchronous\n"
-        "                            step sees; the record's rank_avg_latency_us, the mean\n"
-        "                            over ranks, is OSU 5's figure); loop: IMB's back-to-back\n"
-        "                            calls after one barrier\n"
-        "  --stock-malloc            do not set GLIBC_TUNABLES (default: no trim/mmap, so\n"
-        "                            MPICH's per-call temporaries are reused)\n"
-        "  --out DIR                 results in DIR/results (default comet-out)\n"
-        "  --json                    summary as JSON on stdout\n"
-        "  -q, -v, -h                quiet, verbose, this help\n"
-        "UCX_* and MPIR_CVAR_* variables pass through to the ranks and are recorded; the\n"
-        "record's link is 'shm' within a node, 'tcp:<dev>' when UCX_TLS is TCP only.\n");
-}
-
 /* Splits s on blanks into argv, honouring '...' and "..." (no escapes).
  * Returns the count or -1 when there are too many words or a quote is open. */
 static int split_words(char *s, char **argv, int max)
@@ -462,135 +410,40 @@ static int alg_selected(const char *coll, const char *alg, int idx, const char *
     return 0;
 }
 
-int comet_bench_coll_main(int argc, char **argv)
+int comet_bench_coll_worker(int argc, char **argv)
 {
-    if (argc >= 2 && !strcmp(argv[1], "--worker")) {
-        /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD [TIMING] */
-        if (argc < 12) {
-            fprintf(stderr, "comet: bench collectives: --worker: expected 10 arguments\n");
-            return 2;
-        }
-        coll_job job = { argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], argv[7], argv[8],
-            atoi(argv[9]), atof(argv[10]), { .busy_others = 0 }, 0 };
-        if (sscanf(argv[11], "%lf,%lf,%d,%d", &job.load.busy_others, &job.load.waited_s,
-                &job.load.idle, &job.load.skipped)
-            != 4) {
-            fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
-            return 2;
-        }
-        job.loop = argc >= 13 && !strcmp(argv[12], "loop");
-        return comet_bench__coll_worker(&job);
+    /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD [TIMING] */
+    if (argc < 12 || strcmp(argv[1], "--worker")) {
+        fprintf(stderr, "comet: bench collectives: --worker: expected 10 arguments\n");
+        return 2;
     }
-    enum {
-        O_QUICK = 0x2001,
-        O_FULL,
-        O_NP,
-        O_SIZES,
-        O_COLLS,
-        O_ALGS,
-        O_LAUNCHES,
-        O_TIMEOUT,
-        O_LARGS,
-        O_OVER,
-        O_OUT,
-        O_JSON,
-        O_STOCK,
-        O_GATE,
-        O_TIMING
-    };
-    static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
-        { "full", no_argument, NULL, O_FULL }, { "np", required_argument, NULL, O_NP },
-        { "sizes", required_argument, NULL, O_SIZES },
-        { "colls", required_argument, NULL, O_COLLS }, { "algs", required_argument, NULL, O_ALGS },
-        { "launches", required_argument, NULL, O_LAUNCHES },
-        { "timeout", required_argument, NULL, O_TIMEOUT },
-        { "launcher-args", required_argument, NULL, O_LARGS },
-        { "oversubscribe", no_argument, NULL, O_OVER }, { "out", required_argument, NULL, O_OUT },
-        { "json", no_argument, NULL, O_JSON }, { "stock-malloc", no_argument, NULL, O_STOCK },
-        { "gate-timeout", required_argument, NULL, O_GATE },
-        { "timing", required_argument, NULL, O_TIMING }, { "quiet", no_argument, NULL, 'q' },
-        { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 } };
-    int full = 0, np = 2, launches = 0, over = 0, json_out = 0, stock = 0, loop = 0, c;
-    double timeout = 0, gate_timeout = -1;
-    const char *sizes = NULL, *colls = NULL, *algs_sel = NULL, *largs = NULL, *out = "comet-out";
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
-        uint64_t v;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 'q':
-            comet_util_verbosity = -1;
-            break;
-        case 'v':
-            comet_util_verbosity = 1;
-            break;
-        case O_QUICK:
-            full = 0;
-            break;
-        case O_FULL:
-            full = 1;
-            break;
-        case O_NP:
-            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 4096)
-                return usage_err("--np '%s': expected 1..4096", optarg);
-            np = (int)v;
-            break;
-        case O_SIZES:
-            sizes = optarg;
-            break;
-        case O_COLLS:
-            colls = optarg;
-            break;
-        case O_ALGS:
-            algs_sel = optarg;
-            break;
-        case O_LAUNCHES:
-            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 100)
-                return usage_err("--launches '%s': expected 1..100", optarg);
-            launches = (int)v;
-            break;
-        case O_TIMEOUT:
-            if (comet_util_parse_double(optarg, &timeout) || timeout <= 0 || timeout > 86400)
-                return usage_err("--timeout '%s': expected seconds in (0, 86400]", optarg);
-            break;
-        case O_LARGS:
-            largs = optarg;
-            break;
-        case O_OVER:
-            over = 1;
-            break;
-        case O_OUT:
-            out = optarg;
-            break;
-        case O_JSON:
-            json_out = 1;
-            break;
-        case O_STOCK:
-            stock = 1;
-            break;
-        case O_TIMING:
-            if (strcmp(optarg, "barrier") && strcmp(optarg, "loop"))
-                return usage_err("--timing '%s': expected barrier or loop", optarg);
-            loop = !strcmp(optarg, "loop");
-            break;
-        case O_GATE:
-            if (comet_util_parse_double(optarg, &gate_timeout) || gate_timeout < 0
-                || gate_timeout > 3600)
-                return usage_err("--gate-timeout '%s': expected seconds in [0, 3600]", optarg);
-            break;
-        case ':':
-            return usage_err("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return usage_err("unknown option '%s' (see --help)",
-                optind - 1 < argc && optind > 0 ? argv[optind - 1] : "?");
-        }
+    coll_job job = { argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], argv[7], argv[8],
+        atoi(argv[9]), atof(argv[10]), { .busy_others = 0 }, 0 };
+    if (sscanf(argv[11], "%lf,%lf,%d,%d", &job.load.busy_others, &job.load.waited_s, &job.load.idle,
+            &job.load.skipped)
+        != 4) {
+        fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
+        return 2;
     }
-    if (optind < argc)
-        return usage_err("unexpected argument '%s'", argv[optind]);
+    job.loop = argc >= 13 && !strcmp(argv[12], "loop");
+    return comet_bench__coll_worker(&job);
+}
+
+void comet_bench_coll_defaults(comet_bench_coll_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->np = 2;
+    o->gate_timeout_s = -1;
+    o->out = "comet-out";
+}
+
+int comet_bench_coll_run(const comet_bench_coll_opts *o)
+{
+    int full = o->full, np = o->np, launches = o->launches, over = o->oversubscribe,
+        json_out = o->json, stock = o->stock_malloc, loop = o->loop;
+    double timeout = o->timeout_s, gate_timeout = o->gate_timeout_s;
+    const char *sizes = o->sizes, *colls = o->colls, *algs_sel = o->algs, *largs = o->launcher_args,
+               *out = o->out ? o->out : "comet-out";
     if (timeout == 0)
         timeout = full ? 3600 : 300;
     if (!launches)
@@ -708,9 +561,8 @@ int comet_bench_coll_main(int argc, char **argv)
     snprintf(rdir, sizeof rdir, "%s/results", out);
     snprintf(path, sizeof path, "%s/collectives-%s.jsonl", rdir, run.run_id);
     char cmdline[4096];
-    size_t co = (size_t)snprintf(cmdline, sizeof cmdline, "comet bench");
-    for (int i = 0; i < argc && co < sizeof cmdline; i++)
-        co += (size_t)snprintf(cmdline + co, sizeof cmdline - co, " %s", argv[i]);
+    snprintf(cmdline, sizeof cmdline, "%s",
+        o->command_line ? o->command_line : "comet bench collectives");
     json_t *settings = json_pack("{s:s,s:i,s:s,s:i,s:f,s:b,s:s,s:s}", "mpiexec", COMET_MPIEXEC,
         "np", np, "sizes", sizebuf, "launches", launches, "timeout_s", timeout, "full", full,
         "algs", algs_sel ? algs_sel : (full ? "all" : "auto+allreduce"), "launcher_args",

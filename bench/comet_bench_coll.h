@@ -23,13 +23,42 @@
 
 #include <stddef.h>
 
+/** Settings of one `comet bench collectives` run (the CLI parses them). */
+typedef struct comet_bench_coll_opts {
+    int full; /**< full set (sizes to 64 MiB, every algorithm, 3 launches) */
+    int np; /**< ranks */
+    int launches; /**< mpiexec launches per configuration (0: 1 quick, 3 full) */
+    int oversubscribe; /**< allow more ranks than cores */
+    int json; /**< summary as JSON on stdout */
+    int stock_malloc; /**< leave GLIBC_TUNABLES alone */
+    int loop; /**< IMB-style back-to-back timing instead of a barrier per call */
+    double timeout_s; /**< one deadline for the whole job (0: 300 s quick, 3600 s full) */
+    double gate_timeout_s; /**< idle gate before each launch (-1: 2 s quick, 10 s full) */
+    const char *sizes; /**< message bytes per rank, "8,1K,64K" (NULL: the set's) */
+    const char *colls; /**< subset of the collectives and dist_kernels (NULL: all) */
+    const char *algs; /**< "auto", "all" or names (NULL: the set's default) */
+    const char *launcher_args; /**< passed to mpiexec before -n (NULL: none) */
+    const char *out; /**< results folder root (results in out/results) */
+    const char *command_line; /**< as the user typed it, for the run record (NULL: none) */
+} comet_bench_coll_opts;
+
+/** Defaults: 2 ranks, quick, out "comet-out". */
+void comet_bench_coll_defaults(comet_bench_coll_opts *o);
+
 /**
- * `comet bench collectives` entry point: argv[0] is "collectives", the rest
- * are its options (see --help). With argv[1] == "--worker" it is one rank
- * of a launch (the hidden mode the parent starts under mpiexec).
+ * One run: probes, launches every configuration under mpiexec with one
+ * deadline, writes the records. A bad list in o (sizes, colls, algs,
+ * launcher args) is a usage error printed as one line.
  * @return a CLI exit code (0 ok, 1 failure, 2 usage).
  */
-int comet_bench_coll_main(int argc, char **argv);
+int comet_bench_coll_run(const comet_bench_coll_opts *o);
+
+/**
+ * One rank of a launch: argv[1] == "--worker" and the job's fields, as the
+ * run passes them to the ranks it starts under mpiexec (`comet bench
+ * collectives --worker ...`). @return 0, 1 or 2.
+ */
+int comet_bench_coll_worker(int argc, char **argv);
 
 /**
  * nccl-tests bus-bandwidth factor of a collective over p ranks: allreduce

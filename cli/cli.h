@@ -99,6 +99,13 @@ struct json_t *comet_cli_interval_json(const struct comet_model_vrow *rows, int 
     int fused, double pred_s, char *line, size_t linelen);
 /** --sensitivity: each hardware parameter -10% / +10%, ranked (JSON comet.sensitivity.v1). */
 /**
+ * `comet bench collectives`: argv[0] is "collectives", the rest its options
+ * (see --help); argv[1] == "--worker" is one rank of a launch (the hidden
+ * mode the run starts under mpiexec). @return a COMET_EXIT_* code.
+ */
+int comet_cli_bench_coll(int argc, char **argv);
+
+/**
  * predict / explore --op gms: the gather-GEMM-scatter model on a CPU
  * description for an input's statistics (shape "rows=,pairs=,segments=,K=,N=")
  * or a gms input file (input, with shape "K=,N="); mapping "best" or one

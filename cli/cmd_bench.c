@@ -178,7 +178,7 @@ int comet_cmd_bench(int argc, char **argv)
         comet_cli_error("bench collectives", "the collectives bench is not built yet");
         return COMET_EXIT_FAIL;
 #else
-        int crc = comet_bench_coll_main(argc - 1, argv + 1);
+        int crc = comet_cli_bench_coll(argc - 1, argv + 1);
         /* finished: mark the newest collectives file complete in its folder */
         const char *cdir = COMET_CLI_DEFAULT_OUT;
         for (int i = 2; i + 1 < argc; i++)
@@ -408,7 +408,7 @@ int comet_cmd_bench(int argc, char **argv)
         }
         cargv[cargc] = NULL;
         comet_cli_getopt_reset();
-        rc = comet_bench_coll_main(cargc, cargv);
+        rc = comet_cli_bench_coll(cargc, cargv);
 #endif
     }
     if (g.json) {

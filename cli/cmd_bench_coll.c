@@ -1,0 +1,196 @@
+/* comet bench collectives: the command line of the MPI benchmark (options,
+ * usage) and the hidden per-rank mode mpiexec starts; the measuring is
+ * bench/coll.c's (comet_bench_coll_run). */
+#include "cli.h"
+
+#include "comet_bench_coll.h"
+#include "comet_util.h"
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: comet bench collectives [options]\n"
+        "\n"
+        "Measures MPI ping-pong (OSU: latency = half the round trip, bandwidth = bytes /\n"
+        "latency), allreduce, allgather, reduce_scatter (MPI_Reduce_scatter_block), reduce,\n"
+        "bcast and alltoall under every MPICH algorithm that can be forced\n"
+        "(MPIR_CVAR_DEVICE_COLLECTIVES=none, MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<alg>,\n"
+        "MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each; 'auto' leaves MPICH's\n"
+        "device collectives on), and the distributed compound kernels (dist_kernels).\n"
+        "A barrier precedes every call; time per call = max over ranks; > 5 warm-up calls;\n"
+        "sizes are sampled in interleaved rounds (half a sample of warm-up calls before each\n"
+        "sample), so slow spells of a shared machine fall on every size alike;\n"
+        "every result is validated. Records: latency (us), algbw and busbw (GB/s, nccl-tests\n"
+        "factors), in <out>/results/collectives-<run_id>.jsonl.\n"
+        "\n"
+        "options:\n"
+        "  --quick | --full          quick (default): sizes 4 B..1 MiB (x4 steps), auto plus\n"
+        "                            the forced allreduce algorithms, 1 launch; full: 4 B..64\n"
+        "                            MiB, every algorithm, 3 launches\n"
+        "  --np N                    ranks (default 2; never more than cores unless\n"
+        "                            --oversubscribe: MPICH busy-polls)\n"
+        "  --sizes LIST              message bytes per rank, e.g. 8,1K,64K,1M\n"
+        "  --colls LIST              subset of pingpong,allreduce,allgather,reduce_scatter,\n"
+        "                            reduce,bcast,alltoall,dist_kernels\n"
+        "  --algs auto|all|LIST      MPICH's choice only, every forceable algorithm, or the\n"
+        "                            named ones (e.g. auto,ring,recursive_doubling)\n"
+        "  --launches K              mpiexec launches per configuration (default 1 quick,\n"
+        "                            3 full: timings differ between launches)\n"
+        "  --timeout S               one deadline for the whole job (default 300 s quick,\n"
+        "                            3600 s full); a hung or dead rank ends it, exit 1\n"
+        "  --launcher-args \"...\"     passed to mpiexec before -n (-f hostfile, -iface eth1,\n"
+        "                            -launcher ssh ...); quotes group words\n"
+        "  --oversubscribe           allow more ranks than cores\n"
+        "  --gate-timeout S          before each launch wait up to S s for others to leave\n"
+        "                            the CPUs idle (default 2 quick, 10 full; 0 = off);\n"
+        "                            the load seen is recorded\n"
+        "  --timing barrier|loop     barrier (default): a barrier before every call, the\n"
+        "                            latency is the max over ranks (what a bulk-synchronous\n"
+        "                            step sees; the record's rank_avg_latency_us, the mean\n"
+        "                            over ranks, is OSU 5's figure); loop: IMB's back-to-back\n"
+        "                            calls after one barrier\n"
+        "  --stock-malloc            do not set GLIBC_TUNABLES (default: no trim/mmap, so\n"
+        "                            MPICH's per-call temporaries are reused)\n"
+        "  --out DIR                 results in DIR/results (default comet-out)\n"
+        "  --json                    summary as JSON on stdout\n"
+        "  -q, -v, -h                quiet, verbose, this help\n"
+        "UCX_* and MPIR_CVAR_* variables pass through to the ranks and are recorded; the\n"
+        "record's link is 'shm' within a node, 'tcp:<dev>' when UCX_TLS is TCP only.\n");
+}
+
+static int usage_err(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "comet: bench collectives: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return COMET_EXIT_USAGE;
+}
+
+int comet_cli_bench_coll(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "--worker"))
+        return comet_bench_coll_worker(argc, argv);
+    enum {
+        O_QUICK = 0x2001,
+        O_FULL,
+        O_NP,
+        O_SIZES,
+        O_COLLS,
+        O_ALGS,
+        O_LAUNCHES,
+        O_TIMEOUT,
+        O_LARGS,
+        O_OVER,
+        O_OUT,
+        O_JSON,
+        O_STOCK,
+        O_GATE,
+        O_TIMING
+    };
+    static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
+        { "full", no_argument, NULL, O_FULL }, { "np", required_argument, NULL, O_NP },
+        { "sizes", required_argument, NULL, O_SIZES },
+        { "colls", required_argument, NULL, O_COLLS }, { "algs", required_argument, NULL, O_ALGS },
+        { "launches", required_argument, NULL, O_LAUNCHES },
+        { "timeout", required_argument, NULL, O_TIMEOUT },
+        { "launcher-args", required_argument, NULL, O_LARGS },
+        { "oversubscribe", no_argument, NULL, O_OVER }, { "out", required_argument, NULL, O_OUT },
+        { "json", no_argument, NULL, O_JSON }, { "stock-malloc", no_argument, NULL, O_STOCK },
+        { "gate-timeout", required_argument, NULL, O_GATE },
+        { "timing", required_argument, NULL, O_TIMING }, { "quiet", no_argument, NULL, 'q' },
+        { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 } };
+    comet_bench_coll_opts o;
+    comet_bench_coll_defaults(&o);
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
+        uint64_t v;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'q':
+            comet_util_verbosity = -1;
+            break;
+        case 'v':
+            comet_util_verbosity = 1;
+            break;
+        case O_QUICK:
+            o.full = 0;
+            break;
+        case O_FULL:
+            o.full = 1;
+            break;
+        case O_NP:
+            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 4096)
+                return usage_err("--np '%s': expected 1..4096", optarg);
+            o.np = (int)v;
+            break;
+        case O_SIZES:
+            o.sizes = optarg;
+            break;
+        case O_COLLS:
+            o.colls = optarg;
+            break;
+        case O_ALGS:
+            o.algs = optarg;
+            break;
+        case O_LAUNCHES:
+            if (comet_util_parse_u64(optarg, &v) || v < 1 || v > 100)
+                return usage_err("--launches '%s': expected 1..100", optarg);
+            o.launches = (int)v;
+            break;
+        case O_TIMEOUT:
+            if (comet_util_parse_double(optarg, &o.timeout_s) || o.timeout_s <= 0
+                || o.timeout_s > 86400)
+                return usage_err("--timeout '%s': expected seconds in (0, 86400]", optarg);
+            break;
+        case O_LARGS:
+            o.launcher_args = optarg;
+            break;
+        case O_OVER:
+            o.oversubscribe = 1;
+            break;
+        case O_OUT:
+            o.out = optarg;
+            break;
+        case O_JSON:
+            o.json = 1;
+            break;
+        case O_STOCK:
+            o.stock_malloc = 1;
+            break;
+        case O_TIMING:
+            if (strcmp(optarg, "barrier") && strcmp(optarg, "loop"))
+                return usage_err("--timing '%s': expected barrier or loop", optarg);
+            o.loop = !strcmp(optarg, "loop");
+            break;
+        case O_GATE:
+            if (comet_util_parse_double(optarg, &o.gate_timeout_s) || o.gate_timeout_s < 0
+                || o.gate_timeout_s > 3600)
+                return usage_err("--gate-timeout '%s': expected seconds in [0, 3600]", optarg);
+            break;
+        case ':':
+            return usage_err("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_err("unknown option '%s' (see --help)",
+                optind - 1 < argc && optind > 0 ? argv[optind - 1] : "?");
+        }
+    }
+    if (optind < argc)
+        return usage_err("unexpected argument '%s'", argv[optind]);
+    /* the command line as typed, for the run record */
+    char cmdline[4096];
+    size_t co = (size_t)snprintf(cmdline, sizeof cmdline, "comet bench");
+    for (int i = 0; i < argc && co < sizeof cmdline; i++)
+        co += (size_t)snprintf(cmdline + co, sizeof cmdline - co, " %s", argv[i]);
+    o.command_line = cmdline;
+    return comet_bench_coll_run(&o);
+}

@@ -162,20 +162,28 @@ int comet_model_validate_records(
     return (int)k;
 }
 
+/* The median and 90th percentile of n relative errors (NaN when there are
+ * none or e is NULL); frees e. */
+static void median_p90(double *e, int n, double *med, double *p90)
+{
+    *med = *p90 = NAN;
+    if (e && n > 0) {
+        *med = comet_model_quantile(e, n, 0.5);
+        *p90 = comet_model_quantile(e, n, 0.9);
+    }
+    free(e);
+}
+
 void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_model_vsum *out)
 {
     memset(out, 0, sizeof *out);
     if (!rows || n <= 0)
         return;
     double *e = malloc((size_t)n * sizeof(double));
-    if (e) {
-        for (int i = 0; i < n; i++)
-            e[i] = rows[i].rel_err;
-        /* one quantile convention with the report (comet_model_quantile) */
-        out->median_rel_err = comet_model_quantile(e, n, 0.5);
-        out->p90_rel_err = comet_model_quantile(e, n, 0.9);
-        free(e);
-    }
+    for (int i = 0; e && i < n; i++)
+        e[i] = rows[i].rel_err;
+    /* one quantile convention with the report (comet_model_quantile) */
+    median_p90(e, n, &out->median_rel_err, &out->p90_rel_err);
     out->rows = n;
     comet_model_vpair *p = malloc((size_t)n * sizeof *p);
     int np = p ? comet_model_validate_pairs(rows, n, p, n) : 0;
@@ -478,15 +486,10 @@ void comet_model_gms_summary(const comet_model_gms_vrow *rows, int n,
 {
     memset(out, 0, sizeof *out);
     out->records = n;
-    out->median_rel_err = out->p90_rel_err = NAN;
     double *e = n > 0 ? malloc((size_t)n * sizeof *e) : NULL;
-    if (e) {
-        for (int i = 0; i < n; i++)
-            e[i] = rows[i].rel_err;
-        out->median_rel_err = comet_model_quantile(e, n, 0.5);
-        out->p90_rel_err = comet_model_quantile(e, n, 0.9);
-        free(e);
-    }
+    for (int i = 0; e && i < n; i++)
+        e[i] = rows[i].rel_err;
+    median_p90(e, n, &out->median_rel_err, &out->p90_rel_err);
     out->inputs = ninputs;
     for (int k = 0; k < ninputs; k++) {
         out->within_5pct += in[k].chosen_s <= 1.05 * in[k].best_s;

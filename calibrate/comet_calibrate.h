@@ -17,8 +17,8 @@
  *
  * All solvers are GSL's (weighted least squares, SVD); non-negativity is an
  * active set (Lawson-Hanson) over GSL's weighted least squares. Functions
- * return 0 or a negative errno; nothing prints except progress lines of
- * comet_calibrate_measure() on stderr.
+ * return 0 or a negative errno and print nothing (the measuring that feeds
+ * them is the CLI's: cli/calibrate_measure.c).
  */
 #ifndef COMET_CALIBRATE_H
 #define COMET_CALIBRATE_H
@@ -273,19 +273,6 @@ void comet_calibrate_sources_free(comet_calibrate_source *src, size_t nsrc);
 /* ------------------------------------------------------------------ */
 /* Measuring                                                          */
 /* ------------------------------------------------------------------ */
-
-/**
- * Runs the benches calibration needs by executing this program's own
- * subcommands (fork + exec of /proc/self/exe): `bench memory`, `bench
- * kernels` (an sgemm-only shape set written to outdir), `bench collectives`
- * (ping-pong and forced algorithms), results into outdir/results. full
- * selects the larger sets. Progress on stderr. On SIGINT/SIGTERM
- * (comet_util_interrupted) the running bench is stopped and -EINTR returned.
- * A collectives failure is not fatal (*coll_ok = 0).
- * @return 0, -EINTR, or -EIO when a required bench failed (message says which)
- */
-int comet_calibrate_measure(
-    const char *outdir, int full, int quiet, int *coll_ok, char *err, size_t errlen);
 
 /** Writes hw as JSON to path atomically (temp file, fsync, rename). */
 int comet_calibrate_write_profile(

@@ -99,6 +99,19 @@ struct json_t *comet_cli_interval_json(const struct comet_model_vrow *rows, int 
     int fused, double pred_s, char *line, size_t linelen);
 /** --sensitivity: each hardware parameter -10% / +10%, ranked (JSON comet.sensitivity.v1). */
 /**
+ * Runs the benches calibration needs by running this program's own
+ * subcommands (comet_cli_spawn_self): `bench memory`, `bench
+ * kernels` (an sgemm-only shape set written to outdir), `bench collectives`
+ * (ping-pong and forced algorithms), results into outdir/results. full
+ * selects the larger sets. Progress on stderr. On SIGINT/SIGTERM
+ * (comet_util_interrupted) the running bench is stopped and -EINTR returned.
+ * A collectives failure is not fatal (*coll_ok = 0).
+ * @return 0, -EINTR, or -EIO when a required bench failed (message says which)
+ */
+int comet_cli_calibrate_measure(
+    const char *outdir, int full, int quiet, int *coll_ok, char *err, size_t errlen);
+
+/**
  * `comet bench collectives`: argv[0] is "collectives", the rest its options
  * (see --help); argv[1] == "--worker" is one rank of a launch (the hidden
  * mode the run starts under mpiexec). @return a COMET_EXIT_* code.

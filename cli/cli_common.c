@@ -133,6 +133,9 @@ static int spawn(const char *const *args, const char *out_path)
         return COMET_EXIT_FAIL;
     }
     if (pid == 0) {
+        /* its own process group: the stage and its children (mpiexec and
+         * its ranks) are stopped together */
+        setpgid(0, 0);
         if (comet_util_child_dies_with_parent(parent) == -ESRCH)
             _exit(127);
         if (fd >= 0)
@@ -141,16 +144,22 @@ static int spawn(const char *const *args, const char *out_path)
         execvp(comet_cli_self, argv);
         _exit(127);
     }
+    setpgid(pid, pid); /* also from the parent: no race with the first kill */
     int st = 0, rc = COMET_EXIT_FAIL, sent = 0;
-    /* an interrupted comet passes the interruption on to its stage (a kill
-     * of this process alone would leave the stage to finish its work) */
+    double t_sig = 0;
+    /* an interrupted comet passes the interruption on to its stage's whole
+     * group (a kill of this process alone would leave the stage to finish
+     * its work), and kills it if it has not ended 10 s later */
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid || (w < 0 && errno != EINTR))
             break;
         if (comet_util_interrupted && !sent) {
-            kill(pid, SIGTERM);
+            kill(-pid, SIGTERM);
             sent = 1;
+            t_sig = comet_util_now();
+        } else if (sent && comet_util_now() - t_sig > 10) {
+            kill(-pid, SIGKILL);
         }
         struct timespec ts = { 0, 20 * 1000 * 1000 };
         nanosleep(&ts, NULL);

@@ -241,7 +241,7 @@ int comet_cmd_calibrate(int argc, char **argv)
         int coll_ok = 0;
         size_t nb = list_results(dir, before, 1024);
         double t0 = comet_util_now();
-        if (comet_calibrate_measure(dir, full, g.quiet, &coll_ok, err, sizeof err) != 0) {
+        if (comet_cli_calibrate_measure(dir, full, g.quiet, &coll_ok, err, sizeof err) != 0) {
             lib_error(err, "; the previous profile is kept");
             return COMET_EXIT_FAIL;
         }

@@ -1,69 +1,15 @@
 /* Measuring for a calibration: this program's own bench subcommands run as
- * child processes (fork + exec of /proc/self/exe), so calibrate needs no
- * CLI code and an interrupted bench cannot leave this process half-done. */
-#include "comet_calibrate.h"
+ * child processes through the CLI's one spawn helper (comet_cli_spawn_self:
+ * its own process group, interruptions forwarded), so an interrupted bench
+ * cannot leave the calibration half-done and no library starts comet by its
+ * flags. */
+#include "cli.h"
 
 #include "comet_util.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-/* Runs `comet args...` in its own process group; forwards an interrupt to
- * the whole group (the collectives bench has mpiexec children).
- * @return exit status, or -EINTR / -errno. */
-static int run_self(const char *const *args)
-{
-    char *argv[40];
-    int n = 0;
-    argv[n++] = (char *)"comet";
-    for (int i = 0; args[i] && n < 39; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0)
-        return -errno;
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
-            _exit(127);
-        execv(comet_util_self_exe(), argv);
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also from the parent: no race with the first kill */
-    int st = 0, sent = 0;
-    double t_sig = 0;
-    for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
-            break;
-        if (w < 0 && errno != EINTR)
-            return -errno;
-        if (comet_util_interrupted && !sent) {
-            kill(-pid, SIGTERM);
-            sent = 1;
-            t_sig = comet_util_now();
-        } else if (sent && comet_util_now() - t_sig > 10) {
-            kill(-pid, SIGKILL); /* a child that ignores SIGTERM */
-        }
-        struct timespec ts = { 0, 20 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
-    }
-    if (sent)
-        return -EINTR;
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
-    return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
 
 /* The sgemm-only shape set of the kernels bench: a log-spaced grid. */
 static int write_shapes(const char *path, int full, char *err, size_t errlen)
@@ -82,7 +28,7 @@ static int write_shapes(const char *path, int full, char *err, size_t errlen)
     return comet_util_write_atomic(path, text, (size_t)len, err, errlen);
 }
 
-int comet_calibrate_measure(
+int comet_cli_calibrate_measure(
     const char *outdir, int full, int quiet, int *coll_ok, char *err, size_t errlen)
 {
     char shapes[4200];
@@ -128,8 +74,8 @@ int comet_calibrate_measure(
     comet_util_progress_start(&pr, "calibrate: measuring", 3);
     for (int i = 0; i < 3; i++) {
         comet_util_info("calibrate: [%d/3] %s %s", i + 1, steps[i].what, set);
-        int st = run_self(steps[i].argv);
-        if (st == -EINTR || comet_util_interrupted) {
+        int st = comet_cli_spawn_self(steps[i].argv);
+        if (comet_util_interrupted) {
             comet_util_progress_end(&pr);
             return comet_util_seterr(
                 err, errlen, -EINTR, "calibrate: interrupted during %s", steps[i].what);

@@ -150,6 +150,8 @@ int main(void)
         return 77;
     }
     char cmd[1200];
+    /* a run killed before its clean-up leaves results behind: start empty */
+    (void)system("rm -rf /tmp/comet-netns-test /tmp/comet-netns-so");
     snprintf(cmd, sizeof cmd, "%s up 1gbit >/dev/null 2>&1", script);
     if (system(cmd) != 0) {
         printf("# skipped: network namespaces cannot be made here\n");

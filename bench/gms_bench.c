@@ -76,8 +76,17 @@ int comet_bench_gms_run(
                      (comet_kernels_gms_workload)w, rows, nsegs[w], skews[si], 42, &pr)))
                 goto fail;
             comet_kernels_gms_stats_of(&pr, &st);
-            float *X = malloc(rows * K * 4), *W = malloc(pr.nseg * K * N * 4),
-                  *O = calloc(rows * N, 4), *R = calloc(rows * N, 4);
+            /* 64-byte aligned rows: threads own 16-column panels of out, so
+             * a row that straddles a cache line would be shared between two
+             * threads (false sharing the kernel does not have by design) */
+            float *X = aligned_alloc(64, (rows * K * 4 + 63) / 64 * 64),
+                  *W = aligned_alloc(64, (pr.nseg * K * N * 4 + 63) / 64 * 64),
+                  *O = aligned_alloc(64, (rows * N * 4 + 63) / 64 * 64),
+                  *R = aligned_alloc(64, (rows * N * 4 + 63) / 64 * 64);
+            if (O)
+                memset(O, 0, rows * N * 4);
+            if (R)
+                memset(R, 0, rows * N * 4);
             if (!X || !W || !O || !R) {
                 free(X), free(W), free(O), free(R);
                 comet_kernels_gms_problem_free(&pr);

@@ -101,6 +101,17 @@ static json_t *cost_json(const comet_model_gms_config *c, const comet_model_gms_
         r->bound_raised);
 }
 
+/* -v: one line per configuration searched */
+static void list_config(void *arg, const comet_model_gms_config *c, const comet_model_gms_cost *r)
+{
+    (void)arg;
+    fprintf(stderr,
+        "  %-13s tile %4.0f T%d: %.3f ms (pack %.3f, gather %.3f, main %.3f, scatter %.3f; bound "
+        "%.3f)\n",
+        comet_model_gms_dataflow_name(c->dataflow), c->tile_m, c->threads, r->seconds * 1e3,
+        r->pack_s * 1e3, r->gather_s * 1e3, r->main_s * 1e3, r->scatter_s * 1e3, r->bound_s * 1e3);
+}
+
 int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *shape,
     const char *input, const char *mapping, const comet_cli_global *g)
 {
@@ -160,53 +171,27 @@ int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *
         rc = COMET_EXIT_USAGE;
         goto out;
     }
-    double (*tiles_fn)(const void *, double) = input ? tiles_of : NULL;
-    /* per dataflow: its best tile and thread count */
-    comet_model_gms_config best[4];
-    comet_model_gms_cost cost[4];
-    int have[4] = { 0 }, evaluated = 0, nsearch = 0;
+    /* explore repeats the whole search until it has taken a measurable
+     * time (the rate); -v lists every configuration of the first search */
+    comet_model_gms_search sr;
+    int nsearch = 0, e;
     double t0 = comet_util_now(), search_s = 0;
-    /* explore repeats the whole search until it has taken a measurable time */
     do {
-        evaluated = 0;
-        for (int df = 1; df <= 4; df++) {
-            if (only && df != only)
-                continue;
-            for (int t = 1; t <= hw.cores; t++)
-                for (int k = 0; k < (df == 1 ? 1 : GMS_NTILES); k++) {
-                    comet_model_gms_config c = { df, df == 1 ? 48 : gms_tiles[k], t, 0 };
-                    if (tiles_fn)
-                        c.tiles = tiles_fn(&ss, c.tile_m);
-                    comet_model_gms_cost r;
-                    int e = comet_model_gms_eval(&hw, &in, &c, &r);
-                    if (e) {
-                        comet_cli_error(sub, "--op gms: the model cannot evaluate this input (%s)",
-                            comet_util_strerror(e));
-                        rc = COMET_EXIT_USAGE;
-                        goto out;
-                    }
-                    evaluated++;
-                    if (g->verbose && !g->json && nsearch == 0)
-                        fprintf(stderr,
-                            "  %-13s tile %4.0f T%d: %.3f ms (pack %.3f, gather %.3f, main %.3f, "
-                            "scatter %.3f; bound %.3f)\n",
-                            comet_model_gms_dataflow_name(df), c.tile_m, t, r.seconds * 1e3,
-                            r.pack_s * 1e3, r.gather_s * 1e3, r.main_s * 1e3, r.scatter_s * 1e3,
-                            r.bound_s * 1e3);
-                    if (!have[df - 1] || r.seconds < cost[df - 1].seconds) {
-                        best[df - 1] = c;
-                        cost[df - 1] = r;
-                        have[df - 1] = 1;
-                    }
-                }
+        e = comet_model_gms_explore(&hw, &in, gms_tiles, GMS_NTILES, hw.cores, only,
+            input ? tiles_of : NULL, &ss,
+            g->verbose && !g->json && nsearch == 0 ? list_config : NULL, NULL, &sr);
+        if (e < 0) {
+            comet_cli_error(
+                sub, "--op gms: the model cannot evaluate this input (%s)", comet_util_strerror(e));
+            rc = COMET_EXIT_USAGE;
+            goto out;
         }
         nsearch++;
         search_s = comet_util_now() - t0;
     } while (explore && search_s < 0.05 && nsearch < 100000);
-    int win = 0;
-    for (int d = 0; d < 4; d++)
-        if (have[d] && (!win || cost[d].seconds < cost[win - 1].seconds))
-            win = d + 1;
+    const comet_model_gms_config *best = sr.best;
+    const comet_model_gms_cost *cost = sr.cost;
+    const int *have = sr.have, win = sr.win, evaluated = sr.evaluated;
     json_t *dfs = json_array();
     for (int d = 0; d < 4; d++)
         if (have[d])
@@ -230,14 +215,20 @@ int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *
                   : "tiles estimated from the statistics");
         printf("  %-14s %7s %7s %11s %11s %9s %9s %9s %9s\n", "dataflow", "tile_m", "threads",
             "predicted", "bound", "pack", "gather", "main", "scatter");
-        for (int d = 0; d < 4; d++)
+        for (int d = 0; d < 4; d++) {
+            char tb[16] = "-"; /* dataflow 1 runs whole segments: no tile */
+            if (d > 0)
+                snprintf(tb, sizeof tb, "%.0f", best[d].tile_m);
             if (have[d])
-                printf("  %-14s %7.0f %7d %8.3f ms %8.3f ms %6.3f ms %6.3f ms %6.3f ms %6.3f ms\n",
-                    comet_model_gms_dataflow_name(d + 1), best[d].tile_m, best[d].threads,
+                printf("  %-14s %7s %7d %8.3f ms %8.3f ms %6.3f ms %6.3f ms %6.3f ms %6.3f ms\n",
+                    comet_model_gms_dataflow_name(d + 1), tb, best[d].threads,
                     cost[d].seconds * 1e3, cost[d].bound_s * 1e3, cost[d].pack_s * 1e3,
                     cost[d].gather_s * 1e3, cost[d].main_s * 1e3, cost[d].scatter_s * 1e3);
-        printf("  model's choice: %s, tile_m %.0f, %d thread(s)",
-            comet_model_gms_dataflow_name(win), best[win - 1].tile_m, best[win - 1].threads);
+        }
+        printf("  model's choice: %s", comet_model_gms_dataflow_name(win));
+        if (win != 1)
+            printf(", tile_m %.0f", best[win - 1].tile_m);
+        printf(", %d thread(s)", best[win - 1].threads);
         if (have[0] && win != 1)
             printf(", %.2fx faster than unfused", cost[0].seconds / cost[win - 1].seconds);
         printf("\n");

@@ -747,15 +747,28 @@ typedef struct comet_model_gms_cost {
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     const comet_model_gms_config *c, comet_model_gms_cost *out);
 
+/** The result of a gms search: the best configuration of each dataflow. */
+typedef struct comet_model_gms_search {
+    comet_model_gms_config best[4]; /**< per dataflow 1-4 (index dataflow - 1) */
+    comet_model_gms_cost cost[4]; /**< their costs */
+    int have[4]; /**< 1 where that dataflow was searched */
+    int win; /**< the fastest dataflow (1-4) */
+    int evaluated; /**< configurations evaluated */
+} comet_model_gms_search;
+
 /**
- * Every dataflow x tile_m (of tiles[0..ntiles)) x threads (1..max_threads)
- * configuration: the best in *best / *cost. tiles_of (may be NULL) gives the
- * exact tile count of a tile_m for the input, else it is estimated.
+ * Every dataflow (only: 1-4, or 0 for all) x tile_m (of tiles[0..ntiles);
+ * dataflow 1 once, at tiles[0]: it runs whole segments) x threads
+ * (1..max_threads) configuration. tiles_of (may be NULL) gives the exact
+ * tile count of a tile_m for the input, else it is estimated; each (may be
+ * NULL) sees every configuration and its cost.
  * @return the number of configurations evaluated, or a negative errno.
  */
 int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, const double *tiles,
-    int ntiles, int max_threads, double (*tiles_of)(const void *ctx, double tile_m),
-    const void *ctx, comet_model_gms_config *best, comet_model_gms_cost *cost);
+    int ntiles, int max_threads, int only, double (*tiles_of)(const void *ctx, double tile_m),
+    const void *ctx,
+    void (*each)(void *arg, const comet_model_gms_config *c, const comet_model_gms_cost *r),
+    void *arg, comet_model_gms_search *out);
 
 /** "unfused", "gather_fused", "scatter_fused", "fused" (1-4), else "?". */
 const char *comet_model_gms_dataflow_name(int dataflow);

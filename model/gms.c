@@ -132,17 +132,20 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
 }
 
 int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, const double *tiles,
-    int ntiles, int max_threads, double (*tiles_of)(const void *ctx, double tile_m),
-    const void *ctx, comet_model_gms_config *best, comet_model_gms_cost *cost)
+    int ntiles, int max_threads, int only, double (*tiles_of)(const void *ctx, double tile_m),
+    const void *ctx,
+    void (*each)(void *arg, const comet_model_gms_config *c, const comet_model_gms_cost *r),
+    void *arg, comet_model_gms_search *out)
 {
-    if (!hw || !g || !tiles || ntiles < 1 || max_threads < 1 || !best || !cost)
+    if (!hw || !g || !tiles || ntiles < 1 || max_threads < 1 || only < 0 || only > 4 || !out)
         return -EINVAL;
-    int n = 0, found = 0;
+    memset(out, 0, sizeof *out);
     for (int t = 1; t <= max_threads && t <= hw->cores; t++)
-        for (int df = 1; df <= 4; df++)
-            for (int k = 0; k < ntiles; k++) {
-                if (df == 1 && k > 0)
-                    break; /* dataflow 1 runs whole segments: its tile does not matter */
+        for (int df = 1; df <= 4; df++) {
+            if (only && df != only)
+                continue;
+            /* dataflow 1 runs whole segments: its tile does not matter */
+            for (int k = 0; k < (df == 1 ? 1 : ntiles); k++) {
                 comet_model_gms_config c = { df, tiles[k], t, 0 };
                 if (tiles_of)
                     c.tiles = tiles_of(ctx, tiles[k]);
@@ -150,12 +153,18 @@ int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, 
                 int rc = comet_model_gms_eval(hw, g, &c, &r);
                 if (rc)
                     return rc;
-                n++;
-                if (!found || r.seconds < cost->seconds) {
-                    *best = c;
-                    *cost = r;
-                    found = 1;
+                out->evaluated++;
+                if (each)
+                    each(arg, &c, &r);
+                if (!out->have[df - 1] || r.seconds < out->cost[df - 1].seconds) {
+                    out->best[df - 1] = c;
+                    out->cost[df - 1] = r;
+                    out->have[df - 1] = 1;
                 }
             }
-    return found ? n : -EINVAL;
+        }
+    for (int d = 0; d < 4; d++)
+        if (out->have[d] && (!out->win || out->cost[d].seconds < out->cost[out->win - 1].seconds))
+            out->win = d + 1;
+    return out->win ? out->evaluated : -EINVAL;
 }

@@ -97,11 +97,19 @@ static void test_explore_min(void **st)
     (void)st;
     const double sizes[4] = { 1000, 10, 1, 333 }, tiles[3] = { 16, 48, 128 };
     comet_model_gms g = { 2000, 2000, 64, 64, 1344, 4, 1000 };
-    comet_model_gms_config best;
-    comet_model_gms_cost cost;
-    int n = comet_model_gms_explore(&hw, &g, tiles, 3, hw.cores, exact_tiles, sizes, &best, &cost);
+    comet_model_gms_search sr;
+    int n = comet_model_gms_explore(
+        &hw, &g, tiles, 3, hw.cores, 0, exact_tiles, sizes, NULL, NULL, &sr);
     /* dataflow 1 once per thread count, the others at every tile */
     assert_int_equal(n, hw.cores * (1 + 3 * 3));
+    assert_true(sr.win >= 1 && sr.win <= 4);
+    const comet_model_gms_cost cost = sr.cost[sr.win - 1];
+    /* one dataflow alone: its best is the full search's best of it */
+    comet_model_gms_search one;
+    assert_int_equal(comet_model_gms_explore(
+                         &hw, &g, tiles, 3, hw.cores, 3, exact_tiles, sizes, NULL, NULL, &one),
+        hw.cores * 3);
+    assert_true(one.win == 3 && !one.have[0] && one.cost[2].seconds == sr.cost[2].seconds);
     for (int t = 1; t <= hw.cores; t++)
         for (int df = 1; df <= 4; df++)
             for (int k = 0; k < 3; k++) {
@@ -109,6 +117,7 @@ static void test_explore_min(void **st)
                 comet_model_gms_cost r;
                 assert_int_equal(comet_model_gms_eval(&hw, &g, &c, &r), 0);
                 assert_true(r.seconds >= cost.seconds * (1 - 1e-12));
+                assert_true(r.seconds >= sr.cost[df - 1].seconds * (1 - 1e-12));
             }
     assert_true(exact_tiles(sizes, 16) == 63 + 1 + 1 + 21);
 }

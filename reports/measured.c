@@ -321,6 +321,12 @@ int rp_sec_speedups(rp_ctx *c)
             ratio_json(fe, comet_reports_baseline_variant[COMET_REPORTS_VS_SAME_GEMM]), "vs_blas",
             ratio_json(bl, comet_reports_baseline_variant[COMET_REPORTS_VS_BLAS]), "vs_onednn",
             ratio_json(od, comet_reports_baseline_variant[COMET_REPORTS_VS_ONEDNN]));
+        if (bl->base_s > 0) { /* the BLAS pair's fields, as the figure had them before */
+            json_t *old = json_pack("{s:f,s:f,s:f,s:f,s:f}", "unfused_s", bl->base_s, "speedup",
+                bl->speedup, "ci_lo", bl->lo, "ci_hi", bl->hi, "coverage_at_least", bl->coverage);
+            json_object_update(o, old);
+            json_decref(old);
+        }
         json_array_append_new(ja, o);
     }
     rp_table_end(d);

@@ -315,7 +315,11 @@ int main(int argc, char **argv)
             printf("%s K=%zu:", op ? "gemm_layernorm" : "gemm_softmax", K);
             for (int v = 0; v < NV; v++) {
                 med[v] = median(t[v], reps);
-                printf("  %s %.2f (%.1f)", names[v], med[v] * 1e3, fl / med[v] * 1e-9);
+                if (v == TRI) /* not a GEMM: its bandwidth, STREAM counting */
+                    printf("  %s %.2f (%.1f GB/s)", names[v], med[v] * 1e3,
+                        3.0 * M * N * 4 / med[v] * 1e-9);
+                else
+                    printf("  %s %.2f (%.1f)", names[v], med[v] * 1e3, fl / med[v] * 1e-9);
             }
             printf("\n   speedup fused(ukernel)/unfused %.2fx, fused(openblas)/unfused %.2fx;"
                    " GEMM in fused vs sgemm: ukernel %.0f%%, openblas %.0f%%\n",

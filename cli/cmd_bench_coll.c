@@ -63,13 +63,8 @@ static void usage(FILE *fp)
         "record's link is 'shm' within a node, 'tcp:<dev>' when UCX_TLS is TCP only.\n");
 }
 
-static int usage_err(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "comet: bench collectives: ");
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    return COMET_EXIT_USAGE;
-}
+/* one line through the CLI's error helper, exit status 2 */
+#define usage_err(fmt, arg) (comet_cli_error("bench collectives", fmt, arg), COMET_EXIT_USAGE)
 
 int comet_cli_bench_coll(int argc, char **argv)
 {

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "comet_model.h"
+#include "mfixture.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,10 +24,7 @@ static comet_model_hw hw;
 static int setup(void **s)
 {
     (void)s;
-    char path[512], err[256];
-    const char *src = getenv("COMET_SOURCE_DIR");
-    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
-    return comet_model_hw_load(path, &hw, err, sizeof err) == 0 ? 0 : -1;
+    return mfix_profile(&hw) == 0 ? 0 : -1;
 }
 
 static int teardown(void **s)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "comet_model.h"
+#include "mfixture.h"
 #include "comet_util.h"
 
 #include <math.h>
@@ -143,11 +144,8 @@ static void test_latency_above_bounds(void **s)
     printf("  %d valid of 20000 generated mappings: latency >= bound\n", checked);
     /* the same on CPU descriptions: the calibrated fixture profile scaled to
      * 1-64 cores per node and 1-16 nodes */
-    char path[600], err[256];
-    const char *src = getenv("COMET_SOURCE_DIR");
-    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
     comet_model_hw base;
-    assert_int_equal(comet_model_hw_load(path, &base, err, sizeof err), 0);
+    assert_int_equal(mfix_profile(&base), 0);
     int cpu_checked = 0;
     for (int i = 0; i < 5000; i++) {
         comet_model_hw hw;
@@ -259,11 +257,8 @@ static void test_best_monotone(void **s)
 static void test_cpu_rows_monotone(void **s)
 {
     (void)s;
-    char path[600], err[256];
-    const char *src = getenv("COMET_SOURCE_DIR");
-    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
     comet_model_hw hw;
-    assert_int_equal(comet_model_hw_load(path, &hw, err, sizeof err), 0);
+    assert_int_equal(mfix_profile(&hw), 0);
     comet_model_search *sr = malloc(sizeof *sr);
     assert_non_null(sr);
     int n = 0;

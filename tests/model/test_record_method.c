@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "comet_model.h"
+#include "mfixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,11 +29,8 @@ static json_t *rec(const char *variant, const char *method)
 static void test_method(void **st)
 {
     (void)st;
-    char path[512], err[256];
-    const char *src = getenv("COMET_SOURCE_DIR");
-    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
     comet_model_hw hw;
-    assert_int_equal(comet_model_hw_load(path, &hw, err, sizeof err), 0);
+    assert_int_equal(mfix_profile(&hw), 0);
     json_t *r[3] = { rec("unfused", NULL), rec("fused", "op_by_op"), rec("fused", "blocked") };
     comet_model_vrow rows[3];
     assert_int_equal(comet_model_validate_records(&hw, r, 3, rows, 3), 3);

@@ -71,6 +71,10 @@ int comet_cmd_validate(int argc, char **argv);
 int comet_cmd_report(int argc, char **argv);
 int comet_cmd_run(int argc, char **argv);
 int comet_cmd_compare(int argc, char **argv);
+/** 1 if predict/explore's argv names a transformer workload (the system model answers). */
+int comet_cli_is_system(int argc, char **argv);
+/** predict / explore of a transformer workload on a system (cmd_system.c). */
+int comet_cli_system(int argc, char **argv, int explore);
 
 struct comet_model_hw;
 struct comet_model_problem;

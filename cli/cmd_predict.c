@@ -125,6 +125,8 @@ static int run(int argc, char **argv, int explore)
         { "input", required_argument, NULL, 0x200b }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
+    if (comet_cli_is_system(argc, argv)) /* a whole transformer on a system */
+        return comet_cli_system(argc, argv, explore);
     const char *hwname = NULL, *opname = NULL, *shape = NULL, *mapping = "best", *pareto = NULL,
                *workload = NULL, *sweep = NULL, *input = NULL;
     int sensitivity = 0;

@@ -233,10 +233,13 @@ typedef struct comet_model_hw {
                       memory overlapped when a mapping double-buffers) */
     int energy_known; /**< per-access / per-op energies were given (0: energy is unknown,
                            reported as null / "n/a", never 0) */
-    double cost_chip_usd, cost_link_usd, cost_switch_port_usd, cost_mem_usd_per_gb; /**< capital
-                           cost (DFModel's cost model; 0: not given) */
-    double power_chip_w, power_link_w, power_switch_port_w, power_mem_w_per_gb; /**< power (0: not
-                                                                                   given) */
+    /** Capital cost (DFModel's cost model; 0: not given): a chip, a link per GB/s of its
+     *  bandwidth, a switch port per GB/s, off-chip memory per GB/s of its bandwidth. */
+    double cost_chip_usd, cost_link_usd_per_gbps, cost_switch_port_usd_per_gbps,
+        cost_mem_usd_per_gbps;
+    /** Provisioned power (DFModel's power model; 0: not given): a chip's TDP, and joules per
+     *  GB moved times the provisioned GB/s for links, switch ports and memory. */
+    double power_chip_w, power_link_j_per_gb, power_switch_port_j_per_gb, power_mem_j_per_gb;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */

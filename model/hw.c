@@ -515,11 +515,93 @@ int comet_model_links_for_transport(
     return links_filtered(hw->calibration, transport, out) > 0 ? 0 : -ENOENT;
 }
 
+/* A quantity of a unit kind that does not depend on the clock (FLOP/s, USD,
+ * W, J/B): a bare number is its base unit in schema v1 and refused in v2. */
+static int doc_si(const comet_util_doc *map, const char *key, comet_util_unit u, int bare_ok,
+    double *out, char *err, size_t errlen)
+{
+    const comet_util_doc *v = comet_util_doc_get(map, key);
+    char w[256];
+    *out = 0;
+    if (!v)
+        return 0;
+    if (v->kind != COMET_DOC_SCALAR || comet_util_parse_quantity(v->value, u, bare_ok, out)
+        || !(*out >= 0) || !isfinite(*out))
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "%s: '%s' must be a non-negative quantity in %s%s", comet_util_doc_where(v, w, sizeof w),
+            key, comet_util_unit_base(u), bare_ok ? "" : " with its unit (schema comet.hw.v2)");
+    return 0;
+}
+
+/* What a system description adds to a chip (schema v2; docs/hardware.md,
+ * "Systems"): compute per data type, cost and power (DFModel's models). */
+static int load_system_extras(
+    const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
+{
+    static const char *const dt[COMET_MODEL_NDTYPE]
+        = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8" };
+    static const char *const ck[] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", NULL };
+    static const char *const costk[]
+        = { "chip", "link_per_gbps", "switch_port_per_gbps", "memory_per_gbps", NULL };
+    static const char *const powk[]
+        = { "chip", "link_per_gbps", "switch_port_per_gbps", "memory_per_gbps", NULL };
+    const int bare = hw->schema_version == 1;
+    const comet_util_doc *sec;
+    char w[256];
+    int rc = 0;
+    if ((sec = comet_util_doc_get(d, "compute")) != NULL) {
+        if (sec->kind != COMET_DOC_MAP)
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'compute' must map data types to FLOP/s (bf16: 312 TFLOP/s)",
+                comet_util_doc_where(sec, w, sizeof w));
+        if ((rc = comet_util_doc_check_keys(sec, ck, err, errlen)))
+            return rc;
+        for (int i = 0; i < COMET_MODEL_NDTYPE; i++)
+            if ((rc = doc_si(sec, dt[i], COMET_UNIT_FLOPS, bare, &hw->peak_flops_dtype[i], err,
+                     errlen)))
+                return rc;
+    }
+    if ((sec = comet_util_doc_get(d, "cost")) != NULL) {
+        if (sec->kind != COMET_DOC_MAP)
+            return comet_util_seterr(err, errlen, -EINVAL, "%s: 'cost' must be a map",
+                comet_util_doc_where(sec, w, sizeof w));
+        if ((rc = comet_util_doc_check_keys(sec, costk, err, errlen))
+            || (rc = doc_si(sec, "chip", COMET_UNIT_USD, 1, &hw->cost_chip_usd, err, errlen))
+            || (rc = doc_si(sec, "link_per_gbps", COMET_UNIT_USD, 1, &hw->cost_link_usd_per_gbps,
+                    err, errlen))
+            || (rc = doc_si(sec, "switch_port_per_gbps", COMET_UNIT_USD, 1,
+                    &hw->cost_switch_port_usd_per_gbps, err, errlen))
+            || (rc = doc_si(sec, "memory_per_gbps", COMET_UNIT_USD, 1, &hw->cost_mem_usd_per_gbps,
+                    err, errlen)))
+            return rc;
+    }
+    if ((sec = comet_util_doc_get(d, "power")) != NULL) {
+        if (sec->kind != COMET_DOC_MAP)
+            return comet_util_seterr(err, errlen, -EINVAL, "%s: 'power' must be a map",
+                comet_util_doc_where(sec, w, sizeof w));
+        /* links, ports and memory in J/GB (DFModel): W = J/GB x provisioned GB/s */
+        if ((rc = comet_util_doc_check_keys(sec, powk, err, errlen))
+            || (rc = doc_si(sec, "chip", COMET_UNIT_WATTS, bare, &hw->power_chip_w, err, errlen))
+            || (rc = doc_si(sec, "link_per_gbps", COMET_UNIT_J_PER_BYTE, bare,
+                    &hw->power_link_j_per_gb, err, errlen))
+            || (rc = doc_si(sec, "switch_port_per_gbps", COMET_UNIT_J_PER_BYTE, bare,
+                    &hw->power_switch_port_j_per_gb, err, errlen))
+            || (rc = doc_si(sec, "memory_per_gbps", COMET_UNIT_J_PER_BYTE, bare,
+                    &hw->power_mem_j_per_gb, err, errlen)))
+            return rc;
+        /* J/B -> J/GB */
+        hw->power_link_j_per_gb *= 1e9;
+        hw->power_switch_port_j_per_gb *= 1e9;
+        hw->power_mem_j_per_gb *= 1e9;
+    }
+    return rc;
+}
+
 static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
 {
     static const char *const top[] = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters",
         "cores", "memory", "gemm", "vector", "calibration", "schema", "io_bytes_per_elem",
-        "collectives", "overlap", "clusters_per_chip", "clock", NULL };
+        "collectives", "overlap", "clusters_per_chip", "clock", "compute", "cost", "power", NULL };
     const comet_util_doc *sec, *sub;
     const char *s;
     char w[256];
@@ -663,7 +745,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         || (rc = load_net(sub, &hw->core_net, q, err, errlen)))
         goto fail;
 
-    static const char *const mems[] = { "dram", "global_buffer", "local_buffer", NULL };
+    static const char *const mems[]
+        = { "dram", "global_buffer", "local_buffer", "second", NULL };
     if ((rc = need_map(d, "memory", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, mems, err, errlen)))
         goto fail;
@@ -674,6 +757,14 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         || (rc = need_map(sec, "local_buffer", &sub, err, errlen))
         || (rc = load_mem(sub, &hw->lb, 1, q, err, errlen)))
         goto fail;
+    {
+        /* an optional second off-chip tier (DDR beside HBM) */
+        const comet_util_doc *m2 = comet_util_doc_get(sec, "second");
+        if (m2 && (rc = need_map(sec, "second", &m2, err, errlen)))
+            goto fail;
+        if (m2 && (rc = load_mem(m2, &hw->mem2, 0, q, err, errlen)))
+            goto fail;
+    }
     NUMQ(sub, "input_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_input);
     NUMQ(sub, "weight_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_weight);
     NUMQ(sub, "output_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_output);
@@ -761,6 +852,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     }
     if ((sub = comet_util_doc_get(d, "collectives")) != NULL
         && (rc = load_links(sub, &hw->links, err, errlen)))
+        goto fail;
+    if ((rc = load_system_extras(d, hw, err, errlen)))
         goto fail;
     if ((sub = comet_util_doc_get(d, "calibration")) != NULL)
         hw->calibration = doc_to_json(sub);
@@ -927,6 +1020,31 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_object_set_new(c, "fits", fits);
         json_object_set_new(j, "collectives", c);
     }
+    if (hw->mem2.capacity > 0)
+        json_object_set_new(json_object_get(j, "memory"), "second", mem_json(&hw->mem2));
+    {
+        static const char *const dt[COMET_MODEL_NDTYPE]
+            = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8" };
+        json_t *c = json_object();
+        for (int i = 0; i < COMET_MODEL_NDTYPE; i++)
+            if (hw->peak_flops_dtype[i] > 0)
+                json_object_set_new(c, dt[i], json_real(hw->peak_flops_dtype[i]));
+        if (json_object_size(c))
+            json_object_set_new(j, "compute", c);
+        else
+            json_decref(c);
+    }
+    if (hw->cost_chip_usd > 0 || hw->cost_link_usd_per_gbps > 0)
+        json_object_set_new(j, "cost",
+            json_pack("{s:f,s:f,s:f,s:f}", "chip", hw->cost_chip_usd, "link_per_gbps",
+                hw->cost_link_usd_per_gbps, "switch_port_per_gbps",
+                hw->cost_switch_port_usd_per_gbps, "memory_per_gbps", hw->cost_mem_usd_per_gbps));
+    if (hw->power_chip_w > 0 || hw->power_link_j_per_gb > 0) /* J/GB -> J/B (the base unit) */
+        json_object_set_new(j, "power",
+            json_pack("{s:f,s:f,s:f,s:f}", "chip", hw->power_chip_w, "link_per_gbps",
+                hw->power_link_j_per_gb * 1e-9, "switch_port_per_gbps",
+                hw->power_switch_port_j_per_gb * 1e-9, "memory_per_gbps",
+                hw->power_mem_j_per_gb * 1e-9));
     if (hw->calibration)
         json_object_set(j, "calibration", hw->calibration);
     return j;

@@ -1,0 +1,386 @@
+/* `comet predict|explore --hw SYSTEM --workload MODEL`: the system model
+ * (whole transformer workloads on many chips). predict costs the pinned
+ * --parallel configuration; explore searches them all. */
+#include "cli.h"
+#include "comet_model.h"
+#include "comet_system.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f, int explore)
+{
+    fprintf(f,
+        "usage: comet %s --hw SYSTEM --workload MODEL [options]\n"
+        "  A transformer (configs/workloads/MODEL.yaml with hidden, heads, layers, ...:\n"
+        "  gpt3-175b, megatron-22b, turing-530b, megatron-1t, llama2-70b) on a system\n"
+        "  (configs/hw: sn10x8-ring, sn10x8-torus, dgx-a100, dgx-h100, tpu-v4, or a file;\n"
+        "  a calibrated CPU profile with --chips N becomes N nodes on a 100 Gbit/s switch).\n"
+        "  --phase P         train (default), prefill or decode\n"
+        "  --batch N         global batch in sequences (default: the workload's)\n"
+        "  --microbatch N    sequences per microbatch (default: searched)\n"
+        "  --seq N           sequence length (default: the workload's)\n"
+        "  --context N       decode: tokens already in the KV cache (default: seq)\n"
+        "  --recompute R     none, selective or full (default: searched; inference: none)\n"
+        "  --seq-parallel    Megatron sequence parallelism (default: searched)\n"
+        "  --no-seq-parallel without it\n"
+        "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
+        "                    default: searched\n"
+        "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
+        "%s"
+        "  --explain         the breakdown, partitions and memory of the result\n"
+        "  --json            JSON (schema comet.system.v1, docs/FORMATS.md)\n"
+        "Formulas: docs/system.md.\n",
+        explore ? "explore" : "predict",
+        explore ? "  --top K           keep the K fastest configurations (default 5)\n"
+                  "  --parallel SPEC   pin the degrees it names (tp=8,pp=1), search the rest\n"
+                : "  --parallel SPEC   tp=8,pp=8,dp=1[,interleave=3][,microbatch=1]"
+                  "[,order=tp-dp-pp] (required)\n");
+}
+
+/* 1 if argv names a transformer workload (so the system model answers). */
+int comet_cli_is_system(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *w = NULL;
+        if (!strcmp(argv[i], "--workload") && i + 1 < argc)
+            w = argv[i + 1];
+        else if (!strncmp(argv[i], "--workload=", 11))
+            w = argv[i] + 11;
+        if (w)
+            return comet_system_llm_is(w);
+    }
+    return 0;
+}
+
+static const char *gb(double bytes, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.1f GB", bytes / 1e9);
+    return buf;
+}
+
+static void print_result(const comet_system_result *r, int explain)
+{
+    static const char *const pn[3] = { "tp", "pp", "dp" };
+    const comet_system_config *c = &r->cfg;
+    char a[32], b2[32];
+    printf("  parallel      tp=%d pp=%d dp=%d interleave=%d microbatch=%d order=%s-%s-%s%s\n",
+        c->tp, c->pp, c->dp, c->interleave, c->microbatch, pn[c->order[0]], pn[c->order[1]],
+        pn[c->order[2]], c->seq_parallel > 0 ? " seq-parallel" : "");
+    printf("  execution     %s, recompute %s\n", comet_system_exec_name(c->exec),
+        comet_system_recompute_name(c->recompute));
+    printf("  step          %.6g s (bound %.6g s)", r->step_s, r->bound_s);
+    if (r->per_token_s > 0)
+        printf(", one token %.6g s", r->per_token_s);
+    printf("\n  throughput    %.6g tokens/s, MFU %.1f%%\n", r->tokens_per_s, 100 * r->mfu);
+    printf("  memory/chip   %s of %s\n", gb(r->mem.total, a, sizeof a),
+        gb(r->mem.capacity, b2, sizeof b2));
+    if (isfinite(r->cost_usd))
+        printf("  cost, power   $%.4g, %.4g kW\n", r->cost_usd, r->power_w / 1e3);
+    else
+        printf("  cost, power   n/a (the description gives no chip price or power)\n");
+    if (!explain)
+        return;
+    printf("  breakdown (s): compute %.4g, memory %.4g, TP network %.4g, PP network %.4g, "
+           "DP network %.4g, bubble %.4g, recompute %.4g, optimizer %.4g\n",
+        r->breakdown.compute_s, r->breakdown.memory_s, r->breakdown.tp_s, r->breakdown.pp_s,
+        r->breakdown.dp_s, r->breakdown.bubble_s, r->breakdown.recompute_s,
+        r->breakdown.optimizer_s);
+    printf("  memory/chip:  weights %.3g GB, gradients %.3g GB, optimizer %.3g GB, activations "
+           "%.3g GB, KV cache %.3g GB\n",
+        r->mem.weights / 1e9, r->mem.grads / 1e9, r->mem.optimizer / 1e9, r->mem.activations / 1e9,
+        r->mem.kv_cache / 1e9);
+    printf("  one layer, one microbatch: forward %.4g s in %d partition(s)", r->layer_fwd_s,
+        r->nparts_fwd);
+    if (r->nparts_bwd)
+        printf(", backward %.4g s in %d", r->layer_bwd_s, r->nparts_bwd);
+    printf("\n    forward:");
+    for (int i = 0; i < r->nparts_fwd && i < COMET_SYSTEM_MAX_PARTS; i++)
+        printf(" [%s]", r->parts_fwd[i]);
+    if (r->nparts_bwd) {
+        printf("\n    backward:");
+        for (int i = 0; i < r->nparts_bwd && i < COMET_SYSTEM_MAX_PARTS; i++)
+            printf(" [%s]", r->parts_bwd[i]);
+    }
+    printf("\n");
+}
+
+static int load_system(
+    const char *sub, const char *hwname, int chips, const comet_system_llm *m, comet_system *sys)
+{
+    comet_model_hw hw, sc;
+    char err[COMET_ERRLEN];
+    if (comet_model_hw_load(hwname, &hw, err, sizeof err) != 0) {
+        comet_cli_error(sub, "%s", err);
+        return COMET_EXIT_USAGE;
+    }
+    const comet_model_hw *use = &hw;
+    int scaled = 0;
+    if (chips > 1 && !strcmp(hw.kind, "cpu") && hw.clusters_per_chip <= 1 && hw.n_outer == 0
+        && hw.clusters == 1) {
+        /* this machine's profile as N nodes: a stated network, one switch
+         * of 100 Gbit/s ports (InfiniBand EDR's data rate) and 1 us per hop,
+         * the one `comet run` states for its scaled system */
+        comet_model_net ib = { .topo = COMET_MODEL_SWITCH, .dims = { chips, 1 } };
+        ib.link_bw = 12.5e9 / (hw.clock_ghz * 1e9);
+        ib.hop_latency = 1e-6 * hw.clock_ghz * 1e9;
+        if (comet_model_hw_scale(&hw, hw.cores, chips, &ib, &sc) != 0) {
+            comet_model_hw_free(&hw);
+            comet_cli_error(sub, "--chips %d: cannot scale %s", chips, hwname);
+            return COMET_EXIT_USAGE;
+        }
+        sc.clusters_per_chip = 1;
+        use = &sc;
+        scaled = 1;
+        chips = 0;
+    }
+    int rc = comet_system_from_hw(use, m->dtype, chips, sys, err, sizeof err);
+    if (scaled)
+        comet_model_hw_free(&sc);
+    comet_model_hw_free(&hw);
+    if (rc) {
+        comet_cli_error(sub, "%s", err);
+        return COMET_EXIT_USAGE;
+    }
+    return COMET_EXIT_OK;
+}
+
+int comet_cli_system(int argc, char **argv, int explore)
+{
+    static const struct option longopts[] = { { "hw", required_argument, NULL, 0x3001 },
+        { "workload", required_argument, NULL, 0x3002 },
+        { "phase", required_argument, NULL, 0x3003 }, { "batch", required_argument, NULL, 0x3004 },
+        { "microbatch", required_argument, NULL, 0x3005 },
+        { "seq", required_argument, NULL, 0x3006 }, { "context", required_argument, NULL, 0x3007 },
+        { "recompute", required_argument, NULL, 0x3008 },
+        { "seq-parallel", no_argument, NULL, 0x3009 },
+        { "no-seq-parallel", no_argument, NULL, 0x300a },
+        { "execution", required_argument, NULL, 0x300b },
+        { "chips", required_argument, NULL, 0x300c }, { "top", required_argument, NULL, 0x300d },
+        { "parallel", required_argument, NULL, 0x300e }, { "explain", no_argument, NULL, 0x300f },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+    const char *sub = explore ? "explore" : "predict";
+    const char *hwname = NULL, *wname = NULL, *par = NULL;
+    comet_system_opts o
+        = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1 };
+    comet_cli_global g = { 0 };
+    int c, top = 5, chips = 0, explain = 0;
+    uint64_t v;
+    char err[COMET_ERRLEN];
+    comet_cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
+        if (comet_cli_global_opt(&g, c, optarg))
+            continue;
+        switch (c) {
+        case 'h':
+            usage(stdout, explore);
+            return COMET_EXIT_OK;
+        case 0x3001:
+            hwname = optarg;
+            break;
+        case 0x3002:
+            wname = optarg;
+            break;
+        case 0x3003:
+            if (comet_system_phase_parse(optarg, &o.phase)) {
+                comet_cli_error(sub, "--phase '%s': train, prefill or decode", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            break;
+        case 0x3004:
+        case 0x3005:
+        case 0x3006:
+        case 0x3007:
+        case 0x300c:
+        case 0x300d: {
+            static const char *const fl[] = { "--batch", "--microbatch", "--seq", "--context", "",
+                "", "", "", "--chips", "--top" };
+            if (comet_cli_parse_pos(sub, fl[c - 0x3004], optarg, 1u << 24, &v))
+                return COMET_EXIT_USAGE;
+            if (c == 0x3004)
+                o.batch = (int)v;
+            else if (c == 0x3005)
+                o.microbatch = (int)v;
+            else if (c == 0x3006)
+                o.seq = (int)v;
+            else if (c == 0x3007)
+                o.context = (int)v;
+            else if (c == 0x300c)
+                chips = (int)v;
+            else
+                top = (int)(v > 1000 ? 1000 : v);
+            break;
+        }
+        case 0x3008: {
+            comet_system_recompute r;
+            if (comet_system_recompute_parse(optarg, &r)) {
+                comet_cli_error(sub, "--recompute '%s': none, selective or full", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.recompute = (int)r;
+            break;
+        }
+        case 0x3009:
+            o.seq_parallel = 1;
+            break;
+        case 0x300a:
+            o.seq_parallel = 0;
+            break;
+        case 0x300b: {
+            comet_system_exec e;
+            if (comet_system_exec_parse(optarg, &e)) {
+                comet_cli_error(sub, "--execution '%s': kernel or dataflow", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.exec = (int)e;
+            break;
+        }
+        case 0x300e:
+            par = optarg;
+            break;
+        case 0x300f:
+            explain = 1;
+            break;
+        default:
+            return comet_cli_bad_option(sub, argc, argv);
+        }
+    }
+    if (optind < argc) {
+        comet_cli_error(sub, "unexpected argument '%s'", argv[optind]);
+        return COMET_EXIT_USAGE;
+    }
+    if (!hwname || !wname) {
+        comet_cli_error(sub, "--hw SYSTEM and --workload MODEL are required");
+        return COMET_EXIT_USAGE;
+    }
+    if (g.out) {
+        comet_cli_error(sub, "--out: %s prints to stdout (redirect it)", sub);
+        return COMET_EXIT_USAGE;
+    }
+    if (explore && par) {
+        /* explore --parallel pins the degrees it names; the rest is searched */
+        comet_system_config pin;
+        if (comet_system_config_parse(par, &pin, err, sizeof err)) {
+            comet_cli_error(sub, "%s", err);
+            return COMET_EXIT_USAGE;
+        }
+        o.tp = strstr(par, "tp=") ? pin.tp : 0;
+        o.pp = strstr(par, "pp=") ? pin.pp : 0;
+        o.dp = strstr(par, "dp=") ? pin.dp : 0;
+        if (pin.microbatch > 0)
+            o.microbatch = pin.microbatch;
+    }
+    if (!explore && !par) {
+        comet_cli_error(sub, "--parallel tp=N,pp=N,dp=N is required (explore searches them)");
+        return COMET_EXIT_USAGE;
+    }
+    comet_system_llm m;
+    if (comet_system_llm_load(wname, &m, err, sizeof err)) {
+        comet_cli_error(sub, "%s", err);
+        return COMET_EXIT_USAGE;
+    }
+    if (o.phase != COMET_SYSTEM_TRAIN && o.recompute > 0) {
+        comet_cli_error(sub, "--recompute: applies to --phase train only");
+        return COMET_EXIT_USAGE;
+    }
+    if (o.context > 0 && o.phase != COMET_SYSTEM_DECODE) {
+        comet_cli_error(sub, "--context: applies to --phase decode only");
+        return COMET_EXIT_USAGE;
+    }
+    const int B = o.batch > 0 ? o.batch : m.global_batch;
+    if (o.microbatch > B) {
+        comet_cli_error(sub, "--microbatch %d exceeds the batch of %d sequences", o.microbatch, B);
+        return COMET_EXIT_USAGE;
+    }
+    comet_system sys;
+    int rc = load_system(sub, hwname, chips, &m, &sys);
+    if (rc)
+        return rc;
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "schema", "comet.system.v1", "hw", hwname,
+        "workload", m.name, "phase", comet_system_phase_name(o.phase), "chips", sys.chips, "batch",
+        B);
+    if (!explore) {
+        comet_system_config cfg;
+        if (comet_system_config_parse(par, &cfg, err, sizeof err)) {
+            comet_cli_error(sub, "%s", err);
+            json_decref(j);
+            return COMET_EXIT_USAGE;
+        }
+        cfg.microbatch = cfg.microbatch > 0 ? cfg.microbatch
+            : o.microbatch > 0              ? o.microbatch
+            : m.microbatch > 0              ? m.microbatch
+                                            : 1;
+        cfg.recompute = o.recompute >= 0    ? (comet_system_recompute)o.recompute
+            : o.phase == COMET_SYSTEM_TRAIN ? COMET_SYSTEM_RECOMPUTE_SELECTIVE
+                                            : COMET_SYSTEM_RECOMPUTE_NONE;
+        cfg.seq_parallel = o.seq_parallel >= 0 ? o.seq_parallel : cfg.tp > 1;
+        cfg.exec = o.exec >= 0 ? (comet_system_exec)o.exec : COMET_SYSTEM_EXEC_KERNEL;
+        comet_system_result r;
+        if (comet_system_eval(&sys, &m, &o, &cfg, &r) < 0) {
+            comet_cli_error(sub, "--parallel %s: not a valid configuration", par);
+            json_decref(j);
+            return COMET_EXIT_USAGE;
+        }
+        if (!r.feasible) {
+            comet_cli_error(sub, "--parallel %s: %s", par, r.reason);
+            json_decref(j);
+            return COMET_EXIT_USAGE;
+        }
+        if (g.json) {
+            json_object_set_new(j, "result", comet_system_result_json(&r));
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            printf("\n");
+        } else {
+            printf("%s %s on %s (%d chips), batch %d:\n", m.name, comet_system_phase_name(o.phase),
+                hwname, sys.chips, B);
+            print_result(&r, explain);
+        }
+        json_decref(j);
+        return COMET_EXIT_OK;
+    }
+    comet_system_result *best = calloc((size_t)top, sizeof *best);
+    comet_system_space sp;
+    if (!best) {
+        json_decref(j);
+        return COMET_EXIT_FAIL;
+    }
+    int n = comet_system_explore(&sys, &m, &o, top, best, &sp);
+    if (n <= 0) {
+        comet_cli_error(sub,
+            "%s fits nowhere on %s (%d chips): %.0f configurations tried, none fits in memory "
+            "or divides the model (try more chips, --recompute full, or a smaller --batch)",
+            m.name, hwname, sys.chips, sp.configs);
+        free(best);
+        json_decref(j);
+        return COMET_EXIT_FAIL;
+    }
+    if (g.json) {
+        json_t *arr = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(arr, comet_system_result_json(&best[i]));
+        json_object_set_new(j, "result", comet_system_result_json(&best[0]));
+        json_object_set_new(j, "configs", arr);
+        json_object_set_new(j, "configs_evaluated", json_real(sp.configs));
+        json_object_set_new(j, "configs_feasible", json_real(sp.feasible));
+        json_object_set_new(j, "search_s", json_real(sp.seconds));
+        json_object_set_new(j, "configs_per_s", json_real(sp.configs_per_s));
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("\n");
+    } else {
+        printf("%s %s on %s (%d chips), batch %d: %.0f configurations (%.0f fit) in %.3g s, "
+               "%.3g configurations/s\n",
+            m.name, comet_system_phase_name(o.phase), hwname, sys.chips, B, sp.configs, sp.feasible,
+            sp.seconds, sp.configs_per_s);
+        for (int i = 0; i < n; i++) {
+            printf("#%d\n", i + 1);
+            print_result(&best[i], explain && i == 0);
+        }
+    }
+    free(best);
+    json_decref(j);
+    return COMET_EXIT_OK;
+}

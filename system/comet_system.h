@@ -1,0 +1,254 @@
+/**
+ * @file comet_system.h
+ * @brief System model: whole LLM workloads (training, prefill, decode) on
+ *        many chips joined by a multi-level network, after DFModel's
+ *        two-level mapping (inter-chip TP/PP/DP, intra-chip fused
+ *        partitions) and Calculon's step accounting.
+ *
+ * A system is a hardware description (comet_model_hw, schema v2) whose
+ * clusters are grouped into chips (clusters_per_chip) and whose network
+ * levels above the chip join the chips. A workload is a transformer
+ * description (configs/workloads/NAME.yaml with `hidden`, `heads`, ...).
+ * A configuration pins the parallel degrees, their order over the network
+ * levels, the microbatch, recomputation, sequence parallelism and the
+ * execution style; comet_system_eval() costs it, comet_system_explore()
+ * searches every configuration exhaustively. Units: seconds, bytes, FLOP.
+ * Formulas and sources: docs/system.md.
+ */
+#ifndef COMET_SYSTEM_H
+#define COMET_SYSTEM_H
+
+#include "comet_model.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What the workload runs. */
+typedef enum comet_system_phase {
+    COMET_SYSTEM_TRAIN = 0, /**< forward, backward, weight gradients, optimizer step */
+    COMET_SYSTEM_PREFILL, /**< inference: the prompt, writing the KV cache */
+    COMET_SYSTEM_DECODE /**< inference: one token per sequence, reading the KV cache */
+} comet_system_phase;
+
+/** Activation recomputation (Korthikanti et al. 2022). */
+typedef enum comet_system_recompute {
+    COMET_SYSTEM_RECOMPUTE_NONE = 0, /**< every activation the backward needs is stored */
+    COMET_SYSTEM_RECOMPUTE_SELECTIVE, /**< the attention core (scores, softmax, dropout) is
+                                          recomputed in the backward */
+    COMET_SYSTEM_RECOMPUTE_FULL /**< only each layer's input is stored; the forward is
+                                     run again in the backward */
+} comet_system_recompute;
+
+/** How kernels run on a chip. */
+typedef enum comet_system_exec {
+    COMET_SYSTEM_EXEC_KERNEL = 0, /**< kernel by kernel: every kernel reads its inputs from and
+                                      writes its output to off-chip memory */
+    COMET_SYSTEM_EXEC_DATAFLOW /**< kernels grouped into fused partitions (a spatial pipeline);
+                                    only partition inputs/outputs and stored activations
+                                    touch off-chip memory */
+} comet_system_exec;
+
+/** A transformer (decoder-only, pre-LayerNorm) description. */
+typedef struct comet_system_llm {
+    char name[64]; /**< preset or file name */
+    char source[256]; /**< where the numbers come from */
+    int hidden; /**< model width h */
+    int heads; /**< attention heads a */
+    int head_dim; /**< d (a x d need not equal h) */
+    int kv_heads; /**< g: key/value heads (GQA; = heads for multi-head attention) */
+    int ffn; /**< feed-forward width f */
+    int gated; /**< 1: SwiGLU (gate and up projections), 0: GELU */
+    int layers; /**< transformer blocks */
+    int seq; /**< sequence length (training / prompt) */
+    int vocab; /**< vocabulary (embedding and LM head) */
+    int global_batch; /**< sequences per step (training) or in flight (inference) */
+    int microbatch; /**< default microbatch (0: searched) */
+    double bytes_per_elem; /**< activations and weights (bf16: 2) */
+    comet_model_dtype dtype; /**< compute type (its peak is used) */
+} comet_system_llm;
+
+/**
+ * Loads a transformer description (a preset name under configs/workloads/ or
+ * a path). Errors name file:line and the field.
+ * @return 0, -ENOENT, or -EINVAL.
+ */
+int comet_system_llm_load(const char *name, comet_system_llm *m, char *err, size_t errlen);
+/** Parses one from text (file names the source in messages). */
+int comet_system_llm_parse(
+    const char *file, const char *text, size_t len, comet_system_llm *m, char *err, size_t errlen);
+/** 1 if the workload file (preset name or path) describes a transformer, not a compound op. */
+int comet_system_llm_is(const char *name);
+/** Parameters of the model (weights of all layers, embeddings and LM head tied). */
+double comet_system_llm_params(const comet_system_llm *m);
+
+/** Maximum network levels joining chips. */
+#define COMET_SYSTEM_LEVELS 4
+
+/** One network level joining chips (innermost first). */
+typedef struct comet_system_level {
+    comet_model_net net; /**< its description (ring, switch, full; torus: two ring levels) */
+    int size; /**< chips (groups of the inner levels) it joins */
+} comet_system_level;
+
+/** A system: chips joined by network levels, with what one chip can do. */
+typedef struct comet_system {
+    comet_model_hw hw; /**< the description (owned copy of the arrays it points to: none) */
+    int chips; /**< chips in the system */
+    double peak_flops; /**< FLOP/s of one chip in the workload's data type */
+    double vector_flops; /**< element operations/s of one chip's vector units */
+    double sram_bytes; /**< on-chip memory of one chip */
+    double mem_bw, mem_cap; /**< off-chip memory of one chip: B/s and bytes */
+    double mem2_bw, mem2_cap; /**< optional second tier (0: none) */
+    int gemm_rows; /**< rows of the systolic array (padding of small M; 0: none) */
+    double gemm_eff; /**< GEMM efficiency at large shapes */
+    int overlap; /**< COMET_MODEL_ENGINE_* bits: which engines run concurrently */
+    int nlevels; /**< network levels joining chips */
+    comet_system_level level[COMET_SYSTEM_LEVELS]; /**< innermost first */
+    double clock_hz; /**< the description's clock (network times are in its cycles) */
+} comet_system;
+
+/**
+ * Builds a system from a hardware description for a workload's data type.
+ * chips > 0 resizes a family (the outermost level grows or shrinks; it must
+ * divide evenly), 0 keeps the description's count.
+ * @return 0, or -EINVAL with a one-line reason (no per-chip compute, a
+ *         chip count the levels cannot hold).
+ */
+int comet_system_from_hw(const comet_model_hw *hw, comet_model_dtype dtype, int chips,
+    comet_system *sys, char *err, size_t errlen);
+
+/** Options fixed by the user (a negative value or 0 where noted: searched). */
+typedef struct comet_system_opts {
+    comet_system_phase phase; /**< what runs */
+    int batch; /**< global batch (0: the workload's) */
+    int microbatch; /**< 0: searched */
+    int seq; /**< 0: the workload's */
+    int context; /**< decode: tokens already in the KV cache (0: seq) */
+    int recompute; /**< comet_system_recompute, or -1: searched */
+    int seq_parallel; /**< 0/1, or -1: searched */
+    int exec; /**< comet_system_exec, or -1: searched */
+    int tp, pp, dp; /**< explore: degrees pinned (0: searched) */
+} comet_system_opts;
+
+/** Parallelisms (indices into comet_system_config.order). */
+enum { COMET_SYSTEM_TP = 0, COMET_SYSTEM_PP = 1, COMET_SYSTEM_DP = 2 };
+
+/** One configuration of the system mapping. */
+typedef struct comet_system_config {
+    int tp, pp, dp; /**< degrees (chips used = tp pp dp) */
+    int interleave; /**< virtual pipeline stages per chip (1: plain 1F1B) */
+    int microbatch; /**< sequences per microbatch */
+    int order[3]; /**< parallelisms from the innermost network level outwards */
+    comet_system_recompute recompute; /**< recomputation */
+    int seq_parallel; /**< Megatron sequence parallelism (reduce-scatter/all-gather) */
+    comet_system_exec exec; /**< execution style */
+} comet_system_config;
+
+/** Maximum fused partitions reported per pass. */
+#define COMET_SYSTEM_MAX_PARTS 48
+
+/** Time and memory of one configuration. */
+typedef struct comet_system_result {
+    int feasible; /**< 0: pruned (reason says why) */
+    char reason[192]; /**< why it does not fit or cannot be mapped */
+    comet_system_config cfg; /**< the configuration */
+    double step_s; /**< training: one step; prefill: the whole batch's prompt; decode: one token
+                        for every sequence of the batch */
+    double per_token_s; /**< decode: one token's latency (all stages); else 0 */
+    double tokens_per_s; /**< tokens processed (training, prefill) or generated (decode) per s */
+    double mfu; /**< model FLOP per step / (step_s x chips used x peak) */
+    double model_flops; /**< FLOP of one step (forward+backward, no recomputation) */
+    double bound_s; /**< the step's bound: the slowest chip's compute and its off-chip bytes at
+                         full rate, with no overlap lost; step_s >= bound_s */
+    struct {
+        double compute_s; /**< GEMM and vector work on the critical path */
+        double memory_s; /**< exposed off-chip memory time */
+        double tp_s; /**< exposed tensor-parallel collectives */
+        double pp_s; /**< exposed pipeline point-to-point */
+        double dp_s; /**< exposed data-parallel gradient all-reduce */
+        double bubble_s; /**< pipeline fill and drain */
+        double recompute_s; /**< recomputation inside the backward */
+        double optimizer_s; /**< optimizer step */
+    } breakdown; /**< parts of step_s (they add up to it) */
+    struct {
+        double weights, grads, optimizer, activations, kv_cache, total; /**< bytes */
+        double capacity; /**< off-chip capacity of one chip (both tiers) */
+    } mem; /**< per chip (the first pipeline stage, which holds the most) */
+    double cost_usd; /**< capital cost (NAN: unknown) */
+    double power_w; /**< provisioned power (NAN: unknown) */
+    int nparts_fwd, nparts_bwd; /**< fused partitions of one layer's forward and backward */
+    char parts_fwd[COMET_SYSTEM_MAX_PARTS][48]; /**< partitions as "ln1+qkv+..." */
+    char parts_bwd[COMET_SYSTEM_MAX_PARTS][48]; /**< backward partitions */
+    double layer_fwd_s, layer_bwd_s; /**< one layer, one microbatch */
+} comet_system_result;
+
+/**
+ * Costs one configuration. The result is infeasible (with its reason) when
+ * the degrees do not divide the workload, the chips are too few, or the
+ * memory of a chip overflows (the reason names the tensor class).
+ * @return 0 (feasible or not), -EINVAL for a malformed configuration.
+ */
+int comet_system_eval(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r);
+
+/** What a search covered. */
+typedef struct comet_system_space {
+    double configs; /**< configurations evaluated */
+    double feasible; /**< of which fit */
+    double seconds; /**< wall time of the search */
+    double configs_per_s; /**< configs / seconds */
+} comet_system_space;
+
+/**
+ * Searches every configuration (degrees dividing heads and layers, every
+ * order of TP/PP/DP over the network levels, microbatch, interleaving,
+ * recomputation, sequence parallelism, execution style), using up to the
+ * system's chips. Keeps the `top` fastest feasible ones in best[] (sorted).
+ * @return the number kept (0: nothing fits; space says what was tried).
+ */
+int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, int top, comet_system_result *best, comet_system_space *space);
+
+/**
+ * Parses "tp=8,pp=8,dp=1[,interleave=3][,microbatch=1][,order=tp-dp-pp]".
+ * Degrees not given are 1. @return 0 or -EINVAL with a message naming the key.
+ */
+int comet_system_config_parse(const char *s, comet_system_config *c, char *err, size_t errlen);
+
+/** The result as JSON (schema comet.system.v1; docs/FORMATS.md). */
+json_t *comet_system_result_json(const comet_system_result *r);
+/** Name of a phase / recompute / execution style. */
+const char *comet_system_phase_name(comet_system_phase p);
+/** Name of a recomputation choice. */
+const char *comet_system_recompute_name(comet_system_recompute r);
+/** Name of an execution style. */
+const char *comet_system_exec_name(comet_system_exec e);
+/** Parses a phase / recompute / exec name; -EINVAL if unknown. */
+int comet_system_phase_parse(const char *s, comet_system_phase *p);
+/** Parses a recomputation name. */
+int comet_system_recompute_parse(const char *s, comet_system_recompute *r);
+/** Parses an execution style name. */
+int comet_system_exec_parse(const char *s, comet_system_exec *e);
+
+/**
+ * Time of a collective of `bytes` (all-reduce / reduce-scatter: per chip;
+ * all-gather: the gathered total) over a group of `p` chips placed after
+ * `inner` chips of stride on the system's levels: hierarchical (reduce-
+ * scatter inwards-out, all-gather back) over the levels the group spans,
+ * each level costed by comet's collective model.
+ */
+double comet_system_coll_s(
+    const comet_system *sys, comet_model_coll coll, int inner, int p, double bytes);
+
+/** Point-to-point of `bytes` between neighbouring members of a group of p
+ *  chips placed after `inner` chips: over the innermost level it spans. */
+double comet_system_p2p_s(const comet_system *sys, int inner, int p, double bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,449 @@
+/* One layer as a graph of kernels over tensors, costed on one chip kernel
+ * by kernel or as fused partitions (a dynamic program over the kernel
+ * chain), and a configuration's step assembled from it: pipeline, data-
+ * parallel gradients, optimizer, memory per chip, cost and power.
+ * docs/system.md states every formula. */
+#include "comet_system.h"
+#include "system_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAXT 64
+#define MAXK 64
+
+enum { E_GEMM = 0, E_VEC = 1 };
+
+typedef struct tensor {
+    double bytes; /* as consumers read it */
+    double store; /* bytes kept for the backward (0: not kept) */
+    int producer; /* kernel index, -1: in off-chip memory before the pass */
+    int keep; /* written off-chip whatever the partition (layer output, gradients out) */
+    int last; /* the last kernel reading it (-1: none) */
+} tensor;
+
+typedef struct kern {
+    char name[16];
+    int engine;
+    double flops;
+    double w; /* weight bytes read */
+    double wgrad; /* weight-gradient bytes written (and read back when accumulating) */
+    int nin, in[3], out;
+    double M, N, K; /* GEMM shape per chip (tiling and padding) */
+    comet_model_coll coll; /* collective on the output (TP group) */
+    double coll_bytes; /* 0: none */
+    double extra_rd, extra_wr; /* off-chip bytes outside the tensors (KV cache) */
+    int recompute; /* a forward kernel run again in the backward */
+} kern;
+
+typedef struct graph {
+    int nt, nk;
+    tensor t[MAXT];
+    kern k[MAXK];
+} graph;
+
+static int add_t(graph *g, double bytes, double store, int producer)
+{
+    tensor *t = &g->t[g->nt];
+    t->bytes = bytes;
+    t->store = store;
+    t->producer = producer;
+    t->keep = 0;
+    t->last = -1;
+    return g->nt++;
+}
+
+/* A kernel writing a new tensor of out_bytes (stored for the backward: store). */
+static kern *add_k(graph *g, const char *name, int engine, double flops, int nin, const int *in,
+    double out_bytes, double store)
+{
+    kern *k = &g->k[g->nk];
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->engine = engine;
+    k->flops = flops;
+    k->nin = nin;
+    for (int i = 0; i < nin; i++) {
+        k->in[i] = in[i];
+        g->t[in[i]].last = g->nk; /* kernels are added in execution order */
+    }
+    k->out = add_t(g, out_bytes, store, g->nk);
+    k->coll_bytes = 0;
+    g->nk++;
+    return k;
+}
+
+/* The forward graph of one layer for one microbatch on one chip, with the
+ * stored activations of the recomputation choice. Follows Megatron's
+ * tensor parallelism (Shoeybi et al. 2019): QKV and FFN-in split by columns,
+ * projection and FFN-out by rows with an all-reduce of the output (with
+ * sequence parallelism, Korthikanti et al. 2022: all-gather before, reduce-
+ * scatter after, and the replicated tensors split by the TP degree). */
+static void build_fwd(const sys_layer *L, graph *g, int *X0out)
+{
+    const double e = L->e, T = L->T, h = L->h, tp = L->tp;
+    const double rep = L->sp ? 1.0 / tp : 1.0;
+    const double al = L->al, gl = L->gl, d = L->d, fl = L->fl, gate = L->gated ? 2 : 1;
+    const double hd = T * h * e; /* a full activation */
+    const int train = L->phase == COMET_SYSTEM_TRAIN;
+    const int keep_attn = train && L->rec == COMET_SYSTEM_RECOMPUTE_NONE;
+    const int keep_all = train && L->rec != COMET_SYSTEM_RECOMPUTE_FULL;
+    const comet_model_coll out_coll = L->sp ? COMET_MODEL_REDUCE_SCATTER : COMET_MODEL_ALLREDUCE;
+    /* attention rows: every sequence's query tokens against its context */
+    const double bq = L->b * L->sq, sc = L->b * al * L->sq * L->ctx;
+    memset(g, 0, sizeof *g);
+    int x0 = add_t(g, hd * rep, train ? hd * rep : 0, -1);
+    *X0out = x0;
+    int in[3];
+
+    in[0] = x0;
+    kern *k = add_k(g, "ln1", E_VEC, 8 * T * h * rep, 1, in, hd, keep_all ? hd * rep : 0);
+    if (L->sp && tp > 1) {
+        k->coll = COMET_MODEL_ALLGATHER;
+        k->coll_bytes = hd;
+    }
+    int l1 = k->out;
+    in[0] = l1;
+    k = add_k(g, "qkv", E_GEMM, 2 * T * h * (al + 2 * gl) * d, 1, in, T * (al + 2 * gl) * d * e,
+        keep_all ? T * (al + 2 * gl) * d * e : 0);
+    k->w = h * (al + 2 * gl) * d * e;
+    k->M = T;
+    k->K = h;
+    k->N = (al + 2 * gl) * d;
+    if (L->phase == COMET_SYSTEM_PREFILL)
+        k->extra_wr = T * 2 * gl * d * e; /* the KV cache */
+    int qkv = k->out;
+    in[0] = qkv;
+    k = add_k(g, "score", E_GEMM, 2 * sc * d, 1, in, sc * e, 0);
+    k->M = L->sq;
+    k->N = L->ctx;
+    k->K = d;
+    if (L->phase == COMET_SYSTEM_DECODE)
+        k->extra_rd = L->b * L->ctx * gl * d * e; /* K from the cache */
+    in[0] = k->out;
+    k = add_k(g, "softmax", E_VEC, 5 * sc, 1, in, sc * e, keep_attn ? sc * e : 0);
+    int probs = k->out;
+    if (train) {
+        in[0] = probs;
+        /* the dropout output and its 1-byte mask */
+        k = add_k(g, "attn_drop", E_VEC, 2 * sc, 1, in, sc * e, keep_attn ? sc * (e + 1) : 0);
+        probs = k->out;
+    }
+    in[0] = probs;
+    in[1] = qkv;
+    k = add_k(
+        g, "context", E_GEMM, 2 * sc * d, 2, in, bq * al * d * e, keep_all ? bq * al * d * e : 0);
+    k->M = L->sq;
+    k->N = d;
+    k->K = L->ctx;
+    if (L->phase == COMET_SYSTEM_DECODE)
+        k->extra_rd = L->b * L->ctx * gl * d * e; /* V from the cache */
+    in[0] = k->out;
+    k = add_k(g, "proj", E_GEMM, 2 * T * al * d * h, 1, in, L->sp ? hd * rep : hd, 0);
+    k->w = al * d * h * e;
+    k->M = T;
+    k->K = al * d;
+    k->N = h;
+    if (tp > 1) {
+        k->coll = out_coll;
+        k->coll_bytes = hd;
+    }
+    in[0] = k->out;
+    in[1] = x0;
+    k = add_k(
+        g, "res1", E_VEC, 3 * T * h * rep, 2, in, hd * rep, keep_all ? hd * rep * (1 + 1 / e) : 0);
+    int x1 = k->out;
+    in[0] = x1;
+    k = add_k(g, "ln2", E_VEC, 8 * T * h * rep, 1, in, hd, keep_all ? hd * rep : 0);
+    if (L->sp && tp > 1) {
+        k->coll = COMET_MODEL_ALLGATHER;
+        k->coll_bytes = hd;
+    }
+    in[0] = k->out;
+    k = add_k(g, "ffn_in", E_GEMM, 2 * T * h * fl * gate, 1, in, T * fl * gate * e,
+        keep_all ? T * fl * gate * e : 0);
+    k->w = h * fl * gate * e;
+    k->M = T;
+    k->K = h;
+    k->N = fl * gate;
+    in[0] = k->out;
+    k = add_k(g, "act", E_VEC, 8 * T * fl * gate, 1, in, T * fl * e, keep_all ? T * fl * e : 0);
+    in[0] = k->out;
+    k = add_k(g, "ffn_out", E_GEMM, 2 * T * fl * h, 1, in, L->sp ? hd * rep : hd, 0);
+    k->w = fl * h * e;
+    k->M = T;
+    k->K = fl;
+    k->N = h;
+    if (tp > 1) {
+        k->coll = out_coll;
+        k->coll_bytes = hd;
+    }
+    in[0] = k->out;
+    in[1] = x1;
+    k = add_k(g, "res2", E_VEC, 3 * T * h * rep, 2, in, hd * rep, keep_all ? hd * rep / e : 0);
+    g->t[k->out].keep = 1; /* the layer's output goes to the next layer */
+}
+
+/* The backward of a forward graph: per kernel its input gradients (GEMMs:
+ * data and weight gradients at the forward's FLOP each), the mirrored
+ * collectives (an all-reduce of the input gradient where the forward's
+ * input was replicated), reading what the forward stored. Recomputed
+ * kernels run first, their outputs produced again on chip. */
+static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
+{
+    const double tp = L->tp, hd = L->T * L->h * L->e;
+    const comet_model_coll in_coll = L->sp ? COMET_MODEL_REDUCE_SCATTER : COMET_MODEL_ALLREDUCE;
+    int map[MAXT]; /* forward tensor -> backward graph tensor (stored copy or recomputed) */
+    int grad[MAXT]; /* forward tensor -> its gradient in the backward graph */
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < f->nt; i++) {
+        map[i] = -1;
+        grad[i] = -1;
+    }
+    /* stored forward tensors come from off-chip memory */
+    for (int i = 0; i < f->nt; i++)
+        if (f->t[i].store > 0 || i == x0)
+            map[i] = add_t(g, f->t[i].bytes, 0, -1);
+    /* recomputation: forward kernels again, outputs on chip (not stored) */
+    if (L->rec != COMET_SYSTEM_RECOMPUTE_NONE)
+        for (int i = 0; i < f->nk; i++) {
+            const kern *k = &f->k[i];
+            if (L->rec == COMET_SYSTEM_RECOMPUTE_SELECTIVE && strcmp(k->name, "score")
+                && strcmp(k->name, "softmax") && strcmp(k->name, "attn_drop"))
+                continue;
+            int in[3];
+            for (int j = 0; j < k->nin; j++)
+                in[j] = map[k->in[j]];
+            kern *r = add_k(g, "re_", k->engine, k->flops, k->nin, in, f->t[k->out].bytes, 0);
+            snprintf(r->name, sizeof r->name, "re_%s", k->name);
+            r->w = k->w;
+            r->M = k->M;
+            r->N = k->N;
+            r->K = k->K;
+            r->coll = k->coll;
+            r->coll_bytes = k->coll_bytes;
+            r->recompute = 1;
+            map[k->out] = r->out;
+        }
+    /* the gradient of the layer output arrives from the next layer */
+    const int out = f->k[f->nk - 1].out;
+    grad[out] = add_t(g, f->t[out].bytes, 0, -1);
+    for (int i = f->nk - 1; i >= 0; i--) {
+        const kern *k = &f->k[i];
+        const int dy = grad[k->out];
+        if (dy < 0)
+            continue;
+        for (int j = 0; j < k->nin; j++) {
+            const int x = k->in[j];
+            const tensor *xt = &f->t[x];
+            int in[3], nin = 0;
+            in[nin++] = dy;
+            if (k->engine == E_GEMM && k->nin == 2) {
+                /* dA = dY B^T, dB = A^T dY: the other operand */
+                const int o = map[k->in[1 - j]];
+                if (o >= 0)
+                    in[nin++] = o;
+            } else if (k->engine == E_VEC && map[x] >= 0) {
+                in[nin++] = map[x]; /* the saved input (normalisation, activation) */
+            }
+            if (grad[x] >= 0)
+                in[nin++] = grad[x]; /* a tensor read twice: its gradients add */
+            const double flops = k->engine == E_GEMM ? k->flops : 2 * k->flops / k->nin;
+            char nm[16];
+            snprintf(nm, sizeof nm, "d%s%s", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
+            kern *b = add_k(g, nm, k->engine, flops, nin, in, xt->bytes, 0);
+            b->M = k->M;
+            b->N = k->K;
+            b->K = k->N;
+            if (k->engine == E_GEMM && k->w > 0)
+                b->w = k->w; /* the data gradient reads the weights */
+            /* where the forward's input was replicated over TP (LayerNorm
+             * output into QKV / FFN-in) the input gradient is summed */
+            if (tp > 1 && k->w > 0 && (!strcmp(k->name, "qkv") || !strcmp(k->name, "ffn_in"))) {
+                b->coll = in_coll;
+                b->coll_bytes = hd;
+            }
+            if (tp > 1 && L->sp && k->w > 0
+                && (!strcmp(k->name, "proj") || !strcmp(k->name, "ffn_out"))) {
+                b->coll = COMET_MODEL_ALLGATHER; /* the gradient gathered before the GEMM */
+                b->coll_bytes = hd;
+            }
+            grad[x] = b->out;
+        }
+        if (k->engine == E_GEMM && k->w > 0) {
+            /* weight gradient: input x output gradient, accumulated */
+            int in[2] = { map[k->in[0]] >= 0 ? map[k->in[0]] : dy, dy };
+            char nm[16];
+            snprintf(nm, sizeof nm, "w%s", k->name);
+            kern *b = add_k(g, nm, E_GEMM, k->flops, 2, in, 0, 0);
+            b->M = k->K;
+            b->N = k->N;
+            b->K = k->M;
+            b->wgrad = k->w;
+        }
+    }
+    /* the input gradient leaves for the previous layer */
+    if (grad[x0] >= 0)
+        g->t[grad[x0]].keep = 1;
+}
+
+/* Off-chip bytes of a GEMM's weights and DRAM-read activation with `share`
+ * bytes of on-chip memory: output-stationary tiles t_m x t_n of fp32
+ * accumulators in half the share; the weights are read once per row tile,
+ * the activation once per column tile. */
+static void gemm_rereads(const kern *k, double share, double *wf, double *af)
+{
+    *wf = *af = 1;
+    if (k->M <= 0 || k->N <= 0 || share <= 0)
+        return;
+    const double acc = share / 2 / 4; /* accumulators that fit */
+    double tm = floor(sqrt(acc));
+    if (tm > k->M)
+        tm = k->M;
+    if (tm < 1)
+        tm = 1;
+    double tn = floor(acc / tm);
+    if (tn > k->N)
+        tn = k->N;
+    if (tn < 1)
+        tn = 1;
+    *wf = ceil(k->M / tm);
+    *af = ceil(k->N / tn);
+}
+
+static double compute_s(const sys_ctx *C, const kern *k)
+{
+    if (k->engine == E_VEC)
+        return k->flops / C->sys->vector_flops;
+    double eff = C->sys->gemm_eff;
+    const int R = C->sys->gemm_rows;
+    if (R > 0 && k->M > 0 && k->M < 8.0 * R) /* a short M pads the array */
+        eff *= k->M / (ceil(k->M / R) * R);
+    return k->flops / (C->sys->peak_flops * eff);
+}
+
+/* Time of kernels [i, j) run as one partition (dataflow) or one kernel
+ * (j = i + 1, kernel by kernel). Adds the parts to *bd when given. */
+static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataflow, sys_bd *bd)
+{
+    const comet_system *S = C->sys;
+    double cg = 0, cv = 0, net = 0, rd = 0, wr = 0, rec = 0;
+    int ngemm = 0;
+    for (int x = i; x < j; x++)
+        ngemm += g->k[x].engine == E_GEMM && g->k[x].w > 0;
+    const double share = S->sram_bytes / (ngemm > 0 ? ngemm : 1);
+    unsigned char seen[MAXT] = { 0 };
+    for (int x = i; x < j; x++) {
+        const kern *k = &g->k[x];
+        const double c = compute_s(C, k);
+        if (k->engine == E_GEMM)
+            cg += c;
+        else
+            cv += c;
+        if (k->recompute)
+            rec += c;
+        double wf, af;
+        gemm_rereads(k, share, &wf, &af);
+        rd += k->w * wf + k->extra_rd + k->wgrad;
+        wr += k->extra_wr + k->wgrad;
+        for (int a = 0; a < k->nin; a++) {
+            const int t = k->in[a];
+            const int p = g->t[t].producer;
+            if ((p >= i && p < j) || seen[t])
+                continue; /* on chip, or already read by this partition */
+            seen[t] = 1;
+            rd += g->t[t].bytes * (k->engine == E_GEMM && a == 0 ? af : 1);
+        }
+        if (k->coll_bytes > 0)
+            net += comet_system_coll_s(S, k->coll, C->tp_inner, C->L.tp, k->coll_bytes);
+        /* the output leaves the chip when stored for the backward, kept, or
+         * read by a kernel outside the partition */
+        const tensor *o = &g->t[k->out];
+        double w = o->store;
+        const int outside = o->keep || o->last >= j;
+        if (outside && o->bytes > w)
+            w = o->bytes;
+        wr += w;
+    }
+    (void)dataflow;
+    const int ov = S->overlap;
+    const double c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR)
+        ? fmax(cg, cv)
+        : cg + cv;
+    const double mem = (rd + wr) / S->mem_bw;
+    const double cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(c, mem) : c + mem;
+    /* a kernel's own collective waits for its output; inside a partition
+     * the collective streams tile by tile beside the other kernels */
+    const double t = (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(cm, net) : cm + net;
+    if (bd) {
+        bd->compute += c - rec;
+        bd->recompute += rec;
+        bd->memory += cm - c;
+        bd->net += t - cm;
+        bd->bytes += rd + wr;
+        bd->flops += 0;
+    }
+    return t;
+}
+
+/* Best partition of the kernel chain: a dynamic program over cut points
+ * (dataflow), or one kernel per partition (kernel by kernel). */
+static double best_parts(
+    const sys_ctx *C, const graph *g, int dataflow, sys_bd *bd, char parts[][48], int *nparts)
+{
+    double best[MAXK + 1];
+    int cut[MAXK + 1];
+    best[0] = 0;
+    for (int j = 1; j <= g->nk; j++) {
+        best[j] = INFINITY;
+        cut[j] = j - 1;
+        for (int i = dataflow ? 0 : j - 1; i < j; i++) {
+            double t = best[i] + seg_cost(C, g, i, j, dataflow, NULL);
+            if (t < best[j]) {
+                best[j] = t;
+                cut[j] = i;
+            }
+        }
+    }
+    /* walk back the cuts, adding each partition's parts */
+    int ends[MAXK + 1], n = 0;
+    for (int j = g->nk; j > 0; j = cut[j])
+        ends[n++] = j;
+    *nparts = 0;
+    for (int q = n - 1; q >= 0; q--) {
+        const int j = ends[q], i = cut[j];
+        seg_cost(C, g, i, j, dataflow, bd);
+        if (parts && *nparts < COMET_SYSTEM_MAX_PARTS) {
+            char *s = parts[*nparts];
+            s[0] = 0;
+            for (int x = i; x < j; x++) {
+                size_t l = strlen(s);
+                snprintf(s + l, 48 - l, "%s%s", x > i ? "+" : "", g->k[x].name);
+            }
+        }
+        (*nparts)++;
+    }
+    return best[g->nk];
+}
+
+void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
+{
+    graph f, b;
+    int x0;
+    memset(out, 0, sizeof *out);
+    build_fwd(&C->L, &f, &x0);
+    const int df = C->L.exec == COMET_SYSTEM_EXEC_DATAFLOW;
+    for (int i = 0; i < f.nk; i++) {
+        if (f.k[i].engine == E_GEMM) /* model FLOP: the matrix products */
+            out->fwd_flops += f.k[i].flops;
+        out->stored += f.t[f.k[i].out].store;
+    }
+    out->stored += f.t[x0].store;
+    out->fwd_s = best_parts(C, &f, df, &out->fwd_bd, out->parts_fwd, &out->nparts_fwd);
+    if (C->L.phase == COMET_SYSTEM_TRAIN) {
+        build_bwd(&C->L, &f, x0, &b);
+        out->bwd_s = best_parts(C, &b, df, &out->bwd_bd, out->parts_bwd, &out->nparts_bwd);
+    }
+}

@@ -1,0 +1,270 @@
+/* Exhaustive search over system configurations, with each distinct layer
+ * problem costed once, and the result as JSON (schema comet.system.v1). */
+#include "comet_system.h"
+#include "comet_util.h"
+#include "system_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Layer costs depend only on these; the pipeline and data-parallel
+ * degrees, interleaving and order (beyond the TP group's stride) do not. */
+typedef struct lkey {
+    int tp, tp_inner, mb, sp, rec, exec;
+} lkey;
+
+typedef struct lcache {
+    int n, cap; /* entries, slots (a power of two) */
+    lkey *keys;
+    sys_layer_out **vals; /* NULL: empty slot */
+} lcache;
+
+static unsigned lhash(const lkey *k)
+{
+    unsigned h = 2166136261u;
+    const int *p = (const int *)k;
+    for (size_t i = 0; i < sizeof *k / sizeof(int); i++)
+        h = (h ^ (unsigned)p[i]) * 16777619u;
+    return h;
+}
+
+static int cache_grow(lcache *lc)
+{
+    lcache nc = { 0, lc->cap ? 2 * lc->cap : 1024, NULL, NULL };
+    nc.keys = calloc((size_t)nc.cap, sizeof *nc.keys);
+    nc.vals = calloc((size_t)nc.cap, sizeof *nc.vals);
+    if (!nc.keys || !nc.vals) {
+        free(nc.keys);
+        free(nc.vals);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < lc->cap; i++)
+        if (lc->vals[i]) {
+            unsigned s = lhash(&lc->keys[i]) & (unsigned)(nc.cap - 1);
+            while (nc.vals[s])
+                s = (s + 1) & (unsigned)(nc.cap - 1);
+            nc.keys[s] = lc->keys[i];
+            nc.vals[s] = lc->vals[i];
+            nc.n++;
+        }
+    free(lc->keys);
+    free(lc->vals);
+    *lc = nc;
+    return 0;
+}
+
+static const sys_layer_out *cache_get(lcache *lc, const comet_system *sys,
+    const comet_system_llm *m, const comet_system_opts *o, const comet_system_config *c,
+    int tp_inner)
+{
+    lkey k;
+    memset(&k, 0, sizeof k);
+    k.tp = c->tp;
+    k.tp_inner = tp_inner;
+    k.mb = c->microbatch;
+    k.sp = c->tp > 1 && c->seq_parallel > 0;
+    k.rec = (int)c->recompute;
+    k.exec = (int)c->exec;
+    if (2 * (lc->n + 1) > lc->cap && cache_grow(lc))
+        return NULL;
+    unsigned s = lhash(&k) & (unsigned)(lc->cap - 1);
+    while (lc->vals[s]) {
+        if (!memcmp(&lc->keys[s], &k, sizeof k))
+            return lc->vals[s];
+        s = (s + 1) & (unsigned)(lc->cap - 1);
+    }
+    sys_layer_out *v = malloc(sizeof *v);
+    if (!v)
+        return NULL;
+    if (!sys_layer_for(sys, m, o, c, v)) {
+        free(v);
+        return NULL; /* the configuration cannot run: nothing to keep */
+    }
+    lc->keys[s] = k;
+    lc->vals[s] = v;
+    lc->n++;
+    return v;
+}
+
+static void cache_free(lcache *lc)
+{
+    for (int i = 0; i < lc->cap; i++)
+        free(lc->vals[i]);
+    free(lc->keys);
+    free(lc->vals);
+}
+
+static int divisors(int n, int max, int *out, int cap)
+{
+    int k = 0;
+    for (int d = 1; d <= n && d <= max && k < cap; d++)
+        if (n % d == 0)
+            out[k++] = d;
+    return k;
+}
+
+/* Keeps best[] sorted by step time, at most top entries. */
+static void keep(comet_system_result *best, int *n, int top, const comet_system_result *r)
+{
+    if (*n == top && r->step_s >= best[top - 1].step_s)
+        return;
+    int i = *n < top ? (*n)++ : top - 1;
+    while (i > 0 && best[i - 1].step_s > r->step_s) {
+        best[i] = best[i - 1];
+        i--;
+    }
+    best[i] = *r;
+}
+
+int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, int top, comet_system_result *best, comet_system_space *space)
+{
+    static const int perms[6][3]
+        = { { 0, 2, 1 }, { 0, 1, 2 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
+    const double t0 = comet_util_now();
+    const int B = o->batch > 0 ? o->batch : m->global_batch;
+    const int train = o->phase == COMET_SYSTEM_TRAIN;
+    int tps[64], pps[64], mbs[256], nkept = 0;
+    lcache lc = { 0 };
+    comet_system_result *r = malloc(sizeof *r);
+    sys_layer_out *scratch = malloc(sizeof *scratch);
+    memset(space, 0, sizeof *space);
+    if (top < 1 || !r || !scratch) {
+        free(r);
+        free(scratch);
+        return -EINVAL;
+    }
+    const int ntp = divisors(m->heads, sys->chips, tps, 64);
+    const int npp = divisors(m->layers, sys->chips, pps, 64);
+    comet_util_progress prog;
+    comet_util_progress_start(&prog, "explore", (size_t)ntp);
+    for (int a = 0; a < ntp; a++) {
+        comet_util_progress_step(&prog, 1, NULL);
+        for (int bpp = 0; bpp < npp; bpp++) {
+            const int tp = tps[a], pp = pps[bpp];
+            if (tp * pp > sys->chips || (o->tp > 0 && tp != o->tp) || (o->pp > 0 && pp != o->pp))
+                continue;
+            for (int dp = 1; dp * tp * pp <= sys->chips; dp++) {
+                if (B % dp || (o->dp > 0 && dp != o->dp))
+                    continue;
+                int nmb = o->microbatch > 0 ? 1 : divisors(B / dp, B / dp, mbs, 256);
+                if (o->microbatch > 0)
+                    mbs[0] = o->microbatch;
+                const int Ls = m->layers / pp;
+                for (int im = 0; im < nmb; im++) {
+                    for (int v = 1; v <= (train && pp > 1 ? 8 : 1); v++) {
+                        if (Ls % v)
+                            continue;
+                        for (int rec = 0; rec < 3; rec++) {
+                            if (o->recompute >= 0 ? rec != o->recompute : (!train && rec))
+                                continue;
+                            for (int sp = 0; sp < 2; sp++) {
+                                if (o->seq_parallel >= 0 ? sp != o->seq_parallel : (sp && tp == 1))
+                                    continue;
+                                for (int ex = 0; ex < 2; ex++) {
+                                    if (o->exec >= 0 && ex != o->exec)
+                                        continue;
+                                    /* orders: only where a level holds more than one
+                                     * parallelism does it matter; skip repeats */
+                                    const int np = sys->nlevels > 1 ? 6 : 1;
+                                    for (int q = 0; q < np; q++) {
+                                        comet_system_config c;
+                                        memset(&c, 0, sizeof c);
+                                        c.tp = tp;
+                                        c.pp = pp;
+                                        c.dp = dp;
+                                        c.interleave = v;
+                                        c.microbatch = mbs[im];
+                                        memcpy(c.order, perms[q], sizeof c.order);
+                                        c.recompute = (comet_system_recompute)rec;
+                                        c.seq_parallel = sp;
+                                        c.exec = (comet_system_exec)ex;
+                                        int deg[3] = { tp, pp, dp }, stride = 1, tpin = 1;
+                                        for (int i = 0; i < 3; i++) {
+                                            if (c.order[i] == COMET_SYSTEM_TP)
+                                                tpin = stride;
+                                            stride *= deg[c.order[i]];
+                                        }
+                                        const sys_layer_out *lo
+                                            = cache_get(&lc, sys, m, o, &c, tpin);
+                                        space->configs += 1;
+                                        if (!lo)
+                                            continue;
+                                        if (sys_eval_cached(sys, m, o, &c, r, lo, scratch) < 0
+                                            || !r->feasible)
+                                            continue;
+                                        space->feasible += 1;
+                                        keep(best, &nkept, top, r);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    comet_util_progress_end(&prog);
+    cache_free(&lc);
+    free(r);
+    free(scratch);
+    space->seconds = comet_util_now() - t0;
+    space->configs_per_s = space->seconds > 0 ? space->configs / space->seconds : 0;
+    return nkept;
+}
+
+static json_t *num_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *comet_system_result_json(const comet_system_result *r)
+{
+    static const char *const pn[3] = { "tp", "pp", "dp" };
+    json_t *j = json_object();
+    json_object_set_new(j, "feasible", json_boolean(r->feasible));
+    if (!r->feasible) {
+        json_object_set_new(j, "reason", json_string(r->reason));
+    }
+    const comet_system_config *c = &r->cfg;
+    char order[16];
+    snprintf(order, sizeof order, "%s-%s-%s", pn[c->order[0]], pn[c->order[1]], pn[c->order[2]]);
+    json_object_set_new(j, "parallel",
+        json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:b}", "tp", c->tp, "pp", c->pp, "dp", c->dp,
+            "interleave", c->interleave, "microbatch", c->microbatch, "order", order,
+            "seq_parallel", c->seq_parallel > 0));
+    json_object_set_new(j, "recompute", json_string(comet_system_recompute_name(c->recompute)));
+    json_object_set_new(j, "execution", json_string(comet_system_exec_name(c->exec)));
+    if (!r->feasible)
+        return j;
+    json_object_set_new(j, "step_s", json_real(r->step_s));
+    json_object_set_new(j, "bound_s", json_real(r->bound_s));
+    if (r->per_token_s > 0)
+        json_object_set_new(j, "per_token_s", json_real(r->per_token_s));
+    json_object_set_new(j, "tokens_per_s", json_real(r->tokens_per_s));
+    json_object_set_new(j, "mfu", json_real(r->mfu));
+    json_object_set_new(j, "model_flops", json_real(r->model_flops));
+    json_object_set_new(j, "breakdown_s",
+        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "compute", r->breakdown.compute_s, "memory",
+            r->breakdown.memory_s, "tp_network", r->breakdown.tp_s, "pp_network", r->breakdown.pp_s,
+            "dp_network", r->breakdown.dp_s, "bubble", r->breakdown.bubble_s, "recompute",
+            r->breakdown.recompute_s, "optimizer", r->breakdown.optimizer_s));
+    json_object_set_new(j, "memory_per_chip_bytes",
+        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "weights", r->mem.weights, "gradients",
+            r->mem.grads, "optimizer", r->mem.optimizer, "activations", r->mem.activations,
+            "kv_cache", r->mem.kv_cache, "total", r->mem.total, "capacity", r->mem.capacity));
+    json_object_set_new(j, "cost_usd", num_or_null(r->cost_usd));
+    json_object_set_new(j, "power_w", num_or_null(r->power_w));
+    json_t *pf = json_array(), *pb = json_array();
+    for (int i = 0; i < r->nparts_fwd && i < COMET_SYSTEM_MAX_PARTS; i++)
+        json_array_append_new(pf, json_string(r->parts_fwd[i]));
+    for (int i = 0; i < r->nparts_bwd && i < COMET_SYSTEM_MAX_PARTS; i++)
+        json_array_append_new(pb, json_string(r->parts_bwd[i]));
+    json_object_set_new(j, "partitions", json_pack("{s:o,s:o}", "forward", pf, "backward", pb));
+    json_object_set_new(j, "layer_s",
+        json_pack("{s:f,s:f}", "forward", r->layer_fwd_s, "backward", r->layer_bwd_s));
+    return j;
+}

@@ -1,0 +1,340 @@
+/* A configuration's step from its layer costs: pipeline (1F1B, interleaved),
+ * pipeline point-to-point, data-parallel gradient all-reduce, optimizer,
+ * memory per chip, cost and power; the exhaustive search over
+ * configurations; JSON. docs/system.md states every formula. */
+#include "comet_system.h"
+#include "comet_util.h"
+#include "system_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Weights of one layer on one chip of a TP group (LayerNorms replicated). */
+static double layer_params_chip(const comet_system_llm *m, int tp)
+{
+    const double h = m->hidden, d = m->head_dim, al = (double)m->heads / tp,
+                 gl = ceil((double)m->kv_heads / tp), fl = ceil((double)m->ffn / tp),
+                 gate = m->gated ? 2 : 1;
+    return h * (al + 2 * gl) * d + al * d * h + h * fl * gate + fl * h + 4 * h;
+}
+
+typedef struct setup {
+    int B, seq, ctx, mb, inner[3];
+    sys_layer L;
+} setup;
+
+static int fail(comet_system_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(comet_system_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+    va_end(ap);
+    r->feasible = 0;
+    return 0;
+}
+
+/* Checks a configuration and derives the layer problem; 1 if it can run. */
+static int prepare(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, setup *s, comet_system_result *r)
+{
+    memset(s, 0, sizeof *s);
+    s->B = o->batch > 0 ? o->batch : m->global_batch;
+    s->seq = o->seq > 0 ? o->seq : m->seq;
+    s->ctx = o->phase == COMET_SYSTEM_DECODE ? (o->context > 0 ? o->context : s->seq) : s->seq;
+    const int used = c->tp * c->pp * c->dp;
+    if (used > sys->chips)
+        return fail(r, "tp x pp x dp = %d chips, the system has %d", used, sys->chips);
+    if (m->heads % c->tp)
+        return fail(r, "tp=%d does not divide the %d attention heads", c->tp, m->heads);
+    if (m->layers % c->pp)
+        return fail(r, "pp=%d does not divide the %d layers", c->pp, m->layers);
+    if (c->interleave > 1
+        && (c->pp == 1 || (m->layers / c->pp) % c->interleave || o->phase != COMET_SYSTEM_TRAIN))
+        return fail(r,
+            "interleave=%d needs pp > 1, training, and to divide the %d layers per stage",
+            c->interleave, m->layers / c->pp);
+    if (s->B % c->dp)
+        return fail(r, "dp=%d does not divide the batch of %d sequences", c->dp, s->B);
+    s->mb = c->microbatch;
+    if (s->mb < 1 || (s->B / c->dp) % s->mb)
+        return fail(r, "microbatch %d does not divide the %d sequences per data-parallel replica",
+            s->mb, s->B / c->dp);
+    if (o->phase != COMET_SYSTEM_TRAIN && c->recompute != COMET_SYSTEM_RECOMPUTE_NONE)
+        return fail(r, "recomputation applies to training only");
+    int deg[3] = { c->tp, c->pp, c->dp }, stride = 1;
+    for (int i = 0; i < 3; i++) {
+        s->inner[c->order[i]] = stride;
+        stride *= deg[c->order[i]];
+    }
+    sys_layer *L = &s->L;
+    L->phase = o->phase;
+    L->e = m->bytes_per_elem;
+    L->b = s->mb;
+    L->sq = o->phase == COMET_SYSTEM_DECODE ? 1 : s->seq;
+    L->ctx = s->ctx;
+    L->T = L->b * L->sq;
+    L->h = m->hidden;
+    L->d = m->head_dim;
+    L->al = (double)m->heads / c->tp;
+    L->gl = ceil((double)m->kv_heads / c->tp);
+    L->fl = ceil((double)m->ffn / c->tp);
+    L->gated = m->gated;
+    L->tp = c->tp;
+    L->sp = c->tp > 1 && c->seq_parallel > 0;
+    L->rec = c->recompute;
+    L->exec = c->exec;
+    return 1;
+}
+
+/* Memory of one chip of the first stage (it holds the most in 1F1B). */
+static void memory(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, const setup *s, double stored_layer, comet_system_result *r)
+{
+    const double e = m->bytes_per_elem, Ls = (double)m->layers / c->pp;
+    const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
+    memset(&r->mem, 0, sizeof r->mem);
+    r->mem.weights = params * e;
+    if (o->phase == COMET_SYSTEM_TRAIN) {
+        /* mixed-precision Adam: 16-bit gradients, fp32 master weights,
+         * momentum and variance (Rajbhandari et al. 2020: 16 B/parameter
+         * with 16-bit weights) */
+        r->mem.grads = params * e;
+        r->mem.optimizer = params * 12;
+        const double mbs = (double)(s->B / c->dp) / s->mb;
+        double inflight = fmin(mbs, c->pp);
+        if (c->interleave > 1)
+            inflight *= 1 + (double)(c->pp - 1) / ((double)c->pp * c->interleave);
+        r->mem.activations = stored_layer * Ls * inflight;
+    } else {
+        /* the KV cache of every sequence this replica holds, and one
+         * layer's working tensors */
+        const double seqs = (double)s->B / c->dp;
+        const double keep = o->phase == COMET_SYSTEM_DECODE ? s->ctx + 1.0 : s->seq;
+        r->mem.kv_cache = 2 * Ls * s->L.gl * m->head_dim * e * seqs * keep;
+        r->mem.activations = s->L.T * (4 * m->hidden + s->L.fl * (m->gated ? 2 : 1)) * e
+            + s->L.b * s->L.al * s->L.sq * s->L.ctx * e;
+    }
+    r->mem.total
+        = r->mem.weights + r->mem.grads + r->mem.optimizer + r->mem.activations + r->mem.kv_cache;
+    r->mem.capacity = sys->mem_cap + sys->mem2_cap;
+}
+
+/* DFModel's capital cost and provisioned power of the whole system. */
+static void cost_power(const comet_system *sys, comet_system_result *r)
+{
+    const comet_model_hw *hw = &sys->hw;
+    const double chips = sys->chips, memgbps = sys->mem_bw / 1e9 + sys->mem2_bw / 1e9;
+    double linkgbps = 0, portgbps = 0, linkw = 0;
+    for (int i = 0; i < sys->nlevels; i++) {
+        const comet_system_level *L = &sys->level[i];
+        const double inst = chips / L->size, bw = L->net.link_bw * sys->clock_hz / 1e9;
+        double links = 0;
+        switch (L->net.topo) {
+        case COMET_MODEL_RING:
+            links = L->size > 2 ? L->size : L->size - 1;
+            break;
+        case COMET_MODEL_FULL:
+            links = L->size * (L->size - 1) / 2.0;
+            break;
+        case COMET_MODEL_SWITCH:
+            links = L->size; /* chip to switch */
+            portgbps += inst * L->size * bw;
+            break;
+        default:
+            links = L->size;
+            break;
+        }
+        linkgbps += inst * links * bw;
+        /* link energy: the level's own pJ/B, else the description's J/GB */
+        linkw += inst * links * bw
+            * (L->net.link_pj_per_byte > 0 ? L->net.link_pj_per_byte * 1e-12 * 1e9
+                                           : hw->power_link_j_per_gb);
+        if (L->net.topo == COMET_MODEL_SWITCH)
+            linkw += inst * L->size * bw * hw->power_switch_port_j_per_gb;
+    }
+    r->cost_usd = hw->cost_chip_usd > 0
+        ? chips * hw->cost_chip_usd + chips * memgbps * hw->cost_mem_usd_per_gbps
+            + linkgbps * hw->cost_link_usd_per_gbps + portgbps * hw->cost_switch_port_usd_per_gbps
+        : NAN;
+    r->power_w = hw->power_chip_w > 0
+        ? chips * hw->power_chip_w + chips * memgbps * hw->power_mem_j_per_gb + linkw
+        : NAN;
+}
+
+/* The LM head (tied embedding) on the last stage: a GEMM of T x h x V/tp. */
+static void head_cost(const comet_system *sys, const comet_system_llm *m, const setup *s, int tp,
+    double *c, double *t)
+{
+    *c = *t = 0;
+    if (m->vocab <= 0)
+        return;
+    const double e = m->bytes_per_elem, vl = (double)m->vocab / tp;
+    const double flops = 2 * s->L.T * m->hidden * vl;
+    const double bytes = (vl * m->hidden + s->L.T * m->hidden + s->L.T * vl) * e;
+    *c = flops / (sys->peak_flops * sys->gemm_eff);
+    const double mem = bytes / sys->mem_bw;
+    *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
+}
+
+static int assemble(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
+{
+    const int train = o->phase == COMET_SYSTEM_TRAIN;
+    const double Ls = (double)m->layers / c->pp, v = c->interleave;
+    const double mbs = (double)(s->B / c->dp) / s->mb;
+    const int ovnet = sys->overlap & COMET_MODEL_ENGINE_NETWORK;
+    double hc, ht;
+    head_cost(sys, m, s, c->tp, &hc, &ht);
+    const double tf = Ls * lo->fwd_s + ht, tb = train ? Ls * lo->bwd_s + 2 * ht : 0;
+    /* pipeline point-to-point: one activation (its gradient back) per stage boundary */
+    const double p2p_bytes = s->L.T * m->hidden * m->bytes_per_elem / (s->L.sp ? c->tp : 1);
+    const double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
+    double steady, bubble, pp_s, dp_s = 0, opt = 0;
+    memset(&r->breakdown, 0, sizeof r->breakdown);
+    const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
+    if (train) {
+        steady = mbs * (tf + tb);
+        bubble = (c->pp - 1) / v * (tf + tb);
+        pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
+        if (c->dp > 1) {
+            const double t = comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE,
+                s->inner[COMET_SYSTEM_DP], c->dp, params * m->bytes_per_elem);
+            dp_s = ovnet ? fmax(0, t - tb) : t; /* overlapped with the last backward */
+        }
+        /* Adam: read gradients, master weights, moments; write them and the
+         * 16-bit weights */
+        opt = fmax(
+            params * (24 + 2 * m->bytes_per_elem) / sys->mem_bw, 10 * params / sys->vector_flops);
+    } else {
+        /* every microbatch through every stage; a stage idles while fewer
+         * microbatches than stages are in flight */
+        steady = (o->phase == COMET_SYSTEM_DECODE ? fmax(mbs, c->pp) : mbs + c->pp - 1) * tf;
+        bubble = 0;
+        if (o->phase == COMET_SYSTEM_PREFILL)
+            bubble = (c->pp - 1) * tf, steady -= bubble;
+        else if (mbs < c->pp)
+            bubble = (c->pp - mbs) * tf, steady -= bubble;
+        pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
+    }
+    r->step_s = steady + bubble + pp_s + dp_s + opt;
+    const double per = mbs * Ls;
+    r->breakdown.compute_s
+        = per * (lo->fwd_bd.compute + lo->bwd_bd.compute) + mbs * hc * (train ? 3 : 1);
+    r->breakdown.recompute_s = per * lo->bwd_bd.recompute;
+    r->breakdown.memory_s
+        = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * (ht - hc) * (train ? 3 : 1);
+    r->breakdown.tp_s = per * (lo->fwd_bd.net + lo->bwd_bd.net);
+    r->breakdown.bubble_s = bubble;
+    r->breakdown.pp_s = pp_s;
+    r->breakdown.dp_s = dp_s;
+    r->breakdown.optimizer_s = opt;
+    /* model FLOP: forward (x3 for training) of every layer and the head,
+     * over the whole batch, without recomputation */
+    const double layer_flops = lo->fwd_flops * c->tp; /* the TP group's shares */
+    const double head = m->vocab > 0 ? 2 * s->L.T * m->hidden * (double)m->vocab : 0;
+    r->model_flops = (train ? 3 : 1) * (layer_flops * m->layers + head) * (double)s->B / s->mb;
+    const int used = c->tp * c->pp * c->dp;
+    r->mfu = r->model_flops / (r->step_s * used * sys->peak_flops);
+    const double tokens = o->phase == COMET_SYSTEM_DECODE ? s->B : (double)s->B * s->seq;
+    r->tokens_per_s = tokens / r->step_s;
+    r->per_token_s = o->phase == COMET_SYSTEM_DECODE ? c->pp * tf + (c->pp - 1) * tp2p : 0;
+    /* the bound: the slowest chip's compute and off-chip bytes at full
+     * rate, overlapped perfectly, with nothing else */
+    const double stage_bytes = per * (lo->fwd_bd.bytes + lo->bwd_bd.bytes);
+    r->bound_s = fmax(r->breakdown.compute_s + r->breakdown.recompute_s, stage_bytes / sys->mem_bw);
+    r->layer_fwd_s = lo->fwd_s;
+    r->layer_bwd_s = lo->bwd_s;
+    r->nparts_fwd = lo->nparts_fwd;
+    r->nparts_bwd = lo->nparts_bwd;
+    memcpy(r->parts_fwd, lo->parts_fwd, sizeof r->parts_fwd);
+    memcpy(r->parts_bwd, lo->parts_bwd, sizeof r->parts_bwd);
+    r->feasible = 1;
+    return 0;
+}
+
+/* Largest memory class, for the reason of a configuration that overflows. */
+static const char *largest_class(const comet_system_result *r, double *v)
+{
+    const char *n[] = { "weights", "gradients", "optimizer state", "activations", "KV cache" };
+    const double x[]
+        = { r->mem.weights, r->mem.grads, r->mem.optimizer, r->mem.activations, r->mem.kv_cache };
+    int k = 0;
+    for (int i = 1; i < 5; i++)
+        if (x[i] > x[k])
+            k = i;
+    *v = x[k];
+    return n[k];
+}
+
+/* The step with a layer cost already known (explore's cache) or computed. */
+int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, comet_system_result *r, const sys_layer_out *cached,
+    sys_layer_out *scratch)
+{
+    setup s;
+    memset(r, 0, sizeof *r);
+    r->cfg = *c;
+    r->cost_usd = r->power_w = NAN;
+    if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->interleave < 1 || c->microbatch < 1
+        || (unsigned)c->recompute > COMET_SYSTEM_RECOMPUTE_FULL
+        || (unsigned)c->exec > COMET_SYSTEM_EXEC_DATAFLOW)
+        return -EINVAL;
+    if (!prepare(sys, m, o, c, &s, r))
+        return 0;
+    cost_power(sys, r);
+    /* memory needs the stored bytes per layer: from the cache, or cost the layer */
+    const sys_layer_out *lo = cached;
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP] };
+    if (!lo) {
+        sys_layer_cost(&C, scratch);
+        lo = scratch;
+    }
+    memory(sys, m, o, c, &s, lo->stored, r);
+    if (r->mem.total > r->mem.capacity) {
+        double v;
+        const char *cls = largest_class(r, &v);
+        return fail(r, "memory: %.3g GB per chip exceeds its %.3g GB (largest: %s, %.3g GB)",
+            r->mem.total / 1e9, r->mem.capacity / 1e9, cls, v / 1e9);
+    }
+    if (r->mem.total > sys->mem_cap && sys->mem2_cap > 0) {
+        /* part of the data lives in the second tier: its share of the
+         * traffic runs at that tier's bandwidth (DFModel weights them by
+         * capacity used) */
+        comet_system s2 = *sys;
+        const double f2 = (r->mem.total - sys->mem_cap) / r->mem.total;
+        s2.mem_bw = 1.0 / ((1 - f2) / sys->mem_bw + f2 / sys->mem2_bw);
+        sys_ctx C2 = { &s2, s.L, s.inner[COMET_SYSTEM_TP] };
+        sys_layer_cost(&C2, scratch);
+        return assemble(&s2, m, o, c, &s, scratch, r);
+    }
+    return assemble(sys, m, o, c, &s, lo, r);
+}
+
+int comet_system_eval(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r)
+{
+    sys_layer_out *scratch = malloc(sizeof *scratch);
+    if (!scratch)
+        return -ENOMEM;
+    int rc = sys_eval_cached(sys, m, o, c, r, NULL, scratch);
+    free(scratch);
+    return rc;
+}
+
+int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, sys_layer_out *out)
+{
+    setup s;
+    comet_system_result r;
+    memset(&r, 0, sizeof r);
+    if (!prepare(sys, m, o, c, &s, &r))
+        return 0;
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP] };
+    sys_layer_cost(&C, out);
+    return 1;
+}

@@ -1,0 +1,56 @@
+/* Private to the system library: one layer's problem on one chip and its
+ * cost, shared by eval.c (the graph) and explore.c (the step). */
+#ifndef COMET_SYSTEM_INTERNAL_H
+#define COMET_SYSTEM_INTERNAL_H
+
+#include "comet_system.h"
+
+/** One layer, one microbatch, on one chip of a TP group. */
+typedef struct sys_layer {
+    comet_system_phase phase;
+    double e; /* bytes per element */
+    double T; /* tokens of the microbatch (b x query tokens) */
+    double b, sq, ctx; /* sequences, query tokens per sequence, keys per query */
+    double h, d; /* hidden, head dim */
+    double al, gl, fl; /* heads, KV heads, FFN width on this chip */
+    int gated;
+    int tp, sp;
+    comet_system_recompute rec;
+    comet_system_exec exec;
+} sys_layer;
+
+/** What a cost needs: the system, the layer, where the TP group sits. */
+typedef struct sys_ctx {
+    const comet_system *sys;
+    sys_layer L;
+    int tp_inner; /* chips inside the TP group's stride (degrees placed inside it) */
+} sys_ctx;
+
+/** Parts of a pass's time (seconds) and its off-chip bytes. */
+typedef struct sys_bd {
+    double compute, recompute, memory, net, bytes, flops;
+} sys_bd;
+
+/** One layer's forward and backward. */
+typedef struct sys_layer_out {
+    double fwd_s, bwd_s;
+    sys_bd fwd_bd, bwd_bd;
+    double fwd_flops; /* FLOP of the forward */
+    double stored; /* bytes kept for the backward */
+    int nparts_fwd, nparts_bwd;
+    char parts_fwd[COMET_SYSTEM_MAX_PARTS][48], parts_bwd[COMET_SYSTEM_MAX_PARTS][48];
+} sys_layer_out;
+
+/** Costs one layer (eval.c). */
+void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
+
+/** The step of a configuration with its layer cost given (cached) or computed into scratch
+ *  (step.c). */
+int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, comet_system_result *r, const sys_layer_out *cached,
+    sys_layer_out *scratch);
+/** One configuration's layer cost; 0 if the configuration cannot run at all. */
+int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, sys_layer_out *out);
+
+#endif

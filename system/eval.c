@@ -36,6 +36,11 @@ typedef struct kern {
     double coll_bytes; /* 0: none */
     double extra_rd, extra_wr; /* off-chip bytes outside the tensors (KV cache) */
     int recompute; /* a forward kernel run again in the backward */
+    /* precomputed per layer evaluation (best_parts): the kernel's compute
+     * and collective times, and its re-read factors with its on-chip share
+     * when g GEMMs share the chip (index g - 1) */
+    double pc, pnet;
+    float wf[16], af[16];
 } kern;
 
 typedef struct graph {
@@ -333,19 +338,18 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     int ngemm = 0;
     for (int x = i; x < j; x++)
         ngemm += g->k[x].engine == E_GEMM && g->k[x].w > 0;
-    const double share = S->sram_bytes / (ngemm > 0 ? ngemm : 1);
     unsigned char seen[MAXT] = { 0 };
+    const int gi = (ngemm > 16 ? 16 : ngemm > 0 ? ngemm : 1) - 1;
     for (int x = i; x < j; x++) {
         const kern *k = &g->k[x];
-        const double c = compute_s(C, k);
+        const double c = k->pc;
         if (k->engine == E_GEMM)
             cg += c;
         else
             cv += c;
         if (k->recompute)
             rec += c;
-        double wf, af;
-        gemm_rereads(k, share, &wf, &af);
+        const double wf = k->wf[gi], af = k->af[gi];
         rd += k->w * wf + k->extra_rd + k->wgrad;
         wr += k->extra_wr + k->wgrad;
         for (int a = 0; a < k->nin; a++) {
@@ -356,8 +360,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             seen[t] = 1;
             rd += g->t[t].bytes * (k->engine == E_GEMM && a == 0 ? af : 1);
         }
-        if (k->coll_bytes > 0)
-            net += comet_system_coll_s(S, k->coll, C->tp_inner, C->L.tp, k->coll_bytes);
+        net += k->pnet;
         /* the output leaves the chip when stored for the backward, kept, or
          * read by a kernel outside the partition */
         const tensor *o = &g->t[k->out];
@@ -391,10 +394,23 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
 /* Best partition of the kernel chain: a dynamic program over cut points
  * (dataflow), or one kernel per partition (kernel by kernel). */
 static double best_parts(
-    const sys_ctx *C, const graph *g, int dataflow, sys_bd *bd, char parts[][48], int *nparts)
+    const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, char parts[][48], int *nparts)
 {
     double best[MAXK + 1];
     int cut[MAXK + 1];
+    for (int x = 0; x < g->nk; x++) {
+        kern *k = &g->k[x];
+        k->pc = compute_s(C, k);
+        k->pnet = k->coll_bytes > 0
+            ? comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes)
+            : 0;
+        for (int q = 0; q < 16; q++) {
+            double wf, af;
+            gemm_rereads(k, C->sys->sram_bytes / (q + 1), &wf, &af);
+            k->wf[q] = (float)wf;
+            k->af[q] = (float)af;
+        }
+    }
     best[0] = 0;
     for (int j = 1; j <= g->nk; j++) {
         best[j] = INFINITY;

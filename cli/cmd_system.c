@@ -368,6 +368,15 @@ int comet_cli_system(int argc, char **argv, int explore)
         json_object_set_new(j, "configs_feasible", json_real(sp.feasible));
         json_object_set_new(j, "search_s", json_real(sp.seconds));
         json_object_set_new(j, "configs_per_s", json_real(sp.configs_per_s));
+        json_t *pa = json_array();
+        for (int i = 0; i < sp.npareto; i++) {
+            const comet_system_point *q = &sp.pareto[i];
+            json_array_append_new(pa,
+                json_pack("{s:i,s:i,s:i,s:i,s:i,s:f,s:f}", "tp", q->cfg.tp, "pp", q->cfg.pp, "dp",
+                    q->cfg.dp, "microbatch", q->cfg.microbatch, "chips_used", q->chips_used,
+                    "step_s", q->step_s, "cost_usd", q->cost_usd));
+        }
+        json_object_set_new(j, "pareto", pa);
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("\n");
     } else {
@@ -378,6 +387,15 @@ int comet_cli_system(int argc, char **argv, int explore)
         for (int i = 0; i < n; i++) {
             printf("#%d\n", i + 1);
             print_result(&best[i], explain && i == 0);
+        }
+        if (sp.npareto > 0) {
+            printf("Pareto set (step time vs the cost of the chips used): %d points\n", sp.npareto);
+            for (int i = 0; i < sp.npareto; i++) {
+                const comet_system_point *q = &sp.pareto[i];
+                printf("  %4d chips  $%-12.4g %12.6g s  tp=%d pp=%d dp=%d microbatch=%d %s\n",
+                    q->chips_used, q->cost_usd, q->step_s, q->cfg.tp, q->cfg.pp, q->cfg.dp,
+                    q->cfg.microbatch, comet_system_exec_name(q->cfg.exec));
+            }
         }
     }
     free(best);

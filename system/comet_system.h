@@ -195,12 +195,26 @@ typedef struct comet_system_result {
 int comet_system_eval(const comet_system *sys, const comet_system_llm *m,
     const comet_system_opts *o, const comet_system_config *c, comet_system_result *r);
 
+/** A point of the time-cost Pareto set. */
+typedef struct comet_system_point {
+    comet_system_config cfg; /**< the configuration */
+    int chips_used; /**< tp x pp x dp */
+    double step_s; /**< its step */
+    double cost_usd; /**< the cost of the chips it uses (their share of the system's; NAN:
+                          unknown) */
+} comet_system_point;
+
+/** Maximum Pareto points kept. */
+#define COMET_SYSTEM_MAX_PARETO 32
+
 /** What a search covered. */
 typedef struct comet_system_space {
     double configs; /**< configurations evaluated */
     double feasible; /**< of which fit */
     double seconds; /**< wall time of the search */
     double configs_per_s; /**< configs / seconds */
+    int npareto; /**< points of the step-time vs cost Pareto set (0 when cost is unknown) */
+    comet_system_point pareto[COMET_SYSTEM_MAX_PARETO]; /**< by increasing cost */
 } comet_system_space;
 
 /**

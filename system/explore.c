@@ -106,6 +106,40 @@ static int divisors(int n, int max, int *out, int cap)
     return k;
 }
 
+/* Adds a configuration to the time-cost Pareto set (the cost of the chips
+ * it uses): dominated points leave, the set stays sorted by cost. */
+static void pareto_add(comet_system_space *sp, const comet_system *sys, const comet_system_result *r)
+{
+    const int used = r->cfg.tp * r->cfg.pp * r->cfg.dp;
+    const double cost = r->cost_usd * used / sys->chips;
+    if (!isfinite(cost))
+        return;
+    for (int i = 0; i < sp->npareto; i++) {
+        const comet_system_point *q = &sp->pareto[i];
+        if (q->cost_usd <= cost && q->step_s <= r->step_s)
+            return; /* dominated */
+    }
+    int n = 0;
+    for (int i = 0; i < sp->npareto; i++) {
+        const comet_system_point *q = &sp->pareto[i];
+        if (!(cost <= q->cost_usd && r->step_s <= q->step_s))
+            sp->pareto[n++] = *q;
+    }
+    sp->npareto = n;
+    if (n == COMET_SYSTEM_MAX_PARETO)
+        return; /* full: keep the points found first */
+    int i = n;
+    while (i > 0 && sp->pareto[i - 1].cost_usd > cost) {
+        sp->pareto[i] = sp->pareto[i - 1];
+        i--;
+    }
+    sp->pareto[i].cfg = r->cfg;
+    sp->pareto[i].chips_used = used;
+    sp->pareto[i].step_s = r->step_s;
+    sp->pareto[i].cost_usd = cost;
+    sp->npareto++;
+}
+
 /* Keeps best[] sorted by step time, at most top entries. */
 static void keep(comet_system_result *best, int *n, int top, const comet_system_result *r)
 {
@@ -198,6 +232,7 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                             continue;
                                         space->feasible += 1;
                                         keep(best, &nkept, top, r);
+                                        pareto_add(space, sys, r);
                                     }
                                 }
                             }

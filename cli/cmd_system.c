@@ -149,6 +149,10 @@ static int load_system(
     return COMET_EXIT_OK;
 }
 
+static int run_loaded(const char *sub, int explore, const comet_system *sysp,
+    const comet_system_llm *mp, const comet_system_opts *op, const comet_cli_global *gp,
+    const char *par, int top, int explain, const char *hwname, int B);
+
 int comet_cli_system(int argc, char **argv, int explore)
 {
     static const struct option longopts[] = { { "hw", required_argument, NULL, 0x3001 },
@@ -300,6 +304,20 @@ int comet_cli_system(int argc, char **argv, int explore)
     int rc = load_system(sub, hwname, chips, &m, &sys);
     if (rc)
         return rc;
+    rc = run_loaded(sub, explore, &sys, &m, &o, &g, par, top, explain, hwname, B);
+    comet_system_free(&sys);
+    return rc;
+}
+
+static int run_loaded(const char *sub, int explore, const comet_system *sysp,
+    const comet_system_llm *mp, const comet_system_opts *op, const comet_cli_global *gp,
+    const char *par, int top, int explain, const char *hwname, int B)
+{
+    const comet_system sys = *sysp;
+    const comet_system_llm m = *mp;
+    comet_system_opts o = *op;
+    const comet_cli_global g = *gp;
+    char err[COMET_ERRLEN];
     json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "schema", "comet.system.v1", "hw", hwname,
         "workload", m.name, "phase", comet_system_phase_name(o.phase), "chips", sys.chips, "batch",
         B);

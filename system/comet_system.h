@@ -96,7 +96,7 @@ typedef struct comet_system_level {
 
 /** A system: chips joined by network levels, with what one chip can do. */
 typedef struct comet_system {
-    comet_model_hw hw; /**< the description (owned copy of the arrays it points to: none) */
+    comet_model_hw hw; /**< the description (owns a copy of the measured GEMM grid only) */
     int chips; /**< chips in the system */
     double peak_flops; /**< FLOP/s of one chip in the workload's data type */
     double vector_flops; /**< element operations/s of one chip's vector units */
@@ -120,6 +120,9 @@ typedef struct comet_system {
  */
 int comet_system_from_hw(const comet_model_hw *hw, comet_model_dtype dtype, int chips,
     comet_system *sys, char *err, size_t errlen);
+
+/** Frees what comet_system_from_hw() allocated (the measured GEMM grid). */
+void comet_system_free(comet_system *sys);
 
 /** Options fixed by the user (a negative value or 0 where noted: searched). */
 typedef struct comet_system_opts {

@@ -323,6 +323,8 @@ static double compute_s(const sys_ctx *C, const kern *k)
     if (k->engine == E_VEC)
         return k->flops / C->sys->vector_flops;
     double eff = C->sys->gemm_eff;
+    if (C->sys->hw.grid.nt > 0 && C->sys->hw.grid.values) /* measured, at this GEMM's shape */
+        eff = comet_model_gemm_eff(&C->sys->hw, k->M, k->N, k->K, C->sys->hw.cores);
     const int R = C->sys->gemm_rows;
     if (R > 0 && k->M > 0 && k->M < 8.0 * R) /* a short M pads the array */
         eff *= k->M / (ceil(k->M / R) * R);

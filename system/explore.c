@@ -108,7 +108,8 @@ static int divisors(int n, int max, int *out, int cap)
 
 /* Adds a configuration to the time-cost Pareto set (the cost of the chips
  * it uses): dominated points leave, the set stays sorted by cost. */
-static void pareto_add(comet_system_space *sp, const comet_system *sys, const comet_system_result *r)
+static void pareto_add(
+    comet_system_space *sp, const comet_system *sys, const comet_system_result *r)
 {
     const int used = r->cfg.tp * r->cfg.pp * r->cfg.dp;
     const double cost = r->cost_usd * used / sys->chips;

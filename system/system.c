@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Off-chip memory instances one chip holds (schema v2 shared_by). */
@@ -34,11 +35,12 @@ int comet_system_from_hw(const comet_model_hw *hw, comet_model_dtype dtype, int 
 {
     memset(sys, 0, sizeof *sys);
     sys->hw = *hw;
-    /* the arrays the description owns stay with it: the system model never
-     * reads grids or calibration through this copy */
+    /* the system keeps its own copy of the measured GEMM grid (a calibrated
+     * profile's efficiency at each GEMM's shape); nothing else it owns */
     sys->hw.grid.values = NULL;
     sys->hw.fused_grid.values = NULL;
     sys->hw.calibration = NULL;
+    sys->hw.grid.nt = 0; /* the measured grid is copied last (below) */
     int cpc = hw->clusters_per_chip > 0 ? hw->clusters_per_chip : hw->clusters;
     if (hw->clusters % cpc)
         return comet_util_seterr(err, errlen, -EINVAL,
@@ -120,7 +122,25 @@ int comet_system_from_hw(const comet_model_hw *hw, comet_model_dtype dtype, int 
     /* not stated (v1): transfers overlap compute (double buffering), the
      * network does not */
     sys->overlap = hw->overlap ? hw->overlap : COMET_MODEL_ENGINE_MEMORY;
+    if (hw->grid.values && hw->grid.nt > 0) {
+        sys->hw.grid = hw->grid;
+        const size_t nv = (size_t)hw->grid.nt * hw->grid.nm * hw->grid.nn * hw->grid.nk;
+        sys->hw.grid.values = malloc(nv * sizeof(double));
+        if (!sys->hw.grid.values)
+            return comet_util_seterr(err, errlen, -ENOMEM, "%s: out of memory", hw->name);
+        memcpy(sys->hw.grid.values, hw->grid.values, nv * sizeof(double));
+    } else
+        sys->hw.grid.nt = 0;
     return 0;
+}
+
+void comet_system_free(comet_system *sys)
+{
+    if (!sys)
+        return;
+    free(sys->hw.grid.values);
+    sys->hw.grid.values = NULL;
+    sys->hw.grid.nt = 0;
 }
 
 /* One level's collective among k chips, in seconds: comet's collective

@@ -452,7 +452,9 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double b_cl = (att ? 2 * Nc * K : Kc * Nc) * io * (att ? 1 : b_share); /* one slice */
     double once_cl = 0; /* loaded before the first step */
     if (!b_resident)
-        dram_step += b_cl;
+        /* streamed every step: attention needs the K and V of every head
+         * the step's rows belong to (a step of tm rows spans tm/lq heads) */
+        dram_step += b_cl * (att ? fmin(heads_cl, fmax(1, ceil(tm / pb->lq))) : 1);
     else if (att) {
         once_cl = b_cl; /* the first head's K and V */
         dram_step += b_cl * (heads_cl - 1) / steps; /* the other heads' as they start */

@@ -349,7 +349,9 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
             return COMET_EXIT_USAGE;
         }
         if (g.json) {
-            json_object_set_new(j, "result", comet_system_result_json(&r));
+            json_t *res = comet_system_result_json(&r); /* the result's fields at the top */
+            json_object_update(j, res);
+            json_decref(res);
             json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
             printf("\n");
         } else {
@@ -380,7 +382,9 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
         json_t *arr = json_array();
         for (int i = 0; i < n; i++)
             json_array_append_new(arr, comet_system_result_json(&best[i]));
-        json_object_set_new(j, "result", comet_system_result_json(&best[0]));
+        json_t *res = comet_system_result_json(&best[0]); /* the best's fields at the top */
+        json_object_update(j, res);
+        json_decref(res);
         json_object_set_new(j, "configs", arr);
         json_object_set_new(j, "configs_evaluated", json_real(sp.configs));
         json_object_set_new(j, "configs_feasible", json_real(sp.feasible));

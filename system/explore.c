@@ -288,7 +288,8 @@ json_t *comet_system_result_json(const comet_system_result *r)
             r->breakdown.memory_s, "tp_network", r->breakdown.tp_s, "pp_network", r->breakdown.pp_s,
             "dp_network", r->breakdown.dp_s, "bubble", r->breakdown.bubble_s, "recompute",
             r->breakdown.recompute_s, "optimizer", r->breakdown.optimizer_s));
-    json_object_set_new(j, "memory_per_chip_bytes",
+    json_object_set_new(j, "memory_per_chip_bytes", json_real(r->mem.total));
+    json_object_set_new(j, "memory_per_chip",
         json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "weights", r->mem.weights, "gradients",
             r->mem.grads, "optimizer", r->mem.optimizer, "activations", r->mem.activations,
             "kv_cache", r->mem.kv_cache, "total", r->mem.total, "capacity", r->mem.capacity));

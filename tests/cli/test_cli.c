@@ -162,6 +162,38 @@ static void test_gms_cli(void **s)
     unlink(file);
 }
 
+/* The system model's bad inputs: one line naming the flag or field, exit 2 */
+static void test_system_cli(void **s)
+{
+    (void)s;
+    char out[65536], err[65536];
+    char *a[] = { "predict", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--parallel",
+        "tp=5,pp=1,dp=1", NULL };
+    expect_usage_error(a, "does not divide the 96 attention heads");
+    char *b[] = { "predict", "--hw", "sn10x8-ring", "--workload", "gpt3-175b", "--parallel",
+        "tp=8,pp=2,dp=1", NULL };
+    expect_usage_error(b, "the system has 8");
+    char *c[] = { "predict", "--hw", "dgx-a100", "--workload", "gpt3-175b", NULL };
+    expect_usage_error(c, "--parallel");
+    char *d[] = { "explore", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--chips", "12",
+        NULL };
+    expect_usage_error(d, "--chips 12");
+    char *e[] = { "explore", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--phase", "infer",
+        NULL };
+    expect_usage_error(e, "--phase 'infer'");
+    char *f[] = { "predict", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--parallel",
+        "tp=8,pp=1,dp=1", NULL };
+    expect_usage_error(f, "memory");
+    char *g[] = { "explore", "--hw", "dgx-a100", "--chips", "8", "--workload", "gpt3-175b",
+        NULL };
+    assert_int_equal(run(g, out, sizeof out, err, sizeof err), 1); /* fits nowhere: 8 x 80 GB */
+    assert_non_null(strstr(err, "fits nowhere"));
+    char *h[] = { "explore", "--hw", "sn10x8-torus", "--workload", "llama2-70b", "--phase",
+        "decode", "-q", NULL };
+    assert_int_equal(run(h, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "tokens/s"));
+}
+
 static void test_help_everywhere(void **s)
 {
     (void)s;
@@ -208,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_bad_value),
         cmocka_unit_test(test_help_everywhere),
         cmocka_unit_test(test_gms_cli),
+        cmocka_unit_test(test_system_cli),
         cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_probe_json),
     };

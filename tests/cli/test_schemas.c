@@ -100,6 +100,8 @@ static void test_outputs_documented(void **s)
         "rows=4096,pairs=32768,segments=16,K=64,N=64 --json",
         src);
     check(a);
+    check("explore --hw sn10x8-torus --workload gpt3-175b --json");
+    check("predict --hw dgx-a100 --workload llama2-70b --phase decode --parallel tp=8 --json");
 }
 
 int main(void)

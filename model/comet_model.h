@@ -388,6 +388,59 @@ typedef struct comet_model_graph {
 
 /** Builds the graph of pb's compound op. */
 int comet_model_graph_build(const comet_model_problem *pb, comet_model_graph *g);
+
+/** How an op's shape is written: GEMM ops M, N, K; attention heads, lq, lk, d. */
+typedef enum comet_model_shape_class {
+    COMET_MODEL_SHAPE_GEMM = 0, /**< M, N, K */
+    COMET_MODEL_SHAPE_ATTENTION /**< heads (batch x heads), lq, lk, d; optional causal mask */
+} comet_model_shape_class;
+
+/**
+ * One compound op of the vocabulary (model/ops.c): everything the parser,
+ * the cost, the search, explain, validate and the CLI need to know about it.
+ * Adding an op is one descriptor and its graph.
+ */
+typedef struct comet_model_opdesc {
+    comet_model_op op; /**< its enum */
+    const char *name; /**< CLI and record name */
+    const char *what; /**< one line for help and reports */
+    comet_model_shape_class shape; /**< shape keys and their projection (comet_model_op_dims) */
+    const comet_model_graph *graph; /**< basic ops over named tensors */
+    int flash; /**< a second GEMM (P V) accumulates each row's output of width Nout with an
+                    online softmax: per group of rows (a head) its own stationary K and V, the
+                    reduction dimension K cannot be split, groups may be split over clusters */
+    const char *split_name; /**< the N dimension's name in collective nodes ("N", "Lk") */
+    double pass_reads, pass_writes; /**< unfused: reads and writes of the intermediate after
+                                         the GEMM (comet_model_unfused_passes) */
+    int pass_streams; /**< unfused writes stream (non-temporal) at or above 16 MiB */
+    int ln_rows; /**< its row pass is LayerNorm's (vector.ln_row_cycles) */
+} comet_model_opdesc;
+
+/** The shape projected onto the model's dimensions. */
+typedef struct comet_model_opdims {
+    const comet_model_opdesc *desc; /**< the op */
+    double rows; /**< rows of the intermediate (M; attention heads x lq) */
+    double N; /**< its width (N; attention lk) */
+    double K; /**< the GEMM's reduction (K; attention d) */
+    double Nout; /**< width of the result (N; attention d) */
+    double group; /**< rows sharing one stationary operand (M; attention lq) */
+    double groups; /**< such groups (1; attention heads) */
+} comet_model_opdims;
+
+/** The descriptor of an op (NULL if unknown). */
+const comet_model_opdesc *comet_model_op_desc(comet_model_op op);
+/** Ops in the vocabulary; comet_model_op_at(i) is the i-th (NULL past the end). */
+int comet_model_op_count(void);
+/** The i-th descriptor of the vocabulary. */
+const comet_model_opdesc *comet_model_op_at(int i);
+/** "gemm_softmax, gemm_layernorm, attention": the names, for messages. */
+const char *comet_model_op_list(void);
+/** Projects a problem's shape onto rows x N x K (and the second GEMM's width). */
+void comet_model_op_dims(const comet_model_problem *pb, comet_model_opdims *x);
+/** "M, N and K" or "heads, lq, lk and d": the shape keys an op needs. */
+const char *comet_model_shape_keys(comet_model_op op);
+/** Where a shape key of pb's op is stored (NULL: not a key of that op). */
+double *comet_model_problem_dim(comet_model_problem *pb, const char *name);
 /** Name of a basic op. */
 const char *comet_model_bop_name(comet_model_bop b);
 

@@ -86,8 +86,9 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     comet_model_result r;
     char buf[256];
     comet_model_eval(hw, pb, mp, &r);
-    const int att = pb->op == COMET_MODEL_ATTENTION;
-    double M = att ? pb->heads * pb->lq : pb->M;
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    double M = od.rows;
     double Mc = ceil(M / (mp->cs_m * (mp->cs_h > 1 ? mp->cs_h : 1))), tm = fmin(mp->tile_m, Mc),
            steps = ceil(Mc / tm);
     comet_model_graph graph;

@@ -75,8 +75,9 @@ int comet_model_workload_load(const char *name, comet_model_problem *pb, char *e
         goto out;
     if (comet_model_op_parse(op, &pb->op)) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
-            "%s: unknown op '%s' (gemm_softmax, gemm_layernorm, attention)",
-            comet_util_doc_where(comet_util_doc_get(d, "op"), w, sizeof w), op);
+            "%s: unknown op '%s' (%s)",
+            comet_util_doc_where(comet_util_doc_get(d, "op"), w, sizeof w), op,
+            comet_model_op_list());
         goto out;
     }
     sh = comet_util_doc_get(d, "shape");
@@ -85,7 +86,7 @@ int comet_model_workload_load(const char *name, comet_model_problem *pb, char *e
             comet_util_doc_where(sh ? sh : d, w, sizeof w));
         goto out;
     }
-    if (pb->op == COMET_MODEL_ATTENTION) {
+    if (comet_model_op_desc(pb->op)->shape == COMET_MODEL_SHAPE_ATTENTION) {
         double batch = 1;
         int z = 0;
         if ((rc = comet_util_doc_check_keys(sh, ak, err, errlen))
@@ -244,9 +245,13 @@ int comet_model_mapping_load_for(const char *path, const char *op, const char *h
 int comet_model_mapping_check(const comet_model_hw *hw, const comet_model_problem *pb,
     const comet_model_mapping *mp, char *err, size_t errlen)
 {
-    const int att = pb->op == COMET_MODEL_ATTENTION;
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    if (!od.desc)
+        return comet_util_seterr(err, errlen, -EINVAL, "--mapping: unknown op");
+    const int att = od.desc->flash;
     const int ch = mp->cs_h > 1 ? mp->cs_h : 1;
-    if (!att && ch > 1)
+    if (od.groups <= 1 && ch > 1)
         return comet_util_seterr(err, errlen, -EINVAL,
             "--mapping: cluster_split.H = %d splits heads, which %s has none of", ch,
             comet_model_op_name(pb->op));
@@ -264,8 +269,8 @@ int comet_model_mapping_check(const comet_model_hw *hw, const comet_model_proble
         return comet_util_seterr(err, errlen, -EINVAL,
             "--mapping: its core splits use %d cores, %s has %d per cluster", mp->ks_m * mp->ks_n,
             hw->name, hw->cores);
-    if (att && ch > pb->heads)
+    if (ch > od.groups)
         return comet_util_seterr(err, errlen, -EINVAL,
-            "--mapping: cluster_split.H = %d, more than the %g heads", ch, pb->heads);
+            "--mapping: cluster_split.H = %d, more than the %g heads", ch, od.groups);
     return 0;
 }

@@ -9,23 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[] = { "gemm_softmax", "gemm_layernorm", "attention" };
-
-const char *comet_model_op_name(comet_model_op op)
-{
-    return (unsigned)op < 3 ? op_names[op] : "unknown";
-}
-
-int comet_model_op_parse(const char *s, comet_model_op *op)
-{
-    for (int i = 0; s && i < 3; i++)
-        if (!strcmp(s, op_names[i])) {
-            *op = (comet_model_op)i;
-            return 0;
-        }
-    return -EINVAL;
-}
-
 static double cdiv(double a, double b)
 {
     return ceil(a / b);
@@ -41,43 +24,6 @@ static const char *const bop_names[COMET_MODEL_NBOP]
 const char *comet_model_bop_name(comet_model_bop b)
 {
     return (unsigned)b < COMET_MODEL_NBOP ? bop_names[b] : "unknown";
-}
-
-#define NODE(k, o, i0, i1, sh, red)                                                                \
-    {                                                                                              \
-        COMET_MODEL_BOP_##k, o, i0, i1, COMET_MODEL_T_##sh, red                                    \
-    }
-static const comet_model_graph graphs[3] = {
-    /* GEMM-Softmax: Y = exp(S - rowmax S) / rowsum(exp(S - rowmax S)), S = A B */
-    { 6,
-        { NODE(GEMM, "S", "A", "B", MN, 0), NODE(ROWMAX, "m", "S", "", ROW, 1),
-            NODE(SUB, "D", "S", "m", MN, 0), NODE(EXP, "E", "D", "", MN, 0),
-            NODE(ROWSUM, "l", "E", "", ROW, 1), NODE(DIV, "Y", "E", "l", MN, 0) },
-        "Y" },
-    /* GEMM-LayerNorm: Y = (S - mean) / sqrt(var) * gamma + beta */
-    { 8,
-        { NODE(GEMM, "S", "A", "B", MN, 0), NODE(MEAN, "mu", "S", "", ROW, 1),
-            NODE(SUB, "D", "S", "mu", MN, 0), NODE(VAR, "v", "D", "", ROW, 1),
-            NODE(SQRT, "sd", "v", "", ROW, 0), NODE(DIV, "Z", "D", "sd", MN, 0),
-            NODE(MUL, "G", "Z", "gamma", MN, 0), NODE(ADD, "Y", "G", "beta", MN, 0) },
-        "Y" },
-    /* attention per head: S = Q K^T, P = exp(S - rowmax), O = P V / rowsum(P);
-     * the P V GEMM reduces over Lk (the N dimension) */
-    { 7,
-        { NODE(GEMM, "S", "Q", "Kt", MN, 0), NODE(ROWMAX, "m", "S", "", ROW, 1),
-            NODE(SUB, "D", "S", "m", MN, 0), NODE(EXP, "P", "D", "", MN, 0),
-            NODE(ROWSUM, "l", "P", "", ROW, 1), NODE(GEMM, "U", "P", "V", MD, 1),
-            NODE(DIV, "O", "U", "l", MD, 0) },
-        "O" },
-};
-#undef NODE
-
-int comet_model_graph_build(const comet_model_problem *pb, comet_model_graph *g)
-{
-    if (!pb || !g || (unsigned)pb->op > 2)
-        return -EINVAL;
-    *g = graphs[pb->op];
-    return 0;
 }
 
 /* Vector cost of a graph's non-GEMM nodes: cycles per intermediate element,
@@ -101,7 +47,7 @@ double comet_model_micro_tile_factor(const comet_model_hw *hw, double m)
     return (full * mr + (rest <= 0 ? 0 : rest <= edge ? edge : mr)) / m;
 }
 
-static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
+static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g, int ln_rows)
 {
     const double *c = hw->vop_cycles, *e = hw->vop_pj, w = hw->simd_width > 0 ? hw->simd_width : 1;
     const double lgw = w > 1 ? ceil(log2(w)) : 0;
@@ -182,8 +128,7 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g)
      * cycles per element for softmax rows of 512), but with it validate
      * under-predicted every op by 5-20%: the op sum also stands in for the
      * GEMM's operands evicted by the epilogue, which the model lacks) */
-    const int ln = g == &graphs[COMET_MODEL_GEMM_LAYERNORM];
-    v.row_fixed = ln && hw->ln_row_cycles > 0 ? hw->ln_row_cycles : hw->row_cycles;
+    v.row_fixed = ln_rows && hw->ln_row_cycles > 0 ? hw->ln_row_cycles : hw->row_cycles;
     v.per_row += v.row_fixed;
     return v;
 }
@@ -212,22 +157,6 @@ static double micro_factor_blocks(const comet_model_hw *hw, double blk, double s
     return ((nb - 1) * blk * comet_model_micro_tile_factor(hw, blk)
                + last * comet_model_micro_tile_factor(hw, last))
         / seg;
-}
-
-void comet_model_unfused_passes(comet_model_op op, double *reads, double *writes, int *streaming)
-{
-    /* kernels/: the GEMM writes the whole intermediate, then one pass per row
-     * keeps the row in cache (softmax: max, exp-sum, scale; LayerNorm: mean,
-     * deviations, apply), so the intermediate is read once from memory and
-     * the result written once; attention's softmax runs in place on S. The
-     * writes are non-temporal stores (no write-allocate read) when the
-     * intermediate is at least UNFUSED_STREAM_MIN bytes (kernels/vmath.c's
-     * threshold; the caller applies it), ordinary stores below; attention's
-     * S always takes ordinary stores (P V reads it right after). Change here
-     * when the kernels change. */
-    *reads = 1;
-    *writes = 1;
-    *streaming = op != COMET_MODEL_ATTENTION;
 }
 
 /* kernels/vmath.c streams outputs of at least 16 MiB */
@@ -323,23 +252,28 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const comet_model_mapping *mp, comet_model_result *r)
 {
     memset(r, 0, sizeof *r);
-    const int att = pb->op == COMET_MODEL_ATTENTION, cpu = hw->kind[0] == 'c';
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    if (!od.desc)
+        return;
+    /* a flash-style op (attention): a second GEMM over each row's output,
+     * per group of rows (a head) its own stationary K and V */
+    const int att = od.desc->flash, cpu = hw->kind[0] == 'c';
     const double b = hw->bytes_per_elem, acc = 4; /* fp32 accumulators and statistics */
     const double io = hw->io_bytes_per_elem > 0 ? hw->io_bytes_per_elem : b;
     /* Attention as rows (heads*lq) x N=lk x K=d with a second GEMM of width d. */
-    const double M = att ? pb->heads * pb->lq : pb->M, N = att ? pb->lk : pb->N,
-                 K = att ? pb->d : pb->K, Nout = att ? pb->d : N;
+    const double M = od.rows, N = od.N, K = od.K, Nout = od.Nout;
     /* causal attention: the fused kernel visits only the unmasked half; an
      * unfused mapping's GEMM is a plain GEMM that computes all of S, which a
      * separate pass then masks (kernels/kernels.c) */
-    const double masked = att && pb->causal ? 0.5 - 0.5 / fmax(pb->lk, 1) : 0.0;
+    const double masked = att && pb->causal ? 0.5 - 0.5 / fmax(N, 1) : 0.0;
     const double cf = mp->fused ? 1.0 - masked : 1.0;
     const int P = hw->clusters, C = hw->cores, ch = mp->cs_h > 1 ? mp->cs_h : 1;
     if (mp->cs_m < 1 || mp->cs_n < 1 || mp->cs_k < 1 || mp->ks_m < 1 || mp->ks_n < 1
         || ch * mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1
-        || mp->tile_k < 1 || (att && mp->cs_k > 1) || (!att && ch > 1) || (att && ch > pb->heads))
+        || mp->tile_k < 1 || (att && mp->cs_k > 1) || ch > od.groups)
         return;
-    const comet_model_graph *g = &graphs[pb->op];
+    const comet_model_graph *g = od.desc->graph;
     const int used = ch * mp->cs_m * mp->cs_n * mp->cs_k; /* clusters in use */
     const double Mc = cdiv(M, ch * mp->cs_m), Nc = cdiv(N, mp->cs_n), Kc = cdiv(K, mp->cs_k);
     const double tm = fmin(mp->tile_m, Mc), tk = fmin(mp->tile_k, att ? Nc : Kc);
@@ -374,7 +308,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->valid = 1;
 
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
-    const vcost vc = graph_vcost(hw, g);
+    const vcost vc = graph_vcost(hw, g, od.desc->ln_rows);
     double eff = 1;
     /* with several threads the CPU kernels give each thread its own rows
      * (fused: row blocks through the micro-kernel; unfused: a row slab
@@ -386,7 +320,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* each core runs its own blocks of mcore rows through the micro-tiles;
      * the last block of each head (attention) or of M is shorter */
     r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic
-        ? micro_factor_blocks(hw, mcore, att ? pb->lq : Mc)
+        ? micro_factor_blocks(hw, mcore, att ? od.group : Mc)
         : 1;
     /* each cluster runs its own share of the GEMM: the efficiency of that
      * share (on one cluster, the whole problem). The fused kernels' tiles
@@ -400,30 +334,30 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
             ? comet_model_fused_gemm_eff(
                 hw, ceil(Mc / ms) * r->micro_factor, ceil(Nc / ns), Kc, gthr)
             : comet_model_gemm_eff(
-                hw, ceil((att ? fmin(pb->lq, Mc) : Mc) / ms), ceil(Nc / ns), Kc, gthr);
+                hw, ceil((att ? fmin(od.group, Mc) : Mc) / ms), ceil(Nc / ns), Kc, gthr);
     /* rows per core per step: a block that overhangs its rows (the last of
      * a head, or of M) computes only the rows it has, except on a systolic
      * array, which folds whole tiles; the cores take blocks as they come
      * free, so the busiest core's rows over the steps */
     double mrow = mcore;
     if (!hw->systolic)
-        mrow = fmin(mcore, busiest_rows(mcore, att ? fmin(pb->lq, Mc) : Mc, Mc, mp->ks_m) / steps);
+        mrow = fmin(mcore, busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m) / steps);
     double tg = gemm_cycles(hw, mrow, ncore * cf, Kc, eff);
     if (att) { /* P V: mcore x d x Nc */
         double eff2 = hw->systolic ? 1
             : mp->fused            ? eff
-                        : comet_model_gemm_eff(hw, ceil(fmin(pb->lq, Mc) / ms), pb->d, Nc, gthr);
-        tg += gemm_cycles(hw, mrow, pb->d, ncore * cf, eff2);
+                        : comet_model_gemm_eff(hw, ceil(fmin(od.group, Mc) / ms), od.Nout, Nc, gthr);
+        tg += gemm_cycles(hw, mrow, od.Nout, ncore * cf, eff2);
     }
     tg *= r->micro_factor;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cf;
     double tv
-        = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? pb->d : 0) * vc.per_out;
+        = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
     if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile, P V
                            * adds into the O row once per KV tile, and the row's fixed
                            * cost on every KV tile after the first */
         tv += cdiv(Nc, tk) * mrow
-                * (pb->d
+                * (od.Nout
                         * (hw->vop_cycles[COMET_MODEL_VOP_MUL]
                             + hw->vop_cycles[COMET_MODEL_VOP_ADD])
                         / fmax(1, hw->simd_width)
@@ -448,30 +382,30 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * when it stays in the global buffer, else once per step; attention
      * loads each head's K and V as the head starts */
     const double b_share = (double)(hw->cluster_net.broadcast ? mp->cs_n * mp->cs_k : used) / used;
-    const double heads_cl = att ? fmax(1, Mc / pb->lq) : 1;
+    const double heads_cl = att ? fmax(1, Mc / od.group) : 1;
     const double b_cl = (att ? 2 * Nc * K : Kc * Nc) * io * (att ? 1 : b_share); /* one slice */
     double once_cl = 0; /* loaded before the first step */
     if (!b_resident)
         /* streamed every step: attention needs the K and V of every head
          * the step's rows belong to (a step of tm rows spans tm/lq heads) */
-        dram_step += b_cl * (att ? fmin(heads_cl, fmax(1, ceil(tm / pb->lq))) : 1);
+        dram_step += b_cl * (att ? fmin(heads_cl, fmax(1, ceil(tm / od.group))) : 1);
     else if (att) {
         once_cl = b_cl; /* the first head's K and V */
         dram_step += b_cl * (heads_cl - 1) / steps; /* the other heads' as they start */
     } else
         once_cl = b_cl;
-    const double y_step = (att ? tm * pb->d / mp->cs_n : tm * nfin) * io; /* per cluster */
+    const double y_step = (att ? tm * od.Nout / mp->cs_n : tm * nfin) * io; /* per cluster */
     double dram_write_step = mp->fused ? y_step : 0;
     /* unfused: the GEMM writes the intermediate instead of the result, to
      * DRAM on an accelerator, on a CPU to the cache level it fits (per node:
      * one head's slice at a time in attention) */
     const double inter_step = mp->fused ? 0 : tm * nfin * cf * b;
-    const double inter_cl = (att ? fmin(pb->lq, Mc) : Mc) * Nc * cf * b; /* live per cluster */
+    const double inter_cl = (att ? fmin(od.group, Mc) : Mc) * Nc * cf * b; /* live per cluster */
     const double inter_bw_cl = cpu ? comet_model_cpu_level_bw(hw, inter_cl, C) : dram_bw_cl;
     const double t_in = dram_step / dram_bw_cl;
     /* a CPU result below the streaming size stays in the cache level it
      * fits (ordinary stores); at or above it, it streams to memory */
-    const double y_cl = (att ? Mc * pb->d / mp->cs_n : Mc * nfin) * io;
+    const double y_cl = (att ? Mc * od.Nout / mp->cs_n : Mc * nfin) * io;
     const double out_bw_cl
         = cpu && y_cl < UNFUSED_STREAM_MIN ? comet_model_cpu_level_bw(hw, y_cl, C) : dram_bw_cl;
     const double t_out = dram_write_step / out_bw_cl + inter_step / inter_bw_cl;
@@ -502,7 +436,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
             if (!nd->reduces_n)
                 continue;
             noc_bytes
-                += (nd->out_shape == COMET_MODEL_T_MD ? tm * pb->d : tm) * acc * (mp->ks_n - 1);
+                += (nd->out_shape == COMET_MODEL_T_MD ? tm * od.Nout : tm) * acc * (mp->ks_n - 1);
             combine_lat += ceil(log2(mp->ks_n)) * hw->core_net.hop_latency;
         }
     const double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
@@ -523,7 +457,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
             if (!nd->reduces_n)
                 continue;
             const char *op = nd->kind == COMET_MODEL_BOP_ROWMAX ? "max" : "sum";
-            double bytes = nd->out_shape == COMET_MODEL_T_MD ? tm * pb->d * acc : tm * acc;
+            double bytes = nd->out_shape == COMET_MODEL_T_MD ? tm * od.Nout * acc : tm * acc;
             add_coll(r, hw, COMET_MODEL_ALLREDUCE, op, nd->out, att ? "Lk" : "N", bytes, pn, steps);
         }
     }
@@ -618,7 +552,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         /* the pass is vector- or bandwidth-bound and waits for the whole
          * intermediate (a dependency: sequential after the GEMM); every
          * cluster's pass traffic goes through its share of its memory */
-        out_bytes = (att ? M * pb->d : 0) * io / used;
+        out_bytes = (att ? M * od.Nout : 0) * io / used;
         vec_pass = (per / b) * vc.per_elem / C + (M / used / C) * vc.per_row;
         if (pn > 1 && cpu) /* after the gather every node runs whole rows */
             vec_pass *= pn;
@@ -650,7 +584,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
          * level that holds them */
         const double inst = dram_instances(hw);
         const double a_bytes = M * K * io, y_bytes = M * Nout * io,
-                     b_bytes = (att ? 2 * pb->heads * N * K : K * N) * io;
+                     b_bytes = (att ? 2 * od.groups * N * K : K * N) * io;
         const double io_bytes = a_bytes + b_bytes + y_bytes;
         const double inter_rt = mp->fused ? 0 : 2 * M * N * cf * b;
         if (cpu) {

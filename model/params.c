@@ -210,15 +210,7 @@ int comet_model_problem_dim_set(comet_model_problem *pb, const char *name, doubl
 {
     if (!pb || !name || !(v >= 1) || v != floor(v) || v > (double)(1ull << 40))
         return -EINVAL;
-    const int att = pb->op == COMET_MODEL_ATTENTION;
-    double *dst = !att && !strcmp(name, "M") ? &pb->M
-        : !att && !strcmp(name, "N")         ? &pb->N
-        : !att && !strcmp(name, "K")         ? &pb->K
-        : att && !strcmp(name, "heads")      ? &pb->heads
-        : att && !strcmp(name, "lq")         ? &pb->lq
-        : att && !strcmp(name, "lk")         ? &pb->lk
-        : att && !strcmp(name, "d")          ? &pb->d
-                                             : NULL;
+    double *dst = comet_model_problem_dim(pb, name);
     if (!dst)
         return -ENOENT;
     *dst = v;

@@ -63,9 +63,12 @@ int comet_model_explore(
     memset(out, 0, sizeof *out);
     out->r_fused.cycles = out->r_unfused.cycles = INFINITY;
     double t0 = comet_util_now();
-    const int att = pb->op == COMET_MODEL_ATTENTION;
-    const double M = att ? pb->heads * pb->lq : pb->M, N = att ? pb->lk : pb->N,
-                 K = att ? pb->d : pb->K;
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    if (!od.desc)
+        return -EINVAL;
+    const int att = od.desc->flash; /* head splits; tile_k tiles Lk; no K split */
+    const double M = od.rows, N = od.N, K = od.K;
     if (!(M >= 1 && N >= 1 && K >= 1))
         return -EINVAL;
     const int P = hw->clusters, C = hw->cores;
@@ -76,7 +79,7 @@ int comet_model_explore(
      * memory-bound problem can be fastest on fewer), each split a divisor
      * of the count or a power of two */
     for (int ch = 1; ch <= (att ? P : 1); ch++) {
-        if (!split_ok(ch, P) || ch > (att ? pb->heads : 1))
+        if (!split_ok(ch, P) || ch > od.groups)
             continue;
         const int P1 = P / ch;
         for (int cm = 1; cm <= P1; cm++) {

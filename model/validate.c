@@ -231,56 +231,6 @@ int comet_model_validate_pairs(
     return k;
 }
 
-int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *err, size_t errlen)
-{
-    char buf[512];
-    int att = pb->op == COMET_MODEL_ATTENTION, seen = 0;
-    if (!shape || strlen(shape) >= sizeof buf)
-        return comet_util_seterr(err, errlen, -EINVAL, "--shape: missing or too long");
-    strcpy(buf, shape);
-    pb->M = pb->N = pb->K = pb->heads = pb->lq = pb->lk = pb->d = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        uint64_t v = 0;
-        if (!eq)
-            return comet_util_seterr(err, errlen, -EINVAL, "--shape: '%s' is not NAME=VALUE", tok);
-        *eq = '\0';
-        int rc = comet_util_parse_u64(eq + 1, &v);
-        if (rc || v == 0 || v > (1ull << 40))
-            return comet_util_seterr(err, errlen, -EINVAL,
-                "--shape: %s=%s must be an integer in [1, 2^40]", tok, eq + 1);
-        double *dst = NULL;
-        if (!att && !strcmp(tok, "M"))
-            dst = &pb->M;
-        else if (!att && !strcmp(tok, "N"))
-            dst = &pb->N;
-        else if (!att && !strcmp(tok, "K"))
-            dst = &pb->K;
-        else if (att && !strcmp(tok, "heads"))
-            dst = &pb->heads;
-        else if (att && !strcmp(tok, "lq"))
-            dst = &pb->lq;
-        else if (att && !strcmp(tok, "lk"))
-            dst = &pb->lk;
-        else if (att && !strcmp(tok, "d"))
-            dst = &pb->d;
-        if (!dst)
-            return comet_util_seterr(err, errlen, -EINVAL, "--shape: unknown dimension '%s' for %s",
-                tok, comet_model_op_name(pb->op));
-        if (*dst > 0)
-            return comet_util_seterr(err, errlen, -EINVAL, "--shape: '%s' given twice", tok);
-        *dst = (double)v;
-        seen++;
-    }
-    if (att ? !(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0)
-            : !(pb->M > 0 && pb->N > 0 && pb->K > 0))
-        return comet_util_seterr(
-            err, errlen, -EINVAL, "--shape: needs %s", att ? "heads, lq, lk and d" : "M, N and K");
-    (void)seen;
-    return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Statistics of validation rows                                       */
 /* ------------------------------------------------------------------ */

@@ -271,7 +271,7 @@ void comet_util_unlock_dir(comet_util_lock *lk);
 
 /**
  * In a child just forked by `parent` (its getpid() before fork): ask the
- * kernel to send SIGTERM to this child when the parent ends, even by
+ * kernel to send SIGKILL to this child when the parent ends, even by
  * SIGKILL, so no bench outlives the comet that started it.
  * @return 0, or -ESRCH when the parent has already ended (the child should
  * exit), or a negative errno.

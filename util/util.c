@@ -538,9 +538,14 @@ void comet_util_unlock_dir(comet_util_lock *lk)
 
 int comet_util_child_dies_with_parent(int parent)
 {
-    /* the kernel sends SIGTERM when the parent thread ends, SIGKILL included;
-     * a parent that already ended before this call is caught by getppid */
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+    /* the kernel sends SIGKILL when the parent thread ends (a parent killed
+     * with SIGKILL included): nobody is left to read what the child makes,
+     * and a child finishing a step first (a memory sweep touching GiBs on a
+     * loaded host) outlived its parent by seconds; the next run notices the
+     * stale lock. A parent that already ended before this call is caught by
+     * getppid. (A parent that is interrupted, not killed, forwards SIGTERM
+     * and waits: cli_common.c.) */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
         return -errno;
     return getppid() == (pid_t)parent ? 0 : -ESRCH;
 }

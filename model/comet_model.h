@@ -334,7 +334,8 @@ double comet_model_fused_gemm_eff(
 typedef enum comet_model_op {
     COMET_MODEL_GEMM_SOFTMAX = 0,
     COMET_MODEL_GEMM_LAYERNORM = 1,
-    COMET_MODEL_ATTENTION = 2
+    COMET_MODEL_ATTENTION = 2,
+    COMET_MODEL_GEMM_RMSNORM = 3 /**< GEMM then RMSNorm (model only: no kernel measures it yet) */
 } comet_model_op;
 
 /** A problem: GEMM ops use M, N, K; attention B*H heads of lq x lk x d. */

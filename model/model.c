@@ -341,12 +341,14 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * free, so the busiest core's rows over the steps */
     double mrow = mcore;
     if (!hw->systolic)
-        mrow = fmin(mcore, busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m) / steps);
+        mrow
+            = fmin(mcore, busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m) / steps);
     double tg = gemm_cycles(hw, mrow, ncore * cf, Kc, eff);
-    if (att) { /* P V: mcore x d x Nc */
+    if (att) { /* P V: mcore x d x Nc; a core splitting the keys reduces over its share */
         double eff2 = hw->systolic ? 1
-            : mp->fused            ? eff
-                        : comet_model_gemm_eff(hw, ceil(fmin(od.group, Mc) / ms), od.Nout, Nc, gthr);
+            : mp->fused
+            ? eff
+            : comet_model_gemm_eff(hw, ceil(fmin(od.group, Mc) / ms), od.Nout, ceil(Nc / ns), gthr);
         tg += gemm_cycles(hw, mrow, od.Nout, ncore * cf, eff2);
     }
     tg *= r->micro_factor;

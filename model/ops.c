@@ -43,6 +43,14 @@ static const comet_model_graph g_attention = {
         NODE(DIV, "O", "U", "l", MD, 0) },
     "O"
 };
+static const comet_model_graph g_rmsnorm = {
+    /* Y = S / sqrt(mean(S^2)) * gamma (Zhang & Sennrich 2019; Llama's norm) */
+    6,
+    { NODE(GEMM, "S", "A", "B", MN, 0), NODE(MUL, "Q", "S", "S", MN, 0),
+        NODE(MEAN, "ms", "Q", "", ROW, 1), NODE(SQRT, "r", "ms", "", ROW, 0),
+        NODE(DIV, "Z", "S", "r", MN, 0), NODE(MUL, "Y", "Z", "gamma", MN, 0) },
+    "Y"
+};
 #undef NODE
 
 /* The unfused kernels (kernels/): the GEMM writes the whole intermediate,
@@ -62,6 +70,8 @@ static const comet_model_opdesc descs[] = {
     { COMET_MODEL_ATTENTION, "attention",
         "self-attention per head: Q K^T, softmax, times V (flash-style when fused)",
         COMET_MODEL_SHAPE_ATTENTION, &g_attention, 1, "Lk", 1, 1, 0, 0 },
+    { COMET_MODEL_GEMM_RMSNORM, "gemm_rmsnorm", "GEMM, then an RMSNorm over each row",
+        COMET_MODEL_SHAPE_GEMM, &g_rmsnorm, 0, "N", 1, 1, 1, 1 },
 };
 #define NDESC ((int)(sizeof descs / sizeof descs[0]))
 

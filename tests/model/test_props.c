@@ -74,8 +74,9 @@ static void random_hw(comet_model_hw *hw, int clusters)
 static void random_problem(comet_model_problem *pb, int max)
 {
     memset(pb, 0, sizeof *pb);
-    pb->op = (comet_model_op)irand(0, 2);
-    if (pb->op == COMET_MODEL_ATTENTION) {
+    /* every op of the vocabulary (model/ops.c) */
+    pb->op = comet_model_op_at(irand(0, comet_model_op_count() - 1))->op;
+    if (comet_model_op_desc(pb->op)->shape == COMET_MODEL_SHAPE_ATTENTION) {
         pb->heads = irand(1, 16);
         pb->lq = round(lrand(1, max));
         pb->lk = round(lrand(16, max));
@@ -238,6 +239,8 @@ static void test_best_monotone(void **s)
                 = sr->r_fused.seconds <= sr->r_unfused.seconds ? sr->best_fused : sr->best_unfused;
             comet_model_explain(&hw, &pb, &bm0, stderr);
             comet_model_explain(&hw, &big, &bm2, stderr);
+            fprintf(stderr, "the bigger problem's best mapping on the smaller one:\n");
+            comet_model_explain(&hw, &pb, &bm2, stderr);
         }
         if (isfinite(t2) && !(t2 >= t0 * (1 - 1e-2)))
             fail_msg("case %d: %s on %s (%d clusters, %d cores) M=%g N=%g K=%g heads=%g lq=%g "

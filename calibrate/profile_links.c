@@ -149,25 +149,38 @@ static json_t *joint_fit(const link_pt *pt, size_t np, const char *link, double 
     int pmin = 1 << 30, pmax = 0;
     const link_pt *last = NULL;
     json_t *algs = json_array();
+    /* each point's algorithm (index into algs) and held-out error */
+    int *alg_of = malloc((np + 1) * sizeof(int));
+    double *perr = malloc((np + 1) * sizeof(double));
+    if (!alg_of || !perr) {
+        free(alg_of);
+        free(perr);
+        json_decref(algs);
+        return NULL;
+    }
     for (size_t i = 0; i < np; i++) {
         if (strcmp(pt[i].link, link) || !strcmp(pt[i].op, "pingpong") || pt[i].bytes < thr)
             continue;
         if (comet_calibrate_trg_row(pt[i].op, pt[i].alg, pt[i].bytes, pt[i].p, X + 3 * m, NULL)
             != 1)
             continue;
-        y[m++] = pt[i].t;
-        pmin = pt[i].p < pmin ? pt[i].p : pmin;
-        pmax = pt[i].p > pmax ? pt[i].p : pmax;
         if (!last || strcmp(last->op, pt[i].op) || strcmp(last->alg, pt[i].alg)) {
             char name[96];
             snprintf(name, sizeof name, "%s/%s", pt[i].op, pt[i].alg);
             json_array_append_new(algs, json_string(name));
         }
+        alg_of[m] = (int)json_array_size(algs) - 1;
+        perr[m] = NAN;
+        y[m++] = pt[i].t;
+        pmin = pt[i].p < pmin ? pt[i].p : pmin;
+        pmax = pt[i].p > pmax ? pt[i].p : pmax;
         last = &pt[i];
     }
     comet_calibrate_lsq f;
     if (m < 6 || comet_calibrate_nnls(X, y, NULL, m, 3, &f) != 0) {
         json_decref(algs);
+        free(alg_of);
+        free(perr);
         return NULL;
     }
     /* held-out: every 4th point predicted by a fit of the others */
@@ -183,7 +196,7 @@ static json_t *joint_fit(const link_pt *pt, size_t np, const char *link, double 
                 }
             if (k >= 3 && comet_calibrate_nnls(Xt, yt, NULL, k, 3, &g) == 0)
                 for (size_t i = fo; i < m; i += CAL_FOLDS)
-                    he[nh++] = (comet_calibrate_lsq_eval(&g, X + 3 * i) - y[i]) / y[i];
+                    he[nh++] = perr[i] = (comet_calibrate_lsq_eval(&g, X + 3 * i) - y[i]) / y[i];
         }
         free(Xt);
         free(yt);
@@ -192,11 +205,34 @@ static json_t *joint_fit(const link_pt *pt, size_t np, const char *link, double 
     json_t *seg = segment_json(&f, thr, &collinear);
     if (collinear)
         cx->collinear = 1;
-    return json_pack("{s:s,s:[i,i],s:o,s:f,s:o,s:o,s:s}", "link", link, "ranks", pmin, pmax,
-        "algorithms", algs, "from_bytes", thr, "fit", seg, "heldout",
-        cal_err_json(he, nh, "every 4th point predicted by a fit of the others"), "note",
+    /* per algorithm: the joint model's held-out error on that algorithm's
+     * points, and whether it predicts it (median within 10%): where it
+     * does not, only that algorithm's own fit (collectives[]) stands */
+    json_t *per = json_array(), *cannot = json_array();
+    for (size_t a = 0; a < json_array_size(algs); a++) {
+        double e[256];
+        size_t ne = 0;
+        for (size_t i = 0; i < m && ne < 256; i++)
+            if (alg_of[i] == (int)a && isfinite(perr[i]))
+                e[ne++] = perr[i];
+        json_t *ej = cal_err_json(e, ne, "the joint fit's held-out points of this algorithm");
+        const double med = ne ? comet_util_jnum(ej, "median_rel_err") : NAN;
+        const int ok = ne > 0 && isfinite(med) && med <= 0.10;
+        json_array_append_new(per,
+            json_pack("{s:O,s:o,s:b}", "algorithm", json_array_get(algs, a), "heldout", ej,
+                "predicts", ok));
+        if (!ok)
+            json_array_append(cannot, json_array_get(algs, a));
+    }
+    free(alg_of);
+    free(perr);
+    return json_pack("{s:s,s:[i,i],s:o,s:f,s:o,s:o,s:o,s:o,s:s}", "link", link, "ranks", pmin,
+        pmax, "algorithms", algs, "from_bytes", thr, "fit", seg, "heldout",
+        cal_err_json(he, nh, "every 4th point predicted by a fit of the others"), "per_algorithm",
+        per, "cannot_predict", cannot, "note",
         "messages at or above the link's protocol switch (from its ping-pong fit); weights "
-        "1/T^2, non-negative");
+        "1/T^2, non-negative; per_algorithm: where the joint model's median held-out error "
+        "exceeds 10% it does not predict that algorithm (its own fit stands)");
 }
 
 int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)

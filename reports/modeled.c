@@ -509,6 +509,20 @@ int rp_sec_fits(rp_ctx *c)
         snprintf(w, sizeof w, "%s %s", rp_str(x, "op"), rp_str(x, "algorithm"));
         heldout_row(d, w, json_object_get(x, "heldout"), NULL);
     }
+    /* the joint link model, per algorithm it was fitted over */
+    json_array_foreach(json_object_get(fits, "link_joint"), i, x)
+    {
+        size_t a;
+        const json_t *y;
+        json_array_foreach(json_object_get(x, "per_algorithm"), a, y)
+        {
+            char w[128];
+            snprintf(w, sizeof w, "joint %s model: %s (%s)", rp_str(x, "link"),
+                rp_str(y, "algorithm"),
+                json_is_true(json_object_get(y, "predicts")) ? "predicts it" : "does not predict it");
+            heldout_row(d, w, json_object_get(y, "heldout"), NULL);
+        }
+    }
     rp_table_end(d);
     const json_t *law = json_object_get(g, "law");
     if (law)

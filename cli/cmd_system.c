@@ -95,16 +95,16 @@ static void print_result(const comet_system_result *r, int explain)
         r->mem.weights / 1e9, r->mem.grads / 1e9, r->mem.optimizer / 1e9, r->mem.activations / 1e9,
         r->mem.kv_cache / 1e9);
     printf("  one layer, one microbatch: forward %.4g s in %d partition(s)", r->layer_fwd_s,
-        r->nparts_fwd);
-    if (r->nparts_bwd)
-        printf(", backward %.4g s in %d", r->layer_bwd_s, r->nparts_bwd);
-    printf("\n    forward:");
-    for (int i = 0; i < r->nparts_fwd && i < COMET_SYSTEM_MAX_PARTS; i++)
-        printf(" [%s]", r->parts_fwd[i]);
-    if (r->nparts_bwd) {
-        printf("\n    backward:");
-        for (int i = 0; i < r->nparts_bwd && i < COMET_SYSTEM_MAX_PARTS; i++)
-            printf(" [%s]", r->parts_bwd[i]);
+        r->parts[0].n);
+    if (r->parts[1].n)
+        printf(", backward %.4g s in %d", r->layer_bwd_s, r->parts[1].n);
+    char buf[1024];
+    for (int pass = 0; pass < 2; pass++) {
+        if (!r->parts[pass].n)
+            continue;
+        printf("\n    %s:", pass ? "backward" : "forward");
+        for (int i = 0; i < r->parts[pass].n; i++)
+            printf(" [%s]", comet_system_part_str(&r->parts[pass], i, buf, sizeof buf));
     }
     printf("\n");
 }

@@ -151,8 +151,20 @@ typedef struct comet_system_config {
     comet_system_exec exec; /**< execution style */
 } comet_system_config;
 
-/** Maximum fused partitions reported per pass. */
-#define COMET_SYSTEM_MAX_PARTS 48
+/** Maximum kernels of one pass of a layer. */
+#define COMET_SYSTEM_MAX_KERNELS 64
+
+/** One pass of a layer cut into partitions (kernel by kernel: one kernel each). */
+typedef struct comet_system_parts {
+    int nkernels; /**< kernels of the pass, in execution order */
+    char kernel[COMET_SYSTEM_MAX_KERNELS][16]; /**< their names ("qkv", "re_softmax", "wffn_in") */
+    int n; /**< partitions */
+    unsigned char
+        end[COMET_SYSTEM_MAX_KERNELS]; /**< partition i holds kernels [end[i-1], end[i]) */
+} comet_system_parts;
+
+/** Partition i of a pass as "ln1+qkv+..." into buf (truncated to len). */
+const char *comet_system_part_str(const comet_system_parts *p, int i, char *buf, size_t len);
 
 /** Time and memory of one configuration. */
 typedef struct comet_system_result {
@@ -183,9 +195,7 @@ typedef struct comet_system_result {
     } mem; /**< per chip (the first pipeline stage, which holds the most) */
     double cost_usd; /**< capital cost (NAN: unknown) */
     double power_w; /**< provisioned power (NAN: unknown) */
-    int nparts_fwd, nparts_bwd; /**< fused partitions of one layer's forward and backward */
-    char parts_fwd[COMET_SYSTEM_MAX_PARTS][48]; /**< partitions as "ln1+qkv+..." */
-    char parts_bwd[COMET_SYSTEM_MAX_PARTS][48]; /**< backward partitions */
+    comet_system_parts parts[2]; /**< one layer's partitions: [0] forward, [1] backward */
     double layer_fwd_s, layer_bwd_s; /**< one layer, one microbatch */
 } comet_system_result;
 

@@ -396,7 +396,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
 /* Best partition of the kernel chain: a dynamic program over cut points
  * (dataflow), or one kernel per partition (kernel by kernel). */
 static double best_parts(
-    const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, char parts[][48], int *nparts)
+    const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, comet_system_parts *parts)
 {
     double best[MAXK + 1];
     int cut[MAXK + 1];
@@ -429,19 +429,17 @@ static double best_parts(
     int ends[MAXK + 1], n = 0;
     for (int j = g->nk; j > 0; j = cut[j])
         ends[n++] = j;
-    *nparts = 0;
+    if (parts) {
+        parts->nkernels = g->nk;
+        for (int x = 0; x < g->nk && x < COMET_SYSTEM_MAX_KERNELS; x++)
+            memcpy(parts->kernel[x], g->k[x].name, sizeof parts->kernel[x]);
+        parts->n = 0;
+    }
     for (int q = n - 1; q >= 0; q--) {
         const int j = ends[q], i = cut[j];
         seg_cost(C, g, i, j, dataflow, bd);
-        if (parts && *nparts < COMET_SYSTEM_MAX_PARTS) {
-            char *s = parts[*nparts];
-            s[0] = 0;
-            for (int x = i; x < j; x++) {
-                size_t l = strlen(s);
-                snprintf(s + l, 48 - l, "%s%s", x > i ? "+" : "", g->k[x].name);
-            }
-        }
-        (*nparts)++;
+        if (parts)
+            parts->end[parts->n++] = (unsigned char)j;
     }
     return best[g->nk];
 }
@@ -459,9 +457,21 @@ void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
         out->stored += f.t[f.k[i].out].store;
     }
     out->stored += f.t[x0].store;
-    out->fwd_s = best_parts(C, &f, df, &out->fwd_bd, out->parts_fwd, &out->nparts_fwd);
+    out->fwd_s = best_parts(C, &f, df, &out->fwd_bd, &out->parts[0]);
     if (C->L.phase == COMET_SYSTEM_TRAIN) {
         build_bwd(&C->L, &f, x0, &b);
-        out->bwd_s = best_parts(C, &b, df, &out->bwd_bd, out->parts_bwd, &out->nparts_bwd);
+        out->bwd_s = best_parts(C, &b, df, &out->bwd_bd, &out->parts[1]);
     }
+}
+
+const char *comet_system_part_str(const comet_system_parts *p, int i, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (!p || i < 0 || i >= p->n)
+        return buf;
+    const int a = i ? p->end[i - 1] : 0, b = p->end[i];
+    size_t l = 0;
+    for (int x = a; x < b && x < COMET_SYSTEM_MAX_KERNELS && l + 1 < len; x++)
+        l += (size_t)snprintf(buf + l, len - l, "%s%s", x > a ? "+" : "", p->kernel[x]);
+    return buf;
 }

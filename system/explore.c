@@ -141,6 +141,26 @@ static void pareto_add(
     sp->npareto++;
 }
 
+/* 1 if an earlier order of perms places the parallelisms of degree > 1 in
+ * the same sequence as order q. */
+static int order_repeats(const int perms[6][3], int q, int tp, int pp, int dp)
+{
+    const int deg[3] = { tp, pp, dp };
+    int a[3], na = 0;
+    for (int i = 0; i < 3; i++)
+        if (deg[perms[q][i]] > 1)
+            a[na++] = perms[q][i];
+    for (int e = 0; e < q; e++) {
+        int b[3], nb = 0;
+        for (int i = 0; i < 3; i++)
+            if (deg[perms[e][i]] > 1)
+                b[nb++] = perms[e][i];
+        if (na == nb && !memcmp(a, b, (size_t)na * sizeof a[0]))
+            return 1;
+    }
+    return 0;
+}
+
 /* Keeps best[] sorted by step time, at most top entries. */
 static void keep(comet_system_result *best, int *n, int top, const comet_system_result *r)
 {
@@ -206,6 +226,10 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                      * parallelism does it matter; skip repeats */
                                     const int np = sys->nlevels > 1 ? 6 : 1;
                                     for (int q = 0; q < np; q++) {
+                                        /* orders that differ only where a degree is 1
+                                         * place the same groups: one of them */
+                                        if (order_repeats(perms, q, tp, pp, dp))
+                                            continue;
                                         comet_system_config c;
                                         memset(&c, 0, sizeof c);
                                         c.tp = tp;
@@ -296,10 +320,13 @@ json_t *comet_system_result_json(const comet_system_result *r)
     json_object_set_new(j, "cost_usd", num_or_null(r->cost_usd));
     json_object_set_new(j, "power_w", num_or_null(r->power_w));
     json_t *pf = json_array(), *pb = json_array();
-    for (int i = 0; i < r->nparts_fwd && i < COMET_SYSTEM_MAX_PARTS; i++)
-        json_array_append_new(pf, json_string(r->parts_fwd[i]));
-    for (int i = 0; i < r->nparts_bwd && i < COMET_SYSTEM_MAX_PARTS; i++)
-        json_array_append_new(pb, json_string(r->parts_bwd[i]));
+    char buf[1024];
+    for (int i = 0; i < r->parts[0].n; i++)
+        json_array_append_new(
+            pf, json_string(comet_system_part_str(&r->parts[0], i, buf, sizeof buf)));
+    for (int i = 0; i < r->parts[1].n; i++)
+        json_array_append_new(
+            pb, json_string(comet_system_part_str(&r->parts[1], i, buf, sizeof buf)));
     json_object_set_new(j, "partitions", json_pack("{s:o,s:o}", "forward", pf, "backward", pb));
     json_object_set_new(j, "layer_s",
         json_pack("{s:f,s:f}", "forward", r->layer_fwd_s, "backward", r->layer_bwd_s));

@@ -249,10 +249,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     r->bound_s = fmax(r->breakdown.compute_s + r->breakdown.recompute_s, stage_bytes / sys->mem_bw);
     r->layer_fwd_s = lo->fwd_s;
     r->layer_bwd_s = lo->bwd_s;
-    r->nparts_fwd = lo->nparts_fwd;
-    r->nparts_bwd = lo->nparts_bwd;
-    memcpy(r->parts_fwd, lo->parts_fwd, sizeof r->parts_fwd);
-    memcpy(r->parts_bwd, lo->parts_bwd, sizeof r->parts_bwd);
+    memcpy(r->parts, lo->parts, sizeof r->parts);
     r->feasible = 1;
     return 0;
 }

@@ -37,8 +37,7 @@ typedef struct sys_layer_out {
     sys_bd fwd_bd, bwd_bd;
     double fwd_flops; /* FLOP of the forward */
     double stored; /* bytes kept for the backward */
-    int nparts_fwd, nparts_bwd;
-    char parts_fwd[COMET_SYSTEM_MAX_PARTS][48], parts_bwd[COMET_SYSTEM_MAX_PARTS][48];
+    comet_system_parts parts[2]; /* forward, backward */
 } sys_layer_out;
 
 /** Costs one layer (eval.c). */

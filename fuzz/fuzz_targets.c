@@ -10,6 +10,7 @@
  *   shape      CLI shape arguments and sizes (M=..,N=..,K=.., 64MiB, 0.5)
  *   shapeset   bench shape-set (workload) files
  *   overrides  probe cache-override files
+ *   llm        transformer workloads for the system model (+ a search on a preset)
  *
  * Parsers that only take a path get the input through a per-process file in
  * /dev/shm (or $TMPDIR). Besides "no crash", the targets check properties:
@@ -19,6 +20,7 @@
 #include "comet_calibrate.h"
 #include "comet_model.h"
 #include "comet_probe.h"
+#include "comet_system.h"
 #include "comet_util.h"
 
 #include <math.h>
@@ -400,6 +402,44 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(err[0] != '\0');
     check_message(err);
     unlink(path);
+    return 0;
+}
+#elif defined(FUZZ_LLM)
+/* Transformer workload files for the system model: a workload that loads is
+ * costed on a small system (an 8-chip ring of SN10s), and every feasible
+ * result is at or above its bound with finite parts. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[COMET_ERRLEN] = "";
+    static comet_system sys;
+    static int have;
+    comet_system_llm m;
+    if (!have) {
+        comet_model_hw hw;
+        if (comet_model_hw_load("sn10x8-ring", &hw, err, sizeof err) != 0)
+            abort();
+        if (comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err) != 0)
+            abort();
+        comet_model_hw_free(&hw);
+        have = 1;
+    }
+    if (comet_system_llm_parse("fuzz.yaml", (const char *)data, size, &m, err, sizeof err) != 0) {
+        FUZZ_CHECK(err[0] != '\0');
+        check_message(err);
+        return 0;
+    }
+    FUZZ_CHECK(m.hidden >= 1 && m.heads >= 1 && m.layers >= 1 && m.heads % m.kv_heads == 0);
+    /* bounded work: small models only (the parser allows any size) */
+    if ((double)m.layers * m.hidden > 1e6 || m.global_batch > 64 || m.seq > 8192)
+        return 0;
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1,
+        .exec = -1, .tp = 1 };
+    comet_system_result best;
+    comet_system_space sp;
+    if (comet_system_explore(&sys, &m, &o, 1, &best, &sp) == 1) {
+        FUZZ_CHECK(best.feasible && isfinite(best.step_s) && best.step_s > 0);
+        FUZZ_CHECK(best.step_s >= best.bound_s * (1 - 1e-9));
+    }
     return 0;
 }
 #else

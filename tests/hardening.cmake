@@ -4,12 +4,12 @@
 # whose main() feeds every file of fuzz/corpus/<target>/ (valid examples and
 # the inputs of fixed findings) to LLVMFuzzerTestOneInput, so the normal gcc
 # build (and the ASan+UBSan build) replays them under ctest (label "fuzz").
-set(COMET_FUZZ_TARGETS doc hw record results shape shapeset overrides mapping workload)
+set(COMET_FUZZ_TARGETS doc hw record results shape shapeset overrides mapping workload llm)
 foreach(t ${COMET_FUZZ_TARGETS})
   string(TOUPPER ${t} T)
   add_executable(fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_targets.c)
   target_compile_definitions(fuzz_replay_${t} PRIVATE FUZZ_${T}=1 FUZZ_REPLAY=1)
-  target_link_libraries(fuzz_replay_${t} PRIVATE comet_calibrate comet_model comet_bench comet_probe
+  target_link_libraries(fuzz_replay_${t} PRIVATE comet_system comet_calibrate comet_model comet_bench comet_probe
                         comet_util m)
   add_test(NAME fuzz_replay_${t} COMMAND fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/corpus/${t})
   set_tests_properties(fuzz_replay_${t} PROPERTIES LABELS "fuzz;hardening;sanitize" TIMEOUT 120

@@ -76,9 +76,9 @@ int comet_bench_gms_run(
                      (comet_kernels_gms_workload)w, rows, nsegs[w], skews[si], 42, &pr)))
                 goto fail;
             comet_kernels_gms_stats_of(&pr, &st);
-            /* 64-byte aligned rows: threads own 16-column panels of out, so
-             * a row that straddles a cache line would be shared between two
-             * threads (false sharing the kernel does not have by design) */
+            /* 64-byte aligned rows: threads own blocks of rows of out, so a
+             * block edge that straddles a cache line would be shared between
+             * two threads (false sharing the kernel does not have by design) */
             float *X = aligned_alloc(64, (rows * K * 4 + 63) / 64 * 64),
                   *W = aligned_alloc(64, (pr.nseg * K * N * 4 + 63) / 64 * 64),
                   *O = aligned_alloc(64, (rows * N * 4 + 63) / 64 * 64),
@@ -150,12 +150,12 @@ int comet_bench_gms_run(
                         json_object_set_new(rec, "workload",
                             json_string(
                                 comet_kernels_gms_workload_name((comet_kernels_gms_workload)w)));
-                        /* the row tiles this tile_m makes over the segments
-                         * (sum of ceil(n_s / tile_m)): what the model needs */
-                        double ntiles = 0;
-                        for (size_t q = 0; q < pr.nseg; q++)
-                            ntiles += (double)((pr.seg_ptr[q + 1] - pr.seg_ptr[q] + tiles[tl] - 1)
-                                / tiles[tl]);
+                        /* the row tiles this configuration runs (over
+                         * threads and segments, ceil(owned pairs / tile_m)):
+                         * what the model needs */
+                        size_t ntl_run = 0;
+                        comet_kernels_gms_tiles(&pr, N, &c.p, &ntl_run);
+                        double ntiles = (double)ntl_run;
                         json_object_set_new(rec, "params",
                             json_pack("{s:i,s:f}", "tile_m", (int)tiles[tl], "tiles", ntiles));
                         if ((rc = comet_bench_record_set_result(

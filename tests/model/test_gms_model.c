@@ -81,12 +81,12 @@ static void test_invariants(void **st)
     assert_int_equal(checked, 4000);
 }
 
-static double exact_tiles(const void *ctx, double tile_m)
+static double exact_tiles(const void *ctx, double tile_m, int threads)
 {
     const double *sizes = ctx;
     double t = 0;
-    for (int i = 0; i < 4; i++)
-        t += ceil(sizes[i] / tile_m);
+    for (int i = 0; i < 4; i++) /* each thread's even share of a segment */
+        t += threads * ceil(sizes[i] / threads / tile_m);
     return t;
 }
 
@@ -111,13 +111,13 @@ static void test_explore_min(void **st)
     for (int t = 1; t <= hw.cores; t++)
         for (int df = 1; df <= 4; df++)
             for (int k = 0; k < 3; k++) {
-                comet_model_gms_config c = { df, tiles[k], t, exact_tiles(sizes, tiles[k]) };
+                comet_model_gms_config c = { df, tiles[k], t, exact_tiles(sizes, tiles[k], t) };
                 comet_model_gms_cost r;
                 assert_int_equal(comet_model_gms_eval(&hw, &g, &c, &r), 0);
                 assert_true(r.seconds >= cost.seconds * (1 - 1e-12));
                 assert_true(r.seconds >= sr.cost[df - 1].seconds * (1 - 1e-12));
             }
-    assert_true(exact_tiles(sizes, 16) == 63 + 1 + 1 + 21);
+    assert_true(exact_tiles(sizes, 16, 1) == 63 + 1 + 1 + 21);
 }
 
 static void test_bad_inputs(void **st)

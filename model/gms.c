@@ -44,6 +44,21 @@ static double tiles_est(const comet_model_gms *g, const comet_model_gms_config *
     return fmin(fmax(t, g->segments), g->pairs);
 }
 
+/* The highest GEMM efficiency the description's grids hold, at least 1: a
+ * clock measured low (a loaded host while calibrating) leaves measured
+ * efficiencies above 1, and the bound at the nominal peak would then sit
+ * above every configuration's cost and hide their order. */
+static double eff_ceiling(const comet_model_hw *hw)
+{
+    double e = 1;
+    const comet_model_grid *gr[2] = { &hw->grid, &hw->fused_grid };
+    for (int k = 0; k < 2; k++)
+        if (gr[k]->values)
+            for (size_t i = 0; i < (size_t)gr[k]->nt * gr[k]->nm * gr[k]->nn * gr[k]->nk; i++)
+                e = fmax(e, gr[k]->values[i]);
+    return e;
+}
+
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     const comet_model_gms_config *c, comet_model_gms_cost *out)
 {
@@ -118,9 +133,10 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
         bytes += 3 * TP;
     }
 
-    /* the bound: the MACs at peak, or the compulsory traffic (weights, the
+    /* the bound: the MACs at peak (at the fastest rate the profile measured,
+     * if that is above its peak), or the compulsory traffic (weights, the
      * rows used of in, the rows of out read and written once) */
-    double comp_peak = 2 * P * K * N / (hw->peak_flops * T);
+    double comp_peak = 2 * P * K * N / (hw->peak_flops * eff_ceiling(hw) * T);
     double once = W + fmin(P, g->rows_in) * K * f + 2 * fmin(P, g->rows_out) * N * f;
     double bound = fmax(comp_peak, once / comet_model_cpu_level_bw(hw, once, T));
     double sum = pack + gather + main + scatter;

@@ -144,22 +144,22 @@ int comet_bench_gms_run(
                  * shared machine) falls on all of them alike instead of on
                  * the few measured while it lasted; each record's samples
                  * are those of all its rounds. The idle gate runs before
-                 * the first round only. */
+                 * each round's first configuration only (a round is a few
+                 * tens of ms: the rest share its view of the machine). */
                 comet_bench_config cfg = s.cfg;
                 cfg.time_cap_s = s.cfg.time_cap_s / GMS_ROUNDS;
                 cfg.min_samples
                     = s.cfg.min_samples / GMS_ROUNDS > 3 ? s.cfg.min_samples / GMS_ROUNDS : 3;
                 for (int round = 0; round < GMS_ROUNDS && rc == 0 && !s.stop; round++) {
-                    if (round == 1)
-                        cfg.gate.timeout_s = 0;
                     for (int k = 0; k < nc && rc == 0; k++) {
+                        cfg.gate.timeout_s = k == 0 ? s.cfg.gate.timeout_s : 0;
                         bench_session_pin(&s, cs[k].p.threads);
                         comet_bench_result r;
                         memset(&r, 0, sizeof r);
                         if ((rc = comet_bench_measure(&cfg, gms_call, &cs[k], &r, err, errlen)))
                             break;
                         if (round == 0) {
-                            rs[k] = r; /* the gate's figure, clock, reps */
+                            rs[k] = r; /* clock, reps, the gate's figure (first) */
                             continue;
                         }
                         double *m = realloc(rs[k].samples, (rs[k].n + r.n) * sizeof *m);

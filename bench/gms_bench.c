@@ -1,7 +1,8 @@
 /* comet bench gms: every gather-GEMM-scatter dataflow x configuration
  * (fused tile rows, threads) for each generated input (RGCN, SpConv, MoE at
- * three skews). Configurations of one input are measured back to back
- * (interleaved per input), each result checked against dataflow 1's. */
+ * three skews). The configurations of one input and thread count are
+ * measured in interleaved rounds (GMS_ROUNDS), each result checked against
+ * dataflow 1's. */
 #include "bench_internal.h"
 #include "comet_bench.h"
 #include "comet_kernels.h"
@@ -11,6 +12,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* measurement rounds per input (interleaved over its configurations) */
+#define GMS_ROUNDS 4
 
 typedef struct gms_ctx {
     comet_kernels_gms_dataflow df;
@@ -76,9 +80,9 @@ int comet_bench_gms_run(
                      (comet_kernels_gms_workload)w, rows, nsegs[w], skews[si], 42, &pr)))
                 goto fail;
             comet_kernels_gms_stats_of(&pr, &st);
-            /* 64-byte aligned rows: threads own 16-column panels of out, so
-             * a row that straddles a cache line would be shared between two
-             * threads (false sharing the kernel does not have by design) */
+            /* 64-byte aligned rows: threads own blocks of rows of out, so a
+             * block edge that straddles a cache line would be shared between
+             * two threads (false sharing the kernel does not have by design) */
             float *X = aligned_alloc(64, (rows * K * 4 + 63) / 64 * 64),
                   *W = aligned_alloc(64, (pr.nseg * K * N * 4 + 63) / 64 * 64),
                   *O = aligned_alloc(64, (rows * N * 4 + 63) / 64 * 64),
@@ -95,10 +99,17 @@ int comet_bench_gms_run(
             }
             fill(X, rows * K, 1);
             fill(W, pr.nseg * K * N, 2);
-            for (int ti = 0; ti < nT && !s.stop && rc == 0; ti++)
-                for (size_t tl = 0; tl < ntl && !s.stop && rc == 0; tl++)
-                    for (int df = tl ? 2 : 1; df <= 4 && !s.stop && rc == 0; df++) {
-                        gms_ctx c = { .df = (comet_kernels_gms_dataflow)df,
+            for (int ti = 0; ti < nT && !s.stop && rc == 0; ti++) {
+                /* the input's configurations at this thread count: dataflow
+                 * 1 once, then dataflows 2-4 at every tile */
+                gms_ctx cs[1 + 3 * 6];
+                comet_bench_result rs[1 + 3 * 6];
+                int valid[1 + 3 * 6], nc = 0;
+                memset(rs, 0, sizeof rs);
+                for (size_t tl = 0; tl < ntl && rc == 0; tl++)
+                    for (int df = tl ? 2 : 1; df <= 4 && rc == 0; df++) {
+                        gms_ctx *c = &cs[nc];
+                        *c = (gms_ctx) { .df = (comet_kernels_gms_dataflow)df,
                             .in = { .rows_in = pr.rows_in,
                                 .rows_out = pr.rows_out,
                                 .K = K,
@@ -111,68 +122,110 @@ int comet_bench_gms_run(
                                 .in = X,
                                 .out = O },
                             .p = { .threads = nthr[ti], .tile_m = tiles[tl] } };
-                        if ((rc = comet_kernels_gms_workspace_size(&c.in, c.df, &c.p, &c.ws_bytes)))
+                        if ((rc = comet_kernels_gms_workspace_size(
+                                 &c->in, c->df, &c->p, &c->ws_bytes)))
                             break;
-                        if (!(c.ws = malloc(c.ws_bytes))) {
+                        if (!(c->ws = malloc(c->ws_bytes))) {
                             rc = -ENOMEM;
                             break;
                         }
                         /* check: one call on a cleared output against the reference run */
                         memset(O, 0, rows * N * 4);
-                        int valid = comet_kernels_gms(c.df, &c.in, &c.p, c.ws, c.ws_bytes) == 0;
+                        valid[nc]
+                            = comet_kernels_gms(c->df, &c->in, &c->p, c->ws, c->ws_bytes) == 0;
                         if (df == 1 && ti == 0 && tl == 0)
                             memcpy(R, O, rows * N * 4);
-                        for (size_t i = 0; valid && i < rows * N; i++)
-                            valid = fabsf(O[i] - R[i]) <= 1e-3f * (1.0f + fabsf(R[i]));
-                        bench_session_pin(&s, c.p.threads);
+                        for (size_t i = 0; valid[nc] && i < rows * N; i++)
+                            valid[nc] = fabsf(O[i] - R[i]) <= 1e-3f * (1.0f + fabsf(R[i]));
+                        nc++;
+                    }
+                /* Interleaved rounds: every configuration of the input is
+                 * measured once per round, so a burst of other load (a
+                 * shared machine) falls on all of them alike instead of on
+                 * the few measured while it lasted; each record's samples
+                 * are those of all its rounds. The idle gate runs before
+                 * each round's first configuration only (a round is a few
+                 * tens of ms: the rest share its view of the machine). */
+                comet_bench_config cfg = s.cfg;
+                cfg.time_cap_s = s.cfg.time_cap_s / GMS_ROUNDS;
+                cfg.min_samples
+                    = s.cfg.min_samples / GMS_ROUNDS > 3 ? s.cfg.min_samples / GMS_ROUNDS : 3;
+                for (int round = 0; round < GMS_ROUNDS && rc == 0 && !s.stop; round++) {
+                    for (int k = 0; k < nc && rc == 0; k++) {
+                        cfg.gate.timeout_s = k == 0 ? s.cfg.gate.timeout_s : 0;
+                        bench_session_pin(&s, cs[k].p.threads);
                         comet_bench_result r;
                         memset(&r, 0, sizeof r);
-                        rc = comet_bench_measure(&s.cfg, gms_call, &c, &r, err, errlen);
-                        free(c.ws);
-                        if (rc)
+                        if ((rc = comet_bench_measure(&cfg, gms_call, &cs[k], &r, err, errlen)))
                             break;
-                        double pairs = (double)st.pairs;
-                        double bytes = pairs * (double)(K + 2 * N) * 4
-                            + (double)pr.nseg * (double)(K * N) * 4;
-                        json_t *shape = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "rows",
-                            (int)st.rows, "segments", (int)st.segments, "pairs", (int)st.pairs, "K",
-                            (int)K, "N", (int)N, "max_seg", (int)st.max_seg, "mean_seg",
-                            st.mean_seg, "skew", skews[si], "nonempty", (double)st.nonempty);
-                        json_t *rec = comet_bench_record_new(&s.run, "kernel", "gms",
-                            comet_kernels_gms_dataflow_name(c.df), shape, c.p.threads);
-                        if (!rec) {
+                        if (round == 0) {
+                            rs[k] = r; /* clock, reps, the gate's figure (first) */
+                            continue;
+                        }
+                        double *m = realloc(rs[k].samples, (rs[k].n + r.n) * sizeof *m);
+                        if (!m) {
                             comet_bench_result_free(&r);
                             rc = -ENOMEM;
                             break;
                         }
-                        json_object_set_new(
-                            rec, "dataflow", json_string(comet_kernels_gms_dataflow_name(c.df)));
-                        json_object_set_new(rec, "workload",
-                            json_string(
-                                comet_kernels_gms_workload_name((comet_kernels_gms_workload)w)));
-                        /* the row tiles this tile_m makes over the segments
-                         * (sum of ceil(n_s / tile_m)): what the model needs */
-                        double ntiles = 0;
-                        for (size_t q = 0; q < pr.nseg; q++)
-                            ntiles += (double)((pr.seg_ptr[q + 1] - pr.seg_ptr[q] + tiles[tl] - 1)
-                                / tiles[tl]);
-                        json_object_set_new(rec, "params",
-                            json_pack("{s:i,s:f}", "tile_m", (int)tiles[tl], "tiles", ntiles));
-                        if ((rc = comet_bench_record_set_result(
-                                 rec, &r, 2.0 * pairs * K * N, bytes))
-                            == 0) {
-                            json_object_set_new(rec, "valid", json_boolean(valid));
-                            rc = bench_session_write(&s, rec, valid, err, errlen);
-                        }
-                        json_decref(rec);
-                        char note[128];
-                        snprintf(note, sizeof note, "%s skew %.0f %s T=%d tile %zu: %.3f ms%s",
-                            comet_kernels_gms_workload_name((comet_kernels_gms_workload)w),
-                            skews[si], comet_kernels_gms_dataflow_name(c.df), c.p.threads,
-                            tiles[tl], r.stats.median * 1e3, valid ? "" : " INVALID");
+                        memcpy(m + rs[k].n, r.samples, r.n * sizeof *m);
+                        rs[k].samples = m;
+                        rs[k].n += r.n;
+                        rs[k].calls += r.calls;
+                        rs[k].elapsed_s += r.elapsed_s;
+                        rs[k].converged = 0;
                         comet_bench_result_free(&r);
-                        bench_session_step(&s, note);
                     }
+                }
+                for (int k = 0; k < nc && rc == 0; k++) {
+                    gms_ctx *c = &cs[k];
+                    comet_bench_result *r = &rs[k];
+                    if ((rc = comet_bench_stats_compute(r->samples, r->n, &r->stats)))
+                        break;
+                    double pairs = (double)st.pairs;
+                    double bytes
+                        = pairs * (double)(K + 2 * N) * 4 + (double)pr.nseg * (double)(K * N) * 4;
+                    json_t *shape = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "rows",
+                        (int)st.rows, "segments", (int)st.segments, "pairs", (int)st.pairs, "K",
+                        (int)K, "N", (int)N, "max_seg", (int)st.max_seg, "mean_seg", st.mean_seg,
+                        "skew", skews[si], "nonempty", (double)st.nonempty);
+                    json_t *rec = comet_bench_record_new(&s.run, "kernel", "gms",
+                        comet_kernels_gms_dataflow_name(c->df), shape, c->p.threads);
+                    if (!rec) {
+                        rc = -ENOMEM;
+                        break;
+                    }
+                    json_object_set_new(
+                        rec, "dataflow", json_string(comet_kernels_gms_dataflow_name(c->df)));
+                    json_object_set_new(rec, "workload",
+                        json_string(
+                            comet_kernels_gms_workload_name((comet_kernels_gms_workload)w)));
+                    /* the row tiles this configuration runs (over threads
+                     * and segments, ceil(owned pairs / tile_m)): what the
+                     * model needs */
+                    size_t ntl_run = 0;
+                    comet_kernels_gms_tiles(&pr, N, &c->p, &ntl_run);
+                    json_object_set_new(rec, "params",
+                        json_pack("{s:i,s:f,s:i}", "tile_m", (int)c->p.tile_m, "tiles",
+                            (double)ntl_run, "rounds", GMS_ROUNDS));
+                    if ((rc = comet_bench_record_set_result(rec, r, 2.0 * pairs * K * N, bytes))
+                        == 0) {
+                        json_object_set_new(rec, "valid", json_boolean(valid[k]));
+                        rc = bench_session_write(&s, rec, valid[k], err, errlen);
+                    }
+                    json_decref(rec);
+                    char note[128];
+                    snprintf(note, sizeof note, "%s skew %.0f %s T=%d tile %zu: %.3f ms%s",
+                        comet_kernels_gms_workload_name((comet_kernels_gms_workload)w), skews[si],
+                        comet_kernels_gms_dataflow_name(c->df), c->p.threads, c->p.tile_m,
+                        r->stats.median * 1e3, valid[k] ? "" : " INVALID");
+                    bench_session_step(&s, note);
+                }
+                for (int k = 0; k < nc; k++) {
+                    comet_bench_result_free(&rs[k]);
+                    free(cs[k].ws);
+                }
+            }
             free(X), free(W), free(O), free(R);
             comet_kernels_gms_problem_free(&pr);
             if (rc)

@@ -17,19 +17,19 @@
 static const double gms_tiles[] = { 16, 32, 48, 64, 96, 128, 256 };
 #define GMS_NTILES ((int)(sizeof gms_tiles / sizeof gms_tiles[0]))
 
-/* Segment sizes of an input file: the exact tiles of a tile_m. */
+/* An input file and its output width: the exact tiles of a tile_m at a
+ * thread count (the kernel's own count, comet_kernels_gms_tiles). */
 typedef struct seg_sizes {
-    const size_t *ptr;
-    size_t n;
+    const comet_kernels_gms_problem *pr;
+    size_t N;
 } seg_sizes;
 
-static double tiles_of(const void *ctx, double tile_m)
+static double tiles_of(const void *ctx, double tile_m, int threads)
 {
     const seg_sizes *s = ctx;
-    double t = 0;
-    for (size_t i = 0; i < s->n; i++)
-        t += ceil((double)(s->ptr[i + 1] - s->ptr[i]) / tile_m);
-    return t;
+    comet_kernels_gms_params p = { .threads = threads, .tile_m = (size_t)tile_m };
+    size_t t = 0;
+    return comet_kernels_gms_tiles(s->pr, s->N, &p, &t) == 0 ? (double)t : 0;
 }
 
 /* "rows=4096,pairs=32768,segments=16,K=64,N=64" (rows_in / rows_out apart,
@@ -149,8 +149,8 @@ int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *
         in.pairs = (double)st.pairs;
         in.segments = (double)st.nonempty;
         in.max_seg = (double)st.max_seg;
-        ss.ptr = pr.seg_ptr;
-        ss.n = pr.nseg;
+        ss.pr = &pr;
+        ss.N = (size_t)in.N;
         if (!(in.pairs >= 1)) {
             comet_cli_error(sub, "--input %s: no pairs", input);
             comet_kernels_gms_problem_free(&pr);

@@ -329,9 +329,11 @@ int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
 
 /**
  * out[dst] += in[src] x W_seg for every pair, in dataflow df. Threads own
- * disjoint column ranges of out and accumulate pairs in input order, so the
- * result is deterministic (bitwise identical for any thread count) and
- * duplicate destinations are summed in pair order.
+ * disjoint destination rows of out (blocks of rows filling 4 KiB, dealt
+ * round-robin) and each takes the pairs whose destination it owns, in input
+ * order, so the result is deterministic (bitwise identical for any thread
+ * count), duplicate destinations are summed in pair order, and each pair is
+ * gathered and scattered by one thread.
  * @return 0, -EINVAL, -EOVERFLOW, -ENOMEM (ws smaller than needed).
  */
 int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_input *in,
@@ -378,6 +380,13 @@ int comet_kernels_gms_read(
     const char *path, comet_kernels_gms_problem *pr, char *err, size_t errlen);
 /** Frees a problem's arrays (NULL-safe). */
 void comet_kernels_gms_problem_free(comet_kernels_gms_problem *pr);
+/**
+ * GEMM row blocks comet_kernels_gms runs for problem pr (N output columns)
+ * in dataflows 2-4 with params p (threads, tile_m): over threads and
+ * segments, ceil(owned pairs / tile_m). @return 0 or -EINVAL.
+ */
+int comet_kernels_gms_tiles(const comet_kernels_gms_problem *pr, size_t N,
+    const comet_kernels_gms_params *p, size_t *tiles);
 /** Computes the statistics of a problem. */
 void comet_kernels_gms_stats_of(const comet_kernels_gms_problem *pr, comet_kernels_gms_stats *st);
 /** "rgcn", "spconv", "moe". */

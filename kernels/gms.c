@@ -2,14 +2,24 @@
  * segments, in four dataflows, through the packed micro-kernel
  * (kern_pack_b / kern_ukernel_gemm_ex).
  *
- * Determinism: threads own disjoint 16-column panel ranges of the output
- * (destination-owned partitioning by column), and every thread walks the
- * segments and their pairs in input order. Each output element is therefore
- * accumulated by one thread in the fixed order (segment, pair), so results
- * are bitwise identical for any thread count, and duplicate destinations
- * never race. Splitting a large segment across threads is the column split;
- * small segments share one packing pass and one parallel region (batched),
- * so their per-call overhead is paid once. */
+ * Determinism: threads own disjoint destination rows of out (blocks of rows
+ * filling a 4 KiB page, dealt round-robin: gms_owner), and every thread
+ * walks the segments and their pairs in input order, taking the pairs whose
+ * destination it owns. Each output element is therefore accumulated by one
+ * thread in the fixed order (segment, pair), and each GEMM row is computed
+ * by the same micro-kernel arithmetic whatever rows share its block, so
+ * results are bitwise identical for any thread count, and duplicate
+ * destinations never race. A large segment is split across threads by its
+ * pairs' destinations; small segments share one packing pass and one
+ * parallel region (batched), so their per-call overhead is paid once.
+ *
+ * Why rows, not columns: when threads owned 16-column panels of every out
+ * row, two cores read-modify-wrote neighbouring lines of the same rows at
+ * the same moment (the fused scatter runs both threads over the same tile
+ * in lockstep) and the scatter ran 3-5x slower per row at 2 threads than at
+ * 1 (the cores' prefetchers pull the neighbour's lines); every thread also
+ * gathered every pair's row. Owned rows are touched by one core only, and
+ * each pair is gathered once. */
 #include "kernels_internal.h"
 
 #include <errno.h>
@@ -78,6 +88,25 @@ static int threads_of(const comet_kernels_gms_params *p)
     return p && p->threads > 0 ? p->threads : 1;
 }
 
+/* log2 of the rows of out per ownership block: the largest power of two
+ * whose rows fit a 4 KiB page of out (at least one row), so two threads
+ * share a cache line only at a block's edge. */
+static unsigned own_shift(size_t N)
+{
+    unsigned sh = 0;
+    while (((size_t)2 << sh) * N * sizeof(float) <= 4096)
+        sh++;
+    return ((size_t)1 << sh) * N * sizeof(float) <= 4096 ? sh : 0;
+}
+
+/* The thread (of nt) that owns destination row d: blocks dealt round-robin
+ * (a mask for 2, 4, ... threads: the scans run this per pair). */
+static inline uint32_t gms_owner(uint32_t d, unsigned shift, uint32_t nt)
+{
+    uint32_t b = d >> shift;
+    return nt & (nt - 1) ? b % nt : b & (nt - 1);
+}
+
 int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
     comet_kernels_gms_dataflow df, const comet_kernels_gms_params *p, size_t *bytes)
 {
@@ -94,30 +123,70 @@ int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
         f += (double)np * (double)in->K; /* gathered rows */
     if (df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_GATHER_FUSED)
         f += (double)np * (double)in->N; /* GEMM result before the scatter */
-    f += (double)nt * (double)tm * (double)(in->K + in->N); /* per-thread chunk buffers */
+    /* per thread: A and C tile buffers, the tile's src and dst (4-byte
+     * words), its count of owned pairs (a size_t: two words) */
+    f += (double)nt * ((double)tm * (double)(in->K + in->N + 2) + 2) + 1;
     if (f * sizeof(float) > (double)SIZE_MAX / 2)
         return -EOVERFLOW;
     *bytes = (size_t)f * sizeof(float) + 64;
     return 0;
 }
 
-static void gather_rows(const float *X, size_t K, const uint32_t *src, size_t n, float *G)
+int comet_kernels_gms_tiles(
+    const comet_kernels_gms_problem *pr, size_t N, const comet_kernels_gms_params *p, size_t *tiles)
 {
-    for (size_t i = 0; i < n; i++)
-        memcpy(G + i * K, X + (size_t)src[i] * K, K * sizeof(float));
+    if (!pr || !tiles || N == 0 || (p && (p->threads < 0 || p->threads > 4096))
+        || (pr->nseg && (!pr->seg_ptr || pr->seg_ptr[0] != 0)))
+        return -EINVAL;
+    const size_t nt = (size_t)threads_of(p), tm = tile_rows(p);
+    const unsigned sh = own_shift(N);
+    size_t n = 0, cnt[64];
+    for (size_t s = 0; s < pr->nseg; s++) {
+        if (pr->seg_ptr[s + 1] < pr->seg_ptr[s] || (pr->seg_ptr[s + 1] > 0 && !pr->dst))
+            return -EINVAL;
+        for (size_t t0 = 0; t0 < nt; t0 += 64) { /* threads 64 at a time: counts on the stack */
+            size_t t1 = nt - t0 < 64 ? nt : t0 + 64;
+            memset(cnt, 0, sizeof cnt);
+            for (size_t i = pr->seg_ptr[s]; i < pr->seg_ptr[s + 1]; i++) {
+                size_t o = gms_owner(pr->dst[i], sh, (uint32_t)nt);
+                if (o >= t0 && o < t1)
+                    cnt[o - t0]++;
+            }
+            for (size_t t = 0; t < t1 - t0; t++)
+                n += (cnt[t] + tm - 1) / tm;
+        }
+    }
+    *tiles = n;
+    return 0;
 }
 
-/* out[dst[i]][0..w) += T[i][0..w) for the chunk's rows, in order (T and out
- * already offset to the thread's first column). */
-static void scatter_add(
-    const float *T, size_t ldt, const uint32_t *dst, size_t n, size_t w, float *out, size_t N)
+/* out[dst[i]][0..N) += T[i][0..N) for a block's rows, in order. */
+static void scatter_add(const float *T, const uint32_t *dst, size_t n, float *out, size_t N)
 {
     for (size_t i = 0; i < n; i++) {
         float *o = out + (size_t)dst[i] * N;
-        const float *t = T + i * ldt;
-        for (size_t j = 0; j < w; j++)
+        const float *t = T + i * N;
+        for (size_t j = 0; j < N; j++)
             o[j] += t[j];
     }
+}
+
+/* One tile of m owned pairs of a segment (packed weights bp): A is the
+ * gathered rows (separate gather) or NULL (fused: gathered here into cg by
+ * tsrc); C receives the product (separate scatter) or is NULL (fused: the
+ * product goes to the hot buffer ct and is added into out by tdst at once). */
+static void gms_tile(const comet_kernels_gms_input *in, const float *bp, size_t m, const float *A,
+    float *C, const uint32_t *tsrc, const uint32_t *tdst, float *cg, float *ct)
+{
+    const size_t K = in->K, N = in->N;
+    if (!A) {
+        for (size_t r = 0; r < m; r++)
+            memcpy(cg + r * K, in->in + (size_t)tsrc[r] * K, K * sizeof(float));
+        A = cg;
+    }
+    kern_ukernel_gemm_ex(m, N, K, 1.0f, A, K, bp, K * GMS_NR, 0, C ? C : ct, N);
+    if (!C)
+        scatter_add(ct, tdst, m, in->out, N);
 }
 
 int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_input *in,
@@ -132,64 +201,92 @@ int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_inp
     if (in->nseg == 0 || in->seg_ptr[in->nseg] == 0)
         return 0;
     const size_t K = in->K, N = in->N, np = in->seg_ptr[in->nseg], tm = tile_rows(p);
-    const size_t packed = kern_packed_b_floats(K, N), npan = (N + GMS_NR - 1) / GMS_NR;
+    const size_t packed = kern_packed_b_floats(K, N);
+    const unsigned osh = own_shift(N);
     const int nt = threads_of(p);
+    const int gather_sep = df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_SCATTER_FUSED;
+    const int scatter_sep = df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_GATHER_FUSED;
     float *Bp = (float *)(((uintptr_t)ws + 63) & ~(uintptr_t)63), *cur = Bp + packed * in->nseg;
     float *G = NULL, *T = NULL;
-    if (df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_SCATTER_FUSED) {
+    if (gather_sep) {
         G = cur;
         cur += np * K;
     }
-    if (df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_GATHER_FUSED) {
+    if (scatter_sep) {
         T = cur;
         cur += np * N;
     }
     float *chunks = cur;
+    /* counts of owned pairs after the tile buffers, at an even float offset
+     * (size_t alignment; the workspace has room for the padding) */
+    size_t *owned = (size_t *)(chunks + ((size_t)nt * tm * (K + N + 2) + 1) / 2 * 2);
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
 #pragma omp parallel num_threads(nt)
     {
-        int t = omp_get_thread_num(), T_ = omp_get_num_threads();
-        /* Panel range of this thread: an even split of the 16-column panels. */
-        size_t pa = npan * (size_t)t / (size_t)T_, pb = npan * (size_t)(t + 1) / (size_t)T_;
-        size_t j0 = pa * GMS_NR, j1 = pb * GMS_NR < N ? pb * GMS_NR : N;
-        float *cg = chunks + (size_t)t * tm * (K + N), *ct = cg + tm * K;
+        const uint32_t t = (uint32_t)omp_get_thread_num(), T_ = (uint32_t)omp_get_num_threads();
+        float *cg = chunks + (size_t)t * tm * (K + N + 2), *ct = cg + tm * K;
+        uint32_t *tsrc = (uint32_t *)(ct + tm * N), *tdst = tsrc + tm;
+        /* pairs this thread owns: their gathered rows and products sit
+         * contiguously after the rows of the threads before it */
+        size_t mine = 0;
+        if ((gather_sep || scatter_sep) && T_ > 1) {
+            for (size_t i = 0; i < np; i++)
+                mine += gms_owner(in->dst[i], osh, T_) == t;
+            owned[t] = mine;
+        }
 #pragma omp for schedule(static)
         for (size_t s = 0; s < in->nseg; s++)
             if (in->seg_ptr[s + 1] > in->seg_ptr[s])
                 kern_pack_b(K, N, in->W + s * K * N, N, Bp + s * packed);
-        if (G) {
-#pragma omp for schedule(static)
+        /* the implicit barrier above publishes Bp and owned[] */
+        size_t base = 0;
+        if (gather_sep || scatter_sep) /* t > 0: T_ > 1 and owned[] counted */
+            for (uint32_t u = 0; u < t; u++)
+                base += owned[u];
+        float *Gt = G ? G + base * K : NULL, *Tt = T ? T + base * N : NULL;
+        if (G) { /* separate gather: the owned rows in pair order */
+            size_t k = 0;
             for (size_t i = 0; i < np; i++)
-                memcpy(G + i * K, in->in + (size_t)in->src[i] * K, K * sizeof(float));
+                if (gms_owner(in->dst[i], osh, T_) == t)
+                    memcpy(Gt + k++ * K, in->in + (size_t)in->src[i] * K, K * sizeof(float));
         }
-        /* the implicit barriers above publish Bp and G */
-        if (pb > pa) {
-            for (size_t s = 0; s < in->nseg; s++) {
-                size_t a = in->seg_ptr[s], b = in->seg_ptr[s + 1];
-                const float *bp = Bp + s * packed + pa * K * GMS_NR;
-                if (df == COMET_KERNELS_GMS_UNFUSED) {
-                    if (b > a)
-                        kern_ukernel_gemm_ex(b - a, j1 - j0, K, 1.0f, G + a * K, K, bp, K * GMS_NR,
-                            0, T + a * N + j0, N);
-                    continue;
-                }
-                for (size_t c = a; c < b; c += tm) {
-                    size_t m = b - c < tm ? b - c : tm;
-                    const float *A = G ? G + c * K : cg;
-                    if (!G)
-                        gather_rows(in->in, K, in->src + c, m, cg); /* into the packing buffer */
-                    if (T) {
-                        kern_ukernel_gemm_ex(
-                            m, j1 - j0, K, 1.0f, A, K, bp, K * GMS_NR, 0, T + c * N + j0, N);
-                    } else { /* epilogue: the hot tile is scattered at once */
-                        kern_ukernel_gemm_ex(m, j1 - j0, K, 1.0f, A, K, bp, K * GMS_NR, 0, ct, N);
-                        scatter_add(ct, N, in->dst + c, m, j1 - j0, in->out + j0, N);
+        size_t row = 0; /* owned pairs done so far: the next row of Gt and Tt */
+        for (size_t s = 0; s < in->nseg; s++) {
+            const size_t a = in->seg_ptr[s], b = in->seg_ptr[s + 1];
+            const float *bp = Bp + s * packed;
+            if (df == COMET_KERNELS_GMS_UNFUSED) { /* whole segment: one GEMM */
+                size_t m = 0;
+                for (size_t i = a; i < b; i++)
+                    m += gms_owner(in->dst[i], osh, T_) == t;
+                if (m)
+                    kern_ukernel_gemm_ex(
+                        m, N, K, 1.0f, Gt + row * K, K, bp, K * GMS_NR, 0, Tt + row * N, N);
+                row += m;
+                continue;
+            }
+            size_t m = 0;
+            for (size_t i = a; i < b; i++)
+                if (gms_owner(in->dst[i], osh, T_) == t) {
+                    tsrc[m] = in->src[i];
+                    tdst[m++] = in->dst[i];
+                    if (m == tm) {
+                        gms_tile(in, bp, m, G ? Gt + row * K : NULL, T ? Tt + row * N : NULL, tsrc,
+                            tdst, cg, ct);
+                        row += m, m = 0;
                     }
                 }
+            if (m) { /* the segment's short last tile */
+                gms_tile(in, bp, m, G ? Gt + row * K : NULL, T ? Tt + row * N : NULL, tsrc, tdst,
+                    cg, ct);
+                row += m;
             }
-            if (T) /* separate scatter pass, fixed pair order */
-                scatter_add(T + j0, N, in->dst, np, j1 - j0, in->out + j0, N);
+        }
+        if (T) { /* separate scatter pass over the owned products, pair order */
+            size_t k = 0;
+            for (size_t i = 0; i < np; i++)
+                if (gms_owner(in->dst[i], osh, T_) == t)
+                    scatter_add(Tt + k++ * N, in->dst + i, 1, in->out, N);
         }
     }
     openblas_set_num_threads(saved);

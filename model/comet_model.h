@@ -776,8 +776,10 @@ typedef struct comet_model_gms_config {
     int dataflow; /**< 1 unfused, 2 gather fused, 3 scatter fused, 4 fused */
     double tile_m; /**< pairs per tile (dataflows 2-4) */
     int threads; /**< threads (>= 1) */
-    double tiles; /**< row tiles over all segments, sum of ceil(n_s / tile_m)
-                       (0: estimated as pairs / tile_m + segments / 2) */
+    double tiles; /**< row tiles over all threads and segments, sum of
+                       ceil(owned pairs of s / tile_m) (comet_kernels_gms_tiles;
+                       0: estimated as pairs / tile_m + min(segments x threads,
+                       pairs) / 2) */
 } comet_model_gms_config;
 
 /** The model's cost of one configuration (seconds). */
@@ -793,12 +795,13 @@ typedef struct comet_model_gms_cost {
 /**
  * Cost of config c on input g on a CPU description (calibrated profile or
  * scaled node): weights packed once; a separate gather (dataflows 1 and 3)
- * writes the gathered rows and every thread reads them back; a fused gather
- * (2 and 4) has every thread fetch its tiles' rows from `in`; the GEMM at
- * the fused kernels' efficiency for row blocks of the tile (or whole
- * segments in dataflow 1); a separate scatter (1 and 2) writes the product
- * and reads it back; every scatter reads and writes the destination rows.
- * Threads split the columns (the kernel's deterministic partitioning).
+ * writes the gathered rows and the main loop reads them back; a fused
+ * gather (2 and 4) fetches each tile's rows from `in`; the GEMM at the fused
+ * kernels' efficiency for row blocks of the tile (or a thread's part of a
+ * whole segment in dataflow 1); a separate scatter (1 and 2) writes the
+ * product and reads it back; every scatter reads and writes the destination
+ * rows. Threads own destination rows (the kernel's deterministic
+ * partitioning): each thread runs P/T pairs over all N columns.
  * @return 0, -EINVAL (bad input or config), -ENOTSUP (not a CPU description).
  */
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
@@ -817,13 +820,14 @@ typedef struct comet_model_gms_search {
  * Every dataflow (only: 1-4, or 0 for all) x tile_m (of tiles[0..ntiles);
  * dataflow 1 once, at tiles[0]: it runs whole segments) x threads
  * (1..max_threads) configuration. tiles_of (may be NULL) gives the exact
- * tile count of a tile_m for the input, else it is estimated; each (may be
+ * tile count of a tile_m at a thread count for the input (e.g. from
+ * comet_kernels_gms_tiles), else it is estimated; each (may be
  * NULL) sees every configuration and its cost.
  * @return the number of configurations evaluated, or a negative errno.
  */
 int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, const double *tiles,
-    int ntiles, int max_threads, int only, double (*tiles_of)(const void *ctx, double tile_m),
-    const void *ctx,
+    int ntiles, int max_threads, int only,
+    double (*tiles_of)(const void *ctx, double tile_m, int threads), const void *ctx,
     void (*each)(void *arg, const comet_model_gms_config *c, const comet_model_gms_cost *r),
     void *arg, comet_model_gms_search *out);
 

@@ -31,15 +31,32 @@ int comet_model_gms_dataflow_parse(const char *name, int *dataflow)
     return -EINVAL;
 }
 
-/* Row tiles over all segments: the exact count when given, else each
- * segment's last tile half full on average (at least one per segment, at
- * most one per pair). */
+/* Row tiles over all threads and segments: the exact count when given,
+ * else each thread's part of each segment (its owned destinations) ends in
+ * a tile half full on average (at least one per segment, at most one per
+ * pair). */
 static double tiles_est(const comet_model_gms *g, const comet_model_gms_config *c)
 {
     if (c->tiles > 0)
         return c->tiles;
-    double t = g->pairs / c->tile_m + g->segments / 2;
+    double parts = fmin(g->segments * c->threads, g->pairs);
+    double t = g->pairs / c->tile_m + parts / 2;
     return fmin(fmax(t, g->segments), g->pairs);
+}
+
+/* The highest GEMM efficiency the description's grids hold, at least 1: a
+ * clock measured low (a loaded host while calibrating) leaves measured
+ * efficiencies above 1, and the bound at the nominal peak would then sit
+ * above every configuration's cost and hide their order. */
+static double eff_ceiling(const comet_model_hw *hw)
+{
+    double e = 1;
+    const comet_model_grid *gr[2] = { &hw->grid, &hw->fused_grid };
+    for (int k = 0; k < 2; k++)
+        if (gr[k]->values)
+            for (size_t i = 0; i < (size_t)gr[k]->nt * gr[k]->nm * gr[k]->nn * gr[k]->nk; i++)
+                e = fmax(e, gr[k]->values[i]);
+    return e;
 }
 
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
@@ -77,21 +94,23 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
         bytes += 2 * G;
     }
 
-    /* 3. the main loop, each thread over its columns and every pair: the
-     * GEMM on blocks of m rows (whole segments in dataflow 1), every thread
-     * reading all A rows (gathered, or straight from in), the weights'
-     * slice streamed per block, the product written or scattered hot */
-    double m = df == 1 ? P / S : P / tiles;
+    /* 3. the main loop, each thread over the pairs whose destination rows
+     * it owns (P/T of them: rows dealt in blocks round-robin) and all N
+     * columns: the GEMM on blocks of m rows (dataflow 1: a thread's part of
+     * a whole segment), every pair's A row read once (gathered, or straight
+     * from in), the segment's packed weights streamed per block, the
+     * product written or scattered hot */
+    double parts = fmin(S * T, P), m = df == 1 ? P / parts : P / tiles;
     /* each thread runs its own single-threaded micro-kernel calls on its
-     * N/T columns, with the weights packed once and no fork per call: the
-     * steady state of one thread over all P rows (the fused grid at that
-     * size), less the lanes short blocks of m rows waste. (The grid at M = m
-     * itself would charge every block a whole kernel call: packing, fork.) */
-    double eff = comet_model_fused_gemm_eff(hw, P, fmax(N / T, 1), K, 1)
+     * rows, with the weights packed once and no fork per call: the steady
+     * state of one thread over P/T rows (the fused grid at that size), less
+     * the lanes short blocks of m rows waste. (The grid at M = m itself
+     * would charge every block a whole kernel call: packing, fork.) */
+    double eff = comet_model_fused_gemm_eff(hw, fmax(P / T, 1), N, K, 1)
         / comet_model_micro_tile_factor(hw, m);
     double comp = 2 * P * K * N / (hw->peak_flops * T * eff);
-    double a_bytes = T * G, a_bw = comet_model_cpu_level_bw(hw, gather_sep ? G : IN, T);
-    double calls = df == 1 ? S : tiles;
+    double a_bytes = G, a_bw = comet_model_cpu_level_bw(hw, gather_sep ? G : IN, T);
+    double calls = df == 1 ? parts : tiles;
     double b_bytes = calls * K * N * f, b_bw = comet_model_cpu_level_bw(hw, K * N * f, T);
     double o_bytes = scatter_sep ? TP : 2 * TP;
     double o_bw = comet_model_cpu_level_bw(hw, scatter_sep ? TP : OUT, T);
@@ -114,9 +133,10 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
         bytes += 3 * TP;
     }
 
-    /* the bound: the MACs at peak, or the compulsory traffic (weights, the
+    /* the bound: the MACs at peak (at the fastest rate the profile measured,
+     * if that is above its peak), or the compulsory traffic (weights, the
      * rows used of in, the rows of out read and written once) */
-    double comp_peak = 2 * P * K * N / (hw->peak_flops * T);
+    double comp_peak = 2 * P * K * N / (hw->peak_flops * eff_ceiling(hw) * T);
     double once = W + fmin(P, g->rows_in) * K * f + 2 * fmin(P, g->rows_out) * N * f;
     double bound = fmax(comp_peak, once / comet_model_cpu_level_bw(hw, once, T));
     double sum = pack + gather + main + scatter;
@@ -132,8 +152,8 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
 }
 
 int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, const double *tiles,
-    int ntiles, int max_threads, int only, double (*tiles_of)(const void *ctx, double tile_m),
-    const void *ctx,
+    int ntiles, int max_threads, int only,
+    double (*tiles_of)(const void *ctx, double tile_m, int threads), const void *ctx,
     void (*each)(void *arg, const comet_model_gms_config *c, const comet_model_gms_cost *r),
     void *arg, comet_model_gms_search *out)
 {
@@ -148,7 +168,7 @@ int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, 
             for (int k = 0; k < (df == 1 ? 1 : ntiles); k++) {
                 comet_model_gms_config c = { df, tiles[k], t, 0 };
                 if (tiles_of)
-                    c.tiles = tiles_of(ctx, tiles[k]);
+                    c.tiles = tiles_of(ctx, tiles[k], t);
                 comet_model_gms_cost r;
                 int rc = comet_model_gms_eval(hw, g, &c, &r);
                 if (rc)

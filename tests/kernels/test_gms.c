@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Runs every dataflow at threads 1 and 2 against the reference; outputs of
- * the same dataflow must be bitwise equal across thread counts. */
+/* Runs every dataflow at threads 1, 2 and 3 (destination-row blocks dealt
+ * by a mask, then by a remainder) against the reference; outputs of the
+ * same dataflow must be bitwise equal across thread counts. */
 static void check_problem(const comet_kernels_gms_problem *pr, size_t K, size_t N, size_t tile)
 {
     size_t np = pr->nseg ? pr->seg_ptr[pr->nseg] : 0;
@@ -46,7 +47,7 @@ static void check_problem(const comet_kernels_gms_problem *pr, size_t K, size_t 
             }
     (void)np;
     for (int df = 1; df <= 4; df++)
-        for (int th = 1; th <= 2; th++) {
+        for (int th = 1; th <= 3; th++) {
             comet_kernels_gms_input in = { .rows_in = pr->rows_in,
                 .rows_out = pr->rows_out,
                 .K = K,
@@ -140,6 +141,33 @@ static void test_empty(void **state)
     size_t counts[] = { 0, 0 };
     make(&pr, 4, 4, 2, counts, 4, 0);
     check_problem(&pr, 8, 8, 0);
+    comet_kernels_gms_problem_free(&pr);
+}
+
+/* comet_kernels_gms_tiles: one thread runs ceil(n_s / tile_m) blocks per
+ * segment; more threads split each segment by owned destinations (never
+ * fewer blocks, at most one more per thread and segment); bad arguments. */
+static void test_tiles(void **state)
+{
+    (void)state;
+    comet_kernels_gms_problem pr;
+    assert_int_equal(comet_kernels_gms_generate(COMET_KERNELS_GMS_RGCN, 4096, 16, 1.0, 42, &pr), 0);
+    size_t one = 0, t1 = 0, t2 = 0, t3 = 0;
+    for (size_t s = 0; s < pr.nseg; s++)
+        one += (pr.seg_ptr[s + 1] - pr.seg_ptr[s] + 47) / 48;
+    comet_kernels_gms_params p = { .threads = 1, .tile_m = 48 };
+    assert_int_equal(comet_kernels_gms_tiles(&pr, 64, &p, &t1), 0);
+    assert_int_equal(t1, one);
+    p.threads = 2;
+    assert_int_equal(comet_kernels_gms_tiles(&pr, 64, &p, &t2), 0);
+    p.threads = 3;
+    assert_int_equal(comet_kernels_gms_tiles(&pr, 64, &p, &t3), 0);
+    assert_true(t2 >= t1 && t2 <= t1 + 2 * pr.nseg);
+    assert_true(t3 >= t1 && t3 <= t1 + 3 * pr.nseg);
+    assert_int_equal(comet_kernels_gms_tiles(NULL, 64, &p, &t3), -EINVAL);
+    assert_int_equal(comet_kernels_gms_tiles(&pr, 0, &p, &t3), -EINVAL);
+    p.threads = -1;
+    assert_int_equal(comet_kernels_gms_tiles(&pr, 64, &p, &t3), -EINVAL);
     comet_kernels_gms_problem_free(&pr);
 }
 
@@ -270,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_giant),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_tiles),
         cmocka_unit_test(test_generators),
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_invalid),

@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [RUNS] [MAX_SECONDS_PER_TARGET] [TARGET...]
 #
 # Defaults: 1000000 runs, at most 900 s per target, every target
-# (doc hw record results shape shapeset overrides mapping workload). Needs clang and
+# (doc hw record results shape shapeset overrides mapping workload llm). Needs clang and
 # libclang-rt-14-dev: `scripts/setup.sh fuzz` installs them.
 # Each target starts from the committed corpus fuzz/corpus/<target>/ and
 # keeps what it discovers in fuzz-out/corpus-<target>/ (git-ignored). A crash
@@ -19,7 +19,7 @@ runs=${1:-1000000}
 secs=${2:-900}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && shift
-targets=${*:-doc hw record results shape shapeset overrides mapping workload}
+targets=${*:-doc hw record results shape shapeset overrides mapping workload llm}
 build=${COMET_FUZZ_BUILD:-$here/build-fuzz}
 
 command -v clang >/dev/null || {

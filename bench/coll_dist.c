@@ -304,7 +304,7 @@ static int one_case(coll_ctx *cx, const dist_case *c)
         json_object_set_new(rec, "gbs", json_real(by / st.median * 1e-9));
         json_object_set_new(rec, "max_abs_err", json_real(isfinite(maxerr) ? maxerr : -1));
         json_object_set_new(rec, "collectives", log_json(&b.log));
-        if (comet_bench_writer_append(&cx->w, rec, err, sizeof err) != 0) {
+        if (comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
             rc = 1;
         }

@@ -32,7 +32,7 @@ typedef struct coll_ctx {
     const coll_job *job;
     int rank, p;
     comet_bench_run run; /**< run id/machine id for records */
-    comet_bench_writer w; /**< results writer (rank 0) */
+    comet_results_writer w; /**< results writer (rank 0) */
     char link[96]; /**< link measured: "shm", "tcp:<dev>", ... */
     int nodes; /**< distinct hosts among the ranks */
 } coll_ctx;

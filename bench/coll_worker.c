@@ -434,7 +434,7 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
         json_object_set_new(rec, "algbw_GBs", json_real(algbw));
         json_object_set_new(
             rec, "busbw_GBs", json_real(algbw * comet_bench_coll_busbw_factor(job->coll, p)));
-        if (comet_bench_writer_append(&cx->w, rec, err, sizeof err) != 0) {
+        if (comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
             rc = 1;
         }
@@ -556,7 +556,7 @@ int comet_bench__coll_worker(const coll_job *job)
         json_decref(m);
         if (rc == 0) {
             snprintf(cx.run.run_id, sizeof cx.run.run_id, "%s", job->run_id);
-            rc = comet_bench_writer_open(&cx.w, job->outpath, err, sizeof err);
+            rc = comet_results_writer_open(&cx.w, job->outpath, err, sizeof err);
         }
         if (rc != 0) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
@@ -575,7 +575,7 @@ int comet_bench__coll_worker(const coll_job *job)
         rc = measure_sizes(&cx);
     }
     if (have_writer) {
-        comet_bench_writer_close(&cx.w, err, sizeof err);
+        comet_results_writer_close(&cx.w, err, sizeof err);
         comet_bench_run_fini(&cx.run);
     }
     MPI_Barrier(MPI_COMM_WORLD); /* nobody finalizes while a peer still talks */

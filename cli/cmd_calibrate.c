@@ -271,7 +271,7 @@ int comet_cmd_calibrate(int argc, char **argv)
         lib_error(err, "");
         return COMET_EXIT_FAIL;
     }
-    comet_bench_load_opts lo = { here, foreign_ok };
+    comet_results_load_opts lo = { here, foreign_ok };
     int lrc = comet_calibrate_load_results_opts(
         from, nfrom, &lo, &recs, &n, &src, &nsrc, err, sizeof err);
     json_decref(here);
@@ -314,7 +314,7 @@ int comet_cmd_calibrate(int argc, char **argv)
         print_summary(profile, &hw, &sum, n, nsrc);
 out:
     comet_model_hw_free(&hw);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     comet_calibrate_sources_free(src, nsrc);
     return rc;
 }

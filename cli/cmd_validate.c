@@ -205,7 +205,7 @@ int comet_cmd_validate(int argc, char **argv)
         comet_model_hw_free(&hw);
         return COMET_EXIT_FAIL;
     }
-    comet_bench_load_opts lo = { here, foreign_ok };
+    comet_results_load_opts lo = { here, foreign_ok };
     int lrc
         = comet_calibrate_load_results_opts(paths, np, &lo, &recs, &n, NULL, NULL, err, sizeof err);
     json_decref(here);
@@ -380,7 +380,7 @@ int comet_cmd_validate(int argc, char **argv)
     json_decref(j);
 out:
     free(rows);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     comet_model_hw_free(&hw);
     return rc;
 }

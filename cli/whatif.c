@@ -228,7 +228,7 @@ int comet_cli_profile_vrows(
         closedir(d);
         return 0;
     }
-    comet_bench_load_opts lo = { machine, 0 };
+    comet_results_load_opts lo = { machine, 0 };
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
@@ -239,11 +239,11 @@ int comet_cli_profile_vrows(
         json_t **recs = NULL;
         size_t nr = 0;
         /* another machine's or a damaged file gives no interval, not an error */
-        if (comet_bench_records_load_opts(path, &lo, &recs, &nr, NULL, err, sizeof err) != 0)
+        if (comet_results_load_json(path, &lo, &recs, &nr, NULL, err, sizeof err) != 0)
             continue;
         json_t **grown = realloc(all, (nall + nr) * sizeof *all);
         if (!grown) {
-            comet_bench_records_free(recs, nr);
+            comet_results_json_free(recs, nr);
             continue;
         }
         all = grown;
@@ -263,7 +263,7 @@ int comet_cli_profile_vrows(
         } else
             free(v);
     }
-    comet_bench_records_free(all, nall);
+    comet_results_json_free(all, nall);
     return 0;
 }
 

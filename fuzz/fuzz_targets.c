@@ -188,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[COMET_ERRLEN] = "";
     json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
     if (j) {
-        if (comet_bench_record_check(j, err, sizeof err) != 0)
+        if (comet_results_check(j, err, sizeof err) != 0)
             FUZZ_CHECK(err[0] != '\0');
         check_message(err);
         comet_probe_machine m;
@@ -196,10 +196,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* the machine comparison: same as itself, one-line description */
         char what[COMET_ERRLEN] = "";
         const json_t *mj = json_object_get(j, "machine");
-        FUZZ_CHECK(comet_bench_machine_diff(fuzz_here(), mj, what, sizeof what) >= 0);
+        FUZZ_CHECK(comet_results_machine_diff(fuzz_here(), mj, what, sizeof what) >= 0);
         check_message(what);
         if (json_is_object(mj) && json_is_string(json_object_get(mj, "id")))
-            FUZZ_CHECK(comet_bench_machine_diff(mj, mj, NULL, 0) == 0);
+            FUZZ_CHECK(comet_results_machine_diff(mj, mj, NULL, 0) == 0);
         json_decref(j);
     }
     return 0;
@@ -217,14 +217,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const char *paths[] = { path };
     /* refused as another machine's: the message names the file */
-    comet_bench_load_opts strict = { fuzz_here(), 0 }, lenient = { fuzz_here(), 1 };
+    comet_results_load_opts strict = { fuzz_here(), 0 }, lenient = { fuzz_here(), 1 };
     int rc = comet_calibrate_load_results_opts(
         paths, 1, &strict, &recs, &n, NULL, NULL, err, sizeof err);
     check_message(err);
     if (rc != 0)
         FUZZ_CHECK(strstr(err, path) != NULL);
     else
-        comet_bench_records_free(recs, n);
+        comet_results_json_free(recs, n);
     recs = NULL;
     n = 0;
     err[0] = '\0';
@@ -257,7 +257,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(err[0] != '\0');
             check_message(err);
         }
-        comet_bench_records_free(recs, n);
+        comet_results_json_free(recs, n);
     }
     unlink(path);
     return 0;

@@ -140,15 +140,15 @@ int comet_reports_results_archive(const char *dir, const char *kind, char *err, 
  */
 int comet_reports_build(const char *dir, const char *outdir, char *err, size_t errlen);
 
-struct comet_bench_load_opts; /* comet_bench.h */
+struct comet_results_load_opts; /* comet_bench.h */
 /**
  * Same as comet_reports_build(), loading the results with
- * comet_bench_records_load_opts(lo): with lo->machine set, results of
+ * comet_results_load_json(lo): with lo->machine set, results of
  * another machine are an input error (-EINVAL naming file:line and what
  * differs) unless lo->foreign_ok. lo may be NULL (no machine check).
  */
 int comet_reports_build_ex(const char *dir, const char *outdir,
-    const struct comet_bench_load_opts *lo, char *err, size_t errlen);
+    const struct comet_results_load_opts *lo, char *err, size_t errlen);
 
 /**
  * Compares two inputs side by side on `out` (text, or JSON with schema

@@ -109,8 +109,8 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
         return 0;
     }
     char err[COMET_ERRLEN] = "";
-    comet_bench_load_info info;
-    if (comet_bench_records_load_ex(path, &recs, &n, &info, err, sizeof err) != 0) {
+    comet_results_load_info info;
+    if (comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err) != 0) {
         comet_util_seterr(why, whylen, 0, "%s", err);
         return 0;
     }
@@ -139,7 +139,7 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
     comet_util_seterr(
         why, whylen, 0, "%s: %zu records, %.0f min old, this machine", file, meas, age / 60);
 out:
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     return fresh;
 }
 

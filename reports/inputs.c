@@ -137,7 +137,7 @@ static int load_optional(
     return 0;
 }
 
-int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load_opts *lo,
+int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_results_load_opts *lo,
     char *err, size_t errlen)
 {
     char **names = NULL, path[RP_PATH + 300];
@@ -161,9 +161,9 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
         size_t k = 0;
         char warn[COMET_ERRLEN] = "";
         snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
-        comet_bench_load_info linfo;
+        comet_results_load_info linfo;
         memset(&linfo, 0, sizeof linfo);
-        if ((rc = comet_bench_records_load_opts(path, lo, &r, &k, &linfo, warn, sizeof warn))
+        if ((rc = comet_results_load_json(path, lo, &r, &k, &linfo, warn, sizeof warn))
             != 0) {
             /* the reader's message names file:line */
             comet_util_seterr(err, errlen, rc == -ENOMEM ? -ENOMEM : -EINVAL, "%s", warn);
@@ -218,7 +218,7 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
             size_t nc = (in->n + k) * 2 + 64;
             json_t **nr = realloc(in->recs, nc * sizeof *nr);
             if (!nr) {
-                comet_bench_records_free(r, k);
+                comet_results_json_free(r, k);
                 rc = comet_util_seterr(err, errlen, -ENOMEM, "report: out of memory");
                 goto fail;
             }
@@ -276,7 +276,7 @@ fail:
 
 void rp_inputs_free(rp_inputs *in)
 {
-    comet_bench_records_free(in->recs, in->n);
+    comet_results_json_free(in->recs, in->n);
     free(in->files);
     json_decref(in->profile);
     json_decref(in->pred);

@@ -227,11 +227,11 @@ int comet_reports_predict(
                 size_t k = 0;
                 char w[COMET_ERRLEN];
                 snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
-                if (comet_bench_records_load(path, &r, &k, w, sizeof w) != 0)
+                if (comet_results_load_json(path, NULL, &r, &k, NULL, w, sizeof w) != 0)
                     continue; /* the report names a corrupt file; here it only lacks a shape */
                 json_t **nr = realloc(recs, (n + k + 1) * sizeof *nr);
                 if (!nr) {
-                    comet_bench_records_free(r, k);
+                    comet_results_json_free(r, k);
                     rc = comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
                     goto fail;
                 }
@@ -321,7 +321,7 @@ int comet_reports_predict(
 fail:
     if (have_base)
         comet_model_hw_free(&base);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     for (size_t i = 0; i < nn; i++)
         free(names[i]);
     free(names);

@@ -51,7 +51,7 @@ typedef struct rp_inputs {
     char runlog_note[300];
 } rp_inputs;
 
-int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load_opts *lo,
+int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_results_load_opts *lo,
     char *err, size_t errlen);
 void rp_inputs_free(rp_inputs *in);
 

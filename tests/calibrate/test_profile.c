@@ -219,7 +219,7 @@ static void test_profile_build_and_roundtrip(void **st)
     assert_non_null(strstr(err, "no ping-pong or collective records"));
     comet_model_hw_free(&hw);
     comet_model_hw_free(&back);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     comet_calibrate_sources_free(src, nsrc);
     unlink(ppath);
     unlink(path);
@@ -264,7 +264,7 @@ static void test_bad_results(void **st)
     snprintf(want, sizeof want, "%s:%d", path, lines + 1);
     if (!strstr(err, want))
         fail_msg("torn line warning '%s' does not name %s", err, want);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     fp = fopen(path, "a");
     fprintf(fp, "\ngarbage\n");
     fclose(fp);
@@ -286,7 +286,7 @@ static void test_bad_results(void **st)
     comet_model_hw hw;
     assert_int_equal(comet_calibrate_build(recs, n, NULL, 0, &hw, NULL, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "run record"));
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     unlink(path);
 }
 

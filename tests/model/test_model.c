@@ -846,7 +846,7 @@ static void test_validate_fixture(void **s)
         assert_true(rows[i].predicted_s > 0 && isfinite(rows[i].rel_err));
     assert_true(sum.median_rel_err <= sum.p90_rel_err);
     free(rows);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     comet_model_hw_free(&hw);
 }
 

@@ -98,7 +98,7 @@ static json_t **load_all(size_t *n)
         json_t **r = NULL;
         size_t k = 0;
         char err[COMET_ERRLEN];
-        assert_int_equal(comet_bench_records_load(file, &r, &k, err, sizeof err), 0);
+        assert_int_equal(comet_results_load_json(file, NULL, &r, &k, NULL, err, sizeof err), 0);
         all = realloc(all, (*n + k) * sizeof *all);
         memcpy(all + *n, r, k * sizeof *r);
         *n += k;
@@ -190,7 +190,7 @@ static void test_speedup_rows(void **s)
     /* the record count in the header */
     snprintf(want, sizeof want, ": %zu records in ", n);
     assert_non_null(strstr(md, want));
-    comet_bench_records_free(r, n);
+    comet_results_json_free(r, n);
     free(md);
 }
 

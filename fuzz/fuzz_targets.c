@@ -5,7 +5,8 @@
  * Targets (one FUZZ_<NAME> define each):
  *   doc        YAML/JSON document tree (the base of every config parser)
  *   hw         hardware descriptions / calibrated profiles (+ round trip)
- *   record     one results line (schema check, machine object)
+ *   record     one results line: the results library's one reader (comet_results.h:
+ *              check, conversion, typed record, written back and read again)
  *   results    a whole JSON Lines results file -> loader -> calibrate -> validate
  *   shape      CLI shape arguments and sizes (M=..,N=..,K=.., 64MiB, 0.5)
  *   shapeset   bench shape-set (workload) files
@@ -17,6 +18,7 @@
  * finite numbers, and a parsed shape must be positive and finite. */
 #include "comet_bench.h"
 #include "comet_calibrate.h"
+#include "comet_results.h"
 #include "comet_model.h"
 #include "comet_probe.h"
 #include "comet_util.h"
@@ -191,6 +193,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (comet_results_check(j, err, sizeof err) != 0)
             FUZZ_CHECK(err[0] != '\0');
         check_message(err);
+        /* the one reader (comet_results.h): a record it reads writes back
+         * (comet_results_to_json) as a record it reads again, field for field */
+        comet_results_record r, back;
+        err[0] = '\0';
+        if (comet_results_parse_line((const char *)data, size, &r, err, sizeof err) == 0) {
+            json_t *w = comet_results_to_json(&r);
+            FUZZ_CHECK(w != NULL);
+            char why[COMET_ERRLEN] = "";
+            int brc = comet_results_parse(w, &back, why, sizeof why);
+            if (brc)
+                fprintf(stderr, "fuzz: written record refused: %s\n", why);
+            FUZZ_CHECK(brc == 0);
+            FUZZ_CHECK(back.kind == r.kind && !strcmp(back.op, r.op)
+                && back.threads == r.threads && back.ranks == r.ranks
+                && back.stats.nsamples == r.stats.nsamples);
+            if (r.kind != COMET_RESULTS_RUN)
+                FUZZ_CHECK(!strcmp(back.shape.text, r.shape.text)
+                    && back.stats.median_s == r.stats.median_s);
+            comet_results_record_free(&back);
+            json_decref(w);
+            comet_results_record_free(&r);
+        } else {
+            FUZZ_CHECK(err[0] != '\0');
+            check_message(err);
+        }
         comet_probe_machine m;
         comet_probe_from_json(json_object_get(j, "machine"), &m, err, sizeof err);
         /* the machine comparison: same as itself, one-line description */
@@ -211,25 +238,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[COMET_ERRLEN] = "";
     const char *path = scratch_file(data, size, ".jsonl");
-    json_t **recs = NULL;
-    size_t n = 0;
+    comet_results_set set = { 0 };
     if (!path)
         return 0;
     const char *paths[] = { path };
     /* refused as another machine's: the message names the file */
     comet_results_load_opts strict = { fuzz_here(), 0 }, lenient = { fuzz_here(), 1 };
-    int rc = comet_calibrate_load_results_opts(
-        paths, 1, &strict, &recs, &n, NULL, NULL, err, sizeof err);
+    int rc = comet_calibrate_load_results_opts(paths, 1, &strict, &set, NULL, NULL, err, sizeof err);
     check_message(err);
     if (rc != 0)
         FUZZ_CHECK(strstr(err, path) != NULL);
     else
-        comet_results_json_free(recs, n);
-    recs = NULL;
-    n = 0;
+        comet_results_set_free(&set);
     err[0] = '\0';
-    rc = comet_calibrate_load_results_opts(
-        paths, 1, &lenient, &recs, &n, NULL, NULL, err, sizeof err);
+    rc = comet_calibrate_load_results_opts(paths, 1, &lenient, &set, NULL, NULL, err, sizeof err);
+    const comet_results_record *recs = set.recs;
+    const size_t n = set.n;
     check_message(err);
     if (rc == 0) {
         comet_model_hw hw;
@@ -257,7 +281,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(err[0] != '\0');
             check_message(err);
         }
-        comet_results_json_free(recs, n);
+        comet_results_set_free(&set);
     }
     unlink(path);
     return 0;

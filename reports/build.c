@@ -63,7 +63,7 @@ int comet_reports_build(const char *dir, const char *outdir, char *err, size_t e
 }
 
 int comet_reports_build_ex(const char *dir, const char *outdir,
-    const struct comet_results_load_opts *lo, char *err, size_t errlen)
+    const comet_results_load_opts *lo, char *err, size_t errlen)
 {
     rp_inputs in;
     rp_ctx c;

@@ -134,6 +134,7 @@ typedef struct comet_results_machine {
     double memory_bytes; /**< NaN absent */
     double mhz, mhz_measured; /**< nominal and measured clock (NaN absent) */
     int fma, avx, avx2, avx512f; /**< ISA flags (0 absent) */
+    const char *papi_status; /**< "papi": {"status"} ("not probed" by the collectives launcher) */
     comet_results_cache caches[16]; /**< the first 16 caches */
     size_t ncaches; /**< entries of caches */
     const json_t *json; /**< the whole probe object, for display (borrowed from the record) */
@@ -207,6 +208,13 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
  */
 int comet_results_parse_line(
     const char *line, size_t len, comet_results_record *out, char *err, size_t errlen);
+
+/**
+ * Sets every field of r to "absent" (numbers NaN, strings "", flags -1,
+ * counts 0): the start of a record filled by hand (a writer, a test) before
+ * comet_results_to_json(). Owns nothing.
+ */
+void comet_results_record_init(comet_results_record *r, comet_results_kind kind);
 
 /** Releases what a record owns (safe on a zeroed record). */
 void comet_results_record_free(comet_results_record *r);

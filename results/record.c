@@ -435,6 +435,7 @@ void comet_results_machine_from_json(const json_t *m, comet_results_machine *out
     out->avx = json_is_true(json_object_get(isa, "avx"));
     out->avx2 = json_is_true(json_object_get(isa, "avx2"));
     out->avx512f = json_is_true(json_object_get(isa, "avx512f"));
+    out->papi_status = comet_util_jstr(json_object_get(m, "papi"), "status");
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(m, "caches"), i, c)
@@ -450,6 +451,26 @@ void comet_results_machine_from_json(const json_t *m, comet_results_machine *out
         x->size = json_is_number(sz) ? json_number_value(sz) : NAN;
         x->overridden = json_is_true(json_object_get(c, "overridden"));
     }
+}
+
+void comet_results_record_init(comet_results_record *r, comet_results_kind kind)
+{
+    /* reading an empty object gives every field its absent value */
+    json_t *empty = json_object();
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    read_fields(empty, head_fields, NF(head_fields), r);
+    read_fields(empty, mid_fields, NF(mid_fields), r);
+    read_fields(empty, tail_fields, NF(tail_fields), r);
+    read_fields(empty, run_fields, NF(run_fields), r);
+    read_fields(empty, shape_fields, NF(shape_fields), &r->shape);
+    read_fields(empty, params_fields, NF(params_fields), &r->params);
+    read_fields(empty, stats_fields, NF(stats_fields), &r->stats);
+    comet_results_machine_from_json(empty, &r->machine);
+    r->machine.json = NULL;
+    r->comet_version = r->comet_commit = "";
+    r->load = (comet_results_gate) { NAN, NAN, NAN, "" };
+    json_decref(empty);
 }
 
 /* Canonical text of an object: compact, keys sorted (identity and display). */

@@ -160,10 +160,6 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const comet_results_load_opts
                     snprintf(f->time, sizeof f->time, "%s", r->time);
                     snprintf(f->kind, sizeof f->kind, "%s", r->bench);
                 }
-                /* the first machine, replaced by one whose PAPI was probed
-                 * (the collectives launcher skips that probe) */
-                if (!in->machine_rec || !strcmp(in->machine_rec->papi_status, "not probed"))
-                    in->machine_rec = &r->machine;
             } else {
                 f->records++;
                 char sh[96];
@@ -189,7 +185,9 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const comet_results_load_opts
                 f->complete = 0;
         }
     }
-    /* machine_rec points into the set: find it again now that it is whole */
+    /* the first machine, replaced by one whose PAPI was probed (the
+     * collectives launcher skips that probe); chosen once the set is whole,
+     * as loading moves its records */
     in->machine_rec = NULL;
     for (size_t q = 0; q < in->n; q++)
         if (in->recs[q].kind == COMET_RESULTS_RUN

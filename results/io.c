@@ -534,9 +534,9 @@ int comet_results_load_json(const char *path, const comet_results_load_opts *o, 
     }
     for (size_t i = 0; i < s.n; i++)
         out[i] = json_incref(s.recs[i].json);
-    comet_results_set_free(&s);
     *recs = out;
     *n = s.n;
+    comet_results_set_free(&s);
     return 0;
 }
 

@@ -296,8 +296,7 @@ static int one_case(coll_ctx *cx, const dist_case *c)
                 (json_int_t)b.prm.tile_n)
             : json_pack("{s:s,s:I}", "split", "N", "n_local", (json_int_t)c->n);
         json_object_set_new(pa, "tile_m", json_integer((json_int_t)b.prm.tile_m));
-        json_object_set_new(rec, "params", pa);
-        comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, ok, iters);
+        comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
         json_object_set_new(rec, "flops", json_real(fl));
         json_object_set_new(rec, "bytes", json_real(by));
         json_object_set_new(rec, "gflops", json_real(fl / st.median * 1e-9));

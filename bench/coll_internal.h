@@ -42,10 +42,11 @@ int comet_bench__coll_worker(const coll_job *job);
 
 /**
  * Adds the fields every MPI record carries (ranks, launch, link, params with
- * the forcing/allocator settings, stats, valid) to rec.
+ * the forcing/allocator settings, stats, valid) to rec. pa (stolen, may be
+ * NULL) is the caller's params object, completed here.
  */
-void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *samples, size_t n,
-    const comet_bench_stats *st, int valid, int iters);
+void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, json_t *pa, const double *samples,
+    size_t n, const comet_bench_stats *st, int valid, int iters);
 
 /**
  * Measures the distributed compound kernels (GEMM-Softmax and GEMM-LayerNorm

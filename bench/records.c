@@ -33,8 +33,9 @@ int comet_bench_run_init(
     strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
     snprintf(run->run_id, sizeof run->run_id, "%s-%ld", ts, (long)getpid());
     snprintf(run->kind, sizeof run->kind, "%s", kind ? kind : "bench");
-    const char *id = json_string_value(json_object_get(machine, "id"));
-    snprintf(run->machine_id, sizeof run->machine_id, "%s", id ? id : "unknown");
+    comet_results_machine m;
+    comet_results_machine_from_json(machine, &m);
+    snprintf(run->machine_id, sizeof run->machine_id, "%s", m.id[0] ? m.id : "unknown");
     run->machine = json_incref(machine);
     return 0;
 }
@@ -151,7 +152,6 @@ int comet_bench_record_set_counters(json_t *rec, const comet_bench_counters *c, 
     json_object_set_new(rec, "counters", o);
     return 0;
 }
-
 
 /* ------------------------------------------------------------------ */
 /* Machine identity                                                   */

@@ -37,8 +37,11 @@ int cal_pw_heldout(const double *key, const double *X, const double *y, size_t n
 
 /* The builders: each adds its section to cx->fits and fills cx->hw. */
 int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
-int cal_fit_memory(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
-int cal_fit_vector(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
-int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
+int cal_fit_memory(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
+int cal_fit_vector(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
+int cal_fit_links(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
 
 #endif

@@ -238,8 +238,9 @@ typedef struct comet_calibrate_source {
  * record counts). Needs a run record, sgemm and memory records; links are
  * optional (the profile says so). sum and src may be NULL.
  */
-int comet_calibrate_build(const comet_results_record *recs, size_t n, const comet_calibrate_source *src,
-    size_t nsrc, comet_model_hw *hw, comet_calibrate_summary *sum, char *err, size_t errlen);
+int comet_calibrate_build(const comet_results_record *recs, size_t n,
+    const comet_calibrate_source *src, size_t nsrc, comet_model_hw *hw,
+    comet_calibrate_summary *sum, char *err, size_t errlen);
 
 /**
  * Loads results files (JSON Lines) and directories (their results/ folder or
@@ -251,8 +252,8 @@ int comet_calibrate_build(const comet_results_record *recs, size_t n, const come
  * src/nsrc (may be NULL) receive one entry per file read (paths owned by
  * the array; free with comet_calibrate_sources_free()).
  */
-int comet_calibrate_load_results(const char *const *paths, size_t npaths, comet_results_set *set,
-    char *err, size_t errlen);
+int comet_calibrate_load_results(
+    const char *const *paths, size_t npaths, comet_results_set *set, char *err, size_t errlen);
 
 /** Same as comet_calibrate_load_results(), also listing the files read. */
 int comet_calibrate_load_results_src(const char *const *paths, size_t npaths,

@@ -64,8 +64,8 @@ static int provenance(const comet_results_record *recs, size_t n, const comet_ca
             goto fail;
         }
         json_array_append_new(runs,
-            json_pack("{s:s,s:s,s:s}", "run_id", r->run_id, "time", r->time, "cmdline",
-                r->cmdline));
+            json_pack(
+                "{s:s,s:s,s:s}", "run_id", r->run_id, "time", r->time, "cmdline", r->cmdline));
     }
     if (!*machine) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
@@ -95,8 +95,9 @@ fail:
     return rc;
 }
 
-int comet_calibrate_build(const comet_results_record *recs, size_t n, const comet_calibrate_source *src,
-    size_t nsrc, comet_model_hw *hw, comet_calibrate_summary *sum, char *err, size_t errlen)
+int comet_calibrate_build(const comet_results_record *recs, size_t n,
+    const comet_calibrate_source *src, size_t nsrc, comet_model_hw *hw,
+    comet_calibrate_summary *sum, char *err, size_t errlen)
 {
     cal_ctx cx;
     const comet_results_machine *machine = NULL;

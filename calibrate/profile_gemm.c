@@ -111,7 +111,8 @@ static size_t heldout_axis(
 /* One efficiency grid from the records of one variant into g, its fit
  * section under key in cx->fits. fused: absent records are not an error and
  * the summary figures are not touched. */
-static int fit_grid(cal_ctx *cx, const comet_results_record *recs, size_t n, int fused, char *err, size_t errlen)
+static int fit_grid(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, int fused, char *err, size_t errlen)
 {
     comet_model_grid *g = fused ? &cx->hw->fused_grid : &cx->hw->grid;
     const char *variant = fused ? "fused" : "blas";

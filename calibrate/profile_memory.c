@@ -19,7 +19,8 @@ typedef struct sweep {
 } sweep;
 
 /* Collects the sweep of memory op `op` at `threads` (median over repeats). */
-static int collect(const comet_results_record *recs, size_t n, const char *op, int threads, sweep *s)
+static int collect(
+    const comet_results_record *recs, size_t n, const char *op, int threads, sweep *s)
 {
     double *b = malloc((n + 1) * sizeof(double)), *g = malloc((n + 1) * sizeof(double));
     size_t m = 0;
@@ -111,7 +112,8 @@ out:
     return ne;
 }
 
-int cal_fit_memory(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
+int cal_fit_memory(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     static const char *const ops[] = { "read", "copy", "triad" };
     int rc = 0, thr[2] = { 1, cx->cores };
@@ -244,7 +246,8 @@ fail:
 /* Vector ops                                                         */
 /* ------------------------------------------------------------------ */
 
-int cal_fit_vector(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
+int cal_fit_vector(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     static const char *const bench_ops[] = { "exp", "max", "sum", "sub", "div", "mul", "sqrt" };
     static const char *const regimes[] = { "cache", "stream" };

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int comet_calibrate_load_results(const char *const *paths, size_t npaths, comet_results_set *set,
-    char *err, size_t errlen)
+int comet_calibrate_load_results(
+    const char *const *paths, size_t npaths, comet_results_set *set, char *err, size_t errlen)
 {
     return comet_calibrate_load_results_src(paths, npaths, set, NULL, NULL, err, errlen);
 }
@@ -23,8 +23,7 @@ void comet_calibrate_sources_free(comet_calibrate_source *src, size_t nsrc)
 }
 
 int comet_calibrate_load_results_src(const char *const *paths, size_t npaths,
-    comet_results_set *set, comet_calibrate_source **srcp, size_t *nsrcp, char *err,
-    size_t errlen)
+    comet_results_set *set, comet_calibrate_source **srcp, size_t *nsrcp, char *err, size_t errlen)
 {
     return comet_calibrate_load_results_opts(paths, npaths, NULL, set, srcp, nsrcp, err, errlen);
 }
@@ -35,7 +34,8 @@ typedef struct src_list {
     size_t n;
 } src_list;
 
-static int add_source(void *ctx, const char *file, size_t added, const comet_results_load_info *info)
+static int add_source(
+    void *ctx, const char *file, size_t added, const comet_results_load_info *info)
 {
     src_list *l = ctx;
     (void)info;

@@ -117,8 +117,8 @@ static void print_summary(const char *profile, const comet_model_hw *hw,
 }
 
 /* --links-only: the link fits alone, written atomically as their own file. */
-static int links_only_fit(const comet_results_record *recs, size_t n, const comet_calibrate_source *src,
-    size_t nsrc, const char *path, const comet_cli_global *g)
+static int links_only_fit(const comet_results_record *recs, size_t n,
+    const comet_calibrate_source *src, size_t nsrc, const char *path, const comet_cli_global *g)
 {
     char err[COMET_ERRLEN];
     comet_calibrate_summary s;
@@ -272,8 +272,8 @@ int comet_cmd_calibrate(int argc, char **argv)
         return COMET_EXIT_FAIL;
     }
     comet_results_load_opts lo = { here, foreign_ok };
-    int lrc = comet_calibrate_load_results_opts(
-        from, nfrom, &lo, &set, &src, &nsrc, err, sizeof err);
+    int lrc
+        = comet_calibrate_load_results_opts(from, nfrom, &lo, &set, &src, &nsrc, err, sizeof err);
     json_decref(here);
     if (lrc != 0) {
         lib_error(err, "");

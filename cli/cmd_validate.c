@@ -203,8 +203,7 @@ int comet_cmd_validate(int argc, char **argv)
         return COMET_EXIT_FAIL;
     }
     comet_results_load_opts lo = { here, foreign_ok };
-    int lrc
-        = comet_calibrate_load_results_opts(paths, np, &lo, &set, NULL, NULL, err, sizeof err);
+    int lrc = comet_calibrate_load_results_opts(paths, np, &lo, &set, NULL, NULL, err, sizeof err);
     json_decref(here);
     if (lrc != 0) {
         comet_cli_error("validate", "%s", err);

@@ -148,8 +148,8 @@ int comet_reports_build(const char *dir, const char *outdir, char *err, size_t e
  * another machine are an input error (-EINVAL naming file:line and what
  * differs) unless lo->foreign_ok. lo may be NULL (no machine check).
  */
-int comet_reports_build_ex(const char *dir, const char *outdir,
-    const comet_results_load_opts *lo, char *err, size_t errlen);
+int comet_reports_build_ex(const char *dir, const char *outdir, const comet_results_load_opts *lo,
+    char *err, size_t errlen);
 
 /**
  * Compares two inputs side by side on `out` (text, or JSON with schema

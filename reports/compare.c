@@ -27,8 +27,8 @@ static void print_json(FILE *out, json_t *o)
 /* Identity of a measurement: everything but its timings. */
 static char *record_key(const comet_results_record *r)
 {
-    const char *f[] = { comet_results_kind_name(r->kind), r->op, r->variant, r->shape.text,
-        r->link, r->params.text };
+    const char *f[] = { comet_results_kind_name(r->kind), r->op, r->variant, r->shape.text, r->link,
+        r->params.text };
     size_t len = 64;
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         len += strlen(f[i] ? f[i] : "") + 1;

@@ -123,8 +123,8 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
     }
     const comet_results_machine *m = &set.recs[0].machine;
     if (strcmp(m->id, machine_id)) {
-        comet_util_seterr(why, whylen, 0, "%s was measured on machine %s, this is %s", file, m->id,
-            machine_id);
+        comet_util_seterr(
+            why, whylen, 0, "%s was measured on machine %s, this is %s", file, m->id, machine_id);
         goto out;
     }
     size_t meas = 0;

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -113,8 +112,8 @@ static int load_optional(
     return 0;
 }
 
-int rp_inputs_load(rp_inputs *in, const char *dir, const comet_results_load_opts *lo,
-    char *err, size_t errlen)
+int rp_inputs_load(
+    rp_inputs *in, const char *dir, const comet_results_load_opts *lo, char *err, size_t errlen)
 {
     char **names = NULL, path[RP_PATH + 300];
     size_t nn = 0;
@@ -193,8 +192,7 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const comet_results_load_opts
         if (in->recs[q].kind == COMET_RESULTS_RUN
             && (!in->machine_rec || !strcmp(in->machine_rec->papi_status, "not probed")))
             in->machine_rec = &in->recs[q].machine;
-    in->machine = in->machine_rec ? in->machine_rec->json : NULL;
-    if (!in->machine) {
+    if (!in->machine_rec) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "%s/results: no run record with a machine description in any results file", dir);
         goto fail;

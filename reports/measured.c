@@ -15,50 +15,44 @@
 /* Machine                                                            */
 /* ------------------------------------------------------------------ */
 
-static const char *yes(const json_t *o, const char *k)
+static const char *yes(int flag)
 {
-    return json_is_true(json_object_get(o, k)) ? "yes" : "no";
+    return flag ? "yes" : "no";
 }
 
 int rp_sec_machine(rp_ctx *c)
 {
     rp_doc *d = &c->doc;
-    const json_t *m = c->in->machine;
+    const comet_results_machine *m = c->in->machine_rec;
     rp_h2(d, "machine", "Machine");
     rp_p(d,
         "As probed (hwloc, /proc, BLAS and MPI identity, PAPI add-and-start test) by the run "
         "that recorded the results.");
     rp_table(d, "ll", "field\tvalue");
-    rp_row(d, "host\t%s (machine id %s)", rp_cell(rp_str(m, "hostname")), rp_cell(rp_str(m, "id")));
-    rp_row(d, "CPU\t%s, %.0f MHz", rp_cell(rp_str(m, "cpu_model")), rp_num(m, "mhz"));
+    rp_row(d, "host\t%s (machine id %s)", rp_cell(m->hostname), rp_cell(m->id));
+    rp_row(d, "CPU\t%s, %.0f MHz", rp_cell(m->cpu_model), m->mhz);
     rp_row(d, "cores\t%.0f cores, %.0f hardware threads, %.0f package(s), %.0f NUMA node(s)",
-        rp_num(m, "cores"), rp_num(m, "pus"), rp_num(m, "packages"), rp_num(m, "numa_nodes"));
+        m->cores, m->pus, m->packages, m->numa_nodes);
     {
         char buf[512] = "";
-        size_t off = 0, i;
-        json_t *x;
-        json_array_foreach(json_object_get(m, "caches"), i, x)
-        {
-            double kib = rp_num(x, "size") / 1024;
+        size_t off = 0;
+        for (size_t i = 0; i < m->ncaches; i++) {
+            const comet_results_cache *x = &m->caches[i];
             if (off < sizeof buf)
-                off += (size_t)snprintf(buf + off, sizeof buf - off, "%sL%.0f %s %.0f KiB x%.0f",
-                    i ? ", " : "", rp_num(x, "level"), rp_str(x, "type"), kib, rp_num(x, "count"));
+                off += (size_t)snprintf(buf + off, sizeof buf - off, "%sL%d %s %.0f KiB x%.0f",
+                    i ? ", " : "", x->level, x->type, x->size / 1024, x->count);
         }
         rp_row(d, "caches\t%s", buf[0] ? buf : "(not reported)");
     }
-    rp_row(d, "memory\t%.1f GiB (source: %s)%s%s", rp_num(m, "memory_bytes") / 1073741824.0,
-        rp_str(m, "memory_source"), rp_str(m, "memory_note")[0] ? "; " : "",
-        rp_str(m, "memory_note"));
-    const json_t *isa = json_object_get(m, "isa");
-    rp_row(d, "ISA\tAVX %s, AVX2 %s, FMA %s, AVX-512F %s", yes(isa, "avx"), yes(isa, "avx2"),
-        yes(isa, "fma"), yes(isa, "avx512f"));
-    const json_t *blas = json_object_get(m, "blas");
-    rp_row(d, "BLAS\t%s (%.0f threads)", rp_cell(rp_str(blas, "config")), rp_num(blas, "threads"));
-    rp_row(d, "MPI\t%s", rp_cell(rp_str(m, "mpi")));
-    rp_row(d, "compiler\t%s", rp_cell(rp_str(m, "compiler")));
-    const json_t *papi = json_object_get(m, "papi");
-    rp_row(d, "PAPI\t%s%s%s", rp_cell(rp_str(papi, "version")),
-        rp_str(papi, "status")[0] ? ": " : "", rp_cell(rp_str(papi, "status")));
+    rp_row(d, "memory\t%.1f GiB (source: %s)%s%s", m->memory_bytes / 1073741824.0,
+        m->memory_source, m->memory_note[0] ? "; " : "", m->memory_note);
+    rp_row(d, "ISA\tAVX %s, AVX2 %s, FMA %s, AVX-512F %s", yes(m->avx), yes(m->avx2), yes(m->fma),
+        yes(m->avx512f));
+    rp_row(d, "BLAS\t%s (%.0f threads)", rp_cell(m->blas_config), m->blas_threads);
+    rp_row(d, "MPI\t%s", rp_cell(m->mpi));
+    rp_row(d, "compiler\t%s", rp_cell(m->compiler));
+    rp_row(d, "PAPI\t%s%s%s", rp_cell(m->papi_version), m->papi_status[0] ? ": " : "",
+        rp_cell(m->papi_status));
     rp_table_end(d);
     /* what was measured, and under what load */
     rp_table(d, "llrll", "results file\tbench\trecords\trun id\tnote");
@@ -130,8 +124,8 @@ const char *const comet_reports_baseline_variant[COMET_REPORTS_NBASELINES]
     = { "unfused_same_gemm", "unfused", "onednn" };
 
 /* The first record of variant v of f's op, shape and threads, or NULL. */
-static const comet_results_record *case_record(const comet_results_record *recs, size_t n,
-    const comet_results_record *f, const char *v)
+static const comet_results_record *case_record(
+    const comet_results_record *recs, size_t n, const comet_results_record *f, const char *v)
 {
     for (size_t j = 0; j < n; j++) {
         const comet_results_record *u = &recs[j];
@@ -392,17 +386,16 @@ int rp_sec_speedups(rp_ctx *c)
 /* ------------------------------------------------------------------ */
 
 /* Name of the memory level a working set of `bytes` (all threads) lives in. */
-static void level_name(const json_t *m, double bytes, int threads, char *buf, size_t len)
+static void level_name(
+    const comet_results_machine *m, double bytes, int threads, char *buf, size_t len)
 {
-    size_t i;
-    json_t *x;
-    json_array_foreach(json_object_get(m, "caches"), i, x)
-    {
-        double size = rp_num(x, "size"), shared = rp_num(x, "shared_by");
+    for (size_t i = 0; i < m->ncaches; i++) {
+        const comet_results_cache *x = &m->caches[i];
+        double size = x->size, shared = x->shared_by;
         /* capacity seen by `threads` threads: private caches add up */
         double cap = shared > 0 && shared < threads ? size * threads / shared : size;
         if (bytes <= cap) {
-            snprintf(buf, len, "L%.0f", rp_num(x, "level"));
+            snprintf(buf, len, "L%d", x->level);
             return;
         }
     }
@@ -493,7 +486,7 @@ int rp_sec_roofline(rp_ctx *c)
     json_t *jl = json_array();
     char names[8][16];
     for (int q = 0; q < nl; q++) {
-        level_name(in->machine, lv[q].to_bytes, TM, names[q], sizeof names[q]);
+        level_name(in->machine_rec, lv[q].to_bytes, TM, names[q], sizeof names[q]);
         rp_row(d, "%s\t%.1f\t%.0f KiB - %.0f KiB\t%.2f", names[q], lv[q].gbs,
             lv[q].from_bytes / 1024, lv[q].to_bytes / 1024, peak / lv[q].gbs);
         json_array_append_new(jl,

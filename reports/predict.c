@@ -68,7 +68,8 @@ static void find_local(
     int T = 0;
     memset(lc, 0, sizeof *lc);
     for (size_t i = 0; i < n; i++)
-        if (recs[i].kind == COMET_RESULTS_KERNEL && !strcmp(recs[i].op, name) && recs[i].threads > T)
+        if (recs[i].kind == COMET_RESULTS_KERNEL && !strcmp(recs[i].op, name)
+            && recs[i].threads > T)
             T = recs[i].threads;
     const comet_results_shape *sh = NULL;
     for (size_t i = 0; i < n; i++) {

@@ -44,7 +44,6 @@ typedef struct rp_inputs {
     size_t nfiles;
     const comet_results_machine *machine_rec; /* machine of the first run record (one whose
                                                  PAPI was probed when there is one) */
-    const json_t *machine; /* its whole probe object, for the machine table */
     json_t *profile; /* profile.json as JSON, or NULL */
     comet_model_hw hw; /* profile as the model sees it (have_hw) */
     int have_hw;
@@ -55,8 +54,8 @@ typedef struct rp_inputs {
     char runlog_note[300];
 } rp_inputs;
 
-int rp_inputs_load(rp_inputs *in, const char *dir, const comet_results_load_opts *lo,
-    char *err, size_t errlen);
+int rp_inputs_load(
+    rp_inputs *in, const char *dir, const comet_results_load_opts *lo, char *err, size_t errlen);
 void rp_inputs_free(rp_inputs *in);
 
 /* Results files of DIR/results (*.jsonl), sorted; caller frees each and the array. */

@@ -115,6 +115,7 @@ typedef struct comet_results_gate {
 /** One collective call of a dist_kernel record ("collectives" entries). */
 typedef struct comet_results_coll_call {
     const char *kind; /**< "allreduce", ... */
+    const char *op; /**< the reduction ("max", "sum"; "" when none) */
     double count, bytes, calls; /**< elements, bytes and calls per kernel call */
 } comet_results_coll_call;
 
@@ -123,6 +124,8 @@ typedef struct comet_results_cache {
     int level; /**< 1, 2, 3 */
     const char *type; /**< "data", "unified", "instruction" */
     double size; /**< bytes (NaN absent) */
+    double count; /**< instances (NaN absent) */
+    double shared_by; /**< hardware threads sharing one instance (NaN absent) */
     int overridden; /**< the user overrode it (not compared) */
 } comet_results_cache;
 
@@ -130,8 +133,13 @@ typedef struct comet_results_cache {
 typedef struct comet_results_machine {
     const char *id; /**< the probe's id ("" absent) */
     const char *hostname, *cpu_model; /**< "" absent */
-    double packages, cores, pus; /**< NaN absent */
+    double packages, cores, pus, numa_nodes; /**< NaN absent */
     double memory_bytes; /**< NaN absent */
+    const char *memory_source, *memory_note; /**< where memory_bytes came from ("" absent) */
+    const char *mpi, *compiler; /**< MPI library and compiler identity ("" absent) */
+    const char *blas_config; /**< "blas": {"config"} */
+    double blas_threads; /**< "blas": {"threads"} (NaN absent) */
+    const char *papi_version; /**< "papi": {"version"} */
     double mhz, mhz_measured; /**< nominal and measured clock (NaN absent) */
     int fma, avx, avx2, avx512f; /**< ISA flags (0 absent) */
     const char *papi_status; /**< "papi": {"status"} ("not probed" by the collectives launcher) */
@@ -179,6 +187,9 @@ typedef struct comet_results_record {
     double max_abs_err; /**< dist_kernel: largest error against the reference */
     comet_results_coll_call *collectives; /**< dist_kernel (owned), ncollectives entries */
     size_t ncollectives; /**< entries of collectives */
+    const json_t *env; /**< "env": free-form environment (tunables, thread variables, timer);
+                            written as read, NULL absent */
+    const json_t *settings; /**< run records: the bench's settings, free-form; written as read */
     json_t *json; /**< the record as read, after conversion (owned): for writers that
                        copy a record whole (CSV export); never read by key outside here */
 } comet_results_record;
@@ -220,9 +231,11 @@ void comet_results_record_init(comet_results_record *r, comet_results_kind kind)
 void comet_results_record_free(comet_results_record *r);
 
 /**
- * The writer's side of the field table: the record object of r (schema,
- * kind, identity, every present field in the order the benches write).
- * comet_results_parse() of the result gives back r's fields.
+ * The writer's side of the field table: the record object of r, every
+ * present field from the struct. A record that was read (r->json set) keeps
+ * the order of its fields and its nulls, so a record written, read and
+ * written again is the same bytes; fields the table does not know are not
+ * written. comet_results_parse() of the result gives back r's fields.
  * @return a new object, or NULL (out of memory).
  */
 json_t *comet_results_to_json(const comet_results_record *r);
@@ -273,8 +286,8 @@ typedef struct comet_results_load_opts {
  * o and info may be NULL. On error set is as it was.
  * @return 0 or a negative errno.
  */
-int comet_results_load(const char *path, const comet_results_load_opts *o,
-    comet_results_set *set, comet_results_load_info *info, char *err, size_t errlen);
+int comet_results_load(const char *path, const comet_results_load_opts *o, comet_results_set *set,
+    comet_results_load_info *info, char *err, size_t errlen);
 
 /**
  * Loads every results file of a folder (FOLDER/results/ *.jsonl, or
@@ -347,10 +360,12 @@ typedef struct comet_results_writer {
 int comet_results_writer_open(comet_results_writer *w, const char *path, char *err, size_t errlen);
 
 /**
- * Checks rec (comet_results_check()), then appends it as one compact line
- * with a single write(), and fsyncs, so a crash leaves either the whole line
- * or a torn tail the reader recognises; a failed write is cut back.
- * @return 0, -EINVAL (invalid record) or -EIO/-errno.
+ * Reads rec through comet_results_parse() (so nothing is written that the
+ * reader would refuse) and writes what comet_results_to_json() makes of the
+ * typed record: read and write share one field table. Appends it as one
+ * compact line with a single write(), and fsyncs, so a crash leaves either
+ * the whole line or a torn tail the reader recognises; a failed write is cut
+ * back. @return 0, -EINVAL (invalid record) or -EIO/-errno.
  */
 int comet_results_writer_append(
     comet_results_writer *w, const json_t *rec, char *err, size_t errlen);

@@ -4,8 +4,8 @@
 #include "comet_results.h"
 #include "comet_util.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -100,7 +100,8 @@ fail:
     return rc;
 }
 
-int comet_results_writer_append(comet_results_writer *w, const json_t *rec, char *err, size_t errlen)
+int comet_results_writer_append(
+    comet_results_writer *w, const json_t *rec, char *err, size_t errlen)
 {
     char why[COMET_ERRLEN];
     int rc = 0;
@@ -110,7 +111,22 @@ int comet_results_writer_append(comet_results_writer *w, const json_t *rec, char
         return comet_util_seterr(err, errlen, -EBADF, "results: results file is not open");
     if ((rc = comet_results_check(rec, why, sizeof why)))
         return comet_util_seterr(err, errlen, rc, "%s: refusing invalid record: %s", w->path, why);
-    text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    /* through the reader and back: what lands on disk is what the typed
+     * record holds (one field table for both directions) */
+    comet_results_record typed;
+    json_t *copy = json_deep_copy(rec), *out = NULL;
+    if (!copy)
+        return comet_util_seterr(err, errlen, -ENOMEM, "results: out of memory");
+    rc = comet_results_parse(copy, &typed, why, sizeof why);
+    json_decref(copy);
+    if (rc == -ENOMEM)
+        return comet_util_seterr(err, errlen, rc, "results: out of memory");
+    if (rc)
+        return comet_util_seterr(err, errlen, rc, "%s: refusing invalid record: %s", w->path, why);
+    out = comet_results_to_json(&typed);
+    comet_results_record_free(&typed);
+    text = out ? json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(out);
     if (!text)
         return comet_util_seterr(err, errlen, -ENOMEM, "results: out of memory");
     size_t len = strlen(text);
@@ -191,7 +207,6 @@ static int blank(const char *s, size_t n)
             return 0;
     return 1;
 }
-
 
 /* ------------------------------------------------------------------ */
 /* Machine identity                                                   */
@@ -393,8 +408,8 @@ static int set_push(comet_results_set *s, comet_results_record *r)
     return 0;
 }
 
-int comet_results_load(const char *path, const comet_results_load_opts *o,
-    comet_results_set *set, comet_results_load_info *info, char *err, size_t errlen)
+int comet_results_load(const char *path, const comet_results_load_opts *o, comet_results_set *set,
+    comet_results_load_info *info, char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0, lineno = 0, first = set->n;

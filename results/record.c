@@ -47,10 +47,22 @@ typedef struct field {
     int absent; /* F_INT only */
 } field;
 
-#define REC(k, t, m, a) { k, t, offsetof(comet_results_record, m), a }
-#define SHP(k, t, m) { k, t, offsetof(comet_results_shape, m), 0 }
-#define PAR(k, t, m) { k, t, offsetof(comet_results_params, m), 0 }
-#define STA(k, t, m) { k, t, offsetof(comet_results_stats, m), 0 }
+#define REC(k, t, m, a)                                                                            \
+    {                                                                                              \
+        k, t, offsetof(comet_results_record, m), a                                                 \
+    }
+#define SHP(k, t, m)                                                                               \
+    {                                                                                              \
+        k, t, offsetof(comet_results_shape, m), 0                                                  \
+    }
+#define PAR(k, t, m)                                                                               \
+    {                                                                                              \
+        k, t, offsetof(comet_results_params, m), 0                                                 \
+    }
+#define STA(k, t, m)                                                                               \
+    {                                                                                              \
+        k, t, offsetof(comet_results_stats, m), 0                                                  \
+    }
 
 /* Top-level scalars of a measurement, in the order the benches write them
  * (the object fields stats, load, params, shape, counters, collectives sit
@@ -208,7 +220,7 @@ static int write_fields(json_t *o, const field *t, size_t nt, const void *base)
             if (!comet_results_has(d))
                 continue;
             v = t[i].type == F_INUM && d == floor(d) && fabs(d) < 9e15 ? json_integer((json_int_t)d)
-                                                                        : json_real(d);
+                                                                       : json_real(d);
             break;
         }
         case F_INT: {
@@ -423,6 +435,11 @@ void comet_results_machine_from_json(const json_t *m, comet_results_machine *out
         { "packages", F_NUM, offsetof(comet_results_machine, packages), 0 },
         { "cores", F_NUM, offsetof(comet_results_machine, cores), 0 },
         { "pus", F_NUM, offsetof(comet_results_machine, pus), 0 },
+        { "numa_nodes", F_NUM, offsetof(comet_results_machine, numa_nodes), 0 },
+        { "memory_source", F_STR, offsetof(comet_results_machine, memory_source), 0 },
+        { "memory_note", F_STR, offsetof(comet_results_machine, memory_note), 0 },
+        { "mpi", F_STR, offsetof(comet_results_machine, mpi), 0 },
+        { "compiler", F_STR, offsetof(comet_results_machine, compiler), 0 },
         { "memory_bytes", F_NUM, offsetof(comet_results_machine, memory_bytes), 0 },
         { "mhz", F_NUM, offsetof(comet_results_machine, mhz), 0 },
         { "mhz_measured", F_NUM, offsetof(comet_results_machine, mhz_measured), 0 },
@@ -436,6 +453,9 @@ void comet_results_machine_from_json(const json_t *m, comet_results_machine *out
     out->avx2 = json_is_true(json_object_get(isa, "avx2"));
     out->avx512f = json_is_true(json_object_get(isa, "avx512f"));
     out->papi_status = comet_util_jstr(json_object_get(m, "papi"), "status");
+    out->papi_version = comet_util_jstr(json_object_get(m, "papi"), "version");
+    out->blas_config = comet_util_jstr(json_object_get(m, "blas"), "config");
+    out->blas_threads = comet_util_jnum(json_object_get(m, "blas"), "threads");
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(m, "caches"), i, c)
@@ -449,6 +469,8 @@ void comet_results_machine_from_json(const json_t *m, comet_results_machine *out
         if (!x->type)
             x->type = "";
         x->size = json_is_number(sz) ? json_number_value(sz) : NAN;
+        x->count = comet_util_jnum(c, "count");
+        x->shared_by = comet_util_jnum(c, "shared_by");
         x->overridden = json_is_true(json_object_get(c, "overridden"));
     }
 }
@@ -476,7 +498,12 @@ void comet_results_record_init(comet_results_record *r, comet_results_kind kind)
 /* Canonical text of an object: compact, keys sorted (identity and display). */
 static char *canon(const json_t *o)
 {
-    return json_dumps(o ? o : json_object(), JSON_COMPACT | JSON_SORT_KEYS);
+    if (o)
+        return json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_t *empty = json_object();
+    char *t = json_dumps(empty, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(empty);
+    return t;
 }
 
 void comet_results_record_free(comet_results_record *r)
@@ -509,6 +536,8 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
     read_fields(rec, mid_fields, NF(mid_fields), out);
     read_fields(rec, tail_fields, NF(tail_fields), out);
     read_fields(rec, run_fields, NF(run_fields), out);
+    out->env = json_object_get(rec, "env");
+    out->settings = json_object_get(rec, "settings");
     const json_t *co = json_object_get(rec, "comet");
     out->comet_version = comet_util_jstr(co, "version");
     out->comet_commit = comet_util_jstr(co, "commit");
@@ -552,6 +581,7 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
     {
         static const field cf[] = {
             { "kind", F_STR, offsetof(comet_results_coll_call, kind), 0 },
+            { "op", F_STR, offsetof(comet_results_coll_call, op), 0 },
             { "count", F_NUM, offsetof(comet_results_coll_call, count), 0 },
             { "bytes", F_NUM, offsetof(comet_results_coll_call, bytes), 0 },
             { "calls", F_NUM, offsetof(comet_results_coll_call, calls), 0 },
@@ -639,7 +669,40 @@ json_t *comet_results_record_new(const char *run_id, const char *machine_id, con
     return rec;
 }
 
-json_t *comet_results_to_json(const comet_results_record *r)
+/* o's keys in the order ref has them (then any others), recursing into
+ * objects; a key ref holds as null and o lacks (an unknown value, NaN in the
+ * struct) is written null: a record read and written again keeps its bytes.
+ * @return a new reference, or NULL (out of memory). */
+static json_t *ordered_like(json_t *o, const json_t *ref)
+{
+    if (!json_is_object(o) || !json_is_object(ref))
+        return json_incref(o);
+    json_t *out = json_object(), *v, *x;
+    const char *k;
+    int rc = out ? 0 : -ENOMEM;
+    json_object_foreach((json_t *)ref, k, v)
+    {
+        if (rc)
+            break;
+        if ((x = json_object_get(o, k)) != NULL)
+            rc = set_obj(out, k, ordered_like(x, v));
+        else if (json_is_null(v))
+            rc = set_obj(out, k, json_null());
+    }
+    json_object_foreach(o, k, v)
+    {
+        if (!rc && !json_object_get(out, k))
+            rc = json_object_set(out, k, v) ? -ENOMEM : 0;
+    }
+    if (rc) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The fields of r in the table's order. */
+static json_t *to_json_table(const comet_results_record *r)
 {
     json_t *o = json_object();
     int rc = o ? 0 : -ENOMEM;
@@ -658,11 +721,10 @@ json_t *comet_results_to_json(const comet_results_record *r)
             rc = set_obj(o, "machine",
                 r->machine.json ? json_deep_copy(r->machine.json) : json_object());
         /* env and settings are free-form: carried as read */
-        const json_t *env = json_object_get(r->json, "env"), *se = json_object_get(r->json, "settings");
-        if (!rc && env)
-            rc = set_obj(o, "env", json_deep_copy(env));
-        if (!rc && se)
-            rc = set_obj(o, "settings", json_deep_copy(se));
+        if (!rc && r->env)
+            rc = set_obj(o, "env", json_deep_copy(r->env));
+        if (!rc && r->settings)
+            rc = set_obj(o, "settings", json_deep_copy(r->settings));
         goto out;
     }
     json_t *sh = json_object(), *pa = json_object();
@@ -686,8 +748,22 @@ json_t *comet_results_to_json(const comet_results_record *r)
     json_decref(pa);
     if (!rc)
         rc = set_obj(o, "stats", comet_results_stats_json(&r->stats));
-    if (!rc && r->load.gate && *r->load.gate)
-        rc = set_obj(o, "load", comet_results_gate_json(&r->load));
+    if (!rc && r->load.gate && *r->load.gate) {
+        /* NaN: absent here; a null the record was read with comes back
+         * through ordered_like() */
+        static const field lf[] = {
+            { "busy_others", F_NUM, offsetof(comet_results_gate, busy_others), 0 },
+            { "busy_during", F_NUM, offsetof(comet_results_gate, busy_during), 0 },
+            { "waited_s", F_NUM, offsetof(comet_results_gate, waited_s), 0 },
+            { "gate", F_STR, offsetof(comet_results_gate, gate), 0 },
+        };
+        json_t *l = json_object();
+        rc = l ? write_fields(l, lf, NF(lf), &r->load) : -ENOMEM;
+        if (!rc)
+            rc = set_obj(o, "load", l);
+        else
+            json_decref(l);
+    }
     if (!rc)
         rc = write_fields(o, tail_fields, NF(tail_fields), r);
     if (!rc && r->ncounters) {
@@ -696,16 +772,19 @@ json_t *comet_results_to_json(const comet_results_record *r)
             json_object_set_new(c, r->counter_names[i], json_real(r->counter_values[i]));
         rc = set_obj(o, "counters", c);
     }
+    if (!rc && r->env)
+        rc = set_obj(o, "env", json_deep_copy(r->env));
     if (!rc && r->ncollectives) {
         json_t *a = json_array();
-        for (size_t i = 0; a && i < r->ncollectives; i++) {
+        for (size_t i = 0; a && !rc && i < r->ncollectives; i++) {
             const comet_results_coll_call *c = &r->collectives[i];
-            json_array_append_new(a,
-                json_pack("{s:s,s:I,s:I,s:I}", "kind", c->kind ? c->kind : "", "count",
-                    (json_int_t)c->count, "bytes", (json_int_t)c->bytes, "calls",
-                    (json_int_t)c->calls));
+            json_t *e = json_pack("{s:s,s:I,s:I,s:I}", "kind", c->kind ? c->kind : "", "count",
+                (json_int_t)c->count, "bytes", (json_int_t)c->bytes, "calls", (json_int_t)c->calls);
+            if (e && c->op && *c->op)
+                json_object_set_new(e, "op", json_string(c->op));
+            rc = e && !json_array_append_new(a, e) ? 0 : -ENOMEM;
         }
-        rc = set_obj(o, "collectives", a);
+        rc = rc ? rc : set_obj(o, "collectives", a);
     }
 out:
     if (rc) {
@@ -713,6 +792,16 @@ out:
         return NULL;
     }
     return o;
+}
+
+json_t *comet_results_to_json(const comet_results_record *r)
+{
+    json_t *o = to_json_table(r);
+    if (!o || !r->json)
+        return o;
+    json_t *k = ordered_like(o, r->json);
+    json_decref(o);
+    return k;
 }
 
 /* ------------------------------------------------------------------ */

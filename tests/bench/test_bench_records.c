@@ -172,8 +172,7 @@ static void test_unknown_origin(void **s)
     assert_non_null(strstr(err, "no run record"));
     assert_non_null(strstr(err, "norun.jsonl:1"));
     lo.foreign_ok = 1;
-    assert_int_equal(
-        comet_results_load_json(path, &lo, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, &lo, &recs, &n, &info, err, sizeof err), 0);
     assert_int_equal(n, 2);
     assert_int_equal(info.foreign_line, 1);
     comet_results_json_free(recs, n);
@@ -307,7 +306,8 @@ static void test_corrupt_middle(void **s)
     snprintf(path, sizeof path, "%s/bad.jsonl", dir);
     write_file(path, 4);
     corrupt_line(path, 3, "{\"schema\":\"comet.record.v1\",\"kind\":\"kern\n");
-    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "bad.jsonl:3:"));
     assert_null(recs);
 
@@ -315,7 +315,8 @@ static void test_corrupt_middle(void **s)
     unlink(path);
     write_file(path, 2);
     corrupt_line(path, 2, "{\"schema\":\"other.v9\",\"kind\":\"kernel\"}\n");
-    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "bad.jsonl:2:"));
     assert_non_null(strstr(err, "schema"));
 
@@ -330,7 +331,8 @@ static void test_corrupt_middle(void **s)
     comet_results_json_free(recs, n);
 
     assert_int_equal(
-        comet_results_load_json("/nonexistent/x.jsonl", NULL, &recs, &n, NULL, err, sizeof err), -ENOENT);
+        comet_results_load_json("/nonexistent/x.jsonl", NULL, &recs, &n, NULL, err, sizeof err),
+        -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/x.jsonl"));
 }
 

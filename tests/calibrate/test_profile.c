@@ -283,7 +283,8 @@ static void test_bad_results(void **st)
     fclose(fp);
     assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, err, sizeof err), 0);
     comet_model_hw hw;
-    assert_int_equal(comet_calibrate_build(recs.recs, recs.n, NULL, 0, &hw, NULL, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_calibrate_build(recs.recs, recs.n, NULL, 0, &hw, NULL, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "run record"));
     comet_results_set_free(&recs);
     unlink(path);

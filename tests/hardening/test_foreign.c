@@ -150,16 +150,14 @@ static void test_load_foreign(void **s)
         || !strstr(err, "cores 64 (this machine: 2)") || !strstr(err, "--foreign-ok"))
         fail_msg("message '%s'", err);
     assert_null(recs);
-    assert_int_equal(
-        comet_results_load_json(path, &ok, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, &ok, &recs, &n, &info, err, sizeof err), 0);
     assert_int_equal(n, 2);
     assert_int_equal(info.foreign_line, 2);
     snprintf(want, sizeof want, "%s:2: from another machine", path);
     assert_non_null(strstr(err, want));
     comet_results_json_free(recs, n);
     /* no machine given: not checked, no warning */
-    assert_int_equal(
-        comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err), 0);
     assert_string_equal(err, "");
     comet_results_json_free(recs, n);
     json_decref(here);
@@ -214,12 +212,14 @@ static void test_schema_versions(void **s)
     /* newer and unknown schemas: refused, file:line named */
     path = put("v3.jsonl",
         "\n\n{\"schema\":\"comet.record.v3\",\"kind\":\"run\",\"run_id\":\"r\",\"machine\":{}}\n");
-    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     snprintf(want, sizeof want, "%s:3: schema 'comet.record.v3' is newer", path);
     if (!strstr(err, want))
         fail_msg("error '%s' lacks '%s'", err, want);
     path = put("unk.jsonl", "{\"schema\":\"nvbench.v1\",\"kind\":\"run\",\"run_id\":\"r\"}\n");
-    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     snprintf(want, sizeof want, "%s:1: unknown schema 'nvbench.v1'", path);
     if (!strstr(err, want))
         fail_msg("error '%s' lacks '%s'", err, want);

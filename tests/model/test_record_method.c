@@ -38,8 +38,8 @@ static void test_method(void **st)
     (void)st;
     comet_model_hw hw;
     assert_int_equal(mfix_profile(&hw), 0);
-    comet_results_record r[3] = { rec("unfused", NULL), rec("fused", "op_by_op"),
-        rec("fused", "blocked") };
+    comet_results_record r[3]
+        = { rec("unfused", NULL), rec("fused", "op_by_op"), rec("fused", "blocked") };
     comet_model_vrow rows[3];
     assert_int_equal(comet_model_validate_records(&hw, r, 3, rows, 3), 3);
     assert_string_equal(rows[1].variant, "fused"); /* still the fused record */

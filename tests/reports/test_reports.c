@@ -452,9 +452,9 @@ static comet_results_record krec_op(
     json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i},s:i,s:f,s:{s:i,s:f,s:f,s:f,s:f,"
                           "s:f,s:[f]}}",
         "schema", COMET_RESULTS_SCHEMA, "kind", "kernel", "run_id", "t", "op", op, "variant",
-        variant, "shape", "M", 64, "N", 128, "K", 16, "threads", threads, "flops", 1e6, "stats", "n",
-        1, "median_s", m, "ci_lo_s", lo, "ci_hi_s", hi, "ci_level", 0.95, "min_s", lo, "samples_s",
-        m);
+        variant, "shape", "M", 64, "N", 128, "K", 16, "threads", threads, "flops", 1e6, "stats",
+        "n", 1, "median_s", m, "ci_lo_s", lo, "ci_hi_s", hi, "ci_level", 0.95, "min_s", lo,
+        "samples_s", m);
     assert_int_equal(comet_results_parse(j, &r, err, sizeof err), 0);
     json_decref(j);
     return r;

@@ -47,12 +47,12 @@ static void write_text(const char *path, const char *text)
     "\"time\":\"2026-11-25T10:00:00Z\",\"cmdline\":\"comet bench kernels\",\"comet\":{"            \
     "\"version\":\"0.1.0\",\"commit\":\"abc\"},\"machine\":{\"id\":\"m1\",\"hostname\":\"h\","     \
     "\"cpu_model\":\"cpu\",\"packages\":1,\"cores\":2,\"pus\":2,\"memory_bytes\":8000000000,"      \
-    "\"mhz\":2600.0,\"mhz_measured\":3900.0,\"isa\":{\"fma\":true,\"avx\":true,\"avx2\":true,"    \
+    "\"mhz\":2600.0,\"mhz_measured\":3900.0,\"isa\":{\"fma\":true,\"avx\":true,\"avx2\":true,"     \
     "\"avx512f\":false},\"caches\":[{\"level\":2,\"type\":\"unified\",\"size\":1048576}],"         \
     "\"papi\":{\"status\":\"ok\"}},\"env\":{\"timer\":\"CLOCK_MONOTONIC\"}}"
 
 #define STATS                                                                                      \
-    "\"stats\":{\"n\":3,\"median_s\":0.002,\"ci_lo_s\":0.001,\"ci_hi_s\":0.003,\"min_s\":0.001,"  \
+    "\"stats\":{\"n\":3,\"median_s\":0.002,\"ci_lo_s\":0.001,\"ci_hi_s\":0.003,\"min_s\":0.001,"   \
     "\"samples_s\":[0.001,0.002,0.003]}"
 
 /* Every field of the schema set by hand, written, and read back. */
@@ -60,7 +60,7 @@ static void test_round_trip_every_field(void **s)
 {
     (void)s;
     comet_results_record r, b;
-    comet_results_coll_call calls[1] = { { "allreduce", 256, 1024, 2 } };
+    comet_results_coll_call calls[1] = { { "allreduce", "sum", 256, 1024, 2 } };
     double smp[3] = { 1e-3, 2e-3, 3e-3 };
     char err[COMET_ERRLEN];
     comet_results_record_init(&r, COMET_RESULTS_DIST_KERNEL);
@@ -152,6 +152,7 @@ static void test_round_trip_every_field(void **s)
     assert_true(b.max_abs_err == 1e-6);
     assert_int_equal(b.ncollectives, 1);
     assert_string_equal(b.collectives[0].kind, "allreduce");
+    assert_string_equal(b.collectives[0].op, "sum");
     assert_true(b.collectives[0].count == 256 && b.collectives[0].bytes == 1024);
     assert_true(b.collectives[0].calls == 2);
     comet_results_record_free(&b);
@@ -272,7 +273,8 @@ static void test_bad_inputs(void **s)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         comet_results_record r;
         char err[COMET_ERRLEN] = "";
-        int rc = comet_results_parse_line(cases[i].line, strlen(cases[i].line), &r, err, sizeof err);
+        int rc
+            = comet_results_parse_line(cases[i].line, strlen(cases[i].line), &r, err, sizeof err);
         if (rc != -EINVAL || !strstr(err, cases[i].want) || strchr(err, '\n'))
             fail_msg("case %zu: rc %d, message '%s' (want '%s')", i, rc, err, cases[i].want);
     }
@@ -298,7 +300,8 @@ static void test_loader(void **s)
     assert_int_equal(info.skipped, 1);
     assert_int_equal(info.skipped_line, 2);
     assert_int_equal(info.torn_line, 4);
-    assert_non_null(strstr(err, ":2: 1 measurement(s) with absurd values skipped (first: gbs = -3"));
+    assert_non_null(
+        strstr(err, ":2: 1 measurement(s) with absurd values skipped (first: gbs = -3"));
     assert_non_null(strstr(err, ":4: torn last line skipped"));
     assert_true(set.recs[1].gbs == 3);
     comet_results_set_free(&set);
@@ -341,13 +344,61 @@ static void test_writer(void **s)
     json_decref(bad);
 }
 
+/* The fixtures (written by the benches) go through the writer unchanged:
+ * read, typed, written again, byte for byte. */
+static void test_fixture_bytes(void **s)
+{
+    (void)s;
+    static const char *const files[] = { "kernels-20261122T140635Z-28525.jsonl",
+        "memory-20261122T140619Z-28522.jsonl", "collectives-20261122T140653Z-28528.jsonl" };
+    const char *src = getenv("COMET_SOURCE_DIR");
+    if (!src)
+        skip();
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char in[1024], out[160], err[COMET_ERRLEN], *a = NULL, *b = NULL;
+        size_t la = 0, lb = 0;
+        snprintf(in, sizeof in, "%s/tests/fixtures/report/results/%s", src, files[f]);
+        snprintf(out, sizeof out, "%s/copy-%zu.jsonl", dir, f);
+        assert_int_equal(comet_util_read_file(in, &a, &la, err, sizeof err), 0);
+        /* written as v1 (no attention records: the same fields in v2) */
+        for (char *v = a; (v = strstr(v, "comet.record.v1")) != NULL; v += 15)
+            v[14] = '2';
+        comet_results_writer w;
+        assert_int_equal(comet_results_writer_open(&w, out, err, sizeof err), 0);
+        size_t lines = 0;
+        for (char *line = a; *line;) {
+            char *nl = strchr(line, '\n');
+            json_error_t je;
+            json_t *j = json_loadb(line, nl ? (size_t)(nl - line) : strlen(line), 0, &je);
+            assert_non_null(j);
+            if (comet_results_writer_append(&w, j, err, sizeof err))
+                fail_msg("%s line %zu: %s", files[f], lines + 1, err);
+            json_decref(j);
+            lines++;
+            line = nl ? nl + 1 : line + strlen(line);
+        }
+        assert_int_equal(comet_results_writer_close(&w, err, sizeof err), 0);
+        assert_int_equal(comet_util_read_file(out, &b, &lb, err, sizeof err), 0);
+        if (la != lb || memcmp(a, b, la)) {
+            size_t i = 0;
+            while (i < la && i < lb && a[i] == b[i])
+                i++;
+            fail_msg("%s: differs at byte %zu: ...%.80s... vs ...%.80s...", files[f], i,
+                a + (i > 20 ? i - 20 : 0), b + (i > 20 ? i - 20 : 0));
+        }
+        free(a);
+        free(b);
+    }
+}
+
 /* calibrate reads the micro-tile from results without the kernels: the
  * table must match comet_kernels.h. */
 static void test_micro_tile(void **s)
 {
     (void)s;
     int edge = 0;
-    assert_int_equal(comet_results_micro_tile_rows("avx512", &edge), COMET_KERNELS_TILE_ROWS_AVX512);
+    assert_int_equal(
+        comet_results_micro_tile_rows("avx512", &edge), COMET_KERNELS_TILE_ROWS_AVX512);
     assert_int_equal(edge, COMET_KERNELS_TILE_ROWS);
     assert_int_equal(comet_results_micro_tile_rows("avx2", NULL), COMET_KERNELS_TILE_ROWS);
 }
@@ -361,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_loader),
         cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_fixture_bytes),
         cmocka_unit_test(test_micro_tile),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

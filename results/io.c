@@ -100,6 +100,28 @@ fail:
     return rc;
 }
 
+/* 1 if `in` holds a key (at any object depth) that `out` lacks; its dotted
+ * path goes to what. */
+static int unknown_field(
+    const json_t *in, const json_t *out, const char *prefix, char *what, size_t whatlen)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)in, k, v)
+    {
+        const json_t *o = json_object_get(out, k);
+        char path[160];
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", k);
+        if (!o) {
+            snprintf(what, whatlen, "%s", path);
+            return 1;
+        }
+        if (json_is_object(v) && unknown_field(v, o, path, what, whatlen))
+            return 1;
+    }
+    return 0;
+}
+
 int comet_results_writer_append(
     comet_results_writer *w, const json_t *rec, char *err, size_t errlen)
 {
@@ -125,6 +147,16 @@ int comet_results_writer_append(
         return comet_util_seterr(err, errlen, rc, "%s: refusing invalid record: %s", w->path, why);
     out = comet_results_to_json(&typed);
     comet_results_record_free(&typed);
+    /* a field the table does not know would be dropped here without a
+     * word: refuse it, so a new field is added where the reader knows it */
+    char lost[160] = "";
+    if (out && unknown_field(rec, out, "", lost, sizeof lost)) {
+        json_decref(out);
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "%s: refusing record: field '%s' is not in the results field table "
+            "(results/record.c)",
+            w->path, lost);
+    }
     text = out ? json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(out);
     if (!text)

@@ -713,13 +713,14 @@ static json_t *to_json_table(const comet_results_record *r)
     if (r->kind == COMET_RESULTS_RUN) {
         if (!rc)
             rc = write_fields(o, run_fields, NF(run_fields), r);
-        if (!rc && ((r->comet_version && *r->comet_version) || (r->comet_commit && *r->comet_commit)))
+        if (!rc
+            && ((r->comet_version && *r->comet_version) || (r->comet_commit && *r->comet_commit)))
             rc = set_obj(o, "comet",
                 json_pack("{s:s,s:s}", "version", r->comet_version ? r->comet_version : "",
                     "commit", r->comet_commit ? r->comet_commit : ""));
         if (!rc)
-            rc = set_obj(o, "machine",
-                r->machine.json ? json_deep_copy(r->machine.json) : json_object());
+            rc = set_obj(
+                o, "machine", r->machine.json ? json_deep_copy(r->machine.json) : json_object());
         /* env and settings are free-form: carried as read */
         if (!rc && r->env)
             rc = set_obj(o, "env", json_deep_copy(r->env));

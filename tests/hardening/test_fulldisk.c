@@ -166,8 +166,9 @@ static void test_writer_append(void **s)
         r.stats.n = 1;
         r.stats.median = r.stats.ci_lo = r.stats.ci_hi = r.stats.min = 1e-6;
         comet_bench_record_set_result(rec, &r, 0, 4096);
+        /* padding in a field the results table knows (the writer refuses others) */
         json_object_set_new(
-            rec, "pad", json_string("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"));
+            rec, "workload", json_string("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"));
         rc = comet_results_writer_append(&w, rec, err, sizeof err);
         json_decref(rec);
     }

@@ -334,6 +334,12 @@ static void test_writer(void **s)
     json_t *bad = json_pack("{s:s}", "schema", COMET_RESULTS_SCHEMA);
     assert_int_equal(comet_results_writer_append(&w, bad, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "refusing invalid record"));
+    /* a field the table does not know is refused, not dropped */
+    json_t *odd = json_loads(RUN_LINE, 0, NULL);
+    json_object_set_new(json_object_get(odd, "comet"), "extra", json_true());
+    assert_int_equal(comet_results_writer_append(&w, odd, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "field 'comet.extra' is not in the results field table"));
+    json_decref(odd);
     assert_int_equal(comet_results_writer_close(&w, err, sizeof err), 0);
     comet_results_set set = { 0 };
     assert_int_equal(comet_results_load(path, NULL, &set, NULL, err, sizeof err), 0);

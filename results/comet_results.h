@@ -23,6 +23,7 @@
 #define COMET_RESULTS_H
 
 #include <jansson.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,7 +54,7 @@ const char *comet_results_kind_name(comet_results_kind k);
 int comet_results_kind_parse(const char *s, comet_results_kind *out);
 
 /** 1 if a number field of a record is present (absent fields are NaN). */
-#define comet_results_has(x) ((x) == (x))
+#define comet_results_has(x) (!isnan(x))
 
 /**
  * "shape": the problem of one measurement. Absent dimensions are NaN

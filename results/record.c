@@ -4,6 +4,7 @@
 #include "comet_util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,8 +189,11 @@ static void read_fields(const json_t *o, const field *t, size_t nt, void *base)
         case F_INUM:
             *(double *)p = json_is_number(v) ? json_number_value(v) : NAN;
             break;
-        case F_INT:
-            *(int *)p = json_is_integer(v) ? (int)json_integer_value(v) : t[i].absent;
+        case F_INT: /* beyond an int: no count a record means */
+            *(int *)p = json_is_integer(v) && json_integer_value(v) >= INT_MIN
+                    && json_integer_value(v) <= INT_MAX
+                ? (int)json_integer_value(v)
+                : t[i].absent;
             break;
         case F_FLAG:
             *(int *)p = json_is_boolean(v) ? json_is_true(v) : -1;

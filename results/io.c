@@ -3,6 +3,7 @@
  * Format: docs/FORMATS.md. */
 #include "comet_results.h"
 #include "comet_util.h"
+#include "results_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,8 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int comet_results__upgrade(json_t *rec, char *why, size_t whylen);
 
 /* ------------------------------------------------------------------ */
 /* Writer                                                             */

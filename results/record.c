@@ -2,6 +2,7 @@
  * the typed write, all from one field table. Format: docs/FORMATS.md. */
 #include "comet_results.h"
 #include "comet_util.h"
+#include "results_internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -398,7 +399,6 @@ static void rename_key(json_t *o, const char *from, const char *to)
  * tile_q / tile_k, as the kernels API does. Nothing else changed.
  * @return 0 current (or no schema: the check reports that), 1 converted,
  * -EINVAL newer or unknown (why says which). */
-int comet_results__upgrade(json_t *rec, char *why, size_t whylen);
 int comet_results__upgrade(json_t *rec, char *why, size_t whylen)
 {
     const char *schema = json_string_value(json_object_get(rec, "schema"));

@@ -171,6 +171,14 @@ static const field stats_fields[] = {
     STA("mean_s", F_NUM, mean_s),
     STA("p90_s", F_NUM, p90_s),
 };
+/* dist_kernel "collectives" entries, in the order the bench writes them */
+static const field coll_fields[] = {
+    { "kind", F_STR, offsetof(comet_results_coll_call, kind), 0 },
+    { "count", F_INUM, offsetof(comet_results_coll_call, count), 0 },
+    { "bytes", F_INUM, offsetof(comet_results_coll_call, bytes), 0 },
+    { "calls", F_INUM, offsetof(comet_results_coll_call, calls), 0 },
+    { "op", F_STR, offsetof(comet_results_coll_call, op), 0 },
+};
 #define NF(a) (sizeof(a) / sizeof(a)[0])
 
 /* Reads the fields of table t from object o into the struct at base. A
@@ -533,19 +541,26 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
         return comet_util_seterr(err, errlen, up, "%s", why);
     if ((rc = comet_results_check(rec, err, errlen)))
         return rc;
+    comet_results_kind kind = COMET_RESULTS_RUN;
+    comet_results_kind_parse(json_string_value(json_object_get(rec, "kind")), &kind);
+    /* every field absent, then the fields of this kind: a run record holds
+     * no measurement, a measurement no run fields */
+    comet_results_record_init(out, kind);
     out->json = json_incref(rec);
     out->converted = up > 0;
-    comet_results_kind_parse(json_string_value(json_object_get(rec, "kind")), &out->kind);
+    out->env = json_object_get(rec, "env");
+    if (kind == COMET_RESULTS_RUN) {
+        read_fields(rec, run_fields, NF(run_fields), out);
+        out->settings = json_object_get(rec, "settings");
+        const json_t *co = json_object_get(rec, "comet");
+        out->comet_version = comet_util_jstr(co, "version");
+        out->comet_commit = comet_util_jstr(co, "commit");
+        comet_results_machine_from_json(json_object_get(rec, "machine"), &out->machine);
+        return 0;
+    }
     read_fields(rec, head_fields, NF(head_fields), out);
     read_fields(rec, mid_fields, NF(mid_fields), out);
     read_fields(rec, tail_fields, NF(tail_fields), out);
-    read_fields(rec, run_fields, NF(run_fields), out);
-    out->env = json_object_get(rec, "env");
-    out->settings = json_object_get(rec, "settings");
-    const json_t *co = json_object_get(rec, "comet");
-    out->comet_version = comet_util_jstr(co, "version");
-    out->comet_commit = comet_util_jstr(co, "commit");
-    comet_results_machine_from_json(json_object_get(rec, "machine"), &out->machine);
     const json_t *sh = json_object_get(rec, "shape"), *pa = json_object_get(rec, "params");
     read_fields(sh, shape_fields, NF(shape_fields), &out->shape);
     read_fields(pa, params_fields, NF(params_fields), &out->params);
@@ -583,17 +598,9 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
         goto nomem;
     json_array_foreach(cl, i, v)
     {
-        static const field cf[] = {
-            { "kind", F_STR, offsetof(comet_results_coll_call, kind), 0 },
-            { "op", F_STR, offsetof(comet_results_coll_call, op), 0 },
-            { "count", F_NUM, offsetof(comet_results_coll_call, count), 0 },
-            { "bytes", F_NUM, offsetof(comet_results_coll_call, bytes), 0 },
-            { "calls", F_NUM, offsetof(comet_results_coll_call, calls), 0 },
-        };
-        read_fields(v, cf, NF(cf), &out->collectives[out->ncollectives++]);
+        read_fields(v, coll_fields, NF(coll_fields), &out->collectives[out->ncollectives++]);
     }
-    if (out->kind != COMET_RESULTS_RUN
-        && (!(out->shape.text = canon(sh)) || !(out->params.text = canon(pa))))
+    if (!(out->shape.text = canon(sh)) || !(out->params.text = canon(pa)))
         goto nomem;
     return 0;
 nomem:
@@ -674,10 +681,11 @@ json_t *comet_results_record_new(const char *run_id, const char *machine_id, con
 }
 
 /* o's keys in the order ref has them (then any others), recursing into
- * objects; a key ref holds as null and o lacks (an unknown value, NaN in the
- * struct) is written null: a record read and written again keeps its bytes.
+ * objects; with nulls set, a key ref holds as null and o lacks (an unknown
+ * value, NaN in the struct) is written null: a record read and written again
+ * keeps its bytes.
  * @return a new reference, or NULL (out of memory). */
-static json_t *ordered_like(json_t *o, const json_t *ref)
+static json_t *ordered_like(json_t *o, const json_t *ref, int nulls)
 {
     if (!json_is_object(o) || !json_is_object(ref))
         return json_incref(o);
@@ -688,9 +696,11 @@ static json_t *ordered_like(json_t *o, const json_t *ref)
     {
         if (rc)
             break;
+        /* load's busy fractions are the typed fields written null when
+         * unknown (NaN in the struct) */
         if ((x = json_object_get(o, k)) != NULL)
-            rc = set_obj(out, k, ordered_like(x, v));
-        else if (json_is_null(v))
+            rc = set_obj(out, k, ordered_like(x, v, !strcmp(k, "load")));
+        else if (nulls && json_is_null(v))
             rc = set_obj(out, k, json_null());
     }
     json_object_foreach(o, k, v)
@@ -783,11 +793,9 @@ static json_t *to_json_table(const comet_results_record *r)
         json_t *a = json_array();
         for (size_t i = 0; a && !rc && i < r->ncollectives; i++) {
             const comet_results_coll_call *c = &r->collectives[i];
-            json_t *e = json_pack("{s:s,s:I,s:I,s:I}", "kind", c->kind ? c->kind : "", "count",
-                (json_int_t)c->count, "bytes", (json_int_t)c->bytes, "calls", (json_int_t)c->calls);
-            if (e && c->op && *c->op)
-                json_object_set_new(e, "op", json_string(c->op));
-            rc = e && !json_array_append_new(a, e) ? 0 : -ENOMEM;
+            json_t *e = json_object();
+            rc = e ? write_fields(e, coll_fields, NF(coll_fields), c) : -ENOMEM;
+            rc = rc ? rc : (json_array_append_new(a, e) ? -ENOMEM : 0);
         }
         rc = rc ? rc : set_obj(o, "collectives", a);
     }
@@ -804,7 +812,7 @@ json_t *comet_results_to_json(const comet_results_record *r)
     json_t *o = to_json_table(r);
     if (!o || !r->json)
         return o;
-    json_t *k = ordered_like(o, r->json);
+    json_t *k = ordered_like(o, r->json, 0);
     json_decref(o);
     return k;
 }

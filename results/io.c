@@ -480,8 +480,8 @@ int comet_results_load(const char *path, const comet_results_load_opts *o, comet
             if (last_unterminated && up >= 0) {
                 /* What an interrupted writer leaves: skip it, say so. */
                 inf.torn_line = lineno;
-                snprintf(torn, sizeof torn, "%s:%zu: torn last line skipped (interrupted run?): %s",
-                    path, lineno, why);
+                snprintf(torn, sizeof torn,
+                    "%s:%zu: torn last line skipped (interrupted run?): %.300s", path, lineno, why);
                 continue;
             }
             rc = comet_util_seterr(err, errlen, -EINVAL, "%s:%zu: %s", path, lineno, why);
@@ -493,7 +493,7 @@ int comet_results_load(const char *path, const comet_results_load_opts *o, comet
         if (absurd(&rec, why, sizeof why)) {
             if (!inf.skipped++) {
                 inf.skipped_line = lineno;
-                snprintf(inf.skipped_why, sizeof inf.skipped_why, "%s", why);
+                snprintf(inf.skipped_why, sizeof inf.skipped_why, "%.150s", why);
             }
             comet_results_record_free(&rec);
             continue;
@@ -511,7 +511,7 @@ int comet_results_load(const char *path, const comet_results_load_opts *o, comet
                 if (!inf.foreign_line) {
                     inf.foreign_line = lineno;
                     snprintf(foreign, sizeof foreign,
-                        "%s:%zu: from another machine, used as asked (--foreign-ok): %s", path,
+                        "%s:%zu: from another machine, used as asked (--foreign-ok): %.300s", path,
                         lineno, why);
                 }
             }
@@ -561,6 +561,11 @@ fail:
     free(data);
     while (set->n > first)
         comet_results_record_free(&set->recs[--set->n]);
+    if (!first) { /* as it was: an empty set holds no array */
+        free(set->recs);
+        set->recs = NULL;
+        set->cap = 0;
+    }
     return rc;
 }
 

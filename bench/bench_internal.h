@@ -31,7 +31,7 @@ typedef struct bench_session {
     const comet_bench_opts *o; /* options (borrowed) */
     comet_bench_summary *sum; /* filled as we go (borrowed) */
     comet_bench_run run; /* run id, machine */
-    comet_bench_writer w; /* results file */
+    comet_results_writer w; /* results file */
     comet_bench_counters counters; /* PAPI, usually disabled on VMs */
     comet_bench_config cfg; /* o->cfg with counters attached */
     comet_util_progress prog; /* stderr progress */

@@ -287,62 +287,56 @@ static double median_of(double *v, size_t n)
  * busbw (medians over launches). */
 static json_t *summarize(const char *path, size_t *nrec, size_t *ninvalid, char *err, size_t errlen)
 {
-    json_t **recs = NULL;
-    size_t n = 0;
+    comet_results_set set = { 0 };
     *nrec = *ninvalid = 0;
-    if (comet_bench_records_load(path, &recs, &n, err, errlen) != 0)
+    if (comet_results_load(path, NULL, &set, NULL, err, errlen) != 0)
         return NULL;
+    const comet_results_record *recs = set.recs;
+    size_t n = set.n;
     json_t *table = json_array();
     double *v = malloc((n + 1) * sizeof(double));
     for (size_t i = 0; i < n && v; i++) {
-        const char *k = comet_util_jstr(recs[i], "kind");
-        if (!strcmp(k, "run"))
+        const comet_results_kind kd = recs[i].kind;
+        const char *k = comet_results_kind_name(kd);
+        if (kd == COMET_RESULTS_RUN)
             continue;
         (*nrec)++;
-        *ninvalid += !json_is_true(json_object_get(recs[i], "valid"));
-        const char *op = comet_util_jstr(recs[i], "op"), *var = comet_util_jstr(recs[i], "variant");
+        *ninvalid += recs[i].valid != 1;
+        const char *op = recs[i].op, *var = recs[i].variant;
         int seen = 0;
-        for (size_t j = 0; j < json_array_size(table) && !seen; j++) {
-            json_t *t = json_array_get(table, j);
-            seen = !strcmp(comet_util_jstr(t, "op"), op)
-                && !strcmp(comet_util_jstr(t, "variant"), var)
-                && !strcmp(comet_util_jstr(t, "kind"), k);
-        }
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = recs[j].kind == kd && !strcmp(recs[j].op, op) && !strcmp(recs[j].variant, var);
         if (seen)
             continue;
         /* first record of this (kind, op, variant): gather its rows */
         double bmin = INFINITY, bmax = -INFINITY;
         for (size_t j = i; j < n; j++) {
-            const json_t *r = recs[j];
-            if (strcmp(comet_util_jstr(r, "kind"), k) || strcmp(comet_util_jstr(r, "op"), op)
-                || strcmp(comet_util_jstr(r, "variant"), var))
+            const comet_results_record *r = &recs[j];
+            if (r->kind != kd || strcmp(r->op, op) || strcmp(r->variant, var))
                 continue;
-            double b = comet_util_jnum(json_object_get(r, "shape"), "bytes");
+            double b = r->shape.bytes;
             if (isfinite(b)) {
                 bmin = b < bmin ? b : bmin;
                 bmax = b > bmax ? b : bmax;
             }
         }
         json_t *row = json_pack("{s:s,s:s,s:s}", "kind", k, "op", op, "variant", var);
-        if (!strcmp(k, "dist_kernel")) {
+        if (kd == COMET_RESULTS_DIST_KERNEL) {
             /* one row per kernel variant: median over its shapes is not
              * meaningful, so report the first shape's median time */
-            json_object_set(row, "shape", json_object_get(recs[i], "shape"));
-            json_object_set_new(row, "median_us",
-                json_real(1e6 * comet_util_jnum(json_object_get(recs[i], "stats"), "median_s")));
-            json_object_set_new(row, "gflops", json_real(comet_util_jnum(recs[i], "gflops")));
+            json_object_set_new(row, "shape", json_loads(recs[i].shape.text, 0, NULL));
+            json_object_set_new(row, "median_us", json_real(1e6 * recs[i].stats.median_s));
+            json_object_set_new(row, "gflops", json_real(recs[i].gflops));
         } else {
             for (int side = 0; side < 2; side++) {
                 double want = side ? bmax : bmin;
                 size_t m = 0;
                 for (size_t j = i; j < n; j++) {
-                    const json_t *r = recs[j];
-                    if (strcmp(comet_util_jstr(r, "kind"), k)
-                        || strcmp(comet_util_jstr(r, "op"), op)
-                        || strcmp(comet_util_jstr(r, "variant"), var)
-                        || comet_util_jnum(json_object_get(r, "shape"), "bytes") != want)
+                    const comet_results_record *r = &recs[j];
+                    if (r->kind != kd || strcmp(r->op, op) || strcmp(r->variant, var)
+                        || r->shape.bytes != want)
                         continue;
-                    v[m++] = comet_util_jnum(r, side ? "busbw_GBs" : "latency_us");
+                    v[m++] = side ? r->busbw_GBs : r->latency_us;
                 }
                 if (!m)
                     continue;
@@ -360,7 +354,7 @@ static json_t *summarize(const char *path, size_t *nrec, size_t *ninvalid, char 
         json_array_append_new(table, row);
     }
     free(v);
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&set);
     return table;
 }
 
@@ -544,7 +538,7 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
     comet_probe_machine m;
     comet_probe_opts po = { .skip_papi = 1 };
     comet_bench_run run;
-    comet_bench_writer w;
+    comet_results_writer w;
     int rc;
     memset(&w, 0, sizeof w);
     if (comet_probe_run(&po, &m, err, sizeof err) != 0) {
@@ -586,11 +580,11 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
     json_object_set_new(settings, "mpi_env", envs);
     json_object_set_new(settings, "malloc", json_string(stock ? "stock" : "no_trim"));
     json_t *rr = comet_bench_run_record(&run, cmdline, settings);
-    rc = comet_bench_writer_open(&w, path, err, sizeof err);
+    rc = comet_results_writer_open(&w, path, err, sizeof err);
     if (rc == 0)
-        rc = comet_bench_writer_append(&w, rr, err, sizeof err);
+        rc = comet_results_writer_append(&w, rr, err, sizeof err);
     json_decref(rr);
-    comet_bench_writer_close(&w, NULL, 0);
+    comet_results_writer_close(&w, NULL, 0);
     if (rc != 0) {
         fprintf(stderr, "comet: bench collectives: %s\n", err);
         comet_bench_run_fini(&run);

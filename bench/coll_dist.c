@@ -296,15 +296,14 @@ static int one_case(coll_ctx *cx, const dist_case *c)
                 (json_int_t)b.prm.tile_n)
             : json_pack("{s:s,s:I}", "split", "N", "n_local", (json_int_t)c->n);
         json_object_set_new(pa, "tile_m", json_integer((json_int_t)b.prm.tile_m));
-        json_object_set_new(rec, "params", pa);
-        comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, ok, iters);
+        comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
         json_object_set_new(rec, "flops", json_real(fl));
         json_object_set_new(rec, "bytes", json_real(by));
         json_object_set_new(rec, "gflops", json_real(fl / st.median * 1e-9));
         json_object_set_new(rec, "gbs", json_real(by / st.median * 1e-9));
         json_object_set_new(rec, "max_abs_err", json_real(isfinite(maxerr) ? maxerr : -1));
         json_object_set_new(rec, "collectives", log_json(&b.log));
-        if (comet_bench_writer_append(&cx->w, rec, err, sizeof err) != 0) {
+        if (comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
             rc = 1;
         }

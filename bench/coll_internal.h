@@ -32,7 +32,7 @@ typedef struct coll_ctx {
     const coll_job *job;
     int rank, p;
     comet_bench_run run; /**< run id/machine id for records */
-    comet_bench_writer w; /**< results writer (rank 0) */
+    comet_results_writer w; /**< results writer (rank 0) */
     char link[96]; /**< link measured: "shm", "tcp:<dev>", ... */
     int nodes; /**< distinct hosts among the ranks */
 } coll_ctx;
@@ -42,10 +42,11 @@ int comet_bench__coll_worker(const coll_job *job);
 
 /**
  * Adds the fields every MPI record carries (ranks, launch, link, params with
- * the forcing/allocator settings, stats, valid) to rec.
+ * the forcing/allocator settings, stats, valid) to rec. pa (stolen, may be
+ * NULL) is the caller's params object, completed here.
  */
-void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *samples, size_t n,
-    const comet_bench_stats *st, int valid, int iters);
+void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, json_t *pa, const double *samples,
+    size_t n, const comet_bench_stats *st, int valid, int iters);
 
 /**
  * Measures the distributed compound kernels (GEMM-Softmax and GEMM-LayerNorm

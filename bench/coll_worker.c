@@ -289,14 +289,16 @@ static void name_link(coll_ctx *cx)
         snprintf(cx->link, sizeof cx->link, "shm");
 }
 
-void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *samples, size_t n,
-    const comet_bench_stats *st, int valid, int iters)
+void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, json_t *pa, const double *samples,
+    size_t n, const comet_bench_stats *st, int valid, int iters)
 {
     const char *gt = getenv("GLIBC_TUNABLES");
     int forced = strcmp(cx->job->alg, "auto") != 0;
+    /* the caller's params first (where the dist kernels' records hold them);
+     * threads: comet_bench_record_new() set 1 */
+    if (pa)
+        json_object_set_new(rec, "params", pa);
     json_object_set_new(rec, "ranks", json_integer(cx->p));
-    if (!json_object_get(rec, "threads"))
-        json_object_set_new(rec, "threads", json_integer(1));
     json_object_set_new(rec, "stats", comet_bench_stats_json(st, samples, n));
     json_object_set_new(rec, "reps", json_integer(iters));
     json_object_set_new(rec, "launch", json_integer(cx->job->launch));
@@ -304,7 +306,6 @@ void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, const double *sam
     json_object_set_new(rec, "nodes", json_integer(cx->nodes));
     json_object_set_new(rec, "valid", json_boolean(valid));
     json_object_set_new(rec, "load", comet_bench_load_json(&cx->job->load));
-    json_t *pa = json_object_get(rec, "params");
     if (!pa) {
         pa = json_object();
         json_object_set_new(rec, "params", pa);
@@ -414,7 +415,7 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
         json_t *rec = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll,
             job->alg,
             json_pack("{s:I,s:i}", "bytes", (json_int_t)z->c.count * 4, "count", z->c.count), 1);
-        comet_bench__coll_common(cx, rec, samples, (size_t)n, &st, all_ok, z->iters);
+        comet_bench__coll_common(cx, rec, NULL, samples, (size_t)n, &st, all_ok, z->iters);
         /* nccl-tests: algbw = S / t; S is the per-rank buffer (count x 4 B),
          * except allgather, whose S is the gathered array (p x count x 4 B) */
         double S = (double)z->c.count * 4 * (!strcmp(job->coll, "allgather") ? p : 1);
@@ -434,7 +435,7 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
         json_object_set_new(rec, "algbw_GBs", json_real(algbw));
         json_object_set_new(
             rec, "busbw_GBs", json_real(algbw * comet_bench_coll_busbw_factor(job->coll, p)));
-        if (comet_bench_writer_append(&cx->w, rec, err, sizeof err) != 0) {
+        if (comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
             rc = 1;
         }
@@ -556,7 +557,7 @@ int comet_bench__coll_worker(const coll_job *job)
         json_decref(m);
         if (rc == 0) {
             snprintf(cx.run.run_id, sizeof cx.run.run_id, "%s", job->run_id);
-            rc = comet_bench_writer_open(&cx.w, job->outpath, err, sizeof err);
+            rc = comet_results_writer_open(&cx.w, job->outpath, err, sizeof err);
         }
         if (rc != 0) {
             fprintf(stderr, "comet: bench collectives: %s\n", err);
@@ -575,7 +576,7 @@ int comet_bench__coll_worker(const coll_job *job)
         rc = measure_sizes(&cx);
     }
     if (have_writer) {
-        comet_bench_writer_close(&cx.w, err, sizeof err);
+        comet_results_writer_close(&cx.w, err, sizeof err);
         comet_bench_run_fini(&cx.run);
     }
     MPI_Barrier(MPI_COMM_WORLD); /* nobody finalizes while a peer still talks */

@@ -2,11 +2,11 @@
  * @file comet_bench.h
  * @brief comet's measuring harness and benches: an idle gate, repeat-until-
  *        stable sampling with a nonparametric CI of the median, thread
- *        pinning, optional PAPI counters, JSON Lines records (writer, reader,
- *        CSV export), and the kernel and memory benches behind
+ *        pinning, optional PAPI counters, the records the benches build
+ *        (written and read through comet_results.h), and the benches behind
  *        `comet bench kernels|memory`.
  *
- * Record format: docs/FORMATS.md ("comet.record.v1"). Every results file
+ * Record format: docs/FORMATS.md ("comet.record.v2"), owned by comet_results.h. Every results file
  * starts with a "run" record that embeds the probe's machine description;
  * measurement records follow, one complete line each, appended with
  * fflush+fsync so an interrupted run keeps what it measured.
@@ -17,6 +17,8 @@
  */
 #ifndef COMET_BENCH_H
 #define COMET_BENCH_H
+
+#include "comet_results.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -30,10 +32,10 @@ extern "C" {
 /** Library version string. */
 const char *comet_bench_version(void);
 
-/** The record schema tag every line carries. */
-#define COMET_BENCH_SCHEMA "comet.record.v2"
+/** The record schema tag every line carries (the results library's). */
+#define COMET_BENCH_SCHEMA COMET_RESULTS_SCHEMA
 /** The older schema the reader converts (docs/FORMATS.md, "Schema versions"). */
-#define COMET_BENCH_SCHEMA_V1 "comet.record.v1"
+#define COMET_BENCH_SCHEMA_V1 COMET_RESULTS_SCHEMA_V1
 
 /* ------------------------------------------------------------------ */
 /* Statistics                                                         */
@@ -218,7 +220,7 @@ void comet_bench_counters_stop(comet_bench_counters *c);
 void comet_bench_counters_fini(comet_bench_counters *c);
 
 /* ------------------------------------------------------------------ */
-/* Records: building, writing, reading, exporting                     */
+/* Records: building (writing and reading: comet_results.h)          */
 /* ------------------------------------------------------------------ */
 
 /** A run: its id, the machine it measures, and the "run" record. */
@@ -271,121 +273,12 @@ int comet_bench_record_set_result(
 int comet_bench_record_set_counters(json_t *rec, const comet_bench_counters *c, double calls);
 
 /**
- * Checks one record against the schema: an object with "schema" ==
- * COMET_BENCH_SCHEMA and a known "kind"; a run record has run_id and a
- * machine object; a measurement has run_id, op, shape (object), threads or
- * ranks, and stats with n >= 1, finite median_s/ci_lo_s/ci_hi_s/min_s and
- * samples_s. Message names the first offending field.
- * @return 0 or -EINVAL.
- */
-int comet_bench_record_check(const json_t *rec, char *err, size_t errlen);
-
-/** An append-only JSON Lines results file. */
-typedef struct comet_bench_writer {
-    int fd; /**< file descriptor (O_APPEND) */
-    char *path; /**< path (owned) */
-    size_t lines; /**< records appended through this writer */
-    size_t repaired; /**< bytes of a torn last line dropped at open (0 normally) */
-} comet_bench_writer;
-
-/**
- * Opens (creating directories as needed) path for appending records. If
- * the file ends in a torn line (an earlier run killed mid-write), that
- * partial line is cut off so later lines stay readable; w->repaired says how
- * many bytes were dropped.
- * @return 0 or a negative errno.
- */
-int comet_bench_writer_open(comet_bench_writer *w, const char *path, char *err, size_t errlen);
-
-/**
- * Checks rec (comet_bench_record_check()), then appends it as one compact
- * line with a single write(), and fsyncs, so a crash leaves either the
- * whole line or a torn tail the reader recognises.
- * @return 0, -EINVAL (invalid record) or -EIO/-errno.
- */
-int comet_bench_writer_append(comet_bench_writer *w, const json_t *rec, char *err, size_t errlen);
-
-/** Closes the writer (safe on a zeroed or closed writer). @return 0 or -EIO. */
-int comet_bench_writer_close(comet_bench_writer *w, char *err, size_t errlen);
-
-/** Outcome details of loading a results file. */
-typedef struct comet_bench_load_info {
-    size_t lines; /**< lines read (including blank ones) */
-    size_t torn_line; /**< 1-based line number of a torn last line that was skipped, or 0 */
-    size_t runs; /**< "run" records seen */
-    size_t converted; /**< records converted from an older schema (COMET_BENCH_SCHEMA_V1) */
-    size_t converted_line; /**< line of the first converted record, or 0 */
-    size_t foreign_line; /**< line of the first run record from another machine that was
-                              accepted (foreign_ok), or 0 */
-} comet_bench_load_info;
-
-/** How comet_bench_records_load_opts() treats results of another machine. */
-typedef struct comet_bench_load_opts {
-    const json_t *machine; /**< this machine (comet_bench_this_machine()); NULL: no check */
-    int foreign_ok; /**< load another machine's results anyway, with a warning */
-} comet_bench_load_opts;
-
-/**
- * Describes this machine for comet_bench_load_opts: the probe's object
- * (comet_probe_to_json(); PAPI, MPI and the clock not queried, they are no part of the
- * machine's identity). @return 0 or a negative errno; *machine is a new
- * reference.
+ * This machine's identity for comet_results_load_opts: the probe's object
+ * (comet_probe_to_json(); PAPI, MPI and the clock not queried, they are no
+ * part of the machine's identity). @return 0 or a negative errno; *machine
+ * is a new reference.
  */
 int comet_bench_this_machine(json_t **machine, char *err, size_t errlen);
-
-/**
- * Compares two machine objects (as the probe writes them) by their stable
- * identity: CPU model, packages, cores, PUs, memory (within 2%) and the
- * size of each cache level (overridden caches are skipped); the hostname is
- * not compared, so results move between identical nodes. Fields missing on
- * either side are not compared; if none is left, the probe ids must match.
- * what (may be NULL) lists the differences, "cores 64 (this machine: 2)".
- * @return 0 same machine, > 0 number of differences.
- */
-int comet_bench_machine_diff(const json_t *here, const json_t *there, char *what, size_t whatlen);
-
-/**
- * Loads every record of a JSON Lines results file, validating each line.
- * A torn last line (no final newline and not a valid record, as left by an
- * interrupted run) is skipped and reported as a warning in err ("file:line:
- * torn last line skipped ..."): the call still returns 0, so check err[0]
- * for a warning. Any other bad line is an error naming file:line. Blank
- * lines are ignored.
- * @return 0 or a negative errno; on success *recs (free with
- *         comet_bench_records_free()) holds *n records.
- */
-int comet_bench_records_load(const char *path, json_t ***recs, size_t *n, char *err, size_t errlen);
-
-/** Same as comet_bench_records_load(), with details in info (may be NULL). */
-int comet_bench_records_load_ex(const char *path, json_t ***recs, size_t *n,
-    comet_bench_load_info *info, char *err, size_t errlen);
-
-/**
- * Same as comet_bench_records_load_ex(), and the one place where results
- * are checked against this machine: with o->machine set, every run record's
- * machine is compared with it (comet_bench_machine_diff()); a difference is
- * an error "file:line: measured on another machine: ..." unless
- * o->foreign_ok, which loads the file with a warning in err. Records of
- * schema COMET_BENCH_SCHEMA_V1 are converted (and counted in info, with a
- * warning naming the file and first line); a newer or unknown schema is an
- * error naming file:line. o may be NULL (no machine check).
- */
-int comet_bench_records_load_opts(const char *path, const comet_bench_load_opts *o, json_t ***recs,
-    size_t *n, comet_bench_load_info *info, char *err, size_t errlen);
-
-/** Frees what comet_bench_records_load() returned. */
-void comet_bench_records_free(json_t **recs, size_t n);
-
-/**
- * Writes the measurement records (run records are skipped) as CSV, one row
- * per record and one column per field, the union over the records: the
- * identity fields, then shape_*, params_*, stats_* (not the raw samples),
- * load_*, env_*, then every other top-level number, flag or string
- * (docs/FORMATS.md). Written atomically.
- * @return 0 or a negative errno.
- */
-int comet_bench_export_csv(
-    json_t *const *recs, size_t n, const char *path, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* Bench drivers (what `comet bench kernels|memory` runs)             */

@@ -66,14 +66,14 @@ int bench_session_open(bench_session *s, const comet_bench_opts *o, const char *
     }
     snprintf(sum->results_path, sizeof sum->results_path, "%s/results/%s-%s.jsonl",
         o->out_dir ? o->out_dir : "comet-out", kind, s->run.run_id);
-    if ((rc = comet_bench_writer_open(&s->w, sum->results_path, err, errlen)))
+    if ((rc = comet_results_writer_open(&s->w, sum->results_path, err, errlen)))
         goto fail;
     json_t *rr = comet_bench_run_record(&s->run, o->cmdline, settings_json(o));
     if (!rr) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "bench: out of memory");
         goto fail;
     }
-    rc = comet_bench_writer_append(&s->w, rr, err, errlen);
+    rc = comet_results_writer_append(&s->w, rr, err, errlen);
     json_decref(rr);
     if (rc)
         goto fail;
@@ -85,7 +85,7 @@ int bench_session_open(bench_session *s, const comet_bench_opts *o, const char *
         comet_util_debug("bench: counters disabled: %s", s->counters.reason);
     return 0;
 fail:
-    comet_bench_writer_close(&s->w, NULL, 0);
+    comet_results_writer_close(&s->w, NULL, 0);
     comet_bench_run_fini(&s->run);
     return rc;
 }
@@ -94,7 +94,7 @@ int bench_session_write(bench_session *s, json_t *rec, int valid, char *err, siz
 {
     if (s->o->pin)
         json_object_set_new(rec, "pinned", json_boolean(s->pinned));
-    int rc = comet_bench_writer_append(&s->w, rec, err, errlen);
+    int rc = comet_results_writer_append(&s->w, rec, err, errlen);
     if (rc)
         return rc;
     s->sum->records++;
@@ -136,16 +136,15 @@ void bench_session_pin(bench_session *s, int T)
 
 static int export_csv(const char *jsonl, const char *csv, char *err, size_t errlen)
 {
-    json_t **recs = NULL;
-    size_t n = 0;
+    comet_results_set set = { 0 };
     char warn[COMET_ERRLEN];
-    int rc = comet_bench_records_load(jsonl, &recs, &n, warn, sizeof warn);
+    int rc = comet_results_load(jsonl, NULL, &set, NULL, warn, sizeof warn);
     if (rc) {
         comet_util_seterr(err, errlen, rc, "%s", warn);
         return rc;
     }
-    rc = comet_bench_export_csv(recs, n, csv, err, errlen);
-    comet_bench_records_free(recs, n);
+    rc = comet_results_export_csv(set.recs, set.n, csv, err, errlen);
+    comet_results_set_free(&set);
     return rc;
 }
 
@@ -158,7 +157,7 @@ int bench_session_close(bench_session *s, json_t *highlights, char *err, size_t 
     comet_bench_counters_fini(&s->counters);
     if (s->o->pin)
         comet_bench_pin(0, NULL, 0);
-    rc = comet_bench_writer_close(&s->w, err, errlen);
+    rc = comet_results_writer_close(&s->w, err, errlen);
     s->sum->interrupted = s->stop || comet_util_interrupted;
     s->sum->elapsed_s = comet_util_now() - s->t0;
     s->sum->highlights = highlights;
@@ -176,7 +175,7 @@ void bench_session_abort(bench_session *s)
     comet_bench_counters_fini(&s->counters);
     if (s->o && s->o->pin)
         comet_bench_pin(0, NULL, 0);
-    comet_bench_writer_close(&s->w, NULL, 0);
+    comet_results_writer_close(&s->w, NULL, 0);
     s->sum->elapsed_s = comet_util_now() - s->t0;
     comet_bench_run_fini(&s->run);
 }

@@ -36,9 +36,12 @@ int cal_pw_heldout(const double *key, const double *X, const double *y, size_t n
     int maxseg, size_t minpts, double *errs, size_t *nerr);
 
 /* The builders: each adds its section to cx->fits and fills cx->hw. */
-int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen);
-int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen);
-int cal_fit_vector(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen);
-int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen);
+int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
+int cal_fit_memory(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
+int cal_fit_vector(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
+int cal_fit_links(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);
 
 #endif

@@ -24,6 +24,7 @@
 #define COMET_CALIBRATE_H
 
 #include "comet_model.h"
+#include "comet_results.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -220,7 +221,7 @@ typedef struct comet_calibrate_summary {
  * sum gets the link figures. Fails when the records hold neither ping-pong
  * nor collective measurements.
  */
-int comet_calibrate_links(json_t *const *recs, size_t n, json_t **fits,
+int comet_calibrate_links(const comet_results_record *recs, size_t n, json_t **fits,
     comet_calibrate_summary *sum, char *err, size_t errlen);
 
 /** Provenance of the records given to comet_calibrate_build(). */
@@ -237,35 +238,36 @@ typedef struct comet_calibrate_source {
  * record counts). Needs a run record, sgemm and memory records; links are
  * optional (the profile says so). sum and src may be NULL.
  */
-int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_source *src,
-    size_t nsrc, comet_model_hw *hw, comet_calibrate_summary *sum, char *err, size_t errlen);
+int comet_calibrate_build(const comet_results_record *recs, size_t n,
+    const comet_calibrate_source *src, size_t nsrc, comet_model_hw *hw,
+    comet_calibrate_summary *sum, char *err, size_t errlen);
 
 /**
  * Loads results files (JSON Lines) and directories (their results/ folder or
- * their *.jsonl files, in name order) into one array of records. A corrupt
- * line is an error naming file:line (the bench reader's); a torn last line
+ * their *.jsonl files, in name order) into one set of typed records
+ * (comet_results_load_path(); free with comet_results_set_free()). A corrupt
+ * line is an error naming file:line; a torn last line
  * (an interrupted bench) is skipped and, on success, err holds that warning
  * (err[0] == 0 when there is none).
  * src/nsrc (may be NULL) receive one entry per file read (paths owned by
  * the array; free with comet_calibrate_sources_free()).
  */
 int comet_calibrate_load_results(
-    const char *const *paths, size_t npaths, json_t ***recs, size_t *n, char *err, size_t errlen);
+    const char *const *paths, size_t npaths, comet_results_set *set, char *err, size_t errlen);
 
 /** Same as comet_calibrate_load_results(), also listing the files read. */
-int comet_calibrate_load_results_src(const char *const *paths, size_t npaths, json_t ***recs,
-    size_t *n, comet_calibrate_source **src, size_t *nsrc, char *err, size_t errlen);
+int comet_calibrate_load_results_src(const char *const *paths, size_t npaths,
+    comet_results_set *set, comet_calibrate_source **src, size_t *nsrc, char *err, size_t errlen);
 
 /**
  * Same as comet_calibrate_load_results_src(), loading each file with
- * comet_bench_records_load_opts(opts): with opts->machine set, results of
+ * comet_results_load(opts): with opts->machine set, results of
  * another machine are refused (file:line and what differs) unless
  * opts->foreign_ok. opts may be NULL (no machine check).
  */
-struct comet_bench_load_opts; /* comet_bench.h */
 int comet_calibrate_load_results_opts(const char *const *paths, size_t npaths,
-    const struct comet_bench_load_opts *opts, json_t ***recs, size_t *n,
-    comet_calibrate_source **src, size_t *nsrc, char *err, size_t errlen);
+    const comet_results_load_opts *opts, comet_results_set *set, comet_calibrate_source **src,
+    size_t *nsrc, char *err, size_t errlen);
 
 /** Frees a file list from comet_calibrate_load_results_src(). */
 void comet_calibrate_sources_free(comet_calibrate_source *src, size_t nsrc);

@@ -36,39 +36,36 @@ json_t *cal_residuals_json(const double *key, const double *res, size_t n)
 }
 
 /* Provenance: the run records (and their machine), files, counts per kind. */
-static int provenance(json_t *const *recs, size_t n, const comet_calibrate_source *src, size_t nsrc,
-    const json_t **machine, json_t **out, char *err, size_t errlen)
+static int provenance(const comet_results_record *recs, size_t n, const comet_calibrate_source *src,
+    size_t nsrc, const comet_results_machine **machine, json_t **out, char *err, size_t errlen)
 {
     json_t *runs = json_array(), *kinds = json_object(), *files = json_array();
     const char *mid = NULL, *mrun = NULL;
     int rc = 0;
     *machine = NULL;
     for (size_t i = 0; i < n; i++) {
-        const json_t *r = recs[i];
-        const char *k = comet_util_jstr(r, "kind");
+        const comet_results_record *r = &recs[i];
+        const char *k = comet_results_kind_name(r->kind);
         json_t *c = json_object_get(kinds, k);
         json_object_set_new(kinds, k, json_integer(c ? json_integer_value(c) + 1 : 1));
-        if (strcmp(k, "run"))
+        if (r->kind != COMET_RESULTS_RUN)
             continue;
-        const json_t *m = json_object_get(r, "machine");
-        const char *id = comet_util_jstr(m, "id");
-        if (!json_is_object(m))
-            continue;
+        const char *id = r->machine.id;
         if (!*machine) {
-            *machine = m;
+            *machine = &r->machine;
             mid = id;
-            mrun = comet_util_jstr(r, "run_id");
+            mrun = r->run_id;
         } else if (strcmp(id, mid)) {
             /* fits of two machines mixed would describe neither */
             rc = comet_util_seterr(err, errlen, -EINVAL,
                 "calibrate: results from two machines (run %s on %s, run %s on %s); calibrate "
                 "each machine from its own results",
-                mrun, mid, comet_util_jstr(r, "run_id"), id);
+                mrun, mid, r->run_id, id);
             goto fail;
         }
         json_array_append_new(runs,
-            json_pack("{s:s,s:s,s:s}", "run_id", comet_util_jstr(r, "run_id"), "time",
-                comet_util_jstr(r, "time"), "cmdline", comet_util_jstr(r, "cmdline")));
+            json_pack(
+                "{s:s,s:s,s:s}", "run_id", r->run_id, "time", r->time, "cmdline", r->cmdline));
     }
     if (!*machine) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
@@ -81,15 +78,14 @@ static int provenance(json_t *const *recs, size_t n, const comet_calibrate_sourc
             json_pack("{s:s,s:I}", "path", src[i].path, "records", (json_int_t)src[i].records));
     char now[32];
     *out = json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:s,s:s,s:s,s:o,s:o,s:o,s:I}", "machine", "id", mid,
-        "hostname", comet_util_jstr(*machine, "hostname"), "cpu_model",
-        comet_util_jstr(*machine, "cpu_model"), "mhz", cal_jreal(comet_util_jnum(*machine, "mhz")),
-        "cores", cal_jreal(comet_util_jnum(*machine, "cores")), "date",
+        "hostname", (*machine)->hostname, "cpu_model", (*machine)->cpu_model, "mhz",
+        cal_jreal((*machine)->mhz), "cores", cal_jreal((*machine)->cores), "date",
         comet_util_iso_time(now, sizeof now), "comet_commit", COMET_GIT_COMMIT, "comet_version",
         COMET_VERSION, "runs", runs, "files", files, "records_by_kind", kinds, "records",
         (json_int_t)n);
     runs = files = kinds = NULL;
     if (*out) /* the whole probe object, as the run record has it */
-        json_object_set(*out, "machine_probe", (json_t *)*machine);
+        json_object_set(*out, "machine_probe", (json_t *)(*machine)->json);
     if (!*out)
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
 fail:
@@ -99,11 +95,12 @@ fail:
     return rc;
 }
 
-int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_source *src,
-    size_t nsrc, comet_model_hw *hw, comet_calibrate_summary *sum, char *err, size_t errlen)
+int comet_calibrate_build(const comet_results_record *recs, size_t n,
+    const comet_calibrate_source *src, size_t nsrc, comet_model_hw *hw,
+    comet_calibrate_summary *sum, char *err, size_t errlen)
 {
     cal_ctx cx;
-    const json_t *machine = NULL;
+    const comet_results_machine *machine = NULL;
     json_t *prov = NULL;
     int rc;
     memset(&cx, 0, sizeof cx);
@@ -119,29 +116,23 @@ int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_s
     /* the clock the cores sustained (timed by the probe) where there is one:
      * with a VM's nominal clock the peak is too low and the fitted
      * efficiencies run above 1 */
-    double mhz = comet_util_jnum(machine, "mhz"), mhz_m = comet_util_jnum(machine, "mhz_measured");
-    const json_t *isa = json_object_get(machine, "isa");
+    double mhz = machine->mhz, mhz_m = machine->mhz_measured;
     const int measured_clock = mhz_m > 0;
     cx.ghz = measured_clock ? mhz_m / 1000 : mhz > 0 ? mhz / 1000 : 1.0;
-    const double ncores = comet_util_jnum(machine, "cores");
+    const double ncores = machine->cores;
     /* NaN or a huge count must not reach the int conversion (undefined) */
     cx.cores = ncores >= 1 && ncores <= 1 << 20 ? (int)ncores : 1;
     /* fp32 FLOP/cycle/core: 2 FMA pipes x lanes x 2 (16 lanes with AVX-512,
      * 8 with AVX2+FMA), 2 x 8 with AVX only */
-    const int fma = json_is_true(json_object_get(isa, "fma")),
-              avx = json_is_true(json_object_get(isa, "avx")),
-              avx512 = json_is_true(json_object_get(isa, "avx512f"));
+    const int fma = machine->fma, avx = machine->avx, avx512 = machine->avx512f;
     cx.peak = avx512 && fma ? 64 : fma ? 32 : avx ? 16 : 8;
-    size_t ci;
-    json_t *c;
-    json_array_foreach(json_object_get(machine, "caches"), ci, c)
-    {
-        if (comet_util_jnum(c, "level") == 2)
-            cx.l2 = comet_util_jnum(c, "size");
-        if (comet_util_jnum(c, "level") == 3)
-            cx.l3 = comet_util_jnum(c, "size");
+    for (size_t ci = 0; ci < machine->ncaches; ci++) {
+        if (machine->caches[ci].level == 2)
+            cx.l2 = machine->caches[ci].size;
+        if (machine->caches[ci].level == 3)
+            cx.l3 = machine->caches[ci].size;
     }
-    cx.dram_bytes = comet_util_jnum(machine, "memory_bytes");
+    cx.dram_bytes = machine->memory_bytes;
     if (!(cx.l2 > 0))
         cx.l2 = 512 * 1024.0;
     if (!(cx.l3 > 0))
@@ -149,7 +140,7 @@ int comet_calibrate_build(json_t *const *recs, size_t n, const comet_calibrate_s
     if (!(cx.dram_bytes > 0))
         cx.dram_bytes = 1e12;
 
-    snprintf(hw->name, sizeof hw->name, "local-%s", comet_util_jstr(machine, "hostname"));
+    snprintf(hw->name, sizeof hw->name, "local-%s", machine->hostname);
     snprintf(hw->kind, sizeof hw->kind, "cpu");
     hw->clock_ghz = cx.ghz;
     hw->bytes_per_elem = 4;
@@ -238,7 +229,7 @@ fail:
     return rc;
 }
 
-int comet_calibrate_links(json_t *const *recs, size_t n, json_t **fits,
+int comet_calibrate_links(const comet_results_record *recs, size_t n, json_t **fits,
     comet_calibrate_summary *sum, char *err, size_t errlen)
 {
     cal_ctx cx;

@@ -3,7 +3,7 @@
  * it, and held-out error from coarser sub-grids predicted by the model's
  * own evaluator (comet_model_gemm_eff). */
 #include "calibrate_internal.h"
-#include "comet_bench.h"
+#include "comet_results.h"
 
 #include "comet_util.h"
 
@@ -34,12 +34,10 @@ static int axis_add(double *ax, int *n, int max, double v)
 
 /* A valid sgemm record of variant "blas" (OpenBLAS) or "fused" (the GEMM
  * inside the fused kernels, timed with their gemm_only knob). */
-static int is_sgemm(const json_t *r, const char *variant)
+static int is_sgemm(const comet_results_record *r, const char *variant)
 {
-    return !strcmp(comet_util_jstr(r, "kind"), "kernel")
-        && !strcmp(comet_util_jstr(r, "op"), "sgemm")
-        && !strcmp(comet_util_jstr(r, "variant"), variant)
-        && !json_is_false(json_object_get(r, "valid"));
+    return r->kind == COMET_RESULTS_KERNEL && !strcmp(r->op, "sgemm")
+        && !strcmp(r->variant, variant) && r->valid != 0;
 }
 
 #define IDX(g, t, i, j, k) ((((size_t)(t) * (g)->nm + (i)) * (g)->nn + (j)) * (g)->nk + (k))
@@ -113,7 +111,8 @@ static size_t heldout_axis(
 /* One efficiency grid from the records of one variant into g, its fit
  * section under key in cx->fits. fused: absent records are not an error and
  * the summary figures are not touched. */
-static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char *err, size_t errlen)
+static int fit_grid(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, int fused, char *err, size_t errlen)
 {
     comet_model_grid *g = fused ? &cx->hw->fused_grid : &cx->hw->grid;
     const char *variant = fused ? "fused" : "blas";
@@ -123,11 +122,10 @@ static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char 
     int rc = 0;
     memset(g, 0, sizeof *g);
     for (size_t i = 0; i < n; i++) {
-        const json_t *r = recs[i], *sh = json_object_get(r, "shape");
+        const comet_results_record *r = &recs[i];
         if (!is_sgemm(r, variant))
             continue;
-        double th = comet_util_jnum(r, "threads"), M = comet_util_jnum(sh, "M"),
-               N = comet_util_jnum(sh, "N"), K = comet_util_jnum(sh, "K");
+        double th = r->threads, M = r->shape.M, N = r->shape.N, K = r->shape.K;
         if (!(th >= 1) || !(M >= 1) || !(N >= 1) || !(K >= 1))
             continue;
         if (axis_add(g->threads, &g->nt, 4, th) || axis_add(g->M, &g->nm, COMET_MODEL_GRID_MAX, M)
@@ -169,13 +167,12 @@ static int fit_grid(cal_ctx *cx, json_t *const *recs, size_t n, int fused, char 
                 for (int c = 0; c < g->nk; c++) {
                     size_t m = 0;
                     for (size_t i = 0; i < n; i++) {
-                        const json_t *r = recs[i], *sh = json_object_get(r, "shape");
-                        if (!is_sgemm(r, variant) || comet_util_jnum(r, "threads") != g->threads[t]
-                            || comet_util_jnum(sh, "M") != g->M[a]
-                            || comet_util_jnum(sh, "N") != g->N[b]
-                            || comet_util_jnum(sh, "K") != g->K[c])
+                        const comet_results_record *r = &recs[i];
+                        if (!is_sgemm(r, variant) || r->threads != g->threads[t]
+                            || r->shape.M != g->M[a] || r->shape.N != g->N[b]
+                            || r->shape.K != g->K[c])
                             continue;
-                        double s = comet_util_jnum(json_object_get(r, "stats"), "median_s");
+                        double s = r->stats.median_s;
                         if (s > 0)
                             tmp[m++] = s;
                     }
@@ -303,26 +300,25 @@ fail:
     return rc;
 }
 
-int cal_fit_gemm(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     int rc = fit_grid(cx, recs, n, 0, err, errlen);
     if (rc || (rc = fit_grid(cx, recs, n, 1, err, errlen)) || !cx->hw->fused_grid.nt)
         return rc;
-    /* The fused kernels' micro-tile (comet_bench_micro_tile_rows): the AVX-512 tile
+    /* The fused kernels' micro-tile (comet_results_micro_tile_rows): the AVX-512 tile
      * with the AVX2 tile as its edge where they ran AVX-512, else the AVX2
      * tile. Which ISA they ran is the
      * vector-op records' variant (the kernels' own switch, so
      * COMET_KERNELS_NO_AVX512 at measuring time is seen). */
     int avx512 = 0, seen = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *k = comet_util_jstr(recs[i], "kind"), *v = comet_util_jstr(recs[i], "variant");
-        if (k && v && !strcmp(k, "vecop")) {
+        if (recs[i].kind == COMET_RESULTS_VECOP) {
             seen = 1;
-            avx512 |= !strcmp(v, "avx512");
+            avx512 |= !strcmp(recs[i].variant, "avx512");
         }
     }
     int edge = 0;
-    const int rows = comet_bench_micro_tile_rows(avx512 ? "avx512" : "avx2", &edge);
+    const int rows = comet_results_micro_tile_rows(avx512 ? "avx512" : "avx2", &edge);
     cx->hw->fused_micro_rows = rows;
     cx->hw->fused_micro_edge = edge;
     json_t *fg = json_object_get(cx->fits, "fused_gemm");

@@ -235,7 +235,7 @@ static json_t *joint_fit(const link_pt *pt, size_t np, const char *link, double 
         "exceeds 10% it does not predict that algorithm (its own fit stands)");
 }
 
-int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     int rc = 0;
     link_pt *pt = malloc((n + 1) * sizeof(link_pt));
@@ -249,17 +249,13 @@ int cal_fit_links(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t 
         goto fail;
     }
     for (size_t i = 0; i < n; i++) {
-        const json_t *r = recs[i];
-        const char *k = comet_util_jstr(r, "kind");
-        if (strcmp(k, "p2p") && strcmp(k, "collective"))
+        const comet_results_record *r = &recs[i];
+        if (r->kind != COMET_RESULTS_P2P && r->kind != COMET_RESULTS_COLLECTIVE)
             continue;
-        if (json_is_false(json_object_get(r, "valid")))
+        if (r->valid == 0)
             continue; /* a collective whose result was wrong is not a timing */
-        link_pt q = { comet_util_jstr(r, "op"), comet_util_jstr(r, "variant"),
-            comet_util_jstr(r, "link"), (int)comet_util_jnum(r, "ranks"),
-            comet_util_jnum(json_object_get(r, "shape"), "bytes"),
-            comet_util_jnum(json_object_get(r, "stats"), "median_s") };
-        if (!strcmp(k, "p2p"))
+        link_pt q = { r->op, r->variant, r->link, r->ranks, r->shape.bytes, r->stats.median_s };
+        if (r->kind == COMET_RESULTS_P2P)
             q.op = "pingpong";
         if (!*q.alg)
             q.alg = "auto";

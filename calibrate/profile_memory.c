@@ -19,7 +19,8 @@ typedef struct sweep {
 } sweep;
 
 /* Collects the sweep of memory op `op` at `threads` (median over repeats). */
-static int collect(json_t *const *recs, size_t n, const char *op, int threads, sweep *s)
+static int collect(
+    const comet_results_record *recs, size_t n, const char *op, int threads, sweep *s)
 {
     double *b = malloc((n + 1) * sizeof(double)), *g = malloc((n + 1) * sizeof(double));
     size_t m = 0;
@@ -29,13 +30,11 @@ static int collect(json_t *const *recs, size_t n, const char *op, int threads, s
     if (!b || !g)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        const json_t *r = recs[i];
-        if (strcmp(comet_util_jstr(r, "kind"), "memory") || strcmp(comet_util_jstr(r, "op"), op)
-            || comet_util_jnum(r, "threads") != threads
-            || json_is_false(json_object_get(r, "valid")))
+        const comet_results_record *r = &recs[i];
+        if (r->kind != COMET_RESULTS_MEMORY || strcmp(r->op, op) || r->threads != threads
+            || r->valid == 0)
             continue;
-        double by = comet_util_jnum(json_object_get(r, "shape"), "bytes"),
-               t = comet_util_jnum(json_object_get(r, "stats"), "median_s");
+        double by = r->shape.bytes, t = r->stats.median_s;
         if (!(by > 0) || !(t > 0))
             continue;
         b[m] = by;
@@ -113,7 +112,8 @@ out:
     return ne;
 }
 
-int cal_fit_memory(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+int cal_fit_memory(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     static const char *const ops[] = { "read", "copy", "triad" };
     int rc = 0, thr[2] = { 1, cx->cores };
@@ -246,7 +246,8 @@ fail:
 /* Vector ops                                                         */
 /* ------------------------------------------------------------------ */
 
-int cal_fit_vector(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t errlen)
+int cal_fit_vector(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     static const char *const bench_ops[] = { "exp", "max", "sum", "sub", "div", "mul", "sqrt" };
     static const char *const regimes[] = { "cache", "stream" };
@@ -265,18 +266,15 @@ int cal_fit_vector(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
             double gbs = NAN;
             cost[o][g] = NAN;
             for (size_t i = 0; i < n; i++) {
-                const json_t *r = recs[i];
-                if (strcmp(comet_util_jstr(r, "kind"), "vecop")
-                    || strcmp(comet_util_jstr(r, "op"), bench_ops[o])
-                    || strcmp(comet_util_jstr(json_object_get(r, "params"), "regime"), regimes[g])
-                    || json_is_false(json_object_get(r, "valid")))
+                const comet_results_record *r = &recs[i];
+                if (r->kind != COMET_RESULTS_VECOP || strcmp(r->op, bench_ops[o])
+                    || strcmp(r->params.regime, regimes[g]) || r->valid == 0)
                     continue;
-                double ne = comet_util_jnum(json_object_get(r, "shape"), "n"),
-                       t = comet_util_jnum(json_object_get(r, "stats"), "median_s");
+                double ne = r->shape.n, t = r->stats.median_s;
                 if (ne > 0 && t > 0) {
                     x[m] = ne;
                     y[m++] = t;
-                    gbs = comet_util_jnum(r, "gbs");
+                    gbs = r->gbs;
                 }
             }
             if (!m)
@@ -331,13 +329,10 @@ int cal_fit_vector(cal_ctx *cx, json_t *const *recs, size_t n, char *err, size_t
     for (int o = 0; o < 2; o++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
-            const json_t *r = recs[i];
-            if (strcmp(comet_util_jstr(r, "kind"), "vecop")
-                || strcmp(comet_util_jstr(r, "op"), rop[o])
-                || json_is_false(json_object_get(r, "valid")))
+            const comet_results_record *r = &recs[i];
+            if (r->kind != COMET_RESULTS_VECOP || strcmp(r->op, rop[o]) || r->valid == 0)
                 continue;
-            double w = comet_util_jnum(json_object_get(r, "shape"), "width"),
-                   t = comet_util_jnum(r, "ns_per_row");
+            double w = r->shape.width, t = r->ns_per_row;
             if (w > 0 && t > 0) {
                 x[m] = w;
                 y[m++] = t * 1e-9;

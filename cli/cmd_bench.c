@@ -77,8 +77,7 @@ static char *join_cmdline(int argc, char **argv)
 static int do_export(int argc, char **argv, const char *csv)
 {
     char err[COMET_ERRLEN];
-    json_t **all = NULL;
-    size_t nall = 0, cap = 0;
+    comet_results_set all = { 0 };
     int rc = COMET_EXIT_OK;
     if (!csv) {
         comet_cli_error("bench export", "--csv FILE is required");
@@ -89,9 +88,7 @@ static int do_export(int argc, char **argv, const char *csv)
         return COMET_EXIT_USAGE;
     }
     for (int i = 0; i < argc; i++) {
-        json_t **recs;
-        size_t n;
-        int lrc = comet_bench_records_load(argv[i], &recs, &n, err, sizeof err);
+        int lrc = comet_results_load(argv[i], NULL, &all, NULL, err, sizeof err);
         if (lrc) {
             comet_cli_error("bench export", "%s", err);
             rc = lrc == -ENOENT || lrc == -EINVAL ? COMET_EXIT_USAGE : COMET_EXIT_FAIL;
@@ -99,30 +96,15 @@ static int do_export(int argc, char **argv, const char *csv)
         }
         if (err[0])
             fprintf(stderr, "comet: bench export: warning: %s\n", err);
-        if (nall + n > cap) {
-            size_t nc = (nall + n) * 2 + 16;
-            json_t **t = realloc(all, nc * sizeof *t);
-            if (!t) {
-                comet_bench_records_free(recs, n);
-                comet_cli_error("bench export", "out of memory");
-                rc = COMET_EXIT_FAIL;
-                goto done;
-            }
-            all = t;
-            cap = nc;
-        }
-        memcpy(all + nall, recs, n * sizeof *recs);
-        nall += n;
-        free(recs);
     }
-    if (comet_bench_export_csv(all, nall, csv, err, sizeof err)) {
+    if (comet_results_export_csv(all.recs, all.n, csv, err, sizeof err)) {
         comet_cli_error("bench export", "%s", err);
         rc = COMET_EXIT_FAIL;
         goto done;
     }
-    comet_util_info("bench export: %zu records -> %s", nall, csv);
+    comet_util_info("bench export: %zu records -> %s", all.n, csv);
 done:
-    comet_bench_records_free(all, nall);
+    comet_results_set_free(&all);
     return rc;
 }
 

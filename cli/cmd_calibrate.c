@@ -117,8 +117,8 @@ static void print_summary(const char *profile, const comet_model_hw *hw,
 }
 
 /* --links-only: the link fits alone, written atomically as their own file. */
-static int links_only_fit(json_t *const *recs, size_t n, const comet_calibrate_source *src,
-    size_t nsrc, const char *path, const comet_cli_global *g)
+static int links_only_fit(const comet_results_record *recs, size_t n,
+    const comet_calibrate_source *src, size_t nsrc, const char *path, const comet_cli_global *g)
 {
     char err[COMET_ERRLEN];
     comet_calibrate_summary s;
@@ -163,8 +163,8 @@ int comet_cmd_calibrate(int argc, char **argv)
     size_t nfrom = 0;
     int full = 0, c, rc = COMET_EXIT_OK, measured = 0, foreign_ok = 0, links_only = 0;
     char err[COMET_ERRLEN], dir[4096], profile[4200];
-    json_t **recs = NULL;
-    size_t n = 0, nsrc = 0;
+    comet_results_set set = { 0 };
+    size_t nsrc = 0;
     comet_calibrate_source *src = NULL;
     comet_model_hw hw;
     memset(&hw, 0, sizeof hw);
@@ -271,9 +271,9 @@ int comet_cmd_calibrate(int argc, char **argv)
         lib_error(err, "");
         return COMET_EXIT_FAIL;
     }
-    comet_bench_load_opts lo = { here, foreign_ok };
-    int lrc = comet_calibrate_load_results_opts(
-        from, nfrom, &lo, &recs, &n, &src, &nsrc, err, sizeof err);
+    comet_results_load_opts lo = { here, foreign_ok };
+    int lrc
+        = comet_calibrate_load_results_opts(from, nfrom, &lo, &set, &src, &nsrc, err, sizeof err);
     json_decref(here);
     if (lrc != 0) {
         lib_error(err, "");
@@ -283,10 +283,10 @@ int comet_cmd_calibrate(int argc, char **argv)
         comet_util_info("comet: calibrate: warning: %s", err);
     comet_calibrate_summary sum;
     if (links_only) {
-        rc = links_only_fit(recs, n, src, nsrc, profile, &g);
+        rc = links_only_fit(set.recs, set.n, src, nsrc, profile, &g);
         goto out;
     }
-    if (comet_calibrate_build(recs, n, src, nsrc, &hw, &sum, err, sizeof err) != 0) {
+    if (comet_calibrate_build(set.recs, set.n, src, nsrc, &hw, &sum, err, sizeof err) != 0) {
         lib_error(err, "");
         rc = measured ? COMET_EXIT_FAIL : COMET_EXIT_USAGE;
         goto out;
@@ -311,10 +311,10 @@ int comet_cmd_calibrate(int argc, char **argv)
         free(text);
         json_decref(j);
     } else if (!g.quiet)
-        print_summary(profile, &hw, &sum, n, nsrc);
+        print_summary(profile, &hw, &sum, set.n, nsrc);
 out:
     comet_model_hw_free(&hw);
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&set);
     comet_calibrate_sources_free(src, nsrc);
     return rc;
 }

@@ -82,7 +82,7 @@ int comet_cmd_report(int argc, char **argv)
         comet_cli_error("report", "%s", err);
         return COMET_EXIT_FAIL;
     }
-    comet_bench_load_opts lo = { here, foreign_ok };
+    comet_results_load_opts lo = { here, foreign_ok };
     int rc = comet_reports_build_ex(from, g.out, &lo, err, sizeof err);
     json_decref(here);
     if (rc != 0) {

@@ -126,22 +126,19 @@ static void row_extras(json_t *o, const comet_model_vrow *r)
 }
 
 /* each record's prediction term by term, headed by what was measured */
-static void explain_records(const comet_model_hw *hw, json_t *const *recs, size_t n)
+static void explain_records(const comet_model_hw *hw, const comet_results_record *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         comet_model_hw local;
         comet_model_problem pb;
         comet_model_mapping mp;
-        const double med = comet_util_jnum(json_object_get(recs[i], "stats"), "median_s");
-        if (!(med > 0) || comet_model_record_setup(hw, recs[i], &local, &pb, &mp) != 0)
+        const double med = recs[i].stats.median_s;
+        if (!(med > 0) || comet_model_record_setup(hw, &recs[i], &local, &pb, &mp) != 0)
             continue;
-        char *sh = json_dumps(json_object_get(recs[i], "shape"), JSON_COMPACT | JSON_SORT_KEYS);
-        char *pa = json_dumps(json_object_get(recs[i], "params"), JSON_COMPACT | JSON_SORT_KEYS);
+        const char *sh = recs[i].shape.text, *pa = recs[i].params.text;
         printf("== %s %s %s threads=%d ranks=%d params=%s: measured median %.4g ms\n",
             comet_model_op_name(pb.op), mp.fused ? "fused" : "unfused", sh ? sh : "?", local.cores,
             local.clusters, pa ? pa : "{}", med * 1e3);
-        free(sh);
-        free(pa);
         comet_model_explain(&local, &pb, &mp, stdout);
         printf("\n");
     }
@@ -197,23 +194,24 @@ int comet_cmd_validate(int argc, char **argv)
         comet_cli_error("validate", "%s", err);
         return COMET_EXIT_USAGE;
     }
-    json_t **recs = NULL, *here = NULL;
-    size_t n = 0;
+    comet_results_set set = { 0 };
+    json_t *here = NULL;
     /* results of another machine are refused unless --foreign-ok */
     if (comet_bench_this_machine(&here, err, sizeof err) != 0) {
         comet_cli_error("validate", "%s", err);
         comet_model_hw_free(&hw);
         return COMET_EXIT_FAIL;
     }
-    comet_bench_load_opts lo = { here, foreign_ok };
-    int lrc
-        = comet_calibrate_load_results_opts(paths, np, &lo, &recs, &n, NULL, NULL, err, sizeof err);
+    comet_results_load_opts lo = { here, foreign_ok };
+    int lrc = comet_calibrate_load_results_opts(paths, np, &lo, &set, NULL, NULL, err, sizeof err);
     json_decref(here);
     if (lrc != 0) {
         comet_cli_error("validate", "%s", err);
         comet_model_hw_free(&hw);
         return COMET_EXIT_USAGE;
     }
+    const comet_results_record *recs = set.recs;
+    const size_t n = set.n;
     if (err[0])
         comet_util_info("comet: validate: warning: %s", err);
     comet_model_vrow *rows = calloc(n + 1, sizeof *rows);
@@ -380,7 +378,7 @@ int comet_cmd_validate(int argc, char **argv)
     json_decref(j);
 out:
     free(rows);
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&set);
     comet_model_hw_free(&hw);
     return rc;
 }

@@ -221,14 +221,14 @@ int comet_cli_profile_vrows(
     DIR *d = opendir(rdir);
     if (!d)
         return 0;
-    json_t *machine = NULL, **all = NULL;
-    size_t nall = 0;
+    json_t *machine = NULL;
+    comet_results_set all = { 0 };
     char err[COMET_ERRLEN];
     if (comet_bench_this_machine(&machine, err, sizeof err) != 0) {
         closedir(d);
         return 0;
     }
-    comet_bench_load_opts lo = { machine, 0 };
+    comet_results_load_opts lo = { machine, 0 };
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
@@ -236,34 +236,22 @@ int comet_cli_profile_vrows(
             continue;
         char path[4500];
         snprintf(path, sizeof path, "%s/%s", rdir, e->d_name);
-        json_t **recs = NULL;
-        size_t nr = 0;
-        /* another machine's or a damaged file gives no interval, not an error */
-        if (comet_bench_records_load_opts(path, &lo, &recs, &nr, NULL, err, sizeof err) != 0)
-            continue;
-        json_t **grown = realloc(all, (nall + nr) * sizeof *all);
-        if (!grown) {
-            comet_bench_records_free(recs, nr);
-            continue;
-        }
-        all = grown;
-        if (nr)
-            memcpy(all + nall, recs, nr * sizeof *recs);
-        nall += nr;
-        free(recs); /* the records moved into all */
+        /* another machine's or a damaged file gives no interval, not an error
+         * (a failed load leaves the set as it was) */
+        (void)comet_results_load(path, &lo, &all, NULL, err, sizeof err);
     }
     closedir(d);
     json_decref(machine);
-    if (nall) {
-        comet_model_vrow *v = malloc(nall * sizeof *v);
-        int k = v ? comet_model_validate_records(hw, all, nall, v, nall) : 0;
+    if (all.n) {
+        comet_model_vrow *v = malloc(all.n * sizeof *v);
+        int k = v ? comet_model_validate_records(hw, all.recs, all.n, v, all.n) : 0;
         if (k > 0) {
             *rows = v;
             *n = k;
         } else
             free(v);
     }
-    comet_bench_records_free(all, nall);
+    comet_results_set_free(&all);
     return 0;
 }
 

@@ -5,7 +5,8 @@
  * Targets (one FUZZ_<NAME> define each):
  *   doc        YAML/JSON document tree (the base of every config parser)
  *   hw         hardware descriptions / calibrated profiles (+ round trip)
- *   record     one results line (schema check, machine object)
+ *   record     one results line: the results library's one reader (comet_results.h:
+ *              check, conversion, typed record, written back and read again)
  *   results    a whole JSON Lines results file -> loader -> calibrate -> validate
  *   shape      CLI shape arguments and sizes (M=..,N=..,K=.., 64MiB, 0.5)
  *   shapeset   bench shape-set (workload) files
@@ -20,10 +21,12 @@
 #include "comet_calibrate.h"
 #include "comet_model.h"
 #include "comet_probe.h"
+#include "comet_results.h"
 #include "comet_system.h"
 #include "comet_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,18 +193,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[COMET_ERRLEN] = "";
     json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
     if (j) {
-        if (comet_bench_record_check(j, err, sizeof err) != 0)
+        if (comet_results_check(j, err, sizeof err) != 0)
             FUZZ_CHECK(err[0] != '\0');
         check_message(err);
-        comet_probe_machine m;
-        comet_probe_from_json(json_object_get(j, "machine"), &m, err, sizeof err);
-        /* the machine comparison: same as itself, one-line description */
-        char what[COMET_ERRLEN] = "";
-        const json_t *mj = json_object_get(j, "machine");
-        FUZZ_CHECK(comet_bench_machine_diff(fuzz_here(), mj, what, sizeof what) >= 0);
-        check_message(what);
-        if (json_is_object(mj) && json_is_string(json_object_get(mj, "id")))
-            FUZZ_CHECK(comet_bench_machine_diff(mj, mj, NULL, 0) == 0);
+        /* the one reader (comet_results.h): a record it reads writes back
+         * (comet_results_to_json) as a record it reads again, field for field */
+        comet_results_record r, back;
+        err[0] = '\0';
+        if (comet_results_parse_line((const char *)data, size, &r, err, sizeof err) == 0) {
+            /* a run record's machine as the loader compares it: same as
+             * itself, a one-line description against this machine */
+            const json_t *mj = r.machine.json;
+            if (r.kind == COMET_RESULTS_RUN) {
+                comet_probe_machine m;
+                char what[COMET_ERRLEN] = "";
+                comet_probe_from_json(mj, &m, what, sizeof what);
+                what[0] = '\0';
+                FUZZ_CHECK(comet_results_machine_diff(fuzz_here(), mj, what, sizeof what) >= 0);
+                check_message(what);
+                if (r.machine.id[0])
+                    FUZZ_CHECK(comet_results_machine_diff(mj, mj, NULL, 0) == 0);
+            }
+            json_t *w = comet_results_to_json(&r);
+            FUZZ_CHECK(w != NULL);
+            char why[COMET_ERRLEN] = "";
+            int brc = comet_results_parse(w, &back, why, sizeof why);
+            if (brc)
+                fprintf(stderr, "fuzz: written record refused: %s\n", why);
+            FUZZ_CHECK(brc == 0);
+            FUZZ_CHECK(back.kind == r.kind && !strcmp(back.op, r.op) && back.threads == r.threads
+                && back.ranks == r.ranks && back.stats.nsamples == r.stats.nsamples);
+            /* typed fields equal (a field the table does not know is not
+             * written: texts may differ, the typed record may not) */
+            const double *x = &r.shape.M, *y = &back.shape.M;
+            for (size_t i = 0; i < offsetof(comet_results_shape, text) / sizeof(double); i++)
+                FUZZ_CHECK((isnan(x[i]) && isnan(y[i])) || x[i] == y[i]);
+            FUZZ_CHECK(back.stats.n == r.stats.n
+                && (r.kind == COMET_RESULTS_RUN || back.stats.median_s == r.stats.median_s));
+            comet_results_record_free(&back);
+            json_decref(w);
+            comet_results_record_free(&r);
+        } else {
+            FUZZ_CHECK(err[0] != '\0');
+            check_message(err);
+        }
         json_decref(j);
     }
     return 0;
@@ -213,25 +248,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[COMET_ERRLEN] = "";
     const char *path = scratch_file(data, size, ".jsonl");
-    json_t **recs = NULL;
-    size_t n = 0;
+    comet_results_set set = { 0 };
     if (!path)
         return 0;
     const char *paths[] = { path };
     /* refused as another machine's: the message names the file */
-    comet_bench_load_opts strict = { fuzz_here(), 0 }, lenient = { fuzz_here(), 1 };
-    int rc = comet_calibrate_load_results_opts(
-        paths, 1, &strict, &recs, &n, NULL, NULL, err, sizeof err);
+    comet_results_load_opts strict = { fuzz_here(), 0 }, lenient = { fuzz_here(), 1 };
+    int rc
+        = comet_calibrate_load_results_opts(paths, 1, &strict, &set, NULL, NULL, err, sizeof err);
     check_message(err);
     if (rc != 0)
         FUZZ_CHECK(strstr(err, path) != NULL);
     else
-        comet_bench_records_free(recs, n);
-    recs = NULL;
-    n = 0;
+        comet_results_set_free(&set);
     err[0] = '\0';
-    rc = comet_calibrate_load_results_opts(
-        paths, 1, &lenient, &recs, &n, NULL, NULL, err, sizeof err);
+    rc = comet_calibrate_load_results_opts(paths, 1, &lenient, &set, NULL, NULL, err, sizeof err);
+    const comet_results_record *recs = set.recs;
+    const size_t n = set.n;
     check_message(err);
     if (rc == 0) {
         comet_model_hw hw;
@@ -259,7 +292,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(err[0] != '\0');
             check_message(err);
         }
-        comet_bench_records_free(recs, n);
+        comet_results_set_free(&set);
     }
     unlink(path);
     return 0;

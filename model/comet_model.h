@@ -12,6 +12,8 @@
 #ifndef COMET_MODEL_H
 #define COMET_MODEL_H
 
+#include "comet_results.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -578,16 +580,16 @@ typedef struct comet_model_vrow {
  * @return 0, -ENOENT when the record is not a predictable kernel record, or
  * -EINVAL.
  */
-int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_model_hw *local,
-    comet_model_problem *pb, comet_model_mapping *mp);
+int comet_model_record_setup(const comet_model_hw *hw, const comet_results_record *rec,
+    comet_model_hw *local, comet_model_problem *pb, comet_model_mapping *mp);
 
 /**
  * Predicts measured records (kind "kernel" for the compound ops, and
  * "dist_kernel") on a local-machine description; rows[] gets up to cap rows.
  * @return number of rows (>= 0) or a negative errno.
  */
-int comet_model_validate_records(
-    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_vrow *rows, size_t cap);
+int comet_model_validate_records(const comet_model_hw *hw, const comet_results_record *recs,
+    size_t n, comet_model_vrow *rows, size_t cap);
 
 /** Validation summary (comet_model_validate_summary). */
 typedef struct comet_model_vsum {
@@ -851,8 +853,8 @@ typedef struct comet_model_gms_vrow {
  * (the calibrated profile of the machine that measured them).
  * @return rows written (<= cap) or a negative errno.
  */
-int comet_model_gms_validate(
-    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_gms_vrow *rows, int cap);
+int comet_model_gms_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
+    comet_model_gms_vrow *rows, int cap);
 
 /** Per measured input (workload, skew, threads): what the model chose and
  *  how it fared against every configuration measured. */

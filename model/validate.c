@@ -46,39 +46,36 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
         mp->tile_k = 1;
 }
 
-#define jnum comet_util_jnum
-
-int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_model_hw *local,
-    comet_model_problem *pb, comet_model_mapping *mp)
+int comet_model_record_setup(const comet_model_hw *hw, const comet_results_record *rec,
+    comet_model_hw *local, comet_model_problem *pb, comet_model_mapping *mp)
 {
     if (!hw || !rec || !local || !pb || !mp)
         return -EINVAL;
-    const char *kind = json_string_value(json_object_get(rec, "kind"));
-    const char *op = json_string_value(json_object_get(rec, "op"));
-    const char *var = json_string_value(json_object_get(rec, "variant"));
-    if (!kind || !op || !var || (strcmp(kind, "kernel") && strcmp(kind, "dist_kernel")))
+    const char *op = rec->op, *var = rec->variant;
+    if (rec->kind != COMET_RESULTS_KERNEL && rec->kind != COMET_RESULTS_DIST_KERNEL)
         return -ENOENT;
     memset(pb, 0, sizeof *pb);
     if (comet_model_op_parse(op, &pb->op) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused")))
         return -ENOENT;
-    const json_t *sh = json_object_get(rec, "shape"), *pa = json_object_get(rec, "params");
+    const comet_results_shape *sh = &rec->shape;
+    const comet_results_params *pa = &rec->params;
     if (pb->op == COMET_MODEL_ATTENTION) {
-        pb->heads = jnum(sh, "B") * jnum(sh, "H");
-        pb->lq = jnum(sh, "Lq");
-        pb->lk = jnum(sh, "Lk");
-        pb->d = jnum(sh, "d");
-        pb->causal = jnum(sh, "causal") > 0;
+        pb->heads = sh->B * sh->H;
+        pb->lq = sh->Lq;
+        pb->lk = sh->Lk;
+        pb->d = sh->d;
+        pb->causal = sh->causal > 0;
         if (!(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0))
             return -ENOENT;
     } else {
-        pb->M = jnum(sh, "M");
-        pb->N = jnum(sh, "N");
-        pb->K = jnum(sh, "K");
+        pb->M = sh->M;
+        pb->N = sh->N;
+        pb->K = sh->K;
         if (!(pb->M > 0 && pb->N > 0 && pb->K > 0))
             return -ENOENT;
     }
-    double thr = jnum(rec, "threads"), ranks = jnum(rec, "ranks"),
-           tile = jnum(pa, pb->op == COMET_MODEL_ATTENTION ? "tile_q" : "tile_m");
+    double thr = rec->threads, ranks = rec->ranks,
+           tile = pb->op == COMET_MODEL_ATTENTION ? pa->tile_q : pa->tile_m;
     if (!(thr >= 1))
         thr = 1;
     if (!(ranks >= 1))
@@ -94,32 +91,30 @@ int comet_model_record_setup(const comet_model_hw *hw, const json_t *rec, comet_
     /* a distributed kernel's collectives ran over the link its record names
      * (shared memory, or a TCP link between namespaces or hosts): predict
      * them with that link's fits, not another's */
-    const char *link = json_string_value(json_object_get(rec, "link"));
-    if (ranks > 1 && link && *link)
+    const char *link = rec->link;
+    if (ranks > 1 && *link)
         comet_model_links_for_transport(hw, link, &local->links);
     /* a fused kernel that ran op by op in cache (small GEMM row ops; the
      * record's params.method) is predicted as what it ran: the unfused
      * mapping with its intermediate in cache */
-    const char *method = json_string_value(json_object_get(pa, "method"));
-    const int fused = !strcmp(var, "fused") && !(method && !strcmp(method, "op_by_op"));
+    const int fused = !strcmp(var, "fused") && strcmp(pa->method, "op_by_op");
     comet_model_local_mapping(local, pb, fused, tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
     /* fused attention: the keys per KV tile the kernel ran with */
-    const double tk = jnum(pa, "tile_k");
+    const double tk = pa->tile_k;
     if (pb->op == COMET_MODEL_ATTENTION && mp->fused && mp->cs_n == 1 && tk >= 1)
         mp->tile_k = fmin(tk, pb->lk);
     return 0;
 }
 
-int comet_model_validate_records(
-    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_vrow *rows, size_t cap)
+int comet_model_validate_records(const comet_model_hw *hw, const comet_results_record *recs,
+    size_t n, comet_model_vrow *rows, size_t cap)
 {
     size_t k = 0;
     if (!hw || (!recs && n))
         return -EINVAL;
     for (size_t i = 0; i < n && k < cap; i++) {
-        const json_t *rec = recs[i];
-        const json_t *st = json_object_get(rec, "stats"), *pa = json_object_get(rec, "params");
-        const double med = jnum(st, "median_s");
+        const comet_results_record *rec = &recs[i];
+        const double med = rec->stats.median_s;
         comet_model_hw local;
         comet_model_problem pb;
         comet_model_mapping mp;
@@ -135,27 +130,26 @@ int comet_model_validate_records(
         if (!r.valid)
             continue;
         const int att = pb.op == COMET_MODEL_ATTENTION;
-        const double tile = jnum(pa, att ? "tile_q" : "tile_m");
+        const double tile = att ? rec->params.tile_q : rec->params.tile_m;
         comet_model_vrow *row = &rows[k++];
         memset(row, 0, sizeof *row);
         snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
         /* the record's variant (a fused record run op by op stays fused) */
-        const char *rv = json_string_value(json_object_get(rec, "variant"));
         snprintf(row->variant, sizeof row->variant, "%s",
-            rv && !strcmp(rv, "fused") ? "fused" : "unfused");
+            !strcmp(rec->variant, "fused") ? "fused" : "unfused");
         row->heads = att ? pb.heads : 0;
         row->causal = pb.causal;
         row->tile_m = mp.fused && tile > 0 ? tile : 0;
         row->tile_k = mp.fused && att ? mp.tile_k : 0;
-        row->swept = json_object_get(pa, "swept") != NULL;
+        row->swept = rec->params.swept[0] != 0;
         row->M = att ? pb.lq : pb.M;
         row->N = att ? pb.lk : pb.N;
         row->K = att ? pb.d : pb.K;
         row->threads = local.cores;
         row->ranks = local.clusters;
         row->measured_s = med;
-        row->ci_lo_s = jnum(st, "ci_lo_s");
-        row->ci_hi_s = jnum(st, "ci_hi_s");
+        row->ci_lo_s = rec->stats.ci_lo_s;
+        row->ci_hi_s = rec->stats.ci_hi_s;
         row->predicted_s = r.seconds;
         row->rel_err = fabs(r.seconds - med) / med;
     }
@@ -338,39 +332,35 @@ int comet_model_validate_groups(
 /* Gather-GEMM-scatter records                                         */
 /* ------------------------------------------------------------------ */
 
-int comet_model_gms_validate(
-    const comet_model_hw *hw, json_t *const *recs, size_t n, comet_model_gms_vrow *rows, int cap)
+int comet_model_gms_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
+    comet_model_gms_vrow *rows, int cap)
 {
     int k = 0;
     if (!hw || (!recs && n) || (!rows && cap > 0))
         return -EINVAL;
     for (size_t i = 0; i < n && k < cap; i++) {
-        const json_t *r = recs[i];
-        const char *kind = json_string_value(json_object_get(r, "kind")),
-                   *op = json_string_value(json_object_get(r, "op"));
-        if (!kind || !op || strcmp(kind, "kernel") || strcmp(op, "gms"))
+        const comet_results_record *r = &recs[i];
+        if (r->kind != COMET_RESULTS_KERNEL || strcmp(r->op, "gms"))
             continue;
-        const json_t *sh = json_object_get(r, "shape"), *pa = json_object_get(r, "params");
+        const comet_results_shape *sh = &r->shape;
         comet_model_gms_vrow *v = &rows[k];
         memset(v, 0, sizeof *v);
-        const char *w = json_string_value(json_object_get(r, "workload"));
-        snprintf(v->workload, sizeof v->workload, "%s", w ? w : "input");
-        v->skew = jnum(sh, "skew");
+        snprintf(v->workload, sizeof v->workload, "%s", *r->workload ? r->workload : "input");
+        v->skew = sh->skew;
         /* the generated inputs are square (rows in = rows out) */
-        v->input.rows_in = v->input.rows_out = jnum(sh, "rows");
-        v->input.K = jnum(sh, "K");
-        v->input.N = jnum(sh, "N");
-        v->input.pairs = jnum(sh, "pairs");
-        v->input.segments = jnum(sh, "nonempty");
-        v->input.max_seg = jnum(sh, "max_seg");
-        const char *dfn = json_string_value(json_object_get(r, "dataflow"));
-        if (!dfn || comet_model_gms_dataflow_parse(dfn, &v->config.dataflow) != 0)
+        v->input.rows_in = v->input.rows_out = sh->rows;
+        v->input.K = sh->K;
+        v->input.N = sh->N;
+        v->input.pairs = sh->pairs;
+        v->input.segments = sh->nonempty;
+        v->input.max_seg = sh->max_seg;
+        if (comet_model_gms_dataflow_parse(r->dataflow, &v->config.dataflow) != 0)
             continue;
-        v->config.tile_m = jnum(pa, "tile_m");
-        double tiles = jnum(pa, "tiles");
+        v->config.tile_m = r->params.tile_m;
+        double tiles = r->params.tiles;
         v->config.tiles = isfinite(tiles) ? tiles : 0;
-        v->config.threads = (int)jnum(r, "threads");
-        v->measured_s = jnum(json_object_get(r, "stats"), "median_s");
+        v->config.threads = r->threads;
+        v->measured_s = r->stats.median_s;
         comet_model_gms_cost c;
         if (!(v->measured_s > 0) || comet_model_gms_eval(hw, &v->input, &v->config, &c) != 0)
             continue;

@@ -62,8 +62,8 @@ int comet_reports_build(const char *dir, const char *outdir, char *err, size_t e
     return comet_reports_build_ex(dir, outdir, NULL, err, errlen);
 }
 
-int comet_reports_build_ex(const char *dir, const char *outdir,
-    const struct comet_bench_load_opts *lo, char *err, size_t errlen)
+int comet_reports_build_ex(const char *dir, const char *outdir, const comet_results_load_opts *lo,
+    char *err, size_t errlen)
 {
     rp_inputs in;
     rp_ctx c;
@@ -94,9 +94,9 @@ int comet_reports_build_ex(const char *dir, const char *outdir,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         "<title>comet report: ");
-    rp_html_escape(h, rp_str(in.machine, "hostname"));
+    rp_html_escape(h, in.machine_rec->hostname);
     fprintf(h, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>comet report: ", css);
-    rp_html_escape(h, rp_str(in.machine, "hostname"));
+    rp_html_escape(h, in.machine_rec->hostname);
     fputs("</h1>\n<p>Built ", h);
     rp_html_escape(h, now);
     fputs(" from <code>", h);
@@ -112,8 +112,8 @@ int comet_reports_build_ex(const char *dir, const char *outdir,
         "# comet report: %s\n\nBuilt %s from `%s`: %zu records in %zu results file(s)%s%s. Every "
         "number below is measured here or computed from these measurements by the calibration "
         "and the model. The HTML version with plots is index.html beside this file.\n",
-        rp_str(in.machine, "hostname"), now, dir, in.n, in.nfiles,
-        in.profile ? ", profile.json" : "", in.pred ? ", predictions.json" : "");
+        in.machine_rec->hostname, now, dir, in.n, in.nfiles, in.profile ? ", profile.json" : "",
+        in.pred ? ", predictions.json" : "");
 
     int (*const sections[])(rp_ctx *) = { rp_sec_run, rp_sec_machine, rp_sec_speedups,
         rp_sec_validation, rp_sec_roofline, rp_sec_memory, rp_sec_links, rp_sec_gms,

@@ -25,6 +25,8 @@
 #ifndef COMET_REPORTS_H
 #define COMET_REPORTS_H
 
+#include "comet_results.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -85,7 +87,7 @@ typedef struct comet_reports_speedup {
  * when at least one baseline was measured. @return cases written (<= cap).
  */
 size_t comet_reports_speedups(
-    json_t *const *recs, size_t n, comet_reports_speedup *out, size_t cap);
+    const comet_results_record *recs, size_t n, comet_reports_speedup *out, size_t cap);
 
 /** Settings of the prediction stage. */
 typedef struct comet_reports_predict_opts {
@@ -140,15 +142,14 @@ int comet_reports_results_archive(const char *dir, const char *kind, char *err, 
  */
 int comet_reports_build(const char *dir, const char *outdir, char *err, size_t errlen);
 
-struct comet_bench_load_opts; /* comet_bench.h */
 /**
  * Same as comet_reports_build(), loading the results with
- * comet_bench_records_load_opts(lo): with lo->machine set, results of
+ * comet_results_load(lo): with lo->machine set, results of
  * another machine are an input error (-EINVAL naming file:line and what
  * differs) unless lo->foreign_ok. lo may be NULL (no machine check).
  */
-int comet_reports_build_ex(const char *dir, const char *outdir,
-    const struct comet_bench_load_opts *lo, char *err, size_t errlen);
+int comet_reports_build_ex(const char *dir, const char *outdir, const comet_results_load_opts *lo,
+    char *err, size_t errlen);
 
 /**
  * Compares two inputs side by side on `out` (text, or JSON with schema

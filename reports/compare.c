@@ -25,37 +25,38 @@ static void print_json(FILE *out, json_t *o)
 }
 
 /* Identity of a measurement: everything but its timings. */
-static char *record_key(const json_t *r)
+static char *record_key(const comet_results_record *r)
 {
-    json_t *k = json_pack("{s:O?,s:O?,s:O?,s:O?,s:O?,s:O?,s:O?,s:O?}", "kind",
-        json_object_get(r, "kind"), "op", json_object_get(r, "op"), "variant",
-        json_object_get(r, "variant"), "shape", json_object_get(r, "shape"), "threads",
-        json_object_get(r, "threads"), "ranks", json_object_get(r, "ranks"), "link",
-        json_object_get(r, "link"), "params", json_object_get(r, "params"));
-    char *s = k ? json_dumps(k, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
-    json_decref(k);
+    const char *f[] = { comet_results_kind_name(r->kind), r->op, r->variant, r->shape.text, r->link,
+        r->params.text };
+    size_t len = 64;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        len += strlen(f[i] ? f[i] : "") + 1;
+    char *s = malloc(len);
+    if (s) /* \x1f: a separator no field holds (the check refuses control characters) */
+        snprintf(s, len, "%s\x1f%s\x1f%s\x1f%s\x1f%d\x1f%d\x1f%s\x1f%s", f[0], f[1], f[2],
+            f[3] ? f[3] : "", r->threads, r->ranks, f[4], f[5] ? f[5] : "");
     return s;
 }
 
-static int is_measurement(const json_t *r)
+static int is_measurement(const comet_results_record *r)
 {
-    const json_t *st = json_object_get(r, "stats");
-    return st && rp_num(st, "median_s") > 0;
+    return r->kind != COMET_RESULTS_RUN && r->stats.median_s > 0;
 }
 
-static void label_of(const json_t *r, char *buf, size_t len)
+static void label_of(const comet_results_record *r, char *buf, size_t len)
 {
     char sh[96];
-    rp_shape_str(json_object_get(r, "shape"), sh, sizeof sh);
-    const char *v = rp_str(r, "variant");
-    const double thr = rp_num(r, "threads"), rk = rp_num(r, "ranks");
+    comet_results_shape_str(&r->shape, sh, sizeof sh);
+    const char *v = r->variant;
+    const double thr = r->threads, rk = r->ranks;
     char extra[48] = "";
     if (thr > 0)
         snprintf(extra, sizeof extra, " %gT", thr);
     if (rk > 1)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " %gr", rk);
-    snprintf(buf, len, "%s %s%s%s %s%s", rp_str(r, "kind"), rp_str(r, "op"), v[0] ? "/" : "", v, sh,
-        extra);
+    snprintf(buf, len, "%s %s%s%s %s%s", comet_results_kind_name(r->kind), r->op, v[0] ? "/" : "",
+        v, sh, extra);
 }
 
 static int compare_results(
@@ -81,12 +82,12 @@ static int compare_results(
         goto done;
     }
     for (size_t j = 0; j < B.n; j++)
-        kb[j] = is_measurement(B.recs[j]) ? record_key(B.recs[j]) : NULL;
+        kb[j] = is_measurement(&B.recs[j]) ? record_key(&B.recs[j]) : NULL;
     if (!json)
         fprintf(out, "%-64s %12s %12s %8s %17s  %s\n", "measurement (A vs B)", "A median",
             "B median", "B/A", "interval", "verdict");
     for (size_t i = 0; i < A.n; i++) {
-        const json_t *ra = A.recs[i];
+        const comet_results_record *ra = &A.recs[i];
         if (!is_measurement(ra))
             continue;
         char *ka = record_key(ra);
@@ -98,13 +99,12 @@ static int compare_results(
             only_a++;
             continue;
         }
-        const json_t *rb = B.recs[j];
+        const comet_results_record *rb = &B.recs[j];
         free(kb[j]); /* each B record matches once */
         kb[j] = NULL;
-        const json_t *sa = json_object_get(ra, "stats"), *sb = json_object_get(rb, "stats");
-        const double ma = rp_num(sa, "median_s"), mb = rp_num(sb, "median_s");
-        const double alo = rp_num(sa, "ci_lo_s"), ahi = rp_num(sa, "ci_hi_s"),
-                     blo = rp_num(sb, "ci_lo_s"), bhi = rp_num(sb, "ci_hi_s");
+        const comet_results_stats *sa = &ra->stats, *sb = &rb->stats;
+        const double ma = sa->median_s, mb = sb->median_s;
+        const double alo = sa->ci_lo_s, ahi = sa->ci_hi_s, blo = sb->ci_lo_s, bhi = sb->ci_hi_s;
         const double ratio = mb / ma;
         /* both CIs hold -> the ratio of the true medians lies in [blo/ahi, bhi/alo] */
         const int have = alo > 0 && ahi > 0 && blo > 0 && bhi > 0;

@@ -4,7 +4,7 @@
  * afterwards), it is from this machine, young, and reads cleanly. */
 #include "reports_internal.h"
 
-#include "comet_bench.h"
+#include "comet_results.h"
 #include "comet_util.h"
 
 #include <errno.h>
@@ -74,8 +74,7 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
 {
     char path[RP_PATH + 128], *mark = NULL, file[512];
     size_t len = 0;
-    json_t **recs = NULL;
-    size_t n = 0;
+    comet_results_set set = { 0 };
     int fresh = 0;
     snprintf(path, sizeof path, "%s/results/%s.complete", dir, kind);
     if (comet_util_read_file(path, &mark, &len, NULL, 0) != 0) {
@@ -109,8 +108,8 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
         return 0;
     }
     char err[COMET_ERRLEN] = "";
-    comet_bench_load_info info;
-    if (comet_bench_records_load_ex(path, &recs, &n, &info, err, sizeof err) != 0) {
+    comet_results_load_info info;
+    if (comet_results_load(path, NULL, &set, &info, err, sizeof err) != 0) {
         comet_util_seterr(why, whylen, 0, "%s", err);
         return 0;
     }
@@ -118,19 +117,19 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
         comet_util_seterr(why, whylen, 0, "%s", err);
         goto out;
     }
-    const json_t *m = n ? json_object_get(recs[0], "machine") : NULL;
-    if (!m || !rp_is(recs[0], "run")) {
+    if (!set.n || set.recs[0].kind != COMET_RESULTS_RUN) {
         comet_util_seterr(why, whylen, 0, "%s: no run record first", file);
         goto out;
     }
-    if (strcmp(rp_str(m, "id"), machine_id)) {
-        comet_util_seterr(why, whylen, 0, "%s was measured on machine %s, this is %s", file,
-            rp_str(m, "id"), machine_id);
+    const comet_results_machine *m = &set.recs[0].machine;
+    if (strcmp(m->id, machine_id)) {
+        comet_util_seterr(
+            why, whylen, 0, "%s was measured on machine %s, this is %s", file, m->id, machine_id);
         goto out;
     }
     size_t meas = 0;
-    for (size_t i = 0; i < n; i++)
-        meas += !rp_is(recs[i], "run");
+    for (size_t i = 0; i < set.n; i++)
+        meas += set.recs[i].kind != COMET_RESULTS_RUN;
     if (!meas) {
         comet_util_seterr(why, whylen, 0, "%s holds no measurements", file);
         goto out;
@@ -139,7 +138,7 @@ int comet_reports_results_fresh(const char *dir, const char *kind, const char *m
     comet_util_seterr(
         why, whylen, 0, "%s: %zu records, %.0f min old, this machine", file, meas, age / 60);
 out:
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&set);
     return fresh;
 }
 

@@ -4,7 +4,7 @@
  * out what it was given. */
 #include "reports_internal.h"
 
-#include "comet_bench.h"
+#include "comet_results.h"
 #include "comet_util.h"
 
 #include <dirent.h>
@@ -13,31 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-int rp_is(const json_t *r, const char *kind)
-{
-    return !strcmp(rp_str(r, "kind"), kind);
-}
-
-void rp_shape_str(const json_t *sh, char *buf, size_t len)
-{
-    if (json_object_get(sh, "Lq"))
-        snprintf(buf, len, "BH=%.0f Lq=%.0f Lk=%.0f d=%.0f%s", rp_num(sh, "B") * rp_num(sh, "H"),
-            rp_num(sh, "Lq"), rp_num(sh, "Lk"), rp_num(sh, "d"),
-            rp_num(sh, "causal") > 0 ? " causal" : "");
-    else if (json_object_get(sh, "M"))
-        snprintf(
-            buf, len, "M=%.0f N=%.0f K=%.0f", rp_num(sh, "M"), rp_num(sh, "N"), rp_num(sh, "K"));
-    else if (json_object_get(sh, "bytes"))
-        snprintf(buf, len, "%.0f B", rp_num(sh, "bytes"));
-    else
-        snprintf(buf, len, "n=%.0f", rp_num(sh, "n"));
-}
-
-double rp_median_s(const json_t *r)
-{
-    return rp_num(json_object_get(r, "stats"), "median_s");
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -137,11 +112,11 @@ static int load_optional(
     return 0;
 }
 
-int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load_opts *lo,
-    char *err, size_t errlen)
+int rp_inputs_load(
+    rp_inputs *in, const char *dir, const comet_results_load_opts *lo, char *err, size_t errlen)
 {
     char **names = NULL, path[RP_PATH + 300];
-    size_t nn = 0, cap = 0;
+    size_t nn = 0;
     int rc;
     memset(in, 0, sizeof *in);
     in->dir = dir;
@@ -157,45 +132,39 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
         goto fail;
     }
     for (size_t i = 0; i < nn; i++) {
-        json_t **r = NULL;
-        size_t k = 0;
         char warn[COMET_ERRLEN] = "";
+        size_t first = in->set.n;
         snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
-        comet_bench_load_info linfo;
+        comet_results_load_info linfo;
         memset(&linfo, 0, sizeof linfo);
-        if ((rc = comet_bench_records_load_opts(path, lo, &r, &k, &linfo, warn, sizeof warn))
-            != 0) {
+        if ((rc = comet_results_load(path, lo, &in->set, &linfo, warn, sizeof warn)) != 0) {
             /* the reader's message names file:line */
             comet_util_seterr(err, errlen, rc == -ENOMEM ? -ENOMEM : -EINVAL, "%s", warn);
             rc = rc == -ENOMEM ? -ENOMEM : -EINVAL;
             goto fail;
         }
+        /* the set may have moved: point at it again */
+        in->recs = in->set.recs;
+        in->n = in->set.n;
         rp_file *f = &in->files[in->nfiles++];
         snprintf(f->path, sizeof f->path, "%s", path);
         /* torn line, converted schema, another machine: the report says so */
         snprintf(f->warning, sizeof f->warning, "%s", warn);
         f->torn = linfo.torn_line > 0;
-        for (size_t q = 0; q < k; q++) {
-            if (rp_is(r[q], "run")) {
+        for (size_t q = first; q < in->set.n; q++) {
+            const comet_results_record *r = &in->set.recs[q];
+            if (r->kind == COMET_RESULTS_RUN) {
                 if (!f->run_id[0]) {
-                    snprintf(f->run_id, sizeof f->run_id, "%s", rp_str(r[q], "run_id"));
-                    snprintf(f->time, sizeof f->time, "%s", rp_str(r[q], "time"));
-                    snprintf(f->kind, sizeof f->kind, "%s", rp_str(r[q], "bench"));
+                    snprintf(f->run_id, sizeof f->run_id, "%s", r->run_id);
+                    snprintf(f->time, sizeof f->time, "%s", r->time);
+                    snprintf(f->kind, sizeof f->kind, "%s", r->bench);
                 }
-                /* the first machine, replaced by one whose PAPI was probed
-                 * (the collectives launcher skips that probe) */
-                const json_t *m = json_object_get(r[q], "machine");
-                if (json_is_object(m)
-                    && (!in->machine
-                        || !strcmp(
-                            rp_str(json_object_get(in->machine, "papi"), "status"), "not probed")))
-                    in->machine = m;
             } else {
                 f->records++;
                 char sh[96];
-                rp_shape_str(json_object_get(r[q], "shape"), sh, sizeof sh);
-                snprintf(f->last, sizeof f->last, "%s %s/%s %s, %g thread(s)", rp_str(r[q], "kind"),
-                    rp_str(r[q], "op"), rp_str(r[q], "variant"), sh, rp_num(r[q], "threads"));
+                comet_results_shape_str(&r->shape, sh, sizeof sh);
+                snprintf(f->last, sizeof f->last, "%s %s/%s %s, %d thread(s)",
+                    comet_results_kind_name(r->kind), r->op, r->variant, sh, r->threads);
             }
         }
         /* complete: the completion mark of its kind lists it */
@@ -214,23 +183,16 @@ int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load
             if (f->torn)
                 f->complete = 0;
         }
-        if (in->n + k > cap) {
-            size_t nc = (in->n + k) * 2 + 64;
-            json_t **nr = realloc(in->recs, nc * sizeof *nr);
-            if (!nr) {
-                comet_bench_records_free(r, k);
-                rc = comet_util_seterr(err, errlen, -ENOMEM, "report: out of memory");
-                goto fail;
-            }
-            in->recs = nr;
-            cap = nc;
-        }
-        if (k) /* a file with no records returns no array */
-            memcpy(in->recs + in->n, r, k * sizeof *r);
-        in->n += k;
-        free(r); /* the records now belong to in->recs */
     }
-    if (!in->machine) {
+    /* the first machine, replaced by one whose PAPI was probed (the
+     * collectives launcher skips that probe); chosen once the set is whole,
+     * as loading moves its records */
+    in->machine_rec = NULL;
+    for (size_t q = 0; q < in->n; q++)
+        if (in->recs[q].kind == COMET_RESULTS_RUN
+            && (!in->machine_rec || !strcmp(in->machine_rec->papi_status, "not probed")))
+            in->machine_rec = &in->recs[q].machine;
+    if (!in->machine_rec) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "%s/results: no run record with a machine description in any results file", dir);
         goto fail;
@@ -276,7 +238,7 @@ fail:
 
 void rp_inputs_free(rp_inputs *in)
 {
-    comet_bench_records_free(in->recs, in->n);
+    comet_results_set_free(&in->set);
     free(in->files);
     json_decref(in->profile);
     json_decref(in->pred);

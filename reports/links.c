@@ -27,32 +27,33 @@ typedef struct series {
 } series;
 
 /* Groups p2p/collective records of op (NULL: every collective) by algorithm and ranks. */
-static size_t collect(const rp_inputs *in, const char *kind, const char *op, series *s, size_t cap)
+static size_t collect(
+    const rp_inputs *in, comet_results_kind kind, const char *op, series *s, size_t cap)
 {
     size_t ns = 0;
     for (size_t i = 0; i < in->n; i++) {
-        const json_t *r = in->recs[i];
-        if (!rp_is(r, kind) || (op && strcmp(rp_str(r, "op"), op)))
+        const comet_results_record *r = &in->recs[i];
+        if (r->kind != kind || (op && strcmp(r->op, op)))
             continue;
-        int ranks = (int)rp_num(r, "ranks");
-        const char *alg = rp_str(r, "variant"), *link = rp_str(r, "link");
+        int ranks = r->ranks;
+        const char *alg = r->variant, *link = r->link;
         size_t k = 0;
         while (k < ns
             && (strcmp(s[k].alg, alg) || s[k].ranks != ranks || strcmp(s[k].link, link)
-                || strcmp(s[k].op, rp_str(r, "op"))))
+                || strcmp(s[k].op, r->op)))
             k++;
         if (k == ns) {
             if (ns == cap)
                 continue;
             memset(&s[k], 0, sizeof s[k]);
-            snprintf(s[k].op, sizeof s[k].op, "%s", rp_str(r, "op"));
+            snprintf(s[k].op, sizeof s[k].op, "%s", r->op);
             snprintf(s[k].alg, sizeof s[k].alg, "%s", alg[0] ? alg : "auto");
             snprintf(s[k].link, sizeof s[k].link, "%s", link);
             s[k].ranks = ranks;
             ns++;
         }
         series *e = &s[k];
-        double b = rp_num(json_object_get(r, "shape"), "bytes"), t = rp_median_s(r);
+        double b = r->shape.bytes, t = r->stats.median_s;
         if (!(b > 0 && t > 0))
             continue;
         size_t j = 0;
@@ -70,7 +71,7 @@ static size_t collect(const rp_inputs *in, const char *kind, const char *op, ser
             e->n++;
         }
         if (e->nl[j] < 16) {
-            double bw = rp_num(r, "busbw_GBs");
+            double bw = r->busbw_GBs;
             e->lat[j][e->nl[j]] = t;
             e->bw[j][e->nl[j]] = isfinite(bw) ? bw : NAN;
             e->nl[j]++;
@@ -276,7 +277,7 @@ int rp_sec_links(rp_ctx *c)
     series *s = calloc(MAXSER * 8, sizeof *s);
     if (!s)
         return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
-    size_t np2p = collect(in, "p2p", "pingpong", s, MAXSER);
+    size_t np2p = collect(in, COMET_RESULTS_P2P, "pingpong", s, MAXSER);
     series *cs = s + MAXSER;
     static const char *const ops[]
         = { "allreduce", "allgather", "reduce_scatter", "reduce", "bcast", "alltoall" };
@@ -284,7 +285,7 @@ int rp_sec_links(rp_ctx *c)
     if (np2p == 0) {
         int any = 0;
         for (size_t i = 0; i < in->n && !any; i++)
-            any = rp_is(in->recs[i], "collective");
+            any = in->recs[i].kind == COMET_RESULTS_COLLECTIVE;
         if (!any) {
             rp_note(d,
                 "No point-to-point or collective records: 'comet bench collectives' did not run "
@@ -309,7 +310,7 @@ int rp_sec_links(rp_ctx *c)
     size_t off = 0;
     series *all = cs;
     for (int o = 0; o < 6; o++) {
-        size_t k = collect(in, "collective", ops[o], all + off, MAXSER * 7 - off);
+        size_t k = collect(in, COMET_RESULTS_COLLECTIVE, ops[o], all + off, MAXSER * 7 - off);
         if (!k)
             continue;
         char t[64];

@@ -15,50 +15,44 @@
 /* Machine                                                            */
 /* ------------------------------------------------------------------ */
 
-static const char *yes(const json_t *o, const char *k)
+static const char *yes(int flag)
 {
-    return json_is_true(json_object_get(o, k)) ? "yes" : "no";
+    return flag ? "yes" : "no";
 }
 
 int rp_sec_machine(rp_ctx *c)
 {
     rp_doc *d = &c->doc;
-    const json_t *m = c->in->machine;
+    const comet_results_machine *m = c->in->machine_rec;
     rp_h2(d, "machine", "Machine");
     rp_p(d,
         "As probed (hwloc, /proc, BLAS and MPI identity, PAPI add-and-start test) by the run "
         "that recorded the results.");
     rp_table(d, "ll", "field\tvalue");
-    rp_row(d, "host\t%s (machine id %s)", rp_cell(rp_str(m, "hostname")), rp_cell(rp_str(m, "id")));
-    rp_row(d, "CPU\t%s, %.0f MHz", rp_cell(rp_str(m, "cpu_model")), rp_num(m, "mhz"));
+    rp_row(d, "host\t%s (machine id %s)", rp_cell(m->hostname), rp_cell(m->id));
+    rp_row(d, "CPU\t%s, %.0f MHz", rp_cell(m->cpu_model), m->mhz);
     rp_row(d, "cores\t%.0f cores, %.0f hardware threads, %.0f package(s), %.0f NUMA node(s)",
-        rp_num(m, "cores"), rp_num(m, "pus"), rp_num(m, "packages"), rp_num(m, "numa_nodes"));
+        m->cores, m->pus, m->packages, m->numa_nodes);
     {
         char buf[512] = "";
-        size_t off = 0, i;
-        json_t *x;
-        json_array_foreach(json_object_get(m, "caches"), i, x)
-        {
-            double kib = rp_num(x, "size") / 1024;
+        size_t off = 0;
+        for (size_t i = 0; i < m->ncaches; i++) {
+            const comet_results_cache *x = &m->caches[i];
             if (off < sizeof buf)
-                off += (size_t)snprintf(buf + off, sizeof buf - off, "%sL%.0f %s %.0f KiB x%.0f",
-                    i ? ", " : "", rp_num(x, "level"), rp_str(x, "type"), kib, rp_num(x, "count"));
+                off += (size_t)snprintf(buf + off, sizeof buf - off, "%sL%d %s %.0f KiB x%.0f",
+                    i ? ", " : "", x->level, x->type, x->size / 1024, x->count);
         }
         rp_row(d, "caches\t%s", buf[0] ? buf : "(not reported)");
     }
-    rp_row(d, "memory\t%.1f GiB (source: %s)%s%s", rp_num(m, "memory_bytes") / 1073741824.0,
-        rp_str(m, "memory_source"), rp_str(m, "memory_note")[0] ? "; " : "",
-        rp_str(m, "memory_note"));
-    const json_t *isa = json_object_get(m, "isa");
-    rp_row(d, "ISA\tAVX %s, AVX2 %s, FMA %s, AVX-512F %s", yes(isa, "avx"), yes(isa, "avx2"),
-        yes(isa, "fma"), yes(isa, "avx512f"));
-    const json_t *blas = json_object_get(m, "blas");
-    rp_row(d, "BLAS\t%s (%.0f threads)", rp_cell(rp_str(blas, "config")), rp_num(blas, "threads"));
-    rp_row(d, "MPI\t%s", rp_cell(rp_str(m, "mpi")));
-    rp_row(d, "compiler\t%s", rp_cell(rp_str(m, "compiler")));
-    const json_t *papi = json_object_get(m, "papi");
-    rp_row(d, "PAPI\t%s%s%s", rp_cell(rp_str(papi, "version")),
-        rp_str(papi, "status")[0] ? ": " : "", rp_cell(rp_str(papi, "status")));
+    rp_row(d, "memory\t%.1f GiB (source: %s)%s%s", m->memory_bytes / 1073741824.0,
+        m->memory_source, m->memory_note[0] ? "; " : "", m->memory_note);
+    rp_row(d, "ISA\tAVX %s, AVX2 %s, FMA %s, AVX-512F %s", yes(m->avx), yes(m->avx2), yes(m->fma),
+        yes(m->avx512f));
+    rp_row(d, "BLAS\t%s (%.0f threads)", rp_cell(m->blas_config), m->blas_threads);
+    rp_row(d, "MPI\t%s", rp_cell(m->mpi));
+    rp_row(d, "compiler\t%s", rp_cell(m->compiler));
+    rp_row(d, "PAPI\t%s%s%s", rp_cell(m->papi_version), m->papi_status[0] ? ": " : "",
+        rp_cell(m->papi_status));
     rp_table_end(d);
     /* what was measured, and under what load */
     rp_table(d, "llrll", "results file\tbench\trecords\trun id\tnote");
@@ -104,11 +98,11 @@ int rp_sec_machine(rp_ctx *c)
         double *busy = malloc((c->in->n + 1) * sizeof *busy);
         size_t nb = 0, timeouts = 0;
         for (size_t i = 0; busy && i < c->in->n; i++) {
-            const json_t *l = json_object_get(c->in->recs[i], "load");
-            double b = rp_num(l, "busy_others");
+            const comet_results_gate *l = &c->in->recs[i].load;
+            double b = l->busy_others;
             if (isfinite(b))
                 busy[nb++] = b;
-            if (!strcmp(rp_str(l, "gate"), "timeout"))
+            if (l->gate && !strcmp(l->gate, "timeout"))
                 timeouts++;
         }
         if (nb)
@@ -130,14 +124,13 @@ const char *const comet_reports_baseline_variant[COMET_REPORTS_NBASELINES]
     = { "unfused_same_gemm", "unfused", "onednn" };
 
 /* The first record of variant v of f's op, shape and threads, or NULL. */
-static const json_t *case_record(json_t *const *recs, size_t n, const json_t *f, const char *v)
+static const comet_results_record *case_record(
+    const comet_results_record *recs, size_t n, const comet_results_record *f, const char *v)
 {
     for (size_t j = 0; j < n; j++) {
-        const json_t *u = recs[j];
-        if (rp_is(u, "kernel") && !strcmp(rp_str(u, "variant"), v)
-            && !strcmp(rp_str(u, "op"), rp_str(f, "op"))
-            && rp_num(u, "threads") == rp_num(f, "threads")
-            && json_equal(json_object_get(u, "shape"), json_object_get(f, "shape")))
+        const comet_results_record *u = &recs[j];
+        if (u->kind == COMET_RESULTS_KERNEL && !strcmp(u->variant, v) && !strcmp(u->op, f->op)
+            && u->threads == f->threads && !strcmp(u->shape.text, f->shape.text))
             return u;
     }
     return NULL;
@@ -145,18 +138,19 @@ static const json_t *case_record(json_t *const *recs, size_t n, const json_t *f,
 
 /* Baseline median / fused median, with the worst and best pairing of the
  * two CIs (see the header); 0 when either median is missing. */
-static int ratio_of(const json_t *f, const json_t *u, comet_reports_ratio *r)
+static int ratio_of(
+    const comet_results_record *f, const comet_results_record *u, comet_reports_ratio *r)
 {
-    const json_t *sf = json_object_get(f, "stats"), *su = json_object_get(u, "stats");
-    double fs = rp_num(sf, "median_s"), us = rp_num(su, "median_s");
+    const comet_results_stats *sf = &f->stats, *su = &u->stats;
+    double fs = sf->median_s, us = su->median_s;
     memset(r, 0, sizeof *r);
     if (!(fs > 0 && us > 0))
         return 0;
     r->base_s = us;
     r->speedup = us / fs;
-    r->lo = rp_num(su, "ci_lo_s") / rp_num(sf, "ci_hi_s");
-    r->hi = rp_num(su, "ci_hi_s") / rp_num(sf, "ci_lo_s");
-    double lf = rp_num(sf, "ci_level"), lu = rp_num(su, "ci_level");
+    r->lo = su->ci_lo_s / sf->ci_hi_s;
+    r->hi = su->ci_hi_s / sf->ci_lo_s;
+    double lf = sf->ci_level, lu = su->ci_level;
     if (!isfinite(lf))
         lf = 0.95;
     if (!isfinite(lu))
@@ -165,31 +159,33 @@ static int ratio_of(const json_t *f, const json_t *u, comet_reports_ratio *r)
     return 1;
 }
 
-size_t comet_reports_speedups(json_t *const *recs, size_t n, comet_reports_speedup *out, size_t cap)
+size_t comet_reports_speedups(
+    const comet_results_record *recs, size_t n, comet_reports_speedup *out, size_t cap)
 {
     size_t k = 0;
     for (size_t i = 0; i < n && k < cap; i++) {
-        const json_t *f = recs[i];
+        const comet_results_record *f = &recs[i];
         /* the compound ops only: gms records name their dataflows "fused" and
          * "unfused" too (their own section compares them) */
-        if (!rp_is(f, "kernel") || strcmp(rp_str(f, "variant"), "fused")
-            || !strcmp(rp_str(f, "op"), "gms") || !strcmp(rp_str(f, "op"), "sgemm")
+        if (f->kind != COMET_RESULTS_KERNEL || strcmp(f->variant, "fused") || !strcmp(f->op, "gms")
+            || !strcmp(f->op, "sgemm")
             || case_record(recs, i, f, "fused")) /* a later fused record: a tile sweep */
             continue;
         comet_reports_speedup *s = &out[k];
         memset(s, 0, sizeof *s);
         int any = 0;
         for (int b = 0; b < COMET_REPORTS_NBASELINES; b++) {
-            const json_t *u = case_record(recs, n, f, comet_reports_baseline_variant[b]);
+            const comet_results_record *u
+                = case_record(recs, n, f, comet_reports_baseline_variant[b]);
             any += u && ratio_of(f, u, &s->vs[b]);
         }
         if (!any)
             continue;
-        snprintf(s->op, sizeof s->op, "%s", rp_str(f, "op"));
-        rp_shape_str(json_object_get(f, "shape"), s->shape, sizeof s->shape);
-        s->threads = (int)rp_num(f, "threads");
-        s->flops = rp_num(f, "flops");
-        s->fused_s = rp_num(json_object_get(f, "stats"), "median_s");
+        snprintf(s->op, sizeof s->op, "%s", f->op);
+        comet_results_shape_str(&f->shape, s->shape, sizeof s->shape);
+        s->threads = f->threads;
+        s->flops = f->flops;
+        s->fused_s = f->stats.median_s;
         const comet_reports_ratio *bl = &s->vs[COMET_REPORTS_VS_BLAS];
         s->unfused_s = bl->base_s;
         s->speedup = bl->speedup;
@@ -390,17 +386,16 @@ int rp_sec_speedups(rp_ctx *c)
 /* ------------------------------------------------------------------ */
 
 /* Name of the memory level a working set of `bytes` (all threads) lives in. */
-static void level_name(const json_t *m, double bytes, int threads, char *buf, size_t len)
+static void level_name(
+    const comet_results_machine *m, double bytes, int threads, char *buf, size_t len)
 {
-    size_t i;
-    json_t *x;
-    json_array_foreach(json_object_get(m, "caches"), i, x)
-    {
-        double size = rp_num(x, "size"), shared = rp_num(x, "shared_by");
+    for (size_t i = 0; i < m->ncaches; i++) {
+        const comet_results_cache *x = &m->caches[i];
+        double size = x->size, shared = x->shared_by;
         /* capacity seen by `threads` threads: private caches add up */
         double cap = shared > 0 && shared < threads ? size * threads / shared : size;
         if (bytes <= cap) {
-            snprintf(buf, len, "L%.0f", rp_num(x, "level"));
+            snprintf(buf, len, "L%d", x->level);
             return;
         }
     }
@@ -417,11 +412,10 @@ static void collect_sweep(const rp_inputs *in, const char *op, int threads, swee
 {
     memset(s, 0, sizeof *s);
     for (size_t i = 0; i < in->n && s->n < 64; i++) {
-        const json_t *r = in->recs[i];
-        if (!rp_is(r, "memory") || strcmp(rp_str(r, "op"), op)
-            || (int)rp_num(r, "threads") != threads)
+        const comet_results_record *r = &in->recs[i];
+        if (r->kind != COMET_RESULTS_MEMORY || strcmp(r->op, op) || r->threads != threads)
             continue;
-        double b = rp_num(json_object_get(r, "shape"), "bytes"), g = rp_num(r, "gbs");
+        double b = r->shape.bytes, g = r->gbs;
         if (!(b > 0 && g > 0))
             continue;
         /* insertion sort by size; a repeated size keeps the later run */
@@ -440,12 +434,13 @@ static void collect_sweep(const rp_inputs *in, const char *op, int threads, swee
     }
 }
 
-static int max_threads(const rp_inputs *in, const char *kind, const char *op)
+static int max_threads(const rp_inputs *in, comet_results_kind kind, const char *op)
 {
     int t = 0;
     for (size_t i = 0; i < in->n; i++)
-        if (rp_is(in->recs[i], kind) && (!op || !strcmp(rp_str(in->recs[i], "op"), op)))
-            t = (int)fmax(t, rp_num(in->recs[i], "threads"));
+        if (in->recs[i].kind == kind && (!op || !strcmp(in->recs[i].op, op))
+            && in->recs[i].threads > t)
+            t = in->recs[i].threads;
     return t;
 }
 
@@ -454,22 +449,22 @@ int rp_sec_roofline(rp_ctx *c)
     rp_doc *d = &c->doc;
     rp_inputs *in = c->in;
     rp_h2(d, "roofline", "Roofline of this machine");
-    int T = max_threads(in, "kernel", "sgemm");
+    int T = max_threads(in, COMET_RESULTS_KERNEL, "sgemm");
     double peak = 0, peak1 = 0;
     char peak_shape[64] = "";
     for (size_t i = 0; i < in->n; i++) {
-        const json_t *r = in->recs[i];
-        if (!rp_is(r, "kernel") || strcmp(rp_str(r, "op"), "sgemm"))
+        const comet_results_record *r = &in->recs[i];
+        if (r->kind != COMET_RESULTS_KERNEL || strcmp(r->op, "sgemm"))
             continue;
-        double g = rp_num(r, "gflops");
-        if ((int)rp_num(r, "threads") == T && g > peak) {
+        double g = r->gflops;
+        if (r->threads == T && g > peak) {
             peak = g;
-            rp_shape_str(json_object_get(r, "shape"), peak_shape, sizeof peak_shape);
+            comet_results_shape_str(&r->shape, peak_shape, sizeof peak_shape);
         }
-        if ((int)rp_num(r, "threads") == 1 && g > peak1)
+        if (r->threads == 1 && g > peak1)
             peak1 = g;
     }
-    int TM = max_threads(in, "memory", "triad");
+    int TM = max_threads(in, COMET_RESULTS_MEMORY, "triad");
     sweep s;
     collect_sweep(in, "triad", TM, &s);
     comet_calibrate_plateau lv[8];
@@ -491,7 +486,7 @@ int rp_sec_roofline(rp_ctx *c)
     json_t *jl = json_array();
     char names[8][16];
     for (int q = 0; q < nl; q++) {
-        level_name(in->machine, lv[q].to_bytes, TM, names[q], sizeof names[q]);
+        level_name(in->machine_rec, lv[q].to_bytes, TM, names[q], sizeof names[q]);
         rp_row(d, "%s\t%.1f\t%.0f KiB - %.0f KiB\t%.2f", names[q], lv[q].gbs,
             lv[q].from_bytes / 1024, lv[q].to_bytes / 1024, peak / lv[q].gbs);
         json_array_append_new(jl,
@@ -507,25 +502,25 @@ int rp_sec_roofline(rp_ctx *c)
     fprintf(csv.fp, "series,op,variant,shape,threads,intensity_flop_per_byte,gflops\n");
     size_t nk = 0;
     for (size_t i = 0; i < in->n; i++) {
-        const json_t *r = in->recs[i];
-        if (!rp_is(r, "kernel"))
+        const comet_results_record *r = &in->recs[i];
+        if (r->kind != COMET_RESULTS_KERNEL)
             continue;
-        double fl = rp_num(r, "flops"), by = rp_num(r, "bytes"), gf = rp_num(r, "gflops");
+        double fl = r->flops, by = r->bytes, gf = r->gflops;
         if (!(fl > 0 && by > 0 && gf > 0))
             continue;
-        const char *op = rp_str(r, "op"), *var = rp_str(r, "variant");
+        const char *op = r->op, *var = r->variant;
         char series[64], shape[64];
         if (!strcmp(op, "sgemm"))
             snprintf(series, sizeof series, "sgemm");
         else
             snprintf(series, sizeof series, "%s", var);
-        rp_shape_str(json_object_get(r, "shape"), shape, sizeof shape);
+        comet_results_shape_str(&r->shape, shape, sizeof shape);
         fprintf(csv.fp, "%s,%s,%s,", series, op, var);
         rp_csv_field(csv.fp, shape);
-        fprintf(csv.fp, ",%d,%.6g,%.6g\n", (int)rp_num(r, "threads"), fl / by, gf);
+        fprintf(csv.fp, ",%d,%.6g,%.6g\n", r->threads, fl / by, gf);
         json_array_append_new(jk,
             json_pack("{s:s,s:s,s:s,s:i,s:f,s:f}", "op", op, "variant", var, "shape", shape,
-                "threads", (int)rp_num(r, "threads"), "intensity", fl / by, "gflops", gf));
+                "threads", r->threads, "intensity", fl / by, "gflops", gf));
         nk++;
     }
     rp_buf_close(&csv);
@@ -579,7 +574,7 @@ int rp_sec_memory(rp_ctx *c)
     rp_inputs *in = c->in;
     rp_h2(d, "memory", "Memory bandwidth by working set");
     static const char *const ops[] = { "read", "copy", "triad" };
-    int tmax = max_threads(in, "memory", NULL);
+    int tmax = max_threads(in, COMET_RESULTS_MEMORY, NULL);
     rp_buf csv;
     json_t *ja = json_array();
     if (rp_buf_open(&csv))

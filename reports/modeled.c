@@ -566,9 +566,9 @@ int rp_sec_fits(rp_ctx *c)
         rp_str(pv, "comet_version"), rp_str(pv, "comet_commit"));
     rp_row(d, "machine\t%s (%s, id %s)", rp_str(pm, "hostname"), rp_str(pm, "cpu_model"),
         rp_str(pm, "id"));
-    if (strcmp(rp_str(pm, "id"), rp_str(in->machine, "id")))
+    if (strcmp(rp_str(pm, "id"), in->machine_rec->id))
         rp_row(d, "warning\tthe profile was calibrated on machine %s, the results are from %s",
-            rp_str(pm, "id"), rp_str(in->machine, "id"));
+            rp_str(pm, "id"), in->machine_rec->id);
     json_array_foreach(json_object_get(pv, "files"), i, x)
         rp_row(d, "results file\t%s (%.0f records)", rp_str(x, "path"), rp_num(x, "records"));
     json_array_foreach(json_object_get(pv, "runs"), i, x) rp_row(

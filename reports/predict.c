@@ -4,7 +4,7 @@
  * DIR/predictions.json. */
 #include "reports_internal.h"
 
-#include "comet_bench.h"
+#include "comet_results.h"
 #include "comet_util.h"
 
 #include <errno.h>
@@ -60,54 +60,56 @@ typedef struct local_case {
     int found;
 } local_case;
 
-static void find_local(json_t *const *recs, size_t n, comet_model_op op, local_case *lc)
+static void find_local(
+    const comet_results_record *recs, size_t n, comet_model_op op, local_case *lc)
 {
     const char *name = comet_model_op_name(op);
     double best = 0;
     int T = 0;
     memset(lc, 0, sizeof *lc);
     for (size_t i = 0; i < n; i++)
-        if (rp_is(recs[i], "kernel") && !strcmp(rp_str(recs[i], "op"), name))
-            T = (int)fmax(T, rp_num(recs[i], "threads"));
-    const json_t *sh = NULL;
+        if (recs[i].kind == COMET_RESULTS_KERNEL && !strcmp(recs[i].op, name)
+            && recs[i].threads > T)
+            T = recs[i].threads;
+    const comet_results_shape *sh = NULL;
     for (size_t i = 0; i < n; i++) {
-        const json_t *r = recs[i];
-        if (!rp_is(r, "kernel") || strcmp(rp_str(r, "op"), name) || (int)rp_num(r, "threads") != T)
+        const comet_results_record *r = &recs[i];
+        if (r->kind != COMET_RESULTS_KERNEL || strcmp(r->op, name) || r->threads != T)
             continue;
-        if (rp_num(r, "flops") > best) {
-            best = rp_num(r, "flops");
-            sh = json_object_get(r, "shape");
+        if (r->flops > best) {
+            best = r->flops;
+            sh = &r->shape;
         }
     }
     if (!sh)
         return;
     lc->pb.op = op;
     if (op == COMET_MODEL_ATTENTION) {
-        lc->pb.heads = rp_num(sh, "B") * rp_num(sh, "H");
-        lc->pb.lq = rp_num(sh, "Lq");
-        lc->pb.lk = rp_num(sh, "Lk");
-        lc->pb.d = rp_num(sh, "d");
-        lc->pb.causal = rp_num(sh, "causal") > 0;
+        lc->pb.heads = sh->B * sh->H;
+        lc->pb.lq = sh->Lq;
+        lc->pb.lk = sh->Lk;
+        lc->pb.d = sh->d;
+        lc->pb.causal = sh->causal > 0;
         snprintf(lc->shape, sizeof lc->shape, "heads=%.0f,lq=%.0f,lk=%.0f,d=%.0f%s", lc->pb.heads,
             lc->pb.lq, lc->pb.lk, lc->pb.d, lc->pb.causal ? ",causal" : "");
     } else {
-        lc->pb.M = rp_num(sh, "M");
-        lc->pb.N = rp_num(sh, "N");
-        lc->pb.K = rp_num(sh, "K");
+        lc->pb.M = sh->M;
+        lc->pb.N = sh->N;
+        lc->pb.K = sh->K;
         snprintf(lc->shape, sizeof lc->shape, "M=%.0f,N=%.0f,K=%.0f", lc->pb.M, lc->pb.N, lc->pb.K);
     }
     if (!(isfinite(lc->pb.M + lc->pb.N + lc->pb.K) && isfinite(lc->pb.heads + lc->pb.lq)))
         return;
     /* first record of each variant at that shape (later ones are tile sweeps) */
     for (size_t i = 0; i < n; i++) {
-        const json_t *r = recs[i];
-        if (!rp_is(r, "kernel") || strcmp(rp_str(r, "op"), name) || (int)rp_num(r, "threads") != T
-            || !json_equal(json_object_get(r, "shape"), sh))
+        const comet_results_record *r = &recs[i];
+        if (r->kind != COMET_RESULTS_KERNEL || strcmp(r->op, name) || r->threads != T
+            || strcmp(r->shape.text, sh->text))
             continue;
-        if (!strcmp(rp_str(r, "variant"), "fused") && !(lc->fused_s > 0))
-            lc->fused_s = rp_median_s(r);
-        if (!strcmp(rp_str(r, "variant"), "unfused") && !(lc->unfused_s > 0))
-            lc->unfused_s = rp_median_s(r);
+        if (!strcmp(r->variant, "fused") && !(lc->fused_s > 0))
+            lc->fused_s = r->stats.median_s;
+        if (!strcmp(r->variant, "unfused") && !(lc->unfused_s > 0))
+            lc->unfused_s = r->stats.median_s;
     }
     lc->found = 1;
 }
@@ -190,8 +192,7 @@ int comet_reports_predict(
     json_t *systems = json_array(), *preds = json_array(), *notes = json_array(), *out = NULL;
     comet_model_hw base, sc, preset;
     int have_base = 0, rc = 0, failures = 0;
-    json_t **recs = NULL;
-    size_t n = 0;
+    comet_results_set set = { 0 };
     char **names = NULL;
     size_t nn = 0;
     if (opts)
@@ -223,28 +224,15 @@ int comet_reports_predict(
     if (have_base) {
         if (rp_list_results(dir, &names, &nn, e, sizeof e) == 0) {
             for (size_t i = 0; i < nn; i++) {
-                json_t **r = NULL;
-                size_t k = 0;
                 char w[COMET_ERRLEN];
                 snprintf(path, sizeof path, "%s/results/%s", dir, names[i]);
-                if (comet_bench_records_load(path, &r, &k, w, sizeof w) != 0)
-                    continue; /* the report names a corrupt file; here it only lacks a shape */
-                json_t **nr = realloc(recs, (n + k + 1) * sizeof *nr);
-                if (!nr) {
-                    comet_bench_records_free(r, k);
-                    rc = comet_util_seterr(err, errlen, -ENOMEM, "predict: out of memory");
-                    goto fail;
-                }
-                recs = nr;
-                if (k) /* a file with no records returns no array */
-                    memcpy(recs + n, r, k * sizeof *r);
-                n += k;
-                free(r);
+                /* the report names a corrupt file; here it only lacks a shape */
+                (void)comet_results_load(path, NULL, &set, NULL, w, sizeof w);
             }
         }
         local_case lc[3];
         for (int q = 0; q < 3; q++)
-            find_local(recs, n, ops[q], &lc[q]);
+            find_local(set.recs, set.n, ops[q], &lc[q]);
         char desc[200];
         snprintf(
             desc, sizeof desc, "this machine, calibrated (%d cores)", base.cores * base.clusters);
@@ -321,7 +309,7 @@ int comet_reports_predict(
 fail:
     if (have_base)
         comet_model_hw_free(&base);
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&set);
     for (size_t i = 0; i < nn; i++)
         free(names[i]);
     free(names);

@@ -13,6 +13,7 @@
 
 #include "comet_model.h"
 #include "comet_reports.h"
+#include "comet_results.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -36,11 +37,13 @@ typedef struct rp_file {
 
 typedef struct rp_inputs {
     const char *dir;
-    json_t **recs; /* all records of all files, file order */
-    size_t n;
+    comet_results_set set; /* all records of all files, file order */
+    const comet_results_record *recs; /* set.recs */
+    size_t n; /* set.n */
     rp_file *files;
     size_t nfiles;
-    const json_t *machine; /* machine object of the first run record */
+    const comet_results_machine *machine_rec; /* machine of the first run record (one whose
+                                                 PAPI was probed when there is one) */
     json_t *profile; /* profile.json as JSON, or NULL */
     comet_model_hw hw; /* profile as the model sees it (have_hw) */
     int have_hw;
@@ -51,8 +54,8 @@ typedef struct rp_inputs {
     char runlog_note[300];
 } rp_inputs;
 
-int rp_inputs_load(rp_inputs *in, const char *dir, const struct comet_bench_load_opts *lo,
-    char *err, size_t errlen);
+int rp_inputs_load(
+    rp_inputs *in, const char *dir, const comet_results_load_opts *lo, char *err, size_t errlen);
 void rp_inputs_free(rp_inputs *in);
 
 /* Results files of DIR/results (*.jsonl), sorted; caller frees each and the array. */
@@ -141,10 +144,6 @@ void rp_csv_field(FILE *fp, const char *s);
 #define rp_num comet_util_jnum
 #define rp_str comet_util_jstr
 
-int rp_is(const json_t *r, const char *kind);
-/* Human-readable shape ("M=1024 N=4096 K=64", "BH=2 Lq=256 Lk=256 d=64"). */
-void rp_shape_str(const json_t *shape, char *buf, size_t len);
-double rp_median_s(const json_t *r);
 /* Median of v[0..n-1] (sorts v). NaN for n == 0. */
 double rp_median(double *v, size_t n);
 /* Quantile q of v (sorts v), linear interpolation. */

@@ -5,10 +5,12 @@
 # line per violation (file:line: what it includes, and what it may include).
 #
 # Allowed arrows (an arrow = may include/call):
-#   cli -> everything public; reports -> {model, calibrate, bench, util};
-#   system -> {model, util}; calibrate -> {model, bench, util};
-#   bench -> {kernels, probe, util}; model -> util; probe -> util;
-#   kernels -> nothing; util -> nothing; fuzz -> public headers only.
+#   cli -> everything public; reports -> {model, calibrate, bench, results, util};
+#   system -> {model, util}; calibrate -> {model, results, util};
+#   bench -> {kernels, probe, results, util}; model -> {results, util};
+#   probe -> util; results -> util (a leaf beside util: the one reader and
+#   writer of records); kernels -> nothing; util -> nothing;
+#   fuzz -> public headers only.
 set -u
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
@@ -17,6 +19,7 @@ cd "$root" || exit 2
 owner() {
     case $1 in
     comet_util.h) echo util ;;
+    comet_results.h) echo results ;;
     comet_kernels.h) echo kernels ;;
     comet_probe.h) echo probe ;;
     comet_bench.h | comet_bench_coll.h) echo bench ;;
@@ -30,20 +33,21 @@ owner() {
 allowed() {
     case $1 in
     util) echo "util" ;;
+    results) echo "results util" ;;
     kernels) echo "kernels" ;;
     probe) echo "probe util" ;;
-    bench) echo "bench kernels probe util" ;;
-    model) echo "model util" ;;
-    calibrate) echo "calibrate model bench util" ;;
+    bench) echo "bench kernels probe results util" ;;
+    model) echo "model results util" ;;
+    calibrate) echo "calibrate model results util" ;;
     system) echo "system model util" ;;
-    reports) echo "reports model calibrate bench system util" ;;
-    cli | fuzz) echo "util kernels probe bench model calibrate system reports" ;;
+    reports) echo "reports model calibrate bench results system util" ;;
+    cli | fuzz) echo "util results kernels probe bench model calibrate system reports" ;;
     esac
 }
 
 tmp=$(mktemp) || exit 2
 trap 'rm -f "$tmp"' EXIT
-for lib in util kernels probe bench model calibrate system reports cli fuzz; do
+for lib in util results kernels probe bench model calibrate system reports cli fuzz; do
     [ -d "$lib" ] || continue
     ok=$(allowed "$lib")
     for f in "$lib"/*.c "$lib"/*.h; do
@@ -76,6 +80,8 @@ done
 #   comet_kernels -> MPI::MPI_C (comet_kernels.h includes mpi.h)
 #   comet_calibrate -> comet_model (comet_calibrate.h includes comet_model.h)
 #   comet_system -> comet_model (comet_system.h includes comet_model.h)
+#   comet_bench, comet_model, comet_calibrate, comet_reports -> comet_results
+#     (their public headers take typed records: they include comet_results.h)
 #   * -> PkgConfig::JANSSON (public headers take and return json_t)
 for cm in */CMakeLists.txt; do
     awk -v f="$cm" '
@@ -89,7 +95,9 @@ for cm in */CMakeLists.txt; do
                     ok = (w[i] == "PkgConfig::JANSSON") ||
                          (tgt == "comet_kernels" && w[i] == "MPI::MPI_C") ||
                          (tgt == "comet_calibrate" && w[i] == "comet_model") ||
-                         (tgt == "comet_system" && w[i] == "comet_model")
+                         (tgt == "comet_system" && w[i] == "comet_model") ||
+                         (w[i] == "comet_results" && (tgt == "comet_bench" || tgt == "comet_model" ||
+                                                      tgt == "comet_calibrate" || tgt == "comet_reports"))
                     if (!ok) printf "%s:%d: %s links %s PUBLIC; its public header does not need it (link PRIVATE)\n", f, NR, tgt, w[i]
                 }
             }

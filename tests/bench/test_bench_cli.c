@@ -73,7 +73,7 @@ static void test_memory_tiny(void **s)
 
     json_t **recs;
     size_t n;
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), 0);
     assert_string_equal(err, "");
     assert_int_equal(n, nrec + 1);
     assert_string_equal(json_string_value(json_object_get(recs[0], "kind")), "run");
@@ -101,7 +101,7 @@ static void test_memory_tiny(void **s)
     }
     assert_true(seen_triad >= 2);
     assert_int_equal(seen_exp, 2); /* cache and stream */
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
 
     /* the CSV has a header and one row per measurement */
     char csv[128];
@@ -142,7 +142,7 @@ static void test_kernels_sgemm_tiny(void **s)
     assert_non_null(path);
     json_t **recs;
     size_t n;
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), 0);
     assert_int_equal(n, 1 + 16); /* run + 2^3 grid shapes x (OpenBLAS, fused kernels' GEMM) */
     int nfused = 0;
     for (size_t i = 1; i < n; i++) {
@@ -163,7 +163,7 @@ static void test_kernels_sgemm_tiny(void **s)
         assert_true(f == 2.0 * M * N * K);
     }
     assert_int_equal(nfused, 8);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     json_decref(sum);
     /* a shape-set error names the file and line */
     fp = fopen(shapes, "w");
@@ -229,10 +229,10 @@ static void test_interrupted(void **s)
     out[strcspn(out, "\n")] = 0;
     json_t **recs;
     size_t n;
-    assert_int_equal(comet_bench_records_load(out, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(out, NULL, &recs, &n, NULL, err, sizeof err), 0);
     assert_true(n >= 1);
     assert_string_equal(json_string_value(json_object_get(recs[0], "kind")), "run");
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
 }
 
 int main(void)

@@ -71,19 +71,19 @@ static void write_file(const char *path, int n)
 {
     char err[COMET_ERRLEN];
     comet_bench_run run;
-    comet_bench_writer w;
+    comet_results_writer w;
     make_run(&run);
-    assert_int_equal(comet_bench_writer_open(&w, path, err, sizeof err), 0);
+    assert_int_equal(comet_results_writer_open(&w, path, err, sizeof err), 0);
     json_t *rr = comet_bench_run_record(&run, "comet bench test", NULL);
-    assert_int_equal(comet_bench_writer_append(&w, rr, err, sizeof err), 0);
+    assert_int_equal(comet_results_writer_append(&w, rr, err, sizeof err), 0);
     json_decref(rr);
     for (int i = 0; i < n; i++) {
         json_t *rec = make_rec(&run, i);
-        assert_int_equal(comet_bench_writer_append(&w, rec, err, sizeof err), 0);
+        assert_int_equal(comet_results_writer_append(&w, rec, err, sizeof err), 0);
         json_decref(rec);
     }
     assert_int_equal(w.lines, (size_t)n + 1);
-    assert_int_equal(comet_bench_writer_close(&w, err, sizeof err), 0);
+    assert_int_equal(comet_results_writer_close(&w, err, sizeof err), 0);
     comet_bench_run_fini(&run);
 }
 
@@ -95,8 +95,8 @@ static void test_round_trip(void **s)
     write_file(path, 3);
     json_t **recs;
     size_t n;
-    comet_bench_load_info info;
-    assert_int_equal(comet_bench_records_load_ex(path, &recs, &n, &info, err, sizeof err), 0);
+    comet_results_load_info info;
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err), 0);
     assert_string_equal(err, "");
     assert_int_equal(n, 4);
     assert_int_equal(info.runs, 1);
@@ -117,8 +117,11 @@ static void test_round_trip(void **s)
     /* the same file again adds records after the first run's */
     char csv[160];
     snprintf(csv, sizeof csv, "%s/out.csv", dir);
-    assert_int_equal(comet_bench_export_csv(recs, n, csv, err, sizeof err), 0);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
+    comet_results_set set = { 0 };
+    assert_int_equal(comet_results_load(path, NULL, &set, NULL, err, sizeof err), 0);
+    assert_int_equal(comet_results_export_csv(set.recs, set.n, csv, err, sizeof err), 0);
+    comet_results_set_free(&set);
     FILE *fp = fopen(csv, "r");
     assert_non_null(fp);
     char line[1024];
@@ -160,23 +163,22 @@ static void test_unknown_origin(void **s)
     fclose(fp);
     comet_bench_run_fini(&run);
     json_t *machine = json_pack("{s:s,s:i}", "id", "abc123", "cores", 2);
-    comet_bench_load_opts lo = { machine, 0 };
+    comet_results_load_opts lo = { machine, 0 };
     json_t **recs = NULL;
     size_t n = 0;
-    comet_bench_load_info info;
+    comet_results_load_info info;
     assert_int_equal(
-        comet_bench_records_load_opts(path, &lo, &recs, &n, &info, err, sizeof err), -EINVAL);
+        comet_results_load_json(path, &lo, &recs, &n, &info, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "no run record"));
     assert_non_null(strstr(err, "norun.jsonl:1"));
     lo.foreign_ok = 1;
-    assert_int_equal(
-        comet_bench_records_load_opts(path, &lo, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, &lo, &recs, &n, &info, err, sizeof err), 0);
     assert_int_equal(n, 2);
     assert_int_equal(info.foreign_line, 1);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     /* without a machine check (export, compare) the file loads as it is */
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
-    comet_bench_records_free(recs, n);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), 0);
+    comet_results_json_free(recs, n);
     json_decref(machine);
 }
 
@@ -195,9 +197,9 @@ static void test_absurd_times(void **s)
         { "ci_hi_s", 1e-4 } };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *rec = make_rec(&run, 0);
-        assert_int_equal(comet_bench_record_check(rec, err, sizeof err), 0);
+        assert_int_equal(comet_results_check(rec, err, sizeof err), 0);
         json_object_set_new(json_object_get(rec, "stats"), bad[i].key, json_real(bad[i].v));
-        assert_int_equal(comet_bench_record_check(rec, err, sizeof err), -EINVAL);
+        assert_int_equal(comet_results_check(rec, err, sizeof err), -EINVAL);
         assert_non_null(strstr(err, "stats"));
         json_decref(rec);
     }
@@ -209,26 +211,26 @@ static void test_invalid_refused(void **s)
     (void)s;
     char path[128], err[COMET_ERRLEN];
     comet_bench_run run;
-    comet_bench_writer w;
+    comet_results_writer w;
     snprintf(path, sizeof path, "%s/inv.jsonl", dir);
     make_run(&run);
-    assert_int_equal(comet_bench_writer_open(&w, path, err, sizeof err), 0);
+    assert_int_equal(comet_results_writer_open(&w, path, err, sizeof err), 0);
     json_t *rec = make_rec(&run, 0);
     json_object_del(rec, "stats");
-    assert_int_equal(comet_bench_writer_append(&w, rec, err, sizeof err), -EINVAL);
+    assert_int_equal(comet_results_writer_append(&w, rec, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "stats"));
     json_decref(rec);
     rec = make_rec(&run, 0);
     json_object_set_new(rec, "kind", json_string("bogus"));
-    assert_int_equal(comet_bench_writer_append(&w, rec, err, sizeof err), -EINVAL);
+    assert_int_equal(comet_results_writer_append(&w, rec, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "bogus"));
     json_decref(rec);
     rec = make_rec(&run, 0);
     json_object_set_new(rec, "threads", json_integer(0));
-    assert_int_equal(comet_bench_writer_append(&w, rec, err, sizeof err), -EINVAL);
+    assert_int_equal(comet_results_writer_append(&w, rec, err, sizeof err), -EINVAL);
     json_decref(rec);
     assert_int_equal(w.lines, 0);
-    comet_bench_writer_close(&w, err, sizeof err);
+    comet_results_writer_close(&w, err, sizeof err);
     comet_bench_run_fini(&run);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
@@ -247,29 +249,29 @@ static void test_torn_tail(void **s)
     assert_int_equal(truncate(path, sb.st_size - 40), 0);
     json_t **recs;
     size_t n;
-    comet_bench_load_info info;
-    assert_int_equal(comet_bench_records_load_ex(path, &recs, &n, &info, err, sizeof err), 0);
+    comet_results_load_info info;
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err), 0);
     assert_int_equal(n, 4); /* run + 3 whole measurements */
     assert_int_equal(info.torn_line, 5);
     assert_non_null(strstr(err, "torn.jsonl:5:"));
     assert_non_null(strstr(err, "torn"));
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
 
     /* Reopening for append cuts the torn tail so new lines stay readable. */
-    comet_bench_writer w;
+    comet_results_writer w;
     comet_bench_run run;
     make_run(&run);
-    assert_int_equal(comet_bench_writer_open(&w, path, err, sizeof err), 0);
+    assert_int_equal(comet_results_writer_open(&w, path, err, sizeof err), 0);
     assert_true(w.repaired > 0);
     json_t *rec = make_rec(&run, 9);
-    assert_int_equal(comet_bench_writer_append(&w, rec, err, sizeof err), 0);
+    assert_int_equal(comet_results_writer_append(&w, rec, err, sizeof err), 0);
     json_decref(rec);
-    comet_bench_writer_close(&w, err, sizeof err);
+    comet_results_writer_close(&w, err, sizeof err);
     comet_bench_run_fini(&run);
-    assert_int_equal(comet_bench_records_load_ex(path, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err), 0);
     assert_string_equal(err, "");
     assert_int_equal(n, 5);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
 }
 
 static void corrupt_line(const char *path, int line, const char *with)
@@ -304,7 +306,8 @@ static void test_corrupt_middle(void **s)
     snprintf(path, sizeof path, "%s/bad.jsonl", dir);
     write_file(path, 4);
     corrupt_line(path, 3, "{\"schema\":\"comet.record.v1\",\"kind\":\"kern\n");
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "bad.jsonl:3:"));
     assert_null(recs);
 
@@ -312,7 +315,8 @@ static void test_corrupt_middle(void **s)
     unlink(path);
     write_file(path, 2);
     corrupt_line(path, 2, "{\"schema\":\"other.v9\",\"kind\":\"kernel\"}\n");
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "bad.jsonl:2:"));
     assert_non_null(strstr(err, "schema"));
 
@@ -322,12 +326,13 @@ static void test_corrupt_middle(void **s)
     FILE *fp = fopen(path, "a");
     fputs("\n   \n", fp);
     fclose(fp);
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), 0);
     assert_int_equal(n, 3);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
 
     assert_int_equal(
-        comet_bench_records_load("/nonexistent/x.jsonl", &recs, &n, err, sizeof err), -ENOENT);
+        comet_results_load_json("/nonexistent/x.jsonl", NULL, &recs, &n, NULL, err, sizeof err),
+        -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/x.jsonl"));
 }
 

@@ -128,13 +128,15 @@ static void test_profile_build_and_roundtrip(void **st)
     assert_true(fd >= 0);
     close(fd);
     write_results(path);
-    json_t **recs = NULL;
-    size_t n = 0, nsrc = 0;
+    comet_results_set set = { 0 };
+    size_t nsrc = 0;
     comet_calibrate_source *src = NULL;
     char err[COMET_ERRLEN];
     const char *paths[1] = { path };
     assert_int_equal(
-        comet_calibrate_load_results_src(paths, 1, &recs, &n, &src, &nsrc, err, sizeof err), 0);
+        comet_calibrate_load_results_src(paths, 1, &set, &src, &nsrc, err, sizeof err), 0);
+    const comet_results_record *recs = set.recs;
+    const size_t n = set.n;
     assert_int_equal(nsrc, 1);
     comet_model_hw hw, back;
     comet_calibrate_summary sum;
@@ -204,13 +206,11 @@ static void test_profile_build_and_roundtrip(void **st)
     json_decref(lf);
     /* without a ping-pong or collective record: refused, nothing returned */
     size_t nl = 0;
-    json_t **other = malloc(n * sizeof *other);
+    comet_results_record *other = malloc(n * sizeof *other);
     assert_non_null(other);
-    for (size_t i = 0; i < n; i++) {
-        const char *k = json_string_value(json_object_get(recs[i], "kind"));
-        if (!k || (strcmp(k, "p2p") && strcmp(k, "collective")))
-            other[nl++] = recs[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].kind != COMET_RESULTS_P2P && recs[i].kind != COMET_RESULTS_COLLECTIVE)
+            other[nl++] = recs[i]; /* a shallow copy: set owns the records */
     assert_true(nl > 0 && nl < n);
     lf = (json_t *)1;
     assert_int_equal(comet_calibrate_links(other, nl, &lf, NULL, err, sizeof err), -EINVAL);
@@ -219,7 +219,7 @@ static void test_profile_build_and_roundtrip(void **st)
     assert_non_null(strstr(err, "no ping-pong or collective records"));
     comet_model_hw_free(&hw);
     comet_model_hw_free(&back);
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&set);
     comet_calibrate_sources_free(src, nsrc);
     unlink(ppath);
     unlink(path);
@@ -248,8 +248,7 @@ static void test_bad_results(void **st)
     int fd = mkstemp(path);
     close(fd);
     write_results(path);
-    json_t **recs = NULL;
-    size_t n = 0;
+    comet_results_set recs = { 0 };
     char err[COMET_ERRLEN], want[96];
     const char *paths[1] = { path };
     char *text = slurp(path);
@@ -260,20 +259,20 @@ static void test_bad_results(void **st)
     FILE *fp = fopen(path, "a");
     fprintf(fp, "{\"schema\":\"comet.record.v1\",\"kind\":\"memory\",\"op\":");
     fclose(fp);
-    assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, err, sizeof err), 0);
     snprintf(want, sizeof want, "%s:%d", path, lines + 1);
     if (!strstr(err, want))
         fail_msg("torn line warning '%s' does not name %s", err, want);
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&recs);
     fp = fopen(path, "a");
     fprintf(fp, "\ngarbage\n");
     fclose(fp);
-    assert_int_not_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
+    assert_int_not_equal(comet_calibrate_load_results(paths, 1, &recs, err, sizeof err), 0);
     if (!strstr(err, want))
         fail_msg("error '%s' does not name %s", err, want);
     /* a missing path */
     const char *nope[1] = { "/nonexistent/results.jsonl" };
-    assert_int_not_equal(comet_calibrate_load_results(nope, 1, &recs, &n, err, sizeof err), 0);
+    assert_int_not_equal(comet_calibrate_load_results(nope, 1, &recs, err, sizeof err), 0);
     assert_non_null(strstr(err, "/nonexistent/results.jsonl"));
     /* records without a run record */
     fp = fopen(path, "w");
@@ -282,11 +281,12 @@ static void test_bad_results(void **st)
         "\"shape\":{\"bytes\":8},\"ranks\":2,");
     stats(fp, 1e-6);
     fclose(fp);
-    assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(comet_calibrate_load_results(paths, 1, &recs, err, sizeof err), 0);
     comet_model_hw hw;
-    assert_int_equal(comet_calibrate_build(recs, n, NULL, 0, &hw, NULL, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_calibrate_build(recs.recs, recs.n, NULL, 0, &hw, NULL, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "run record"));
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&recs);
     unlink(path);
 }
 

@@ -76,37 +76,37 @@ static void test_machine_diff(void **s)
     (void)s;
     char what[COMET_ERRLEN];
     json_t *a = machine(), *b = json_deep_copy(a);
-    assert_int_equal(comet_bench_machine_diff(a, b, what, sizeof what), 0);
+    assert_int_equal(comet_results_machine_diff(a, b, what, sizeof what), 0);
     /* another hostname (and so another id): an identical node */
     json_object_set_new(b, "hostname", json_string("node2"));
     json_object_set_new(b, "id", json_string("bbbb"));
-    assert_int_equal(comet_bench_machine_diff(a, b, what, sizeof what), 0);
+    assert_int_equal(comet_results_machine_diff(a, b, what, sizeof what), 0);
     /* memory within 2%: MemTotal moves between boots */
     json_object_set_new(b, "memory_bytes", json_integer(23314255872 - 200000000));
-    assert_int_equal(comet_bench_machine_diff(a, b, what, sizeof what), 0);
+    assert_int_equal(comet_results_machine_diff(a, b, what, sizeof what), 0);
     /* what differs is named, with this machine's value */
     json_object_set_new(b, "cores", json_integer(64));
     json_object_set_new(b, "memory_bytes", json_integer(8589934592));
     json_object_set_new(
         json_array_get(json_object_get(b, "caches"), 0), "size", json_integer(524288));
-    assert_int_equal(comet_bench_machine_diff(a, b, what, sizeof what), 3);
+    assert_int_equal(comet_results_machine_diff(a, b, what, sizeof what), 3);
     assert_non_null(strstr(what, "cores 64 (this machine: 2)"));
     assert_non_null(strstr(what, "memory 8.0 GiB (this machine: 21.7 GiB)"));
     assert_non_null(strstr(what, "L2 512 KiB (this machine: 1 MiB)"));
     assert_null(strchr(what, '\n'));
     /* an overridden cache is not the hardware's: skipped */
     json_object_set_new(json_array_get(json_object_get(b, "caches"), 0), "overridden", json_true());
-    assert_int_equal(comet_bench_machine_diff(a, b, NULL, 0), 2);
+    assert_int_equal(comet_results_machine_diff(a, b, NULL, 0), 2);
     json_decref(b);
     /* only an id (the collectives worker's run record): ids compared */
     b = json_pack("{s:s}", "id", "aaaa");
-    assert_int_equal(comet_bench_machine_diff(a, b, what, sizeof what), 0);
+    assert_int_equal(comet_results_machine_diff(a, b, what, sizeof what), 0);
     json_object_set_new(b, "id", json_string("cccc"));
-    assert_int_equal(comet_bench_machine_diff(a, b, what, sizeof what), 1);
+    assert_int_equal(comet_results_machine_diff(a, b, what, sizeof what), 1);
     assert_non_null(strstr(what, "cccc"));
     json_decref(b);
     b = json_object();
-    assert_int_equal(comet_bench_machine_diff(a, b, NULL, 0), 1);
+    assert_int_equal(comet_results_machine_diff(a, b, NULL, 0), 1);
     json_decref(b);
     json_decref(a);
 }
@@ -140,28 +140,26 @@ static void test_load_foreign(void **s)
     const char *path = put("foreign.jsonl", text);
     json_t *here = machine(), **recs = NULL;
     size_t n = 0;
-    comet_bench_load_info info;
-    comet_bench_load_opts strict = { here, 0 }, ok = { here, 1 };
+    comet_results_load_info info;
+    comet_results_load_opts strict = { here, 0 }, ok = { here, 1 };
     assert_int_equal(
-        comet_bench_records_load_opts(path, &strict, &recs, &n, &info, err, sizeof err), -EINVAL);
+        comet_results_load_json(path, &strict, &recs, &n, &info, err, sizeof err), -EINVAL);
     snprintf(want, sizeof want, "%s:2: measured on another machine", path);
     if (!strstr(err, want)
         || !strstr(err, "cpu_model 'Foreign CPU 9000' (this machine: 'AMD EPYC')")
         || !strstr(err, "cores 64 (this machine: 2)") || !strstr(err, "--foreign-ok"))
         fail_msg("message '%s'", err);
     assert_null(recs);
-    assert_int_equal(
-        comet_bench_records_load_opts(path, &ok, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, &ok, &recs, &n, &info, err, sizeof err), 0);
     assert_int_equal(n, 2);
     assert_int_equal(info.foreign_line, 2);
     snprintf(want, sizeof want, "%s:2: from another machine", path);
     assert_non_null(strstr(err, want));
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     /* no machine given: not checked, no warning */
-    assert_int_equal(
-        comet_bench_records_load_opts(path, NULL, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err), 0);
     assert_string_equal(err, "");
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     json_decref(here);
 }
 
@@ -171,7 +169,7 @@ static void test_schema_versions(void **s)
     char text[2048], err[COMET_ERRLEN], want[160];
     json_t **recs = NULL;
     size_t n = 0;
-    comet_bench_load_info info;
+    comet_results_load_info info;
     /* v1: attention tiles renamed, everything else as it was */
     snprintf(text, sizeof text,
         "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r\",\"machine\":{\"id\":"
@@ -181,7 +179,7 @@ static void test_schema_versions(void **s)
         "\"d\":64},\"threads\":1,\"params\":{\"tile_m\":64,\"tile_n\":256,\"avx2\":true},%s}\n",
         stats);
     const char *path = put("v1.jsonl", text);
-    assert_int_equal(comet_bench_records_load_ex(path, &recs, &n, &info, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, &info, err, sizeof err), 0);
     assert_int_equal(n, 2);
     assert_int_equal(info.converted, 2);
     assert_int_equal(info.converted_line, 1);
@@ -198,8 +196,8 @@ static void test_schema_versions(void **s)
     assert_null(json_object_get(pa, "tile_n"));
     assert_true(json_is_true(json_object_get(pa, "avx2")));
     assert_string_equal(json_string_value(json_object_get(recs[1], "schema")), COMET_BENCH_SCHEMA);
-    assert_int_equal(comet_bench_record_check(recs[1], err, sizeof err), 0);
-    comet_bench_records_free(recs, n);
+    assert_int_equal(comet_results_check(recs[1], err, sizeof err), 0);
+    comet_results_json_free(recs, n);
     /* a v1 GEMM record keeps tile_m (only attention's were renamed) */
     snprintf(text, sizeof text,
         "{\"schema\":\"comet.record.v1\",\"kind\":\"kernel\",\"run_id\":\"r\",\"op\":"
@@ -207,26 +205,28 @@ static void test_schema_versions(void **s)
         "\"threads\":1,\"params\":{\"tile_m\":64},%s}\n",
         stats);
     path = put("v1gemm.jsonl", text);
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), 0);
+    assert_int_equal(comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), 0);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(recs[0], "params"), "tile_m")), 64);
-    comet_bench_records_free(recs, n);
+    comet_results_json_free(recs, n);
     /* newer and unknown schemas: refused, file:line named */
     path = put("v3.jsonl",
         "\n\n{\"schema\":\"comet.record.v3\",\"kind\":\"run\",\"run_id\":\"r\",\"machine\":{}}\n");
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     snprintf(want, sizeof want, "%s:3: schema 'comet.record.v3' is newer", path);
     if (!strstr(err, want))
         fail_msg("error '%s' lacks '%s'", err, want);
     path = put("unk.jsonl", "{\"schema\":\"nvbench.v1\",\"kind\":\"run\",\"run_id\":\"r\"}\n");
-    assert_int_equal(comet_bench_records_load(path, &recs, &n, err, sizeof err), -EINVAL);
+    assert_int_equal(
+        comet_results_load_json(path, NULL, &recs, &n, NULL, err, sizeof err), -EINVAL);
     snprintf(want, sizeof want, "%s:1: unknown schema 'nvbench.v1'", path);
     if (!strstr(err, want))
         fail_msg("error '%s' lacks '%s'", err, want);
     /* the writer writes the current schema only */
     json_t *old = json_pack(
         "{s:s,s:s,s:s,s:{}}", "schema", "comet.record.v1", "kind", "run", "run_id", "r", "machine");
-    assert_int_not_equal(comet_bench_record_check(old, err, sizeof err), 0);
+    assert_int_not_equal(comet_results_check(old, err, sizeof err), 0);
     json_decref(old);
 }
 
@@ -248,7 +248,7 @@ static void relabel(const char *name, const json_t *m)
         json_t **recs = NULL;
         size_t n = 0;
         char err[COMET_ERRLEN], path[700];
-        assert_int_equal(comet_bench_records_load(in, &recs, &n, err, sizeof err), 0);
+        assert_int_equal(comet_results_load_json(in, NULL, &recs, &n, NULL, err, sizeof err), 0);
         snprintf(path, sizeof path, "%s/%s", out, strrchr(in, '/') + 1);
         FILE *fp = fopen(path, "w");
         for (size_t i = 0; i < n; i++) {
@@ -259,7 +259,7 @@ static void relabel(const char *name, const json_t *m)
             free(t);
         }
         fclose(fp);
-        comet_bench_records_free(recs, n);
+        comet_results_json_free(recs, n);
     }
     pclose(p);
 }

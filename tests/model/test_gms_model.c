@@ -222,14 +222,27 @@ static void test_bad_inputs(void **st)
     assert_int_equal(comet_model_gms_dataflow_parse("scatter", &df), -EINVAL);
 }
 
-static json_t *grec(const char *df, double tile, int threads, double median)
+static comet_results_record grec(const char *df, double tile, int threads, double median)
 {
-    return json_pack("{s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f},s:{s:f,s:f},s:i,"
-                     "s:{s:f}}",
-        "kind", "kernel", "op", "gms", "dataflow", df, "workload", "moe", "shape", "rows", 4096,
-        "segments", 8, "pairs", 8192, "K", 64, "N", 64, "max_seg", 3000, "mean_seg", 1024.0, "skew",
-        1.0, "nonempty", 8.0, "params", "tile_m", tile, "tiles", ceil(8192 / tile) + 4, "threads",
-        threads, "stats", "median_s", median);
+    comet_results_record r;
+    comet_results_record_init(&r, COMET_RESULTS_KERNEL);
+    r.op = "gms";
+    r.variant = r.dataflow = df;
+    r.workload = "moe";
+    r.shape.rows = 4096;
+    r.shape.segments = 8;
+    r.shape.pairs = 8192;
+    r.shape.K = 64;
+    r.shape.N = 64;
+    r.shape.max_seg = 3000;
+    r.shape.mean_seg = 1024.0;
+    r.shape.skew = 1.0;
+    r.shape.nonempty = 8.0;
+    r.params.tile_m = tile;
+    r.params.tiles = ceil(8192 / tile) + 4;
+    r.threads = threads;
+    r.stats.median_s = median;
+    return r;
 }
 
 /* Validation pairs each record with its prediction, groups inputs, and the
@@ -237,9 +250,10 @@ static json_t *grec(const char *df, double tile, int threads, double median)
 static void test_validate_synthetic(void **st)
 {
     (void)st;
-    json_t *r[5] = { grec("unfused", 48, 1, 2e-3), grec("fused", 16, 1, 1e-3),
-        grec("fused", 128, 1, 1.2e-3), grec("gather_fused", 48, 1, 0.9e-3),
-        json_pack("{s:s,s:s}", "kind", "kernel", "op", "gemm_softmax") };
+    comet_results_record r[5] = { grec("unfused", 48, 1, 2e-3), grec("fused", 16, 1, 1e-3),
+        grec("fused", 128, 1, 1.2e-3), grec("gather_fused", 48, 1, 0.9e-3), { 0 } };
+    comet_results_record_init(&r[4], COMET_RESULTS_KERNEL);
+    r[4].op = "gemm_softmax";
     comet_model_gms_vrow rows[5];
     int n = comet_model_gms_validate(&hw, r, 5, rows, 5);
     assert_int_equal(n, 4);
@@ -270,8 +284,6 @@ static void test_validate_synthetic(void **st)
     assert_true(fabs(vs.worst_loss[0] - 2e-3 / 0.9e-3) < 1e-12);
     assert_true(vs.worst_loss[1] == 1.0 && vs.worst_loss[2] == 0);
     assert_true(vs.median_rel_err <= vs.p90_rel_err);
-    for (int i = 0; i < 5; i++)
-        json_decref(r[i]);
 }
 
 int main(void)

@@ -821,15 +821,15 @@ static void test_validate_fixture(void **s)
     assert_true(hw.links.p2p_beta_s > 0);
     assert_true(hw.links.nfits > 0);
     const char *paths[1] = { res };
-    json_t **recs = NULL;
-    size_t n = 0;
-    if (comet_calibrate_load_results(paths, 1, &recs, &n, err, sizeof err))
+    comet_results_set set = { 0 };
+    if (comet_calibrate_load_results(paths, 1, &set, err, sizeof err))
         fail_msg("%s", err);
+    const comet_results_record *recs = set.recs;
+    const size_t n = set.n;
     size_t want = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *k = json_string_value(json_object_get(recs[i], "kind"));
-        const char *v = json_string_value(json_object_get(recs[i], "variant"));
-        if (k && v && (!strcmp(k, "kernel") || !strcmp(k, "dist_kernel"))
+        const char *v = recs[i].variant;
+        if ((recs[i].kind == COMET_RESULTS_KERNEL || recs[i].kind == COMET_RESULTS_DIST_KERNEL)
             && (!strcmp(v, "fused") || !strcmp(v, "unfused")))
             want++;
     }
@@ -846,7 +846,7 @@ static void test_validate_fixture(void **s)
         assert_true(rows[i].predicted_s > 0 && isfinite(rows[i].rel_err));
     assert_true(sum.median_rel_err <= sum.p90_rel_err);
     free(rows);
-    comet_bench_records_free(recs, n);
+    comet_results_set_free(&set);
     comet_model_hw_free(&hw);
 }
 

@@ -98,7 +98,7 @@ static json_t **load_all(size_t *n)
         json_t **r = NULL;
         size_t k = 0;
         char err[COMET_ERRLEN];
-        assert_int_equal(comet_bench_records_load(file, &r, &k, err, sizeof err), 0);
+        assert_int_equal(comet_results_load_json(file, NULL, &r, &k, NULL, err, sizeof err), 0);
         all = realloc(all, (*n + k) * sizeof *all);
         memcpy(all + *n, r, k * sizeof *r);
         *n += k;
@@ -190,7 +190,7 @@ static void test_speedup_rows(void **s)
     /* the record count in the header */
     snprintf(want, sizeof want, ": %zu records in ", n);
     assert_non_null(strstr(md, want));
-    comet_bench_records_free(r, n);
+    comet_results_json_free(r, n);
     free(md);
 }
 
@@ -444,12 +444,25 @@ static void test_missing_and_corrupt(void **s)
 
 /* The CLI: exit 2 with one line naming the file; 0 on the fixture. */
 /* A kernel record of one case with median m and CI [lo, hi] (seconds). */
-static json_t *krec(const char *variant, int threads, double m, double lo, double hi)
+static comet_results_record krec_op(
+    const char *op, const char *variant, int threads, double m, double lo, double hi)
 {
-    return json_pack("{s:s,s:s,s:s,s:{s:i,s:i,s:i},s:i,s:f,s:{s:f,s:f,s:f,s:f}}", "kind", "kernel",
-        "op", "gemm_softmax", "variant", variant, "shape", "M", 64, "N", 128, "K", 16, "threads",
-        threads, "flops", 1e6, "stats", "median_s", m, "ci_lo_s", lo, "ci_hi_s", hi, "ci_level",
-        0.95);
+    comet_results_record r;
+    char err[COMET_ERRLEN];
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i},s:i,s:f,s:{s:i,s:f,s:f,s:f,s:f,"
+                          "s:f,s:[f]}}",
+        "schema", COMET_RESULTS_SCHEMA, "kind", "kernel", "run_id", "t", "op", op, "variant",
+        variant, "shape", "M", 64, "N", 128, "K", 16, "threads", threads, "flops", 1e6, "stats",
+        "n", 1, "median_s", m, "ci_lo_s", lo, "ci_hi_s", hi, "ci_level", 0.95, "min_s", lo,
+        "samples_s", m);
+    assert_int_equal(comet_results_parse(j, &r, err, sizeof err), 0);
+    json_decref(j);
+    return r;
+}
+
+static comet_results_record krec(const char *variant, int threads, double m, double lo, double hi)
+{
+    return krec_op("gemm_softmax", variant, threads, m, lo, hi);
 }
 
 /* Each fused case is paired with every baseline measured (fusion effect,
@@ -458,7 +471,7 @@ static json_t *krec(const char *variant, int threads, double m, double lo, doubl
 static void test_three_speedups(void **s)
 {
     (void)s;
-    json_t *r[8] = {
+    comet_results_record r[8] = {
         krec("fused", 1, 1.0, 0.9, 1.1), krec("unfused_same_gemm", 1, 1.5, 1.4, 1.6),
         krec("unfused", 1, 2.0, 1.8, 2.2), krec("onednn", 1, 3.0, 2.7, 3.3),
         krec("fused", 1, 5.0, 4.0, 6.0), /* a tile sweep of the same case */
@@ -466,14 +479,12 @@ static void test_three_speedups(void **s)
         krec("fused", 4, 1.0, 0.9, 1.1), /* no baseline at 4 threads */
     };
     /* gms records name dataflows fused / unfused: never a compound-op pair */
-    json_t *gf = krec("fused", 8, 1.0, 0.9, 1.1), *gu = krec("unfused", 8, 2.0, 1.9, 2.1);
-    json_object_set_new(gf, "op", json_string("gms"));
-    json_object_set_new(gu, "op", json_string("gms"));
-    json_t *r2[2] = { gf, gu };
+    comet_results_record r2[2] = { krec_op("gms", "fused", 8, 1.0, 0.9, 1.1),
+        krec_op("gms", "unfused", 8, 2.0, 1.9, 2.1) };
     comet_reports_speedup none[2];
     assert_int_equal(comet_reports_speedups(r2, 2, none, 2), 0);
-    json_decref(gf);
-    json_decref(gu);
+    comet_results_record_free(&r2[0]);
+    comet_results_record_free(&r2[1]);
     comet_reports_speedup sp[8];
     size_t n = comet_reports_speedups(r, 8, sp, 8);
     assert_int_equal(n, 2);
@@ -490,7 +501,7 @@ static void test_three_speedups(void **s)
     assert_true(fabs(sp[1].speedup - 0.8) < 1e-12);
     assert_true(fabs(sp[1].coverage - 0.90) < 1e-12);
     for (int i = 0; i < 8; i++)
-        json_decref(r[i]);
+        comet_results_record_free(&r[i]);
 }
 
 static void test_cli(void **s)

@@ -107,18 +107,27 @@ static const char *cvar_of(const char *c)
  * collectives off (else CH4 bypasses the MPIR selection), the algorithm,
  * and fallback=error so a forced algorithm that does not apply is an error
  * instead of a silent switch. */
-static void force_env(const char *coll, const char *alg)
+/* The environment that forces alg for coll in every rank (MPICH's CVARs),
+ * as NAME=VALUE assignments into env (NULL-ended). */
+static void force_env(const char *coll, const char *alg, const char **env)
 {
+    static char cvar[128];
     const char *cv = cvar_of(coll);
+    int n = 0;
+    env[0] = NULL;
     if (!strcmp(alg, "auto") || !cv)
         return;
-    setenv("MPIR_CVAR_DEVICE_COLLECTIVES", "none", 1);
-    setenv("MPIR_CVAR_COLLECTIVE_FALLBACK", "error", 1);
+    env[n++] = "MPIR_CVAR_DEVICE_COLLECTIVES=none";
+    env[n++] = "MPIR_CVAR_COLLECTIVE_FALLBACK=error";
     if (!strcmp(coll, "allreduce") && !strcmp(alg, "ring")) {
-        setenv(cv, "nb", 1);
-        setenv("MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM", "tsp_ring", 1);
-    } else
-        setenv(cv, alg, 1);
+        snprintf(cvar, sizeof cvar, "%s=nb", cv);
+        env[n++] = cvar;
+        env[n++] = "MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM=tsp_ring";
+    } else {
+        snprintf(cvar, sizeof cvar, "%s=%s", cv, alg);
+        env[n++] = cvar;
+    }
+    env[n] = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -165,7 +174,6 @@ static int split_words(char *s, char **argv, int max)
 enum { L_OK = 0, L_FAIL = 1, L_UNUSABLE = 3, L_DEADLINE = 4, L_INTERRUPTED = 5 };
 
 typedef struct launch_cfg {
-    const char *self; /* this binary (/proc/self/exe) */
     int np;
     char *largv[64]; /* launcher arguments */
     int nlarg;
@@ -175,71 +183,47 @@ typedef struct launch_cfg {
     double deadline;
     comet_bench_gate gate; /* idle gate before each launch */
     int status; /* raw wait status of the last launch */
+    comet_bench_coll_spawn spawn; /* the CLI's: command line and exec */
+    void *spawn_ctx;
 } launch_cfg;
 
 /* Launches one worker job; returns an L_* code. */
 static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_idx)
 {
-    char npbuf[16], lbuf[16], fbuf[4], cap[32], load[96];
-    char *argv[96];
-    int n = 0;
-    snprintf(npbuf, sizeof npbuf, "%d", lc->np);
-    snprintf(lbuf, sizeof lbuf, "%d", launch_idx);
-    snprintf(fbuf, sizeof fbuf, "%d", lc->full);
-    snprintf(cap, sizeof cap, "%g", lc->full ? 2.0 : 0.5);
-    argv[n++] = (char *)COMET_MPIEXEC;
-    for (int i = 0; i < lc->nlarg; i++)
-        argv[n++] = lc->largv[i];
-    argv[n++] = (char *)"-n";
-    argv[n++] = npbuf;
-    argv[n++] = (char *)lc->self;
-    argv[n++] = (char *)"bench";
-    argv[n++] = (char *)"collectives";
-    argv[n++] = (char *)"--worker";
-    argv[n++] = (char *)coll;
-    argv[n++] = (char *)alg;
-    argv[n++] = (char *)lc->sizes;
-    argv[n++] = lbuf;
-    argv[n++] = (char *)lc->out;
-    argv[n++] = (char *)lc->run_id;
-    argv[n++] = (char *)lc->machine_id;
-    argv[n++] = fbuf;
-    argv[n++] = cap;
+    comet_bench_coll_job job;
+    memset(&job, 0, sizeof job);
+    job.coll = coll;
+    job.alg = alg;
+    job.sizes = lc->sizes;
+    job.launch = launch_idx;
+    job.outpath = lc->out;
+    job.run_id = lc->run_id;
+    job.machine_id = lc->machine_id;
+    job.full = lc->full;
+    job.sample_cap_s = lc->full ? 2.0 : 0.5;
+    job.loop = lc->loop;
+    job.np = lc->np;
+    job.launcher_args = lc->largv;
+    job.nlauncher_args = lc->nlarg;
+    force_env(coll, alg, job.env);
     /* idle gate: wait (bounded) until others leave the machine alone; the
      * ranks busy-poll, so this can only be done before they start */
-    comet_bench_load ld;
     char gerr[COMET_ERRLEN];
     comet_bench_gate g = lc->gate;
     double left = lc->deadline - comet_util_now();
     if (g.timeout_s > left / 4) /* the gate never eats the job's deadline */
         g.timeout_s = left > 0 ? left / 4 : 0;
-    if (comet_bench_gate_wait(&g, &ld, gerr, sizeof gerr) != 0) {
-        memset(&ld, 0, sizeof ld);
-        ld.skipped = 1;
-        ld.busy_others = -1;
+    if (comet_bench_gate_wait(&g, &job.load, gerr, sizeof gerr) != 0) {
+        memset(&job.load, 0, sizeof job.load);
+        job.load.skipped = 1;
+        job.load.busy_others = -1;
         comet_util_debug("bench collectives: idle gate: %s", gerr);
     }
-    snprintf(
-        load, sizeof load, "%.4f,%.3f,%d,%d", ld.busy_others, ld.waited_s, ld.idle, ld.skipped);
-    argv[n++] = load;
-    argv[n++] = (char *)(lc->loop ? "loop" : "barrier");
-    argv[n] = NULL;
     fflush(NULL);
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0)
+    const long sp = lc->spawn(&job, lc->spawn_ctx);
+    if (sp < 0)
         return L_FAIL;
-    if (pid == 0) {
-        setpgid(0, 0); /* its own group: the deadline kills mpiexec and every rank */
-        /* mpiexec ends (and takes its ranks down) when this comet is killed */
-        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
-            _exit(127);
-        force_env(coll, alg);
-        execvp(argv[0], argv);
-        fprintf(stderr, "comet: bench collectives: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also here: no race with the kill below */
+    const pid_t pid = (pid_t)sp;
     int st = 0;
     for (;;) {
         pid_t r = waitpid(pid, &st, WNOHANG);
@@ -404,23 +388,14 @@ static int alg_selected(const char *coll, const char *alg, int idx, const char *
     return 0;
 }
 
-int comet_bench_coll_worker(int argc, char **argv)
+int comet_bench_coll_worker(const comet_bench_coll_job *job)
 {
-    /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD [TIMING] */
-    if (argc < 12 || strcmp(argv[1], "--worker")) {
-        fprintf(stderr, "comet: bench collectives: --worker: expected 10 arguments\n");
+    if (!job || !job->coll || !job->alg || !job->sizes || !job->outpath || !job->run_id
+        || !job->machine_id) {
+        fprintf(stderr, "comet: bench collectives: worker: incomplete job\n");
         return 2;
     }
-    coll_job job = { argv[2], argv[3], argv[4], atoi(argv[5]), argv[6], argv[7], argv[8],
-        atoi(argv[9]), atof(argv[10]), { .busy_others = 0 }, 0 };
-    if (sscanf(argv[11], "%lf,%lf,%d,%d", &job.load.busy_others, &job.load.waited_s, &job.load.idle,
-            &job.load.skipped)
-        != 4) {
-        fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
-        return 2;
-    }
-    job.loop = argc >= 13 && !strcmp(argv[12], "loop");
-    return comet_bench__coll_worker(&job);
+    return comet_bench__coll_worker(job);
 }
 
 void comet_bench_coll_defaults(comet_bench_coll_opts *o)
@@ -438,6 +413,10 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
     double timeout = o->timeout_s, gate_timeout = o->gate_timeout_s;
     const char *sizes = o->sizes, *colls = o->colls, *algs_sel = o->algs, *largs = o->launcher_args,
                *out = o->out ? o->out : "comet-out";
+    if (!o->spawn) {
+        fprintf(stderr, "comet: bench collectives: no way to start ranks (spawn not set)\n");
+        return 1;
+    }
     if (timeout == 0)
         timeout = full ? 3600 : 300;
     if (!launches)
@@ -591,24 +570,11 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
         return 1;
     }
 
-    /* mpiexec must start this binary: its path (comet_util_self_exe: not
-     * valgrind's tool when run under it), /proc/self/exe resolved */
-    char self[4096];
-    const char *se = comet_util_self_exe();
-    ssize_t sl = strcmp(se, "/proc/self/exe") ? (ssize_t)strlen(se)
-                                              : readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sl <= 0 || (size_t)sl >= sizeof self) {
-        fprintf(stderr, "comet: bench collectives: cannot resolve this program's path\n");
-        comet_bench_run_fini(&run);
-        return 1;
-    }
-    if (strcmp(se, "/proc/self/exe"))
-        memcpy(self, se, (size_t)sl);
-    self[sl] = '\0';
     comet_util_install_signals();
     double t0 = comet_util_now();
-    lc.self = self;
     lc.np = np;
+    lc.spawn = o->spawn;
+    lc.spawn_ctx = o->spawn_ctx;
     lc.sizes = sizebuf;
     lc.out = path;
     lc.run_id = run.run_id;

@@ -5,6 +5,7 @@
 #define COMET_BENCH_COLL_INTERNAL_H
 
 #include "comet_bench.h"
+#include "comet_bench_coll.h"
 
 #include <jansson.h>
 #include <mpi.h>
@@ -13,19 +14,8 @@
 #define COLL_DIST "dist_kernels"
 
 /** What one worker launch measures (argv of the hidden --worker mode). */
-typedef struct coll_job {
-    const char *coll; /**< collective, "pingpong" or COLL_DIST */
-    const char *alg; /**< MPICH algorithm forced for this launch, or "auto" */
-    const char *sizes; /**< comma-separated message sizes in bytes */
-    int launch; /**< launch index within the configuration */
-    const char *outpath; /**< results file (rank 0 appends) */
-    const char *run_id; /**< run id of the parent's run record */
-    const char *machine_id; /**< machine id of the parent's probe */
-    int full; /**< full set (more samples, bigger dist shapes) */
-    double sample_cap_s; /**< per-size time cap for sampling */
-    comet_bench_load load; /**< what the parent's idle gate saw before this launch */
-    int loop; /**< OSU timing (back-to-back calls) instead of a barrier per call */
-} coll_job;
+/** The worker's job: the public launch description (comet_bench_coll.h). */
+typedef comet_bench_coll_job coll_job;
 
 /** State shared by the record writers of a worker (valid on rank 0). */
 typedef struct coll_ctx {

@@ -21,7 +21,40 @@
 #ifndef COMET_BENCH_COLL_H
 #define COMET_BENCH_COLL_H
 
+#include "comet_bench.h"
+
 #include <stddef.h>
+
+/**
+ * One launch of ranks: what every rank measures (the worker's job) and how
+ * the ranks are started. The library describes it; the CLI owns the command
+ * line that carries it to the ranks and the exec (comet_bench_coll_spawn).
+ */
+typedef struct comet_bench_coll_job {
+    const char *coll; /**< collective, "pingpong" or "dist_kernels" */
+    const char *alg; /**< MPICH algorithm forced for this launch, or "auto" */
+    const char *sizes; /**< comma-separated message sizes in bytes */
+    int launch; /**< launch index within the configuration */
+    const char *outpath; /**< results file (rank 0 appends) */
+    const char *run_id; /**< run id of the parent's run record */
+    const char *machine_id; /**< machine id of the parent's probe */
+    int full; /**< full set (more samples, bigger dist shapes) */
+    double sample_cap_s; /**< per-size time cap for sampling */
+    comet_bench_load load; /**< what the parent's idle gate saw before this launch */
+    int loop; /**< OSU timing (back-to-back calls) instead of a barrier per call */
+    /* --- how the launch starts (the spawner's; the ranks do not need them) --- */
+    int np; /**< ranks */
+    char *const *launcher_args; /**< words for mpiexec before -n */
+    int nlauncher_args; /**< their count */
+    const char *env[8]; /**< NAME=VALUE the ranks need (the forced algorithm), NULL-ended */
+} comet_bench_coll_job;
+
+/**
+ * Starts a launch's ranks under mpiexec: returns the pid of a child that
+ * leads its own process group (the run kills the group at its deadline and
+ * waits for it), or a negative errno.
+ */
+typedef long (*comet_bench_coll_spawn)(const comet_bench_coll_job *job, void *ctx);
 
 /** Settings of one `comet bench collectives` run (the CLI parses them). */
 typedef struct comet_bench_coll_opts {
@@ -40,6 +73,8 @@ typedef struct comet_bench_coll_opts {
     const char *launcher_args; /**< passed to mpiexec before -n (NULL: none) */
     const char *out; /**< results folder root (results in out/results) */
     const char *command_line; /**< as the user typed it, for the run record (NULL: none) */
+    comet_bench_coll_spawn spawn; /**< starts each launch's ranks (required) */
+    void *spawn_ctx; /**< passed to spawn */
 } comet_bench_coll_opts;
 
 /** Defaults: 2 ranks, quick, out "comet-out". */
@@ -54,11 +89,11 @@ void comet_bench_coll_defaults(comet_bench_coll_opts *o);
 int comet_bench_coll_run(const comet_bench_coll_opts *o);
 
 /**
- * One rank of a launch: argv[1] == "--worker" and the job's fields, as the
- * run passes them to the ranks it starts under mpiexec (`comet bench
- * collectives --worker ...`). @return 0, 1 or 2.
+ * One rank of a launch: runs the job (every rank calls it with the same job;
+ * the CLI parses it from the command line its spawner wrote). @return 0, 1,
+ * 2, or 3 (the MPI library cannot run this job).
  */
-int comet_bench_coll_worker(int argc, char **argv);
+int comet_bench_coll_worker(const comet_bench_coll_job *job);
 
 /**
  * nccl-tests bus-bandwidth factor of a collective over p ranks: allreduce

@@ -6,10 +6,15 @@
 #include "comet_bench_coll.h"
 #include "comet_util.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 static void usage(FILE *fp)
 {
@@ -63,13 +68,120 @@ static void usage(FILE *fp)
         "record's link is 'shm' within a node, 'tcp:<dev>' when UCX_TLS is TCP only.\n");
 }
 
+/* The hidden per-rank command line: the job's fields in this order. Written
+ * by spawn_ranks, read by worker_main; nothing else knows it. */
+#define WORKER_ARGS 12
+
+/* Starts one launch's ranks: mpiexec [launcher args] -n NP <this binary>
+ * bench collectives --worker <job>, in its own process group, dying with
+ * this comet, with the forced algorithm's environment. */
+static long spawn_ranks(const comet_bench_coll_job *job, void *ctx)
+{
+    (void)ctx;
+    /* mpiexec must start this binary: its path (comet_util_self_exe: not
+     * valgrind's tool when run under it), /proc/self/exe resolved */
+    static char self[4096];
+    if (!self[0]) {
+        const char *se = comet_util_self_exe();
+        ssize_t sl = strcmp(se, "/proc/self/exe")
+            ? (ssize_t)strlen(se)
+            : readlink("/proc/self/exe", self, sizeof self - 1);
+        if (sl <= 0 || (size_t)sl >= sizeof self) {
+            comet_cli_error("bench collectives", "cannot resolve this program's path");
+            self[0] = 0;
+            return -ENOENT;
+        }
+        if (strcmp(se, "/proc/self/exe"))
+            memcpy(self, se, (size_t)sl);
+        self[sl] = '\0';
+    }
+    char np[16], launch[16], full[4], cap[32], load[96];
+    snprintf(np, sizeof np, "%d", job->np);
+    snprintf(launch, sizeof launch, "%d", job->launch);
+    snprintf(full, sizeof full, "%d", job->full);
+    snprintf(cap, sizeof cap, "%g", job->sample_cap_s);
+    snprintf(load, sizeof load, "%.4f,%.3f,%d,%d", job->load.busy_others, job->load.waited_s,
+        job->load.idle, job->load.skipped);
+    char *argv[96];
+    int n = 0;
+    argv[n++] = (char *)COMET_MPIEXEC;
+    for (int i = 0; i < job->nlauncher_args && n < 64; i++)
+        argv[n++] = job->launcher_args[i];
+    argv[n++] = (char *)"-n";
+    argv[n++] = np;
+    argv[n++] = self;
+    argv[n++] = (char *)"bench";
+    argv[n++] = (char *)"collectives";
+    argv[n++] = (char *)"--worker";
+    argv[n++] = (char *)job->coll;
+    argv[n++] = (char *)job->alg;
+    argv[n++] = (char *)job->sizes;
+    argv[n++] = launch;
+    argv[n++] = (char *)job->outpath;
+    argv[n++] = (char *)job->run_id;
+    argv[n++] = (char *)job->machine_id;
+    argv[n++] = full;
+    argv[n++] = cap;
+    argv[n++] = load;
+    argv[n++] = (char *)(job->loop ? "loop" : "barrier");
+    argv[n] = NULL;
+    fflush(NULL);
+    const pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        setpgid(0, 0); /* its own group: the deadline kills mpiexec and every rank */
+        /* mpiexec ends (and takes its ranks down) when this comet is killed */
+        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
+            _exit(127);
+        for (int i = 0; i < 8 && job->env[i]; i++)
+            putenv((char *)job->env[i]);
+        execvp(argv[0], argv);
+        fprintf(stderr, "comet: bench collectives: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here: no race with the parent's kill */
+    return (long)pid;
+}
+
+/* One rank: the job from the hidden command line spawn_ranks wrote. */
+static int worker_main(int argc, char **argv)
+{
+    /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD [TIMING] */
+    if (argc < WORKER_ARGS || strcmp(argv[1], "--worker")) {
+        fprintf(
+            stderr, "comet: bench collectives: --worker: expected %d arguments\n", WORKER_ARGS - 2);
+        return 2;
+    }
+    comet_bench_coll_job job;
+    memset(&job, 0, sizeof job);
+    job.coll = argv[2];
+    job.alg = argv[3];
+    job.sizes = argv[4];
+    job.launch = atoi(argv[5]);
+    job.outpath = argv[6];
+    job.run_id = argv[7];
+    job.machine_id = argv[8];
+    job.full = atoi(argv[9]);
+    job.sample_cap_s = atof(argv[10]);
+    if (sscanf(argv[11], "%lf,%lf,%d,%d", &job.load.busy_others, &job.load.waited_s, &job.load.idle,
+            &job.load.skipped)
+        != 4) {
+        fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
+        return 2;
+    }
+    job.loop = argc > WORKER_ARGS && !strcmp(argv[WORKER_ARGS], "loop");
+    return comet_bench_coll_worker(&job);
+}
+
 /* one line through the CLI's error helper, exit status 2 */
 #define usage_err(fmt, arg) (comet_cli_error("bench collectives", fmt, arg), COMET_EXIT_USAGE)
 
 int comet_cli_bench_coll(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--worker"))
-        return comet_bench_coll_worker(argc, argv);
+        return worker_main(argc, argv);
     enum {
         O_QUICK = 0x2001,
         O_FULL,
@@ -187,5 +299,6 @@ int comet_cli_bench_coll(int argc, char **argv)
     for (int i = 0; i < argc && co < sizeof cmdline; i++)
         co += (size_t)snprintf(cmdline + co, sizeof cmdline - co, " %s", argv[i]);
     o.command_line = cmdline;
+    o.spawn = spawn_ranks;
     return comet_bench_coll_run(&o);
 }

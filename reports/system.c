@@ -106,7 +106,12 @@ int rp_sec_system(rp_ctx *c)
             .dp = k->dp };
         comet_system_result best;
         comet_system_space sp;
-        if (comet_system_explore(&sys, &m, &o, 1, &best, &sp) == 1) {
+        /* the searches are the report's, not the user's command: no progress lines */
+        const int verbosity = comet_util_verbosity;
+        comet_util_verbosity = -1;
+        const int found = comet_system_explore(&sys, &m, &o, 1, &best, &sp);
+        comet_util_verbosity = verbosity;
+        if (found == 1) {
             row(d, k, k->hw ? k->hw : "profile.json", &sys, &best, &sp);
             if (i == 4)
                 kbk = best.step_s;

@@ -72,21 +72,6 @@ static void html_n(FILE *fp, const char *s, size_t len)
     }
 }
 
-void rp_csv_field(FILE *fp, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, fp);
-        return;
-    }
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
-
 int rp_doc_open(rp_doc *d)
 {
     memset(d, 0, sizeof *d);

@@ -137,7 +137,7 @@ const char *rp_cell(const char *s);
 /* Escapes text for HTML onto fp. */
 void rp_html_escape(FILE *fp, const char *s);
 /* Quotes a CSV field when needed. */
-void rp_csv_field(FILE *fp, const char *s);
+#define rp_csv_field comet_util_csv_field
 
 /* ---- record helpers ---- */
 

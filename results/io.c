@@ -678,24 +678,6 @@ int comet_results_load_path(const char *path, const comet_results_load_opts *o,
 /* CSV export                                                         */
 /* ------------------------------------------------------------------ */
 
-/* A CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_str(FILE *fp, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, fp);
-        return;
-    }
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
-
 static void csv_num(FILE *fp, const json_t *v)
 {
     if (json_is_integer(v))
@@ -760,7 +742,7 @@ static int csv_collect(json_t *set, const json_t *o)
 static void csv_cell(FILE *fp, const json_t *v)
 {
     if (json_is_string(v))
-        csv_str(fp, json_string_value(v));
+        comet_util_csv_field(fp, json_string_value(v));
     else
         csv_num(fp, v);
 }

@@ -129,6 +129,10 @@ int comet_util_doc_bool(const comet_util_doc *map, const char *key, const int *d
  */
 int comet_util_doc_check_keys(
     const comet_util_doc *map, const char *const *allowed, char *err, size_t errlen);
+/** Writes s as one CSV field (RFC 4180): quoted, with quotes doubled, when it
+ *  holds a comma, a quote or a line break; NULL writes nothing. */
+void comet_util_csv_field(FILE *fp, const char *s);
+
 /** Formats "file:line" of a node into buf. */
 const char *comet_util_doc_where(const comet_util_doc *node, char *buf, size_t len);
 

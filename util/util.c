@@ -600,3 +600,20 @@ void comet_util_blas_core_policy(char **argv)
         env && *env ? env : "unset");
     setenv("COMET_BLAS_CORE_POLICY", policy, 1);
 }
+
+void comet_util_csv_field(FILE *fp, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}

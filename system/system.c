@@ -61,15 +61,16 @@ int comet_system_from_hw(const comet_model_hw *hw, comet_model_dtype dtype, int 
             hw->name, cpc, inside);
     for (int i = first; i < nl; i++) {
         if (lv[i]->topo == COMET_MODEL_MESH2D || lv[i]->topo == COMET_MODEL_TORUS2D) {
-            /* a 2-D level between chips is two ring levels (torus) or rows x columns */
+            /* a 2-D level between chips is two levels: its rows, then its columns */
             if (sys->nlevels + 2 > COMET_SYSTEM_LEVELS)
                 return comet_util_seterr(err, errlen, -EINVAL, "%s: more than %d network levels",
                     hw->name, COMET_SYSTEM_LEVELS);
             for (int k = 0; k < 2; k++) {
                 comet_system_level *L = &sys->level[sys->nlevels++];
                 L->net = *lv[i];
+                /* a torus row wraps (a ring); a mesh row is a line (a 1-D mesh) */
                 L->net.topo
-                    = lv[i]->topo == COMET_MODEL_TORUS2D ? COMET_MODEL_RING : COMET_MODEL_RING;
+                    = lv[i]->topo == COMET_MODEL_TORUS2D ? COMET_MODEL_RING : COMET_MODEL_MESH2D;
                 L->net.dims[0] = lv[i]->dims[k];
                 L->net.dims[1] = 1;
                 L->size = lv[i]->dims[k];

@@ -226,8 +226,8 @@ static json_t *joint_fit(const link_pt *pt, size_t np, const char *link, double 
     }
     free(alg_of);
     free(perr);
-    return json_pack("{s:s,s:[i,i],s:o,s:f,s:o,s:o,s:o,s:o,s:s}", "link", link, "ranks", pmin,
-        pmax, "algorithms", algs, "from_bytes", thr, "fit", seg, "heldout",
+    return json_pack("{s:s,s:[i,i],s:o,s:f,s:o,s:o,s:o,s:o,s:s}", "link", link, "ranks", pmin, pmax,
+        "algorithms", algs, "from_bytes", thr, "fit", seg, "heldout",
         cal_err_json(he, nh, "every 4th point predicted by a fit of the others"), "per_algorithm",
         per, "cannot_predict", cannot, "note",
         "messages at or above the link's protocol switch (from its ping-pong fit); weights "

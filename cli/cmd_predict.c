@@ -32,7 +32,8 @@ static void usage(FILE *fp, int explore)
         "options:\n"
         "  --hw HW          hardware description: a preset (edge, cloud) or a YAML/JSON file\n"
         "                   (a calibrated profile works too)\n"
-        "  --op OP          gemm_softmax | gemm_layernorm | attention | gemm_rmsnorm (model only) | gms\n"
+        "  --op OP          gemm_softmax | gemm_layernorm | attention | gemm_rmsnorm (model only) "
+        "| gms\n"
         "  --shape DIMS     M=1024,N=1024,K=256  (attention: heads=16,lq=4096,lk=4096,d=64)\n"
         "  --workload W     op and shape from a workload file (configs/workloads/W.yaml or a\n"
         "                   path) instead of --op/--shape\n"
@@ -238,8 +239,7 @@ static int run(int argc, char **argv, int explore)
     }
     if (!workload) {
         if (comet_model_op_parse(opname, &pb.op) != 0) {
-            comet_cli_error(
-                sub, "--op '%s': unknown (%s, gms)", opname, comet_model_op_list());
+            comet_cli_error(sub, "--op '%s': unknown (%s, gms)", opname, comet_model_op_list());
             return COMET_EXIT_USAGE;
         }
         pb.causal = causal;

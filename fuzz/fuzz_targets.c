@@ -465,8 +465,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* bounded work: small models only (the parser allows any size) */
     if ((double)m.layers * m.hidden > 1e6 || m.global_batch > 64 || m.seq > 8192)
         return 0;
-    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1,
-        .exec = -1, .tp = 1 };
+    comet_system_opts o
+        = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1, .tp = 1 };
     comet_system_result best;
     comet_system_space sp;
     if (comet_system_explore(&sys, &m, &o, 1, &best, &sp) == 1) {

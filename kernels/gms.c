@@ -220,9 +220,9 @@ int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_inp
     /* counts of owned pairs after the tile buffers, the address rounded up
      * to a size_t (the buffers before may end on an odd float; the workspace
      * has a float of room for the padding) */
-    size_t *owned = (size_t *)(((uintptr_t)(chunks + (size_t)nt * tm * (K + N + 2))
-                                   + (sizeof(size_t) - 1))
-        & ~(uintptr_t)(sizeof(size_t) - 1));
+    size_t *owned
+        = (size_t *)(((uintptr_t)(chunks + (size_t)nt * tm * (K + N + 2)) + (sizeof(size_t) - 1))
+            & ~(uintptr_t)(sizeof(size_t) - 1));
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
 #pragma omp parallel num_threads(nt)

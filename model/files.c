@@ -74,8 +74,7 @@ int comet_model_workload_load(const char *name, comet_model_problem *pb, char *e
         || (rc = comet_util_doc_string(d, "op", NULL, &op, err, errlen)))
         goto out;
     if (comet_model_op_parse(op, &pb->op)) {
-        rc = comet_util_seterr(err, errlen, -EINVAL,
-            "%s: unknown op '%s' (%s)",
+        rc = comet_util_seterr(err, errlen, -EINVAL, "%s: unknown op '%s' (%s)",
             comet_util_doc_where(comet_util_doc_get(d, "op"), w, sizeof w), op,
             comet_model_op_list());
         goto out;

@@ -528,15 +528,15 @@ static int doc_si(const comet_util_doc *map, const char *key, comet_util_unit u,
     if (v->kind != COMET_DOC_SCALAR || comet_util_parse_quantity(v->value, u, bare_ok, out)
         || !(*out >= 0) || !isfinite(*out))
         return comet_util_seterr(err, errlen, -EINVAL,
-            "%s: '%s' must be a non-negative quantity in %s%s", comet_util_doc_where(v, w, sizeof w),
-            key, comet_util_unit_base(u), bare_ok ? "" : " with its unit (schema comet.hw.v2)");
+            "%s: '%s' must be a non-negative quantity in %s%s",
+            comet_util_doc_where(v, w, sizeof w), key, comet_util_unit_base(u),
+            bare_ok ? "" : " with its unit (schema comet.hw.v2)");
     return 0;
 }
 
 /* What a system description adds to a chip (schema v2; docs/hardware.md,
  * "Systems"): compute per data type, cost and power (DFModel's models). */
-static int load_system_extras(
-    const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
+static int load_system_extras(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
 {
     static const char *const dt[COMET_MODEL_NDTYPE]
         = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8" };
@@ -557,8 +557,8 @@ static int load_system_extras(
         if ((rc = comet_util_doc_check_keys(sec, ck, err, errlen)))
             return rc;
         for (int i = 0; i < COMET_MODEL_NDTYPE; i++)
-            if ((rc = doc_si(sec, dt[i], COMET_UNIT_FLOPS, bare, &hw->peak_flops_dtype[i], err,
-                     errlen)))
+            if ((rc = doc_si(
+                     sec, dt[i], COMET_UNIT_FLOPS, bare, &hw->peak_flops_dtype[i], err, errlen)))
                 return rc;
     }
     if ((sec = comet_util_doc_get(d, "cost")) != NULL) {
@@ -745,8 +745,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         || (rc = load_net(sub, &hw->core_net, q, err, errlen)))
         goto fail;
 
-    static const char *const mems[]
-        = { "dram", "global_buffer", "local_buffer", "second", NULL };
+    static const char *const mems[] = { "dram", "global_buffer", "local_buffer", "second", NULL };
     if ((rc = need_map(d, "memory", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, mems, err, errlen)))
         goto fail;

@@ -208,8 +208,8 @@ int comet_model_problem_parse(const char *shape, comet_model_problem *pb, char *
                 "--shape: %s=%s must be an integer in [1, 2^40]", tok, eq + 1);
         double *dst = shape_slot(pb, d->shape, tok);
         if (!dst)
-            return comet_util_seterr(err, errlen, -EINVAL, "--shape: unknown dimension '%s' for %s",
-                tok, d->name);
+            return comet_util_seterr(
+                err, errlen, -EINVAL, "--shape: unknown dimension '%s' for %s", tok, d->name);
         if (*dst > 0)
             return comet_util_seterr(err, errlen, -EINVAL, "--shape: '%s' given twice", tok);
         *dst = (double)v;

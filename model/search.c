@@ -25,8 +25,7 @@ static double pareto_e(const comet_model_result *r)
  * with others at the bound: the best is the one that spends least). */
 static int better(const comet_model_result *r, const comet_model_result *best)
 {
-    return r->cycles < best->cycles
-        || (r->cycles == best->cycles && pareto_e(r) < pareto_e(best));
+    return r->cycles < best->cycles || (r->cycles == best->cycles && pareto_e(r) < pareto_e(best));
 }
 
 /* A split the search tries: a divisor of the count, or a power of two below it. */

@@ -44,8 +44,8 @@ int rp_sec_machine(rp_ctx *c)
         }
         rp_row(d, "caches\t%s", buf[0] ? buf : "(not reported)");
     }
-    rp_row(d, "memory\t%.1f GiB (source: %s)%s%s", m->memory_bytes / 1073741824.0,
-        m->memory_source, m->memory_note[0] ? "; " : "", m->memory_note);
+    rp_row(d, "memory\t%.1f GiB (source: %s)%s%s", m->memory_bytes / 1073741824.0, m->memory_source,
+        m->memory_note[0] ? "; " : "", m->memory_note);
     rp_row(d, "ISA\tAVX %s, AVX2 %s, FMA %s, AVX-512F %s", yes(m->avx), yes(m->avx2), yes(m->fma),
         yes(m->avx512f));
     rp_row(d, "BLAS\t%s (%.0f threads)", rp_cell(m->blas_config), m->blas_threads);

@@ -519,7 +519,8 @@ int rp_sec_fits(rp_ctx *c)
             char w[128];
             snprintf(w, sizeof w, "joint %s model: %s (%s)", rp_str(x, "link"),
                 rp_str(y, "algorithm"),
-                json_is_true(json_object_get(y, "predicts")) ? "predicts it" : "does not predict it");
+                json_is_true(json_object_get(y, "predicts")) ? "predicts it"
+                                                             : "does not predict it");
             heldout_row(d, w, json_object_get(y, "heldout"), NULL);
         }
     }

@@ -85,8 +85,7 @@ static int load_llm(const comet_util_doc *d, comet_system_llm *m, char *err, siz
     if (hd == 0 && !comet_util_doc_get(d, "head_dim"))
         return comet_util_seterr(err, errlen, -EINVAL,
             "%s: 'head_dim' is needed: hidden (%d) is not a multiple of heads (%d)",
-            comet_util_doc_where(comet_util_doc_get(d, "heads"), w, sizeof w), m->hidden,
-            m->heads);
+            comet_util_doc_where(comet_util_doc_get(d, "heads"), w, sizeof w), m->hidden, m->heads);
     if ((rc = need_int(d, "head_dim", hd > 0 ? &hd : NULL, 1, 1 << 16, &m->head_dim, err, errlen)))
         return rc;
     const double kvd = m->heads, ffd = 4.0 * m->hidden;

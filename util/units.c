@@ -37,7 +37,8 @@ static const unit_row flops_rows[] = { { "FLOP/s", 1 }, { "kFLOP/s", 1e3 }, { "M
 /* energy per event: the denominator names the event and is checked by the
  * caller's choice of kind (per byte, or per access/op/MAC/FLOP) */
 static const unit_row jb_rows[] = { { "J/B", 1 }, { "nJ/B", 1e-9 }, { "pJ/B", 1e-12 },
-    { "fJ/B", 1e-15 }, { "J/GB", 1e-9 }, { "mJ/GB", 1e-12 }, { "pJ/bit", 8e-12 }, { "fJ/bit", 8e-15 }, { "nJ/bit", 8e-9 }, { NULL, 0 } };
+    { "fJ/B", 1e-15 }, { "J/GB", 1e-9 }, { "mJ/GB", 1e-12 }, { "pJ/bit", 8e-12 },
+    { "fJ/bit", 8e-15 }, { "nJ/bit", 8e-9 }, { NULL, 0 } };
 static const unit_row j_rows[] = { { "J", 1 }, { "nJ", 1e-9 }, { "pJ", 1e-12 }, { "fJ", 1e-15 },
     { "pJ/access", 1e-12 }, { "pJ/op", 1e-12 }, { "pJ/MAC", 1e-12 }, { "pJ/FLOP", 1e-12 },
     { "nJ/access", 1e-9 }, { "nJ/op", 1e-9 }, { NULL, 0 } };

@@ -175,17 +175,15 @@ static void test_system_cli(void **s)
     expect_usage_error(b, "the system has 8");
     char *c[] = { "predict", "--hw", "dgx-a100", "--workload", "gpt3-175b", NULL };
     expect_usage_error(c, "--parallel");
-    char *d[] = { "explore", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--chips", "12",
-        NULL };
+    char *d[] = { "explore", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--chips", "12", NULL };
     expect_usage_error(d, "--chips 12");
-    char *e[] = { "explore", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--phase", "infer",
-        NULL };
+    char *e[]
+        = { "explore", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--phase", "infer", NULL };
     expect_usage_error(e, "--phase 'infer'");
     char *f[] = { "predict", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--parallel",
         "tp=8,pp=1,dp=1", NULL };
     expect_usage_error(f, "memory");
-    char *g[] = { "explore", "--hw", "dgx-a100", "--chips", "8", "--workload", "gpt3-175b",
-        NULL };
+    char *g[] = { "explore", "--hw", "dgx-a100", "--chips", "8", "--workload", "gpt3-175b", NULL };
     assert_int_equal(run(g, out, sizeof out, err, sizeof err), 1); /* fits nowhere: 8 x 80 GB */
     assert_non_null(strstr(err, "fits nowhere"));
     char *h[] = { "explore", "--hw", "sn10x8-torus", "--workload", "llama2-70b", "--phase",

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "comet_model.h"
-#include "mfixture.h"
 #include "comet_util.h"
+#include "mfixture.h"
 
 #include <math.h>
 #include <stdio.h>

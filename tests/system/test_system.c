@@ -466,8 +466,7 @@ static void test_megatron_published(void **st)
         comet_model_hw_free(&h);
         comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = cases[i].batch };
         comet_system_config full = cfg(8, cases[i].pp, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
-        comet_system_config sel
-            = cfg(8, cases[i].pp, 1, 1, COMET_SYSTEM_RECOMPUTE_SELECTIVE, 1, 0);
+        comet_system_config sel = cfg(8, cases[i].pp, 1, 1, COMET_SYSTEM_RECOMPUTE_SELECTIVE, 1, 0);
         comet_system_result rf, rs;
         assert_int_equal(comet_system_eval(&sys, &m, &o, &full, &rf), 0);
         assert_int_equal(comet_system_eval(&sys, &m, &o, &sel, &rs), 0);

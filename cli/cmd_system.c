@@ -102,9 +102,24 @@ static void print_result(const comet_system_result *r, int explain)
     for (int pass = 0; pass < 2; pass++) {
         if (!r->parts[pass].n)
             continue;
+        const comet_system_parts *p = &r->parts[pass];
         printf("\n    %s:", pass ? "backward" : "forward");
-        for (int i = 0; i < r->parts[pass].n; i++)
-            printf(" [%s]", comet_system_part_str(&r->parts[pass], i, buf, sizeof buf));
+        for (int i = 0; i < p->n; i++)
+            printf(" [%s]", comet_system_part_str(p, i, buf, sizeof buf));
+        /* each partition's time is the largest (overlapped) or the sum of
+         * its parts, as the hardware states */
+        printf("\n      %-10s %-10s %-10s %-10s %-9s %-7s %s", "time (s)", "compute", "memory",
+            "network", "on chip", "passes", "partition");
+        for (int i = 0; i < p->n; i++) {
+            char oc[32] = "-", ps[16] = "-";
+            if (isfinite(p->onchip_bytes[i]))
+                snprintf(oc, sizeof oc, "%.0f MB", p->onchip_bytes[i] / 1e6);
+            if (isfinite(p->weight_passes[i]))
+                snprintf(ps, sizeof ps, "%.0f", p->weight_passes[i]);
+            printf("\n      %-10.4g %-10.4g %-10.4g %-10.4g %-9s %-7s %s", p->time_s[i],
+                p->compute_s[i], p->memory_s[i], p->network_s[i], oc, ps,
+                comet_system_part_str(p, i, buf, sizeof buf));
+        }
     }
     printf("\n");
 }

@@ -161,6 +161,13 @@ typedef struct comet_system_parts {
     int n; /**< partitions */
     unsigned char
         end[COMET_SYSTEM_MAX_KERNELS]; /**< partition i holds kernels [end[i-1], end[i]) */
+    /** Per partition, one microbatch: its time and the parts it overlaps or adds (s). */
+    float time_s[COMET_SYSTEM_MAX_KERNELS], compute_s[COMET_SYSTEM_MAX_KERNELS],
+        memory_s[COMET_SYSTEM_MAX_KERNELS], network_s[COMET_SYSTEM_MAX_KERNELS];
+    /** Per fused partition: bytes it holds on chip (resident weights and accumulators,
+     *  pipeline buffers) and how often it streams its weights (1: resident); NAN for one
+     *  kernel alone, which tiles against the whole on-chip memory. */
+    float onchip_bytes[COMET_SYSTEM_MAX_KERNELS], weight_passes[COMET_SYSTEM_MAX_KERNELS];
 } comet_system_parts;
 
 /** Partition i of a pass as "ln1+qkv+..." into buf (truncated to len). */

@@ -37,10 +37,10 @@ typedef struct kern {
     double extra_rd, extra_wr; /* off-chip bytes outside the tensors (KV cache) */
     int recompute; /* a forward kernel run again in the backward */
     /* precomputed per layer evaluation (best_parts): the kernel's compute
-     * and collective times, and its re-read factors with its on-chip share
-     * when g GEMMs share the chip (index g - 1) */
+     * and collective times, and its re-read factors when it runs alone with
+     * the whole on-chip memory */
     double pc, pnet;
-    float wf[16], af[16];
+    float wf[1], af[1];
 } kern;
 
 typedef struct graph {
@@ -191,6 +191,42 @@ static void build_fwd(const sys_layer *L, graph *g, int *X0out)
     g->t[k->out].keep = 1; /* the layer's output goes to the next layer */
 }
 
+/* Whether a forward kernel is rerun in the backward under the layer's
+ * recomputation choice (selective: the attention core, Korthikanti et al.). */
+static int recomputed(const sys_layer *L, const kern *k)
+{
+    if (L->rec == COMET_SYSTEM_RECOMPUTE_NONE)
+        return 0;
+    if (L->rec == COMET_SYSTEM_RECOMPUTE_FULL)
+        return 1;
+    return !strcmp(k->name, "score") || !strcmp(k->name, "softmax")
+        || !strcmp(k->name, "attn_drop");
+}
+
+/* Appends the recomputed forward kernels to the backward graph; map sends
+ * their forward outputs to the recomputed copies. */
+static void emit_recompute(const sys_layer *L, const graph *f, graph *g, int *map)
+{
+    for (int i = 0; i < f->nk; i++) {
+        const kern *k = &f->k[i];
+        if (!recomputed(L, k))
+            continue;
+        int in[3];
+        for (int j = 0; j < k->nin; j++)
+            in[j] = map[k->in[j]];
+        kern *r = add_k(g, "re_", k->engine, k->flops, k->nin, in, f->t[k->out].bytes, 0);
+        snprintf(r->name, sizeof r->name, "re_%s", k->name);
+        r->w = k->w;
+        r->M = k->M;
+        r->N = k->N;
+        r->K = k->K;
+        r->coll = k->coll;
+        r->coll_bytes = k->coll_bytes;
+        r->recompute = 1;
+        map[k->out] = r->out;
+    }
+}
+
 /* The backward of a forward graph: per kernel its input gradients (GEMMs:
  * data and weight gradients at the forward's FLOP each), the mirrored
  * collectives (an all-reduce of the input gradient where the forward's
@@ -211,32 +247,32 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
     for (int i = 0; i < f->nt; i++)
         if (f->t[i].store > 0 || i == x0)
             map[i] = add_t(g, f->t[i].bytes, 0, -1);
-    /* recomputation: forward kernels again, outputs on chip (not stored) */
-    if (L->rec != COMET_SYSTEM_RECOMPUTE_NONE)
-        for (int i = 0; i < f->nk; i++) {
-            const kern *k = &f->k[i];
-            if (L->rec == COMET_SYSTEM_RECOMPUTE_SELECTIVE && strcmp(k->name, "score")
-                && strcmp(k->name, "softmax") && strcmp(k->name, "attn_drop"))
-                continue;
-            int in[3];
-            for (int j = 0; j < k->nin; j++)
-                in[j] = map[k->in[j]];
-            kern *r = add_k(g, "re_", k->engine, k->flops, k->nin, in, f->t[k->out].bytes, 0);
-            snprintf(r->name, sizeof r->name, "re_%s", k->name);
-            r->w = k->w;
-            r->M = k->M;
-            r->N = k->N;
-            r->K = k->K;
-            r->coll = k->coll;
-            r->coll_bytes = k->coll_bytes;
-            r->recompute = 1;
-            map[k->out] = r->out;
-        }
+    /* recomputation: forward kernels again, outputs on chip (not stored).
+     * Full recomputation reruns the forward before the backward starts;
+     * selective reruns the attention core just before the backward of the
+     * first kernel (in backward order) that reads what it recomputes, as
+     * Megatron does, so a fused partition can keep it on chip. */
+    int pending = L->rec != COMET_SYSTEM_RECOMPUTE_NONE;
+    if (L->rec == COMET_SYSTEM_RECOMPUTE_FULL) {
+        emit_recompute(L, f, g, map);
+        pending = 0;
+    }
     /* the gradient of the layer output arrives from the next layer */
     const int out = f->k[f->nk - 1].out;
     grad[out] = add_t(g, f->t[out].bytes, 0, -1);
     for (int i = f->nk - 1; i >= 0; i--) {
         const kern *k = &f->k[i];
+        if (pending) {
+            int needs = recomputed(L, k);
+            for (int j = 0; j < k->nin && !needs; j++) {
+                const int p = f->t[k->in[j]].producer;
+                needs = p >= 0 && recomputed(L, &f->k[p]);
+            }
+            if (needs) {
+                emit_recompute(L, f, g, map);
+                pending = 0;
+            }
+        }
         const int dy = grad[k->out];
         if (dy < 0)
             continue;
@@ -331,17 +367,79 @@ static double compute_s(const sys_ctx *C, const kern *k)
     return k->flops / (C->sys->peak_flops * eff);
 }
 
+/* Weight-gradient accumulators against the weights' width: the engines
+ * accumulate at the hardware's accumulator width (fp32 unless stated). */
+static double acc_ratio(const sys_ctx *C)
+{
+    const double acc = C->sys->hw.acc_bytes > 0 ? C->sys->hw.acc_bytes : 4;
+    return acc > C->L.e ? acc / C->L.e : 1;
+}
+
+/* How often a fused partition of kernels [i, j) (two or more) streams its
+ * weights from off-chip memory, from what it must hold on chip. A partition
+ * is a spatial pipeline over row tiles of tm tokens: every tensor it
+ * touches is buffered per token (a tensor passed on chip for as many
+ * kernels as lie between its producer and its last reader, the skew of the
+ * pipeline, as DFModel's buffer depth; one read from or written to off-chip
+ * memory double-buffered), and each GEMM either keeps its weights (and
+ * weight-gradient accumulators) resident, so they are read once, or streams
+ * them once per row tile. Returns the number of weight passes (1: resident
+ * or one tile), or 0 when not even the smallest tile fits: the kernels
+ * cannot run as one partition. *tile_out gets the rows per tile. */
+static double seg_passes(
+    const sys_ctx *C, const graph *g, int i, int j, double *tile_out, double *onchip)
+{
+    const double T = C->L.T, sram = C->sys->sram_bytes;
+    double resident = 0, per_tok = 0;
+    unsigned char seen[MAXT] = { 0 };
+    for (int x = i; x < j; x++) {
+        const kern *k = &g->k[x];
+        resident += k->w + k->wgrad * acc_ratio(C);
+        for (int a = 0; a <= k->nin; a++) {
+            const int t = a < k->nin ? k->in[a] : k->out;
+            if (seen[t])
+                continue;
+            seen[t] = 1;
+            const tensor *ts = &g->t[t];
+            const int p = ts->producer;
+            const int inside = p >= i && p < j;
+            const int last = ts->last >= j || ts->last < 0 ? j - 1 : ts->last;
+            /* from its producer (or its first reader here) to its last reader */
+            const double span = last - (inside ? p : x) + 1.0;
+            const double depth = inside ? fmax(1.0, span) + (ts->last >= j) : fmax(2.0, span);
+            per_tok += ts->bytes / T * depth;
+        }
+    }
+    const double tmin = fmin(T, C->sys->gemm_rows > 0 ? C->sys->gemm_rows : 1);
+    if (resident + tmin * per_tok <= sram) {
+        *tile_out = T;
+        if (per_tok > 0 && (sram - resident) / per_tok < T)
+            *tile_out = floor((sram - resident) / per_tok);
+        *onchip = resident + *tile_out * per_tok;
+        return 1;
+    }
+    const double tm = per_tok > 0 ? floor(sram / per_tok) : T;
+    if (tm < tmin)
+        return 0;
+    *tile_out = fmin(tm, T);
+    *onchip = *tile_out * per_tok;
+    return ceil(T / fmin(tm, T));
+}
+
 /* Time of kernels [i, j) run as one partition (dataflow) or one kernel
  * (j = i + 1, kernel by kernel). Adds the parts to *bd when given. */
-static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataflow, sys_bd *bd)
+static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataflow, sys_bd *bd,
+    comet_system_parts *parts)
 {
     const comet_system *S = C->sys;
     double cg = 0, cv = 0, net = 0, rd = 0, wr = 0, rec = 0;
-    int ngemm = 0;
-    for (int x = i; x < j; x++)
-        ngemm += g->k[x].engine == E_GEMM && g->k[x].w > 0;
+    /* one kernel alone tiles against the whole on-chip memory (its re-read
+     * factors); a fused partition streams its weights `passes` times */
+    double passes = 1, tile = C->L.T, onchip = NAN;
+    const int fused = dataflow && j - i > 1;
+    if (fused && !(passes = seg_passes(C, g, i, j, &tile, &onchip)))
+        return INFINITY;
     unsigned char seen[MAXT] = { 0 };
-    const int gi = (ngemm > 16 ? 16 : ngemm > 0 ? ngemm : 1) - 1;
     for (int x = i; x < j; x++) {
         const kern *k = &g->k[x];
         const double c = k->pc;
@@ -351,9 +449,12 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             cv += c;
         if (k->recompute)
             rec += c;
-        const double wf = k->wf[gi], af = k->af[gi];
-        rd += k->w * wf + k->extra_rd + k->wgrad;
-        wr += k->extra_wr + k->wgrad;
+        const double wf = fused ? passes : k->wf[0], af = fused ? 1 : k->af[0];
+        /* streamed weight-gradient partial sums are written and read back at
+         * the accumulator width once per tile after the first */
+        const double wg = k->wgrad * (1 + (passes - 1) * acc_ratio(C));
+        rd += k->w * wf + k->extra_rd + wg;
+        wr += k->extra_wr + wg;
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];
             const int p = g->t[t].producer;
@@ -382,6 +483,15 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     /* a kernel's own collective waits for its output; inside a partition
      * the collective streams tile by tile beside the other kernels */
     const double t = (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(cm, net) : cm + net;
+    if (parts && parts->n < COMET_SYSTEM_MAX_KERNELS) {
+        const int q = parts->n;
+        parts->time_s[q] = (float)t;
+        parts->compute_s[q] = (float)c;
+        parts->memory_s[q] = (float)mem;
+        parts->network_s[q] = (float)net;
+        parts->onchip_bytes[q] = (float)onchip;
+        parts->weight_passes[q] = fused ? (float)passes : NAN;
+    }
     if (bd) {
         bd->compute += c - rec;
         bd->recompute += rec;
@@ -406,19 +516,17 @@ static double best_parts(
         k->pnet = k->coll_bytes > 0
             ? comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes)
             : 0;
-        for (int q = 0; q < 16; q++) {
-            double wf, af;
-            gemm_rereads(k, C->sys->sram_bytes / (q + 1), &wf, &af);
-            k->wf[q] = (float)wf;
-            k->af[q] = (float)af;
-        }
+        double wf, af;
+        gemm_rereads(k, C->sys->sram_bytes, &wf, &af);
+        k->wf[0] = (float)wf;
+        k->af[0] = (float)af;
     }
     best[0] = 0;
     for (int j = 1; j <= g->nk; j++) {
         best[j] = INFINITY;
         cut[j] = j - 1;
         for (int i = dataflow ? 0 : j - 1; i < j; i++) {
-            double t = best[i] + seg_cost(C, g, i, j, dataflow, NULL);
+            double t = best[i] + seg_cost(C, g, i, j, dataflow, NULL, NULL);
             if (t < best[j]) {
                 best[j] = t;
                 cut[j] = i;
@@ -437,7 +545,7 @@ static double best_parts(
     }
     for (int q = n - 1; q >= 0; q--) {
         const int j = ends[q], i = cut[j];
-        seg_cost(C, g, i, j, dataflow, bd);
+        seg_cost(C, g, i, j, dataflow, bd, parts);
         if (parts)
             parts->end[parts->n++] = (unsigned char)j;
     }

@@ -328,6 +328,21 @@ json_t *comet_system_result_json(const comet_system_result *r)
         json_array_append_new(
             pb, json_string(comet_system_part_str(&r->parts[1], i, buf, sizeof buf)));
     json_object_set_new(j, "partitions", json_pack("{s:o,s:o}", "forward", pf, "backward", pb));
+    json_t *dt[2];
+    for (int pass = 0; pass < 2; pass++) {
+        const comet_system_parts *p = &r->parts[pass];
+        dt[pass] = json_array();
+        for (int i = 0; i < p->n; i++)
+            json_array_append_new(dt[pass],
+                json_pack("{s:s,s:f,s:f,s:f,s:f,s:o,s:o}", "kernels",
+                    comet_system_part_str(p, i, buf, sizeof buf), "time_s", (double)p->time_s[i],
+                    "compute_s", (double)p->compute_s[i], "memory_s", (double)p->memory_s[i],
+                    "network_s", (double)p->network_s[i], "onchip_bytes",
+                    num_or_null(p->onchip_bytes[i]), "weight_passes",
+                    num_or_null(p->weight_passes[i])));
+    }
+    json_object_set_new(
+        j, "partition_detail", json_pack("{s:o,s:o}", "forward", dt[0], "backward", dt[1]));
     json_object_set_new(j, "layer_s",
         json_pack("{s:f,s:f}", "forward", r->layer_fwd_s, "backward", r->layer_bwd_s));
     return j;

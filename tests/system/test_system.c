@@ -395,6 +395,48 @@ static void test_refusals(void **st)
     assert_int_equal(c.order[0], COMET_SYSTEM_PP);
 }
 
+/* Fused partitions hold their weights, accumulators and pipeline buffers
+ * on chip: over generated cases, twice the on-chip memory never makes the
+ * same configuration slower, dataflow is never slower than kernel by
+ * kernel (one kernel per partition is one of its choices), and with almost
+ * no on-chip memory no two kernels fuse. */
+static void test_sram_capacity(void **st)
+{
+    (void)st;
+    int n = 0, checked = 0;
+    while (n < 4000) {
+        gcase g;
+        gen_case(&g);
+        n++;
+        comet_system_result df, df2, kbk, tiny;
+        g.c.exec = COMET_SYSTEM_EXEC_DATAFLOW;
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &g.o, &g.c, &df), 0);
+        if (!df.feasible)
+            continue;
+        checked++;
+        comet_system big = g.sys;
+        big.sram_bytes *= 2;
+        assert_int_equal(comet_system_eval(&big, &g.m, &g.o, &g.c, &df2), 0);
+        if (df2.step_s > df.step_s * (1 + 1e-9))
+            fail_msg("twice the SRAM (%g B): %.9g s > %.9g s", g.sys.sram_bytes, df2.step_s,
+                df.step_s);
+        comet_system_config k = g.c;
+        k.exec = COMET_SYSTEM_EXEC_KERNEL;
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &g.o, &k, &kbk), 0);
+        if (kbk.feasible && df.step_s > kbk.step_s * (1 + 1e-9))
+            fail_msg("dataflow %.9g s slower than kernel by kernel %.9g s", df.step_s, kbk.step_s);
+        comet_system small = g.sys;
+        small.sram_bytes = 1;
+        assert_int_equal(comet_system_eval(&small, &g.m, &g.o, &g.c, &tiny), 0);
+        if (tiny.feasible)
+            for (int pass = 0; pass < 2; pass++)
+                if (tiny.parts[pass].n != tiny.parts[pass].nkernels)
+                    fail_msg("1 B of SRAM: %d partitions for %d kernels", tiny.parts[pass].n,
+                        tiny.parts[pass].nkernels);
+    }
+    assert_true(checked > 1500);
+}
+
 /* DFModel Table VI (GPT-3 175B on 8 SN10 RDUs): kernel by kernel on the 8x1
  * ring, dataflow on the ring, dataflow on the 4x2 torus. The chain must go
  * the paper's way (each step faster); the note states comet's figures
@@ -490,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_collectives),
         cmocka_unit_test(test_props),
         cmocka_unit_test(test_more_chips),
+        cmocka_unit_test(test_sram_capacity),
         cmocka_unit_test(test_table6_chain),
         cmocka_unit_test(test_megatron_published),
     };

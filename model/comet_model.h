@@ -44,7 +44,21 @@ typedef struct comet_model_net {
     double link_pj_per_byte; /**< energy per byte per hop */
     /* --- schema v2 --- */
     char name[16]; /**< dimension name ("nvlink", "ib", "noc"; "" when unnamed) */
+    double efficiency; /**< share of link_bw collectives reach (0 or absent: 1) */
 } comet_model_net;
+
+/** Efficiency as a step function of a transfer's or an operation's size
+ *  (Calculon's tables): the value of the largest threshold at or below the
+ *  size (below every threshold, the smallest's value), held where a step up
+ *  would make a bigger size finish sooner than a smaller one. n == 0: none. */
+typedef struct comet_model_steps {
+    int n; /**< entries, thresholds ascending */
+    double at[8]; /**< thresholds (GFLOP or MB) */
+    double eff[8]; /**< efficiencies in (0, 1] */
+} comet_model_steps;
+
+/** The efficiency of `steps` at `size`; dflt when the table is empty. */
+double comet_model_steps_eval(const comet_model_steps *steps, double size, double dflt);
 
 /** Maximum network levels joining clusters (innermost first). */
 #define COMET_MODEL_NET_LEVELS 4
@@ -145,6 +159,7 @@ typedef struct comet_model_mem {
                          on a CPU a single core reaches far less DRAM bandwidth than all */
     /* --- schema v2 --- */
     comet_model_share shared_by; /**< what one instance serves (DEFAULT: v1 reading) */
+    comet_model_steps eff_by_mb; /**< bandwidth efficiency by transfer size in MB (system model) */
 } comet_model_mem;
 
 /** Bandwidth (bytes/cycle) a level serves to `cores` cores: its bw, capped
@@ -194,6 +209,7 @@ typedef struct comet_model_hw {
     int sa_rows, sa_cols, sa_arrays; /**< systolic array R x C, arrays per core */
     double peak_flops; /**< FLOP/cycle per core (non-systolic) */
     double gemm_eff; /**< flat GEMM efficiency when no grid */
+    comet_model_steps gemm_eff_by_gflop; /**< GEMM efficiency by a GEMM's GFLOP (no grid) */
     comet_model_grid grid; /**< measured efficiency (calibrated) */
     comet_model_grid fused_grid; /**< efficiency of the fused kernels' own GEMM (gemm.fused_grid;
                                       nt == 0: absent, fused mappings use grid) */

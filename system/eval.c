@@ -358,7 +358,7 @@ static double compute_s(const sys_ctx *C, const kern *k)
 {
     if (k->engine == E_VEC)
         return k->flops / C->sys->vector_flops;
-    double eff = C->sys->gemm_eff;
+    double eff = sys_gemm_eff(C->sys, k->flops);
     if (C->sys->hw.grid.nt > 0 && C->sys->hw.grid.values) /* measured, at this GEMM's shape */
         eff = comet_model_gemm_eff(&C->sys->hw, k->M, k->N, k->K, C->sys->hw.cores);
     const int R = C->sys->gemm_rows;
@@ -478,7 +478,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     const double c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR)
         ? fmax(cg, cv)
         : cg + cv;
-    const double mem = (rd + wr) / S->mem_bw;
+    const double mem = sys_mem_s(S, rd + wr);
     const double cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(c, mem) : c + mem;
     /* a kernel's own collective waits for its output; inside a partition
      * the collective streams tile by tile beside the other kernels */

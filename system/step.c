@@ -176,8 +176,8 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     const double e = m->bytes_per_elem, vl = (double)m->vocab / tp;
     const double flops = 2 * s->L.T * m->hidden * vl;
     const double bytes = (vl * m->hidden + s->L.T * m->hidden + s->L.T * vl) * e;
-    *c = flops / (sys->peak_flops * sys->gemm_eff);
-    const double mem = bytes / sys->mem_bw;
+    *c = flops / (sys->peak_flops * sys_gemm_eff(sys, flops));
+    const double mem = sys_mem_s(sys, bytes);
     *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
 }
 
@@ -209,7 +209,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
         /* Adam: read gradients, master weights, moments; write them and the
          * 16-bit weights */
         opt = fmax(
-            params * (24 + 2 * m->bytes_per_elem) / sys->mem_bw, 10 * params / sys->vector_flops);
+            sys_mem_s(sys, params * (24 + 2 * m->bytes_per_elem)), 10 * params / sys->vector_flops);
     } else {
         /* every microbatch through every stage; a stage idles while fewer
          * microbatches than stages are in flight */

@@ -153,7 +153,7 @@ static double level_coll(const comet_system *sys, const comet_system_level *L,
         return 0;
     comet_model_hw h = sys->hw;
     h.n_outer = 0;
-    h.cluster_net = L->net;
+    h.cluster_net = L->net; /* the collective model applies its efficiency */
     h.cluster_net.dims[0] = k;
     h.cluster_net.dims[1] = 1;
     h.clusters = k;
@@ -171,6 +171,25 @@ static double level_coll(const comet_system *sys, const comet_system_level *L,
             t = h2.cycles;
     }
     return t / sys->clock_hz;
+}
+
+double sys_mem_s(const comet_system *sys, double bytes)
+{
+    if (!(bytes > 0))
+        return 0;
+    return bytes / (sys->mem_bw * comet_model_steps_eval(&sys->hw.dram.eff_by_mb, bytes / 1e6, 1));
+}
+
+double sys_gemm_eff(const comet_system *sys, double flops)
+{
+    return comet_model_steps_eval(&sys->hw.gemm_eff_by_gflop, flops / 1e9, sys->gemm_eff);
+}
+
+/* A level's link as collectives see it: its bandwidth times the stated
+ * efficiency (Calculon's per-network efficiency; absent: 1). */
+static double link_bw_eff(const comet_model_net *n)
+{
+    return n->link_bw * (n->efficiency > 0 && n->efficiency < 1 ? n->efficiency : 1);
 }
 
 double comet_system_coll_s(
@@ -233,7 +252,7 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
             continue;
         }
         const double hops = n->topo == COMET_MODEL_SWITCH ? 2 : 1;
-        return (n->startup + hops * n->hop_latency + bytes / n->link_bw) / sys->clock_hz;
+        return (n->startup + hops * n->hop_latency + bytes / link_bw_eff(n)) / sys->clock_hz;
     }
     return INFINITY;
 }

@@ -40,6 +40,13 @@ typedef struct sys_layer_out {
     comet_system_parts parts[2]; /* forward, backward */
 } sys_layer_out;
 
+/** Seconds to move `bytes` to or from off-chip memory at its bandwidth and the
+ *  description's efficiency for a transfer of that size (system.c). */
+double sys_mem_s(const comet_system *sys, double bytes);
+/** GEMM efficiency for an operation of `flops` without a measured grid: the
+ *  description's table by size, else its flat efficiency (system.c). */
+double sys_gemm_eff(const comet_system *sys, double flops);
+
 /** Costs one layer (eval.c). */
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
 

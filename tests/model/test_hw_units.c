@@ -134,11 +134,84 @@ static void test_v2_rules(void **st)
     comet_model_hw_free(&hw);
 }
 
+/* Efficiency tables (Calculon's): parsed in any order, refused when
+ * malformed with file:line, and evaluated so that time (size / efficiency)
+ * never drops as the size grows, over 20,000 generated tables and sizes. */
+static void test_efficiency_tables(void **st)
+{
+    (void)st;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", edge_v2("1 GHz", "25 GB/s"));
+    char *g = strstr(buf, "mac_pj: 0.2296 pJ}");
+    assert_non_null(g);
+    char tail[2048];
+    snprintf(tail, sizeof tail, "%s", g + strlen("mac_pj: 0.2296 pJ}"));
+    snprintf(g, sizeof buf - (size_t)(g - buf),
+        "mac_pj: 0.2296 pJ,\n       efficiency_by_gflop: [[16, 0.9], [0, 0.1], [128, 0.99], "
+        "[1, 0.6]]}%s",
+        tail);
+    comet_model_hw hw;
+    char err[512];
+    if (comet_model_hw_parse("t.yaml", buf, strlen(buf), &hw, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(hw.gemm_eff_by_gflop.n, 4);
+    assert_true(hw.gemm_eff_by_gflop.at[0] == 0 && hw.gemm_eff_by_gflop.at[3] == 128);
+    /* well inside a step: its value; a 2 GFLOP GEMM at 0.6 */
+    assert_true(fabs(comet_model_steps_eval(&hw.gemm_eff_by_gflop, 200, 1) - 0.99) < 1e-12);
+    assert_true(fabs(comet_model_steps_eval(&hw.gemm_eff_by_gflop, 12, 1) - 0.6) < 1e-12);
+    /* just past a step up: held at the time of the previous step's end */
+    const double e16 = comet_model_steps_eval(&hw.gemm_eff_by_gflop, 16, 1);
+    assert_true(fabs(16 / e16 - 16 / 0.6) < 1e-9);
+    /* without a grid the op model uses the table by 2MNK */
+    assert_true(fabs(comet_model_gemm_eff(&hw, 1000, 1000, 100000, 1) - 0.99) < 1e-12);
+    comet_model_hw_free(&hw);
+
+    static const char *const bad[][2] = { { "[[0, 1.5]]", "efficiency in (0, 1]" },
+        { "[[-1, 0.5]]", "size >= 0" }, { "[[1, 0.5], [1, 0.6]]", "repeats the size" },
+        { "0.5", "must be a list" }, { "[[1, 0.5, 2]]", "entries must be" } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(buf, sizeof buf, "%s", edge_v2("1 GHz", "25 GB/s"));
+        g = strstr(buf, "mac_pj: 0.2296 pJ}");
+        snprintf(tail, sizeof tail, "%s", g + strlen("mac_pj: 0.2296 pJ}"));
+        snprintf(g, sizeof buf - (size_t)(g - buf), "mac_pj: 0.2296 pJ, efficiency_by_gflop: %s}%s",
+            bad[i][0], tail);
+        expect_error(buf, bad[i][1]);
+    }
+
+    unsigned long long r = 0x9E3779B97F4A7C15ULL;
+#define RND() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, (double)(r >> 11) / 9007199254740992.0)
+    for (int c = 0; c < 2000; c++) {
+        comet_model_steps t = { 0 };
+        t.n = 1 + (int)(RND() * 8);
+        if (t.n > 8)
+            t.n = 8;
+        double at = 0;
+        for (int i = 0; i < t.n; i++) {
+            t.at[i] = at;
+            at += 0.01 + RND() * 100;
+            t.eff[i] = 0.01 + RND() * 0.99;
+        }
+        double prev_t = 0;
+        for (int k = 0; k < 10; k++) {
+            const double size = (k + RND()) * at / 8;
+            const double e = comet_model_steps_eval(&t, size, 1);
+            assert_true(e > 0 && e <= 1);
+            const double time = size / e;
+            if (time < prev_t * (1 - 1e-12))
+                fail_msg("table %d: size %g takes %g, less than a smaller size (%g)", c, size, time,
+                    prev_t);
+            prev_t = time;
+        }
+    }
+#undef RND
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v2_equals_v1),
         cmocka_unit_test(test_v2_rules),
+        cmocka_unit_test(test_efficiency_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -418,8 +418,8 @@ static void test_sram_capacity(void **st)
         big.sram_bytes *= 2;
         assert_int_equal(comet_system_eval(&big, &g.m, &g.o, &g.c, &df2), 0);
         if (df2.step_s > df.step_s * (1 + 1e-9))
-            fail_msg("twice the SRAM (%g B): %.9g s > %.9g s", g.sys.sram_bytes, df2.step_s,
-                df.step_s);
+            fail_msg(
+                "twice the SRAM (%g B): %.9g s > %.9g s", g.sys.sram_bytes, df2.step_s, df.step_s);
         comet_system_config k = g.c;
         k.exec = COMET_SYSTEM_EXEC_KERNEL;
         assert_int_equal(comet_system_eval(&g.sys, &g.m, &g.o, &k, &kbk), 0);
@@ -483,10 +483,9 @@ static void test_table6_chain(void **st)
 
 /* Korthikanti et al. 2022 (Table 5) measured these iterations on DGX A100
  * nodes (TP 8, microbatch 1): full recomputation, and selective with
- * sequence parallelism. The dgx-a100 preset runs its GEMMs at peak, so it
- * must not be slower than the measured machine, and the gain of selective +
- * sequence parallelism over full recomputation must be the paper's within
- * 20%. */
+ * sequence parallelism. The prediction must be near the measured machine,
+ * and the gain of selective + sequence parallelism over full recomputation
+ * must be the paper's within 20%. */
 static void test_megatron_published(void **st)
 {
     (void)st;
@@ -516,7 +515,14 @@ static void test_megatron_published(void **st)
             fail_msg("%s: %s %s", cases[i].model, rf.reason, rs.reason);
         printf("%s: full %.4g s (measured %.4g), selective+SP %.4g s (measured %.4g)\n",
             cases[i].model, rf.step_s, cases[i].full_s, rs.step_s, cases[i].sel_s);
-        assert_true(rf.step_s <= cases[i].full_s && rs.step_s <= cases[i].sel_s);
+        /* with Calculon's measured A100 efficiencies in the preset, within
+         * -25% / +10% of the measured iteration (the model leaves out
+         * kernel launch gaps and the optimizer's all-gather, so it may only
+         * be a little slower) */
+        const double qf = rf.step_s / cases[i].full_s, qs = rs.step_s / cases[i].sel_s;
+        if (!(qf >= 0.75 && qf <= 1.1 && qs >= 0.75 && qs <= 1.1))
+            fail_msg("%s: predicted / measured %.3g (full), %.3g (selective + SP)", cases[i].model,
+                qf, qs);
         const double gain = rf.step_s / rs.step_s, paper = cases[i].full_s / cases[i].sel_s;
         if (fabs(gain / paper - 1) > 0.2)
             fail_msg("%s: gain %.3g, the paper's %.3g", cases[i].model, gain, paper);

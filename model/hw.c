@@ -324,6 +324,92 @@ fail:
     return rc;
 }
 
+/* Named compositions of network levels (DFModel's topology names, innermost
+ * level first): 2-D / 3-D torus (rings), dragonfly (fully connected groups,
+ * fully connected between groups), DGX-1 style (NVLink ring inside a node,
+ * switch between), DGX-2 style (switch inside, switch between), ZionEX
+ * (ring inside, fully connected between). */
+static const struct {
+    const char *name;
+    int n;
+    comet_model_topo topo[3];
+} compositions[] = { { "torus2d", 2, { COMET_MODEL_RING, COMET_MODEL_RING } },
+    { "torus3d", 3, { COMET_MODEL_RING, COMET_MODEL_RING, COMET_MODEL_RING } },
+    { "dragonfly", 2, { COMET_MODEL_FULL, COMET_MODEL_FULL } },
+    { "dgx1", 2, { COMET_MODEL_RING, COMET_MODEL_SWITCH } },
+    { "dgx2", 2, { COMET_MODEL_SWITCH, COMET_MODEL_SWITCH } },
+    { "zionex", 2, { COMET_MODEL_RING, COMET_MODEL_FULL } } };
+
+/* A composition written as one map: `composition`, `dims` (one size per
+ * level) and the level keys, each either one value for every level or a
+ * list of one per level. Expands into hw's cluster levels. */
+static int load_composition(
+    const comet_util_doc *m, comet_model_hw *hw, const qctx *q, char *err, size_t errlen)
+{
+    static const char *const keys[] = { "composition", "dims", "link_bw", "hop_latency", "startup",
+        "broadcast", "reduction", "link_pj_per_byte", "efficiency", NULL };
+    char w[256];
+    const char *name;
+    int rc = comet_util_doc_check_keys(m, keys, err, errlen);
+    if (rc || (rc = comet_util_doc_string(m, "composition", NULL, &name, err, errlen)))
+        return rc;
+    int c = -1;
+    for (size_t i = 0; i < sizeof compositions / sizeof compositions[0]; i++)
+        if (!strcmp(name, compositions[i].name))
+            c = (int)i;
+    if (c < 0)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "%s: unknown composition '%s' (torus2d, torus3d, dragonfly, dgx1, dgx2, zionex)",
+            comet_util_doc_where(comet_util_doc_get(m, "composition"), w, sizeof w), name);
+    const int n = compositions[c].n;
+    const comet_util_doc *dims = comet_util_doc_get(m, "dims");
+    if (!dims || dims->kind != COMET_DOC_SEQ || (int)dims->n != n)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: '%s' needs 'dims' of %d sizes",
+            comet_util_doc_where(dims ? dims : m, w, sizeof w), name, n);
+    for (size_t k = 0; k < m->n; k++) {
+        const comet_util_doc *v = m->child[k];
+        if (v->kind == COMET_DOC_SEQ && strcmp(v->key, "dims") && (int)v->n != n)
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "%s: '%s' lists %zu values for %d levels", comet_util_doc_where(v, w, sizeof w),
+                v->key, v->n, n);
+    }
+    for (int i = 0; i < n; i++) {
+        /* the level as a map of its own (shallow copies keyed as load_net reads them) */
+        comet_util_doc kids[12], *kp[12], dim, *dimp = &dim, topo, lvl = *m;
+        size_t nk = 0;
+        topo = *m;
+        topo.kind = COMET_DOC_SCALAR;
+        topo.key = (char *)"topology";
+        topo.value = (char *)topo_names[compositions[c].topo[i]];
+        topo.n = 0;
+        topo.child = NULL;
+        kp[nk++] = &topo;
+        dim = *dims->child[i];
+        kids[nk] = *dims;
+        kids[nk].n = 1;
+        kids[nk].child = &dimp;
+        kp[nk] = &kids[nk];
+        nk++;
+        for (size_t k = 0; k < m->n && nk < 12; k++) {
+            const comet_util_doc *v = m->child[k];
+            if (!strcmp(v->key, "composition") || !strcmp(v->key, "dims"))
+                continue;
+            kids[nk] = v->kind == COMET_DOC_SEQ ? *v->child[i] : *v;
+            kids[nk].key = v->key;
+            kp[nk] = &kids[nk];
+            nk++;
+        }
+        lvl.n = nk;
+        lvl.child = kp;
+        if ((rc = load_net(&lvl, i ? &hw->outer_net[i - 1] : &hw->cluster_net, q, err, errlen)))
+            return rc;
+        snprintf(i ? hw->outer_net[i - 1].name : hw->cluster_net.name, sizeof hw->cluster_net.name,
+            "%s%d", name, i);
+    }
+    hw->n_outer = n - 1;
+    return 0;
+}
+
 static int load_mem(
     const comet_util_doc *m, comet_model_mem *x, int local, const qctx *q, char *err, size_t errlen)
 {
@@ -796,6 +882,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
                 goto fail;
         }
         hw->n_outer = (int)sub->n - 1;
+    } else if (sub && sub->kind == COMET_DOC_MAP && comet_util_doc_get(sub, "composition")) {
+        if ((rc = load_composition(sub, hw, q, err, errlen)))
+            goto fail;
     } else if ((rc = need_map(sec, "network", &sub, err, errlen))
         || (rc = load_net(sub, &hw->cluster_net, q, err, errlen)))
         goto fail;

@@ -206,12 +206,81 @@ static void test_efficiency_tables(void **st)
 #undef RND
 }
 
+/* Named network compositions expand into the levels written out by hand;
+ * per-level lists give each level its own value; malformed ones are
+ * refused with file:line. */
+static void test_compositions(void **st)
+{
+    (void)st;
+    static const char *const head = "schema: comet.hw.v2\nname: c\nkind: accelerator\n"
+                                    "clock: 1 GHz\nclusters_per_chip: 1\nclusters:\n";
+    static const char *const tail
+        = "cores:\n  count: 2\n  network: {topology: ring, dims: [2], link_bw: 1 TB/s}\n"
+          "memory:\n  dram: {capacity: 16 GB, bw: 1 TB/s, shared_by: chip}\n"
+          "  global_buffer: {capacity: 64 MiB, bw: 5 TB/s}\n"
+          "  local_buffer: {capacity: 1 MiB, bw: 10 TB/s}\n"
+          "gemm: {engine: systolic, rows: 32, cols: 32, arrays: 1}\nvector:\n  width: 32\n";
+    static const struct {
+        const char *composed, *explicit_;
+    } same[] = {
+        { "  count: 64\n  network: {composition: torus3d, dims: [4, 4, 4], link_bw: 24 GB/s}\n",
+            "  count: 64\n  network:\n    - {topology: ring, dims: [4], link_bw: 24 GB/s}\n"
+            "    - {topology: ring, dims: [4], link_bw: 24 GB/s}\n"
+            "    - {topology: ring, dims: [4], link_bw: 24 GB/s}\n" },
+        { "  count: 32\n  network: {composition: dgx1, dims: [8, 4], link_bw: [300 GB/s, 25 "
+          "GB/s], startup: [10 us, 20 us], efficiency: [0.6, 0.9]}\n",
+            "  count: 32\n  network:\n    - {topology: ring, dims: [8], link_bw: 300 GB/s, "
+            "startup: 10 us, efficiency: 0.6}\n"
+            "    - {topology: switch, dims: [4], link_bw: 25 GB/s, startup: 20 us, efficiency: "
+            "0.9}\n" },
+        { "  count: 16\n  network: {composition: dragonfly, dims: [4, 4], link_bw: 50 GB/s}\n",
+            "  count: 16\n  network:\n    - {topology: full, dims: [4], link_bw: 50 GB/s}\n"
+            "    - {topology: full, dims: [4], link_bw: 50 GB/s}\n" },
+    };
+    char a[4096], b[4096], err[512];
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        comet_model_hw x, y;
+        snprintf(a, sizeof a, "%s%s%s", head, same[i].composed, tail);
+        snprintf(b, sizeof b, "%s%s%s", head, same[i].explicit_, tail);
+        if (comet_model_hw_parse("a.yaml", a, strlen(a), &x, err, sizeof err))
+            fail_msg("%s", err);
+        if (comet_model_hw_parse("b.yaml", b, strlen(b), &y, err, sizeof err))
+            fail_msg("%s", err);
+        assert_int_equal(x.n_outer, y.n_outer);
+        for (int l = 0; l <= x.n_outer; l++) {
+            const comet_model_net *p = l ? &x.outer_net[l - 1] : &x.cluster_net;
+            const comet_model_net *q = l ? &y.outer_net[l - 1] : &y.cluster_net;
+            assert_int_equal(p->topo, q->topo);
+            assert_int_equal(p->dims[0], q->dims[0]);
+            assert_true(p->link_bw == q->link_bw && p->startup == q->startup);
+            assert_true(p->efficiency == q->efficiency);
+        }
+        comet_model_hw_free(&x);
+        comet_model_hw_free(&y);
+    }
+    static const char *const bad[][2] = {
+        { "  count: 16\n  network: {composition: hypercube, dims: [4, 4], link_bw: 1 GB/s}\n",
+            "unknown composition" },
+        { "  count: 16\n  network: {composition: torus3d, dims: [4, 4], link_bw: 1 GB/s}\n",
+            "needs 'dims' of 3" },
+        { "  count: 16\n  network: {composition: dgx2, dims: [4, 4], link_bw: [1 GB/s]}\n",
+            "lists 1 values for 2 levels" },
+        { "  count: 15\n  network: {composition: dgx2, dims: [4, 4], link_bw: 1 GB/s}\n",
+            "do not match count" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(a, sizeof a, "%s%s%s", head, bad[i][0], tail);
+        expect_error(a, bad[i][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v2_equals_v1),
         cmocka_unit_test(test_v2_rules),
         cmocka_unit_test(test_efficiency_tables),
+        cmocka_unit_test(test_compositions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

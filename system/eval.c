@@ -386,30 +386,10 @@ static double acc_ratio(const sys_ctx *C)
  * them once per row tile. Returns the number of weight passes (1: resident
  * or one tile), or 0 when not even the smallest tile fits: the kernels
  * cannot run as one partition. *tile_out gets the rows per tile. */
-static double seg_passes(
-    const sys_ctx *C, const graph *g, int i, int j, double *tile_out, double *onchip)
+static double fit_passes(
+    const sys_ctx *C, double resident, double per_tok, double *tile_out, double *onchip)
 {
     const double T = C->L.T, sram = C->sys->sram_bytes;
-    double resident = 0, per_tok = 0;
-    unsigned char seen[MAXT] = { 0 };
-    for (int x = i; x < j; x++) {
-        const kern *k = &g->k[x];
-        resident += k->w + k->wgrad * acc_ratio(C);
-        for (int a = 0; a <= k->nin; a++) {
-            const int t = a < k->nin ? k->in[a] : k->out;
-            if (seen[t])
-                continue;
-            seen[t] = 1;
-            const tensor *ts = &g->t[t];
-            const int p = ts->producer;
-            const int inside = p >= i && p < j;
-            const int last = ts->last >= j || ts->last < 0 ? j - 1 : ts->last;
-            /* from its producer (or its first reader here) to its last reader */
-            const double span = last - (inside ? p : x) + 1.0;
-            const double depth = inside ? fmax(1.0, span) + (ts->last >= j) : fmax(2.0, span);
-            per_tok += ts->bytes / T * depth;
-        }
-    }
     const double tmin = fmin(T, C->sys->gemm_rows > 0 ? C->sys->gemm_rows : 1);
     if (resident + tmin * per_tok <= sram) {
         *tile_out = T;
@@ -424,6 +404,36 @@ static double seg_passes(
     *tile_out = fmin(tm, T);
     *onchip = *tile_out * per_tok;
     return ceil(T / fmin(tm, T));
+}
+
+static double seg_passes(
+    const sys_ctx *C, const graph *g, int i, int j, double *tile_out, double *onchip)
+{
+    const double T = C->L.T;
+    double resident = 0, per_tok = 0;
+    unsigned char seen[MAXT] = { 0 };
+    for (int x = i; x < j; x++) {
+        const kern *k = &g->k[x];
+        resident += k->w + k->wgrad * acc_ratio(C);
+        for (int a = 0; a <= k->nin; a++) {
+            const int t = a < k->nin ? k->in[a] : k->out;
+            if (seen[t])
+                continue;
+            seen[t] = 1;
+            const tensor *ts = &g->t[t];
+            const int p = ts->producer;
+            const int inside = p >= i && p < j;
+            const int last = ts->last >= j ? j - 1 : ts->last;
+            /* from its producer (or its first reader here) to its last reader;
+             * leaving the chip adds a double buffer (an unread output: only that) */
+            const double span = last - (inside ? p : x) + 1.0;
+            const double depth = !inside ? fmax(2.0, span)
+                : ts->last < 0           ? 2.0
+                                         : fmax(1.0, span) + (ts->last >= j);
+            per_tok += ts->bytes / T * depth;
+        }
+    }
+    return fit_passes(C, resident, per_tok, tile_out, onchip);
 }
 
 /* Time of kernels [i, j) run as one partition (dataflow) or one kernel
@@ -503,6 +513,139 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     return t;
 }
 
+/* Test hook: when on, every partition the scan costs is costed again by
+ * seg_cost and the largest relative difference kept. */
+static int scan_check;
+static double scan_diff;
+
+void sys_scan_check_begin(void)
+{
+    scan_check = 1;
+    scan_diff = 0;
+}
+
+double sys_scan_check_end(void)
+{
+    scan_check = 0;
+    return scan_diff;
+}
+
+static void scan_compare(const sys_ctx *C, const graph *g, int i, int j, double t)
+{
+    const double ref = seg_cost(C, g, i, j, 1, NULL, NULL);
+    double d;
+    if (isinf(ref) || isinf(t))
+        d = isinf(ref) && isinf(t) ? 0 : INFINITY;
+    else
+        d = fabs(t - ref) / fmax(ref, 1e-300);
+    if (d > scan_diff)
+        scan_diff = d;
+}
+
+/* The costs of every partition [i, j), j = i+1 .. n, in one pass that adds
+ * a kernel at a time (the same terms as seg_cost, kept as running sums, so
+ * the dynamic program is O(n^2) instead of O(n^3)), relaxing best[j].
+ * What a partition holds per token never shrinks as it grows, nor do its
+ * resident weights: once it cannot fit, no longer one can, and the scan
+ * stops. */
+static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int *cut)
+{
+    const comet_system *S = C->sys;
+    const double T = C->L.T, acc = acc_ratio(C);
+    const int ov = S->overlap;
+    double cg = 0, cv = 0, net = 0, wsum = 0, wg = 0, xrd = 0, xwr = 0, rdin = 0, wrout = 0;
+    double resident = 0, closed = 0, in_b = 0, in_bp = 0, out_b = 0, out_bf = 0;
+    int first[MAXT];
+    unsigned char seen[MAXT] = { 0 };
+    for (int x = i; x < g->nk; x++) {
+        const kern *k = &g->k[x];
+        const int j = x + 1;
+        if (k->engine == E_GEMM)
+            cg += k->pc;
+        else
+            cv += k->pc;
+        net += k->pnet;
+        wsum += k->w;
+        wg += k->wgrad;
+        xrd += k->extra_rd;
+        xwr += k->extra_wr;
+        resident += k->w + k->wgrad * acc;
+        double corr = 0; /* inputs first read here and still read later: depth 2 */
+        for (int a = 0; a < k->nin; a++) {
+            const int t = k->in[a];
+            int dup = 0;
+            for (int b2 = 0; b2 < a; b2++)
+                dup |= k->in[b2] == t;
+            if (dup)
+                continue;
+            const tensor *ts = &g->t[t];
+            const double b = ts->bytes / T;
+            const int p = ts->producer;
+            if (p >= i) { /* made here: closes at its last reader */
+                if (ts->last == x) {
+                    in_b -= b;
+                    in_bp -= b * (1 - p);
+                    closed += b * (x - p + 1);
+                    if (!ts->keep)
+                        wrout -= fmax(0, ts->bytes - ts->store);
+                }
+            } else if (!seen[t]) { /* read from off-chip memory, once */
+                seen[t] = 1;
+                first[t] = x;
+                rdin += ts->bytes;
+                if (ts->last == x) {
+                    closed += 2 * b;
+                } else {
+                    out_b += b;
+                    out_bf += b * x;
+                    corr += b;
+                }
+            } else if (ts->last == x) {
+                out_b -= b;
+                out_bf -= b * first[t];
+                closed += b * fmax(2, x - first[t] + 1);
+            }
+        }
+        const tensor *o = &g->t[k->out];
+        wrout += o->store;
+        if (o->keep || o->last >= j)
+            wrout += fmax(0, o->bytes - o->store);
+        if (o->last < 0) {
+            closed += 2 * o->bytes / T;
+        } else {
+            in_b += o->bytes / T;
+            in_bp += o->bytes / T * (1 - x);
+        }
+        double t;
+        if (j - i == 1) {
+            t = seg_cost(C, g, i, j, 1, NULL, NULL);
+        } else {
+            const double per_tok = closed + j * in_b + in_bp + j * out_b - out_bf + corr;
+            double tile, onchip;
+            const double passes = fit_passes(C, resident, per_tok, &tile, &onchip);
+            if (!passes) {
+                for (int j2 = j; scan_check && j2 <= g->nk; j2++)
+                    scan_compare(C, g, i, j2, INFINITY); /* none longer fits either */
+                break;
+            }
+            const double wgt = wg * (1 + (passes - 1) * acc);
+            const double rd = wsum * passes + xrd + wgt + rdin, wr = xwr + wgt + wrout;
+            const double c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR)
+                ? fmax(cg, cv)
+                : cg + cv;
+            const double mem = sys_mem_s(S, rd + wr);
+            const double cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(c, mem) : c + mem;
+            t = (ov & COMET_MODEL_ENGINE_NETWORK) ? fmax(cm, net) : cm + net;
+        }
+        if (scan_check)
+            scan_compare(C, g, i, j, t);
+        if (best[i] + t < best[j]) {
+            best[j] = best[i] + t;
+            cut[j] = i;
+        }
+    }
+}
+
 /* Best partition of the kernel chain: a dynamic program over cut points
  * (dataflow), or one kernel per partition (kernel by kernel). */
 static double best_parts(
@@ -525,13 +668,14 @@ static double best_parts(
     for (int j = 1; j <= g->nk; j++) {
         best[j] = INFINITY;
         cut[j] = j - 1;
-        for (int i = dataflow ? 0 : j - 1; i < j; i++) {
-            double t = best[i] + seg_cost(C, g, i, j, dataflow, NULL, NULL);
-            if (t < best[j]) {
-                best[j] = t;
-                cut[j] = i;
-            }
-        }
+    }
+    if (dataflow) {
+        for (int i = 0; i < g->nk; i++)
+            if (isfinite(best[i]))
+                seg_scan(C, g, i, best, cut);
+    } else {
+        for (int j = 1; j <= g->nk; j++)
+            best[j] = best[j - 1] + seg_cost(C, g, j - 1, j, 0, NULL, NULL);
     }
     /* walk back the cuts, adding each partition's parts */
     int ends[MAXK + 1], n = 0;

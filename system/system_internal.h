@@ -47,6 +47,13 @@ double sys_mem_s(const comet_system *sys, double bytes);
  *  description's table by size, else its flat efficiency (system.c). */
 double sys_gemm_eff(const comet_system *sys, double flops);
 
+/** Test hook (eval.c): from begin to end, every fused partition the dynamic
+ *  program costs incrementally is costed again from scratch; end returns the
+ *  largest relative difference (INFINITY: one fits and the other does not). */
+void sys_scan_check_begin(void);
+/** See sys_scan_check_begin(). */
+double sys_scan_check_end(void);
+
 /** Costs one layer (eval.c). */
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
 

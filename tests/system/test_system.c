@@ -3,6 +3,7 @@
  * at or above its bound with parts that add up to it; time non-decreasing
  * in batch, sequence and layers; collectives at or above their injection
  * bound and growing with ranks and bytes; more chips never slower). */
+#include "../../system/system_internal.h"
 #include "comet_system.h"
 
 #include <math.h>
@@ -437,6 +438,41 @@ static void test_sram_capacity(void **st)
     assert_true(checked > 1500);
 }
 
+/* The dynamic program costs partitions incrementally (O(n^2)); over
+ * generated cases every partition it costs must equal the same partition
+ * costed from scratch, and the chosen partitions' times must add up to the
+ * layer's. */
+static void test_partition_scan(void **st)
+{
+    (void)st;
+    int n = 0, checked = 0;
+    while (n < 3000) {
+        gcase g;
+        gen_case(&g);
+        n++;
+        g.c.exec = COMET_SYSTEM_EXEC_DATAFLOW;
+        comet_system_result r;
+        sys_scan_check_begin();
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &g.o, &g.c, &r), 0);
+        const double d = sys_scan_check_end();
+        if (!(d <= 1e-9))
+            fail_msg("case %d: incremental partition cost differs by %g", n, d);
+        if (!r.feasible)
+            continue;
+        checked++;
+        for (int pass = 0; pass < 2; pass++) {
+            double sum = 0;
+            for (int i = 0; i < r.parts[pass].n; i++)
+                sum += r.parts[pass].time_s[i];
+            const double layer = pass ? r.layer_bwd_s : r.layer_fwd_s;
+            if (fabs(sum - layer) > 1e-5 * layer + 1e-12)
+                fail_msg("case %d pass %d: partitions add to %.9g s, the layer %.9g s", n, pass,
+                    sum, layer);
+        }
+    }
+    assert_true(checked > 1000);
+}
+
 /* DFModel Table VI (GPT-3 175B on 8 SN10 RDUs): kernel by kernel on the 8x1
  * ring, dataflow on the ring, dataflow on the 4x2 torus. The chain must go
  * the paper's way (each step faster); the note states comet's figures
@@ -539,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_props),
         cmocka_unit_test(test_more_chips),
         cmocka_unit_test(test_sram_capacity),
+        cmocka_unit_test(test_partition_scan),
         cmocka_unit_test(test_table6_chain),
         cmocka_unit_test(test_megatron_published),
     };

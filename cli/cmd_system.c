@@ -25,6 +25,8 @@ static void usage(FILE *f, int explore)
         "  --microbatch N    sequences per microbatch (default: searched)\n"
         "  --seq N           sequence length (default: the workload's)\n"
         "  --context N       decode: tokens already in the KV cache (default: seq)\n"
+        "  --output-tokens G decode: each request generates G tokens after a prompt of\n"
+        "                    --context tokens: adds the request's time (prefill + G steps)\n"
         "  --recompute R     none, selective or full (default: searched; inference: none)\n"
         "  --seq-parallel    Megatron sequence parallelism (default: searched)\n"
         "  --no-seq-parallel without it\n"
@@ -76,6 +78,12 @@ static void print_result(const comet_system_result *r, int explain)
     printf("  step          %.6g s (bound %.6g s)", r->step_s, r->bound_s);
     if (r->per_token_s > 0)
         printf(", one token %.6g s", r->per_token_s);
+    if (isnan(r->request_s))
+        printf("\n  request       n/a (the prefill or a later step does not fit the chips)");
+    else if (r->request_s > 0)
+        printf(
+            "\n  request       %.6g s (prefill of the prompts %.6g s, then the generated tokens)",
+            r->request_s, r->request_prefill_s);
     printf("\n  throughput    %.6g tokens/s, MFU %.1f%%\n", r->tokens_per_s, 100 * r->mfu);
     printf("  memory/chip   %s of %s\n", gb(r->mem.total, a, sizeof a),
         gb(r->mem.capacity, b2, sizeof b2));
@@ -181,7 +189,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "execution", required_argument, NULL, 0x300b },
         { "chips", required_argument, NULL, 0x300c }, { "top", required_argument, NULL, 0x300d },
         { "parallel", required_argument, NULL, 0x300e }, { "explain", no_argument, NULL, 0x300f },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "output-tokens", required_argument, NULL, 0x3010 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL;
     comet_system_opts o
@@ -215,9 +224,10 @@ int comet_cli_system(int argc, char **argv, int explore)
         case 0x3006:
         case 0x3007:
         case 0x300c:
-        case 0x300d: {
+        case 0x300d:
+        case 0x3010: {
             static const char *const fl[] = { "--batch", "--microbatch", "--seq", "--context", "",
-                "", "", "", "--chips", "--top" };
+                "", "", "", "--chips", "--top", "", "", "--output-tokens" };
             if (comet_cli_parse_pos(sub, fl[c - 0x3004], optarg, 1u << 24, &v))
                 return COMET_EXIT_USAGE;
             if (c == 0x3004)
@@ -230,6 +240,8 @@ int comet_cli_system(int argc, char **argv, int explore)
                 o.context = (int)v;
             else if (c == 0x300c)
                 chips = (int)v;
+            else if (c == 0x3010)
+                o.output_tokens = (int)v;
             else
                 top = (int)(v > 1000 ? 1000 : v);
             break;
@@ -308,6 +320,10 @@ int comet_cli_system(int argc, char **argv, int explore)
     }
     if (o.context > 0 && o.phase != COMET_SYSTEM_DECODE) {
         comet_cli_error(sub, "--context: applies to --phase decode only");
+        return COMET_EXIT_USAGE;
+    }
+    if (o.output_tokens > 0 && o.phase != COMET_SYSTEM_DECODE) {
+        comet_cli_error(sub, "--output-tokens: applies to --phase decode only");
         return COMET_EXIT_USAGE;
     }
     const int B = o.batch > 0 ? o.batch : m.global_batch;

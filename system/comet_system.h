@@ -135,6 +135,8 @@ typedef struct comet_system_opts {
     int seq_parallel; /**< 0/1, or -1: searched */
     int exec; /**< comet_system_exec, or -1: searched */
     int tp, pp, dp; /**< explore: degrees pinned (0: searched) */
+    int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
+                            tokens (0: one step only); results then carry request_s */
 } comet_system_opts;
 
 /** Parallelisms (indices into comet_system_config.order). */
@@ -181,6 +183,10 @@ typedef struct comet_system_result {
     double step_s; /**< training: one step; prefill: the whole batch's prompt; decode: one token
                         for every sequence of the batch */
     double per_token_s; /**< decode: one token's latency (all stages); else 0 */
+    double request_s; /**< decode with output_tokens: the batch's prompts (prefill) plus every
+                           generated token's step at its growing context; NAN: the prefill or a
+                           later step does not fit; 0: not asked */
+    double request_prefill_s; /**< the prefill part of request_s */
     double tokens_per_s; /**< tokens processed (training, prefill) or generated (decode) per s */
     double mfu; /**< model FLOP per step / (step_s x chips used x peak) */
     double model_flops; /**< FLOP of one step (forward+backward, no recomputation) */

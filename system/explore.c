@@ -271,6 +271,9 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
     cache_free(&lc);
     free(r);
     free(scratch);
+    /* the request figure (decode with output tokens) for the configurations kept */
+    for (int i = 0; i < nkept; i++)
+        sys_fill_request(sys, m, o, &best[i].cfg, &best[i]);
     space->seconds = comet_util_now() - t0;
     space->configs_per_s = space->seconds > 0 ? space->configs / space->seconds : 0;
     return nkept;
@@ -304,6 +307,10 @@ json_t *comet_system_result_json(const comet_system_result *r)
     json_object_set_new(j, "bound_s", json_real(r->bound_s));
     if (r->per_token_s > 0)
         json_object_set_new(j, "per_token_s", json_real(r->per_token_s));
+    if (r->request_s != 0) {
+        json_object_set_new(j, "request_s", num_or_null(r->request_s));
+        json_object_set_new(j, "request_prefill_s", json_real(r->request_prefill_s));
+    }
     json_object_set_new(j, "tokens_per_s", json_real(r->tokens_per_s));
     json_object_set_new(j, "mfu", json_real(r->mfu));
     json_object_set_new(j, "model_flops", json_real(r->model_flops));

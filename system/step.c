@@ -320,7 +320,68 @@ int comet_system_eval(const comet_system *sys, const comet_system_llm *m,
         return -ENOMEM;
     int rc = sys_eval_cached(sys, m, o, c, r, NULL, scratch);
     free(scratch);
+    if (rc == 0 && r->feasible)
+        sys_fill_request(sys, m, o, c, r);
     return rc;
+}
+
+/* One step of a decode phase at `context` keys (or the prefill of prompts of
+ * that length), 0 when it cannot run. */
+static double phase_step(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_phase ph, int context)
+{
+    comet_system_opts po = *o;
+    comet_system_config pc = *c;
+    comet_system_result pr;
+    po.phase = ph;
+    po.output_tokens = 0;
+    if (ph == COMET_SYSTEM_PREFILL) {
+        po.seq = context;
+        po.context = 0;
+    } else {
+        po.context = context;
+    }
+    sys_layer_out *scratch = malloc(sizeof *scratch);
+    if (!scratch)
+        return 0;
+    const int rc = sys_eval_cached(sys, m, &po, &pc, &pr, NULL, scratch);
+    free(scratch);
+    return rc == 0 && pr.feasible ? pr.step_s : 0;
+}
+
+/* A request: the batch's prompts through the prefill, then one decode step
+ * per generated token, each at its context (the KV cache grows by one).
+ * Up to 64 tokens every step is costed; beyond, 64 contexts spread over the
+ * range and the steps between them interpolated linearly (a step's time is
+ * non-decreasing in its context, so the sum lies between the rectangle rules
+ * on the same samples). */
+void sys_fill_request(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r)
+{
+    r->request_s = r->request_prefill_s = 0;
+    if (o->phase != COMET_SYSTEM_DECODE || o->output_tokens <= 0)
+        return;
+    const int P = o->context > 0 ? o->context : (o->seq > 0 ? o->seq : m->seq);
+    const int G = o->output_tokens;
+    const double pre = phase_step(sys, m, o, c, COMET_SYSTEM_PREFILL, P);
+    r->request_s = NAN;
+    if (!(pre > 0))
+        return;
+    r->request_prefill_s = pre;
+    const int n = G <= 64 ? G : 64;
+    double sum = 0, prev_t = 0;
+    int prev_x = 0;
+    for (int k = 0; k < n; k++) {
+        const int x = n == 1 ? 0 : (int)((double)k * (G - 1) / (n - 1) + 0.5);
+        const double t = phase_step(sys, m, o, c, COMET_SYSTEM_DECODE, P + x);
+        if (!(t > 0))
+            return; /* the cache outgrows the chips at this context */
+        if (k > 0) /* tokens prev_x .. x-1 on the line between the samples */
+            sum += (x - prev_x) * prev_t + (t - prev_t) * (x - prev_x - 1) / 2.0;
+        prev_x = x;
+        prev_t = t;
+    }
+    r->request_s = pre + sum + prev_t;
 }
 
 int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,

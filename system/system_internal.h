@@ -54,6 +54,10 @@ void sys_scan_check_begin(void);
 /** See sys_scan_check_begin(). */
 double sys_scan_check_end(void);
 
+/** Fills r->request_s for a decode result when o->output_tokens > 0 (step.c). */
+void sys_fill_request(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r);
+
 /** Costs one layer (eval.c). */
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
 

@@ -473,6 +473,53 @@ static void test_partition_scan(void **st)
     assert_true(checked > 1000);
 }
 
+/* A request (decode with output tokens) over generated cases: the prefill
+ * plus G steps, between G steps at the prompt's context and G at the last
+ * one (a step never gets faster as the cache grows); up to 64 tokens
+ * exactly the sum of the steps. */
+static void test_request(void **st)
+{
+    (void)st;
+    int n = 0, checked = 0;
+    while (n < 1500) {
+        gcase g;
+        gen_case(&g);
+        n++;
+        if (g.o.phase != COMET_SYSTEM_DECODE)
+            continue;
+        const int G = urand() < 0.5 ? irand(1, 64) : irand(65, 400);
+        const int P = g.o.context;
+        g.o.output_tokens = G;
+        comet_system_result r, a, b;
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &g.o, &g.c, &r), 0);
+        if (!r.feasible || isnan(r.request_s))
+            continue;
+        comet_system_opts o = g.o;
+        o.output_tokens = 0;
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &o, &g.c, &a), 0);
+        o.context = P + G - 1;
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &o, &g.c, &b), 0);
+        assert_true(a.feasible && b.feasible);
+        checked++;
+        const double lo = r.request_prefill_s + G * a.step_s,
+                     hi = r.request_prefill_s + G * b.step_s;
+        if (!(r.request_s >= lo * (1 - 1e-9) && r.request_s <= hi * (1 + 1e-9)))
+            fail_msg("request %.9g s outside [%.9g, %.9g] (G %d)", r.request_s, lo, hi, G);
+        if (G <= 64) {
+            double sum = r.request_prefill_s;
+            for (int t = 0; t < G; t++) {
+                comet_system_result x;
+                o.context = P + t;
+                assert_int_equal(comet_system_eval(&g.sys, &g.m, &o, &g.c, &x), 0);
+                sum += x.step_s;
+            }
+            if (fabs(sum - r.request_s) > 1e-9 * sum)
+                fail_msg("request %.9g s, the steps add to %.9g s", r.request_s, sum);
+        }
+    }
+    assert_true(checked > 100);
+}
+
 /* DFModel Table VI (GPT-3 175B on 8 SN10 RDUs): kernel by kernel on the 8x1
  * ring, dataflow on the ring, dataflow on the 4x2 torus. The chain must go
  * the paper's way (each step faster); the note states comet's figures
@@ -576,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_more_chips),
         cmocka_unit_test(test_sram_capacity),
         cmocka_unit_test(test_partition_scan),
+        cmocka_unit_test(test_request),
         cmocka_unit_test(test_table6_chain),
         cmocka_unit_test(test_megatron_published),
     };

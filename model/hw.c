@@ -273,11 +273,15 @@ static json_t *steps_json(const comet_model_steps *st)
     return a;
 }
 
+/* A network level's keys besides its topology and dims (a composition
+ * takes them too, one value or one per level). */
+#define NET_LEVEL_KEYS                                                                             \
+    "link_bw", "hop_latency", "startup", "broadcast", "reduction", "link_pj_per_byte", "efficiency"
+
 static int load_net(
     const comet_util_doc *m, comet_model_net *n, const qctx *q, char *err, size_t errlen)
 {
-    static const char *const keys[] = { "topology", "dims", "link_bw", "hop_latency", "startup",
-        "broadcast", "reduction", "link_pj_per_byte", "efficiency", NULL };
+    static const char *const keys[] = { "topology", "dims", NET_LEVEL_KEYS, NULL };
     char w[256];
     const char *t;
     int rc = comet_util_doc_check_keys(m, keys, err, errlen);
@@ -346,8 +350,7 @@ static const struct {
 static int load_composition(
     const comet_util_doc *m, comet_model_hw *hw, const qctx *q, char *err, size_t errlen)
 {
-    static const char *const keys[] = { "composition", "dims", "link_bw", "hop_latency", "startup",
-        "broadcast", "reduction", "link_pj_per_byte", "efficiency", NULL };
+    static const char *const keys[] = { "composition", "dims", NET_LEVEL_KEYS, NULL };
     char w[256];
     const char *name;
     int rc = comet_util_doc_check_keys(m, keys, err, errlen);

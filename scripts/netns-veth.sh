@@ -18,8 +18,20 @@
 # Both ends of the veth are named comet0 (each in its own namespace), so one
 # UCX_NET_DEVICES / -iface value fits both ranks and the records name the
 # link "tcp:comet0".
+#
+# Environment (optional):
+#   COMET_NETNS_DEV=NAME    the veth's name at both ends instead of comet0
+#                           (<= 15 characters): the records' link is
+#                           "tcp:NAME", so links shaped differently keep
+#                           their own fits in one profile
+#   COMET_NETNS_BURST=SIZE  tbf's bucket (default 256kb). A bucket larger
+#                           than a message lets that message through at veth
+#                           speed after an idle gap; scripts/scale-out.sh
+#                           uses a small one so the link is a wire of RATE
 set -eu
-A=cometA B=cometB IPA=10.77.0.1 IPB=10.77.0.2 DEV=comet0
+A=cometA B=cometB IPA=10.77.0.1 IPB=10.77.0.2
+DEV=${COMET_NETNS_DEV:-comet0}
+BURST=${COMET_NETNS_BURST:-256kb}
 wrapper=${TMPDIR:-/tmp}/comet-netns-launch
 self=$0
 
@@ -67,7 +79,7 @@ up() {
         ip -n $ns link set lo up
         ip -n $ns link set $DEV up
         # shape both directions: a ping-pong crosses the link both ways
-        ip netns exec $ns tc qdisc add dev $DEV root tbf rate "$rate" burst 256kb latency 50ms
+        ip netns exec $ns tc qdisc add dev $DEV root tbf rate "$rate" burst "$BURST" latency 50ms
     done
     write_wrapper
     trap - EXIT INT TERM

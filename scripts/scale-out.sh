@@ -15,12 +15,13 @@
 #   scripts/scale-out.sh [-o OUT] [-r RATES] [-l LOCAL] [-s quick|full]
 #                        [-b BURST] [-m SECONDS] [-n NICE] [-t TIMEOUT]
 #     -o OUT     output folder (default comet-out/scale-out)
-#     -r RATES   comma-separated tbf rates (default 1gbit,200mbit)
+#     -r RATES   comma-separated tbf rates, each optionally RATE:S with its
+#                own -m (default 1gbit:0.05,200mbit:0.002)
 #     -l LOCAL   results folder with this machine's memory and kernel records
 #                (default: measured into OUT/local with the quick benches)
-#     -s SET     distributed kernel shapes: full (default; messages of 0.5-2
-#                MiB, so a link is measured in its sustained regime, not in
-#                tbf's burst) or quick (small shapes, for the test)
+#     -s SET     distributed kernel shapes: quick (default; 64-128 KiB
+#                messages and row statistics) or full (0.5-4 MiB messages;
+#                minutes per rate below 1 Gbit/s)
 #     -b BURST   tbf bucket (default 256kb)
 #     -m S       shortest sample of the link's collectives (default 0.05 s):
 #                each sample then moves far more than the bucket, so they
@@ -39,7 +40,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/netns-veth.sh
 COMET=${COMET:-$here/../build/comet}
-out=comet-out/scale-out rates=1gbit,200mbit local= set=full burst=256kb nice=0 tmo=900 minsample=0.05
+out=comet-out/scale-out rates=1gbit:0.05,200mbit:0.002 local= set=quick burst=256kb nice=0 tmo=900 minsample=0.05
 COMET_NETNS_NAME=${COMET_NETNS_NAME:-so$$}
 export COMET_NETNS_NAME
 
@@ -99,20 +100,22 @@ fi
 froms= results=
 old_ifs=$IFS
 IFS=,
-for rate in $rates; do
+for spec in $rates; do
     IFS=$old_ifs
+    rate=${spec%%:*} ms=$minsample
+    [ "$rate" = "$spec" ] || ms=${spec#*:}
     # the link's name in the records: tcp:so<rate> (<= 15 characters)
     dev=$(printf 'so%s' "$rate" | tr -cd 'A-Za-z0-9' | cut -c1-15)
     dir=$out/$dev
     rm -rf "$dir"
-    echo "scale-out: $rate (tbf burst $burst): link tcp:$dev -> $dir" >&2
+    echo "scale-out: $rate (tbf burst $burst, collectives' samples >= $ms s): link tcp:$dev -> $dir" >&2
     # the link's collectives with long samples (sustained regime); the
     # kernels with the default short ones, whose median rejects the slices
     # other work takes from a long sample (a kernel loop moving more than
     # the bucket is in the sustained regime after its warm-up calls anyway)
     COMET_NETNS_DEV=$dev COMET_NETNS_BURST=$burst nice -n "$nice" "$netns" with "$rate" \
         sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather \
-            --algs auto --launches 1 --sizes $sizes --timeout $tmo --min-sample $minsample \
+            --algs auto --launches 1 --sizes $sizes --timeout $tmo --min-sample $ms \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench collectives $full --colls dist_kernels --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q"

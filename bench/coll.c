@@ -180,6 +180,7 @@ typedef struct launch_cfg {
     const char *sizes, *out, *run_id, *machine_id;
     int full;
     int loop; /* IMB timing: back-to-back calls after one barrier */
+    double min_sample_s; /* shortest sample (0: the defaults) */
     double deadline;
     comet_bench_gate gate; /* idle gate before each launch */
     int status; /* raw wait status of the last launch */
@@ -202,6 +203,7 @@ static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_
     job.full = lc->full;
     job.sample_cap_s = lc->full ? 2.0 : 0.5;
     job.loop = lc->loop;
+    job.min_sample_s = lc->min_sample_s;
     job.np = lc->np;
     job.launcher_args = lc->largv;
     job.nlauncher_args = lc->nlarg;
@@ -540,6 +542,8 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
         "np", np, "sizes", sizebuf, "launches", launches, "timeout_s", timeout, "full", full,
         "algs", algs_sel ? algs_sel : (full ? "all" : "auto+allreduce"), "launcher_args",
         largs ? largs : "");
+    json_object_set_new(
+        settings, "min_sample_s", o->min_sample_s > 0 ? json_real(o->min_sample_s) : json_null());
     json_object_set_new(settings, "gate_timeout_s",
         json_real(gate_timeout >= 0 ? gate_timeout
                 : full              ? 10
@@ -581,6 +585,7 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
     lc.machine_id = run.machine_id;
     lc.full = full;
     lc.loop = loop;
+    lc.min_sample_s = o->min_sample_s;
     lc.deadline = t0 + timeout;
     comet_bench_gate_defaults(&lc.gate);
     lc.gate.timeout_s = gate_timeout >= 0 ? gate_timeout : full ? 10 : 2;

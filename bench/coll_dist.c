@@ -280,8 +280,9 @@ static int one_case(coll_ctx *cx, const dist_case *c)
         dist_call(&b);
     double samples[32];
     int n = 0, iters = 1, nmax = cx->job->full ? 15 : 7, nmin = cx->job->full ? 5 : 3;
-    int mrc = comet_bench__coll_measure(
-        dist_call, &b, 1, 5e-3, nmin, nmax, cx->job->sample_cap_s, samples, NULL, &n, &iters);
+    int mrc = comet_bench__coll_measure(dist_call, &b, 1,
+        cx->job->min_sample_s > 0 ? cx->job->min_sample_s : 5e-3, nmin, nmax, cx->job->sample_cap_s,
+        samples, NULL, &n, &iters);
     ok = ok && comet_bench__coll_allmin(mrc == MPI_SUCCESS && b.rc == 0);
     if (rank == 0 && n > 0) {
         char err[COMET_ERRLEN];

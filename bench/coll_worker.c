@@ -387,7 +387,9 @@ static void size_setup(coll_ctx *cx, size_run *z)
     for (int i = 0; i < 8; i++)
         one_call(&z->c);
     int pp = !strcmp(job->coll, "pingpong");
-    if (calls_per_sample(one_call, &z->c, !pp && !job->loop, 2e-3, &z->iters) != MPI_SUCCESS)
+    if (calls_per_sample(one_call, &z->c, !pp && !job->loop,
+            job->min_sample_s > 0 ? job->min_sample_s : 2e-3, &z->iters)
+        != MPI_SUCCESS)
         z->ok = 0;
     z->state = 0;
 }

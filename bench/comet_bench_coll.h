@@ -47,6 +47,8 @@ typedef struct comet_bench_coll_job {
     char *const *launcher_args; /**< words for mpiexec before -n */
     int nlauncher_args; /**< their count */
     const char *env[8]; /**< NAME=VALUE the ranks need (the forced algorithm), NULL-ended */
+    /* --- appended --- */
+    double min_sample_s; /**< shortest sample (0: 2 ms collectives, 5 ms distributed kernels) */
 } comet_bench_coll_job;
 
 /**
@@ -75,6 +77,9 @@ typedef struct comet_bench_coll_opts {
     const char *command_line; /**< as the user typed it, for the run record (NULL: none) */
     comet_bench_coll_spawn spawn; /**< starts each launch's ranks (required) */
     void *spawn_ctx; /**< passed to spawn */
+    /* --- appended --- */
+    double min_sample_s; /**< shortest sample (0: 2 ms collectives, 5 ms distributed kernels);
+                              longer drains a shaped link's token bucket within each sample */
 } comet_bench_coll_opts;
 
 /** Defaults: 2 ranks, quick, out "comet-out". */

@@ -68,6 +68,12 @@ int comet_cmd_calibrate(int argc, char **argv);
 int comet_cmd_predict(int argc, char **argv);
 int comet_cmd_explore(int argc, char **argv);
 int comet_cmd_validate(int argc, char **argv);
+/** validate --distributed (cli/validate_dist.c): the scale-out validation of
+ *  the distributed-kernel records over their own links. @return COMET_EXIT_*. */
+struct comet_model_hw;
+struct comet_results_record;
+int comet_cli_validate_dist(const struct comet_model_hw *hw, const char *profile,
+    const struct comet_results_record *recs, size_t n, const char *dir, int json_out);
 int comet_cmd_report(int argc, char **argv);
 int comet_cmd_run(int argc, char **argv);
 int comet_cmd_compare(int argc, char **argv);

@@ -59,6 +59,10 @@ static void usage(FILE *fp)
         "                            step sees; the record's rank_avg_latency_us, the mean\n"
         "                            over ranks, is OSU 5's figure); loop: IMB's back-to-back\n"
         "                            calls after one barrier\n"
+        "  --min-sample S            shortest sample in seconds (default 0.002 collectives,\n"
+        "                            0.005 distributed kernels); over a tbf-shaped link use\n"
+        "                            >= 10 x bucket / rate, so every sample runs in the\n"
+        "                            link's sustained regime, as a kernel loop does\n"
         "  --stock-malloc            do not set GLIBC_TUNABLES (default: no trim/mmap, so\n"
         "                            MPICH's per-call temporaries are reused)\n"
         "  --out DIR                 results in DIR/results (default comet-out)\n"
@@ -95,7 +99,7 @@ static long spawn_ranks(const comet_bench_coll_job *job, void *ctx)
             memcpy(self, se, (size_t)sl);
         self[sl] = '\0';
     }
-    char np[16], launch[16], full[4], cap[32], load[96];
+    char np[16], launch[16], full[4], cap[32], load[96], minsample[32];
     snprintf(np, sizeof np, "%d", job->np);
     snprintf(launch, sizeof launch, "%d", job->launch);
     snprintf(full, sizeof full, "%d", job->full);
@@ -124,6 +128,8 @@ static long spawn_ranks(const comet_bench_coll_job *job, void *ctx)
     argv[n++] = cap;
     argv[n++] = load;
     argv[n++] = (char *)(job->loop ? "loop" : "barrier");
+    snprintf(minsample, sizeof minsample, "%.9g", job->min_sample_s);
+    argv[n++] = minsample;
     argv[n] = NULL;
     fflush(NULL);
     const pid_t parent = getpid();
@@ -148,7 +154,8 @@ static long spawn_ranks(const comet_bench_coll_job *job, void *ctx)
 /* One rank: the job from the hidden command line spawn_ranks wrote. */
 static int worker_main(int argc, char **argv)
 {
-    /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD [TIMING] */
+    /* --worker COLL ALG SIZES LAUNCH OUTFILE RUN_ID MACHINE_ID FULL CAP LOAD [TIMING
+     * [MIN_SAMPLE]] */
     if (argc < WORKER_ARGS || strcmp(argv[1], "--worker")) {
         fprintf(
             stderr, "comet: bench collectives: --worker: expected %d arguments\n", WORKER_ARGS - 2);
@@ -172,6 +179,7 @@ static int worker_main(int argc, char **argv)
         return 2;
     }
     job.loop = argc > WORKER_ARGS && !strcmp(argv[WORKER_ARGS], "loop");
+    job.min_sample_s = argc > WORKER_ARGS + 1 ? atof(argv[WORKER_ARGS + 1]) : 0;
     return comet_bench_coll_worker(&job);
 }
 
@@ -197,6 +205,7 @@ int comet_cli_bench_coll(int argc, char **argv)
         O_JSON,
         O_STOCK,
         O_GATE,
+        O_MINSAMPLE,
         O_TIMING
     };
     static const struct option longopts[] = { { "quick", no_argument, NULL, O_QUICK },
@@ -209,6 +218,7 @@ int comet_cli_bench_coll(int argc, char **argv)
         { "oversubscribe", no_argument, NULL, O_OVER }, { "out", required_argument, NULL, O_OUT },
         { "json", no_argument, NULL, O_JSON }, { "stock-malloc", no_argument, NULL, O_STOCK },
         { "gate-timeout", required_argument, NULL, O_GATE },
+        { "min-sample", required_argument, NULL, O_MINSAMPLE },
         { "timing", required_argument, NULL, O_TIMING }, { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 } };
@@ -278,6 +288,11 @@ int comet_cli_bench_coll(int argc, char **argv)
             if (strcmp(optarg, "barrier") && strcmp(optarg, "loop"))
                 return usage_err("--timing '%s': expected barrier or loop", optarg);
             o.loop = !strcmp(optarg, "loop");
+            break;
+        case O_MINSAMPLE:
+            if (comet_util_parse_double(optarg, &o.min_sample_s) || o.min_sample_s < 0
+                || o.min_sample_s > 10)
+                return usage_err("--min-sample '%s': expected seconds in [0, 10]", optarg);
             break;
         case O_GATE:
             if (comet_util_parse_double(optarg, &o.gate_timeout_s) || o.gate_timeout_s < 0

@@ -17,7 +17,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
         "usage: comet validate [--profile PROFILE] [--results PATH]... [--foreign-ok]\n"
-        "                      [--explain] [--json]\n"
+        "                      [--explain] [--distributed] [--json]\n"
         "\n"
         "Predicts every measured compound-kernel record (fused and unfused, local and\n"
         "distributed) with the mapping the kernel actually ran (row-block tiles for fused,\n"
@@ -32,6 +32,10 @@ static void usage(FILE *fp)
         "                   the message names the file and what differs)\n"
         "  --explain        before the summary, every record's prediction term by term\n"
         "                   (as predict --explain) under a line with its measured median\n"
+        "  --distributed    the scale-out validation only: every distributed-kernel record\n"
+        "                   predicted over the link it ran on (local compute + its\n"
+        "                   collectives over that link's fits), per record and per link;\n"
+        "                   writes scale-out.json and scale-out.csv (docs/FORMATS.md)\n"
         "  --json           JSON on stdout\n"
         "  -q, -v, -h       quiet, verbose, this help\n");
 }
@@ -148,11 +152,12 @@ int comet_cmd_validate(int argc, char **argv)
 {
     static const struct option longopts[] = { { "profile", required_argument, NULL, 0x2001 },
         { "results", required_argument, NULL, 0x2002 }, { "foreign-ok", no_argument, NULL, 0x2003 },
-        { "explain", no_argument, NULL, 0x2004 }, COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "explain", no_argument, NULL, 0x2004 }, { "distributed", no_argument, NULL, 0x2005 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *profile = NULL, *paths[64];
     size_t np = 0;
-    int c, rc = COMET_EXIT_OK, foreign_ok = 0, explain = 0;
+    int c, rc = COMET_EXIT_OK, foreign_ok = 0, explain = 0, dist = 0;
     char err[COMET_ERRLEN], defprof[4096];
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
@@ -173,6 +178,9 @@ int comet_cmd_validate(int argc, char **argv)
             break;
         case 0x2004:
             explain = 1;
+            break;
+        case 0x2005:
+            dist = 1;
             break;
         default:
             return comet_cli_bad_option("validate", argc, argv);
@@ -214,6 +222,12 @@ int comet_cmd_validate(int argc, char **argv)
     const size_t n = set.n;
     if (err[0])
         comet_util_info("comet: validate: warning: %s", err);
+    if (dist) {
+        rc = comet_cli_validate_dist(&hw, profile, recs, n, dir, g.json);
+        comet_results_set_free(&set);
+        comet_model_hw_free(&hw);
+        return rc;
+    }
     comet_model_vrow *rows = calloc(n + 1, sizeof *rows);
     int nr = rows ? comet_model_validate_records(&hw, recs, n, rows, n) : -1;
     comet_model_gms_vrow *grows = calloc(n + 1, sizeof *grows);

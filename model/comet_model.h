@@ -907,6 +907,82 @@ typedef struct comet_model_gms_vsum {
 void comet_model_gms_summary(const comet_model_gms_vrow *rows, int n,
     const comet_model_gms_vinput *in, int ninputs, comet_model_gms_vsum *out);
 
+/* ------------------------------------------------------------------ */
+/* Scale-out: the distributed kernels over a link (model/dist.c)        */
+/* ------------------------------------------------------------------ */
+
+/** Most collective calls one distributed kernel issues. */
+#define COMET_MODEL_DIST_MAXCALLS 4
+
+/** One explicit collective of a distributed kernel (per kernel call). */
+typedef struct comet_model_dist_call {
+    comet_model_coll kind; /**< allreduce or allgather */
+    char op[8]; /**< reduction ("max", "sum"), "widths" for the slice-width gather, "" */
+    double count; /**< elements per rank */
+    double bytes; /**< bytes per rank (all-gather: each rank's contribution) */
+    double calls; /**< calls per kernel call */
+    double seconds; /**< predicted time of one call over the link */
+} comet_model_dist_call;
+
+/** A distributed kernel's prediction: local compute plus its collectives. */
+typedef struct comet_model_dist_pred {
+    double seconds; /**< local_s + coll_s */
+    double local_s; /**< the rank's compute at the local profile's rates */
+    double coll_s; /**< sum of calls x seconds of the collectives */
+    char link[32]; /**< link whose fits costed the collectives ("": the profile's own) */
+    int ncall; /**< entries of call */
+    comet_model_dist_call call[COMET_MODEL_DIST_MAXCALLS]; /**< in the order issued */
+} comet_model_dist_pred;
+
+/**
+ * The collectives kernels/dist.c issues for one call of a distributed kernel
+ * over p ranks holding equal slices (N split; attention: Lk split), in the
+ * order it issues them. The kernels' program, not a measurement.
+ * @return entries written (0 at p = 1), -EINVAL, -ENOTSUP (op not distributed).
+ */
+int comet_model_dist_colls(
+    const comet_model_problem *pb, int fused, int p, comet_model_dist_call *out, int cap);
+
+/**
+ * Predicts a distributed kernel over p ranks of this machine: the rank's
+ * slice computed as the local kernels run it (BLAS GEMM, then row passes;
+ * unfused: the row pass over whole rows) on hw's rates with the memory
+ * shared by the ranks, plus its collectives costed by the fits of `link`
+ * (the record's link, e.g. "tcp:comet0"; NULL or "": hw's own links).
+ * @return 0, -EINVAL, -ENOENT (no fit of that link), -ERANGE (no finite time).
+ */
+int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    int threads, int p, const char *link, comet_model_dist_pred *out);
+
+/**
+ * Whether a prediction's collectives are the ones a dist_kernel record
+ * says its call issued (kind, reduction, bytes, calls, in order).
+ * @return 1 same, 0 different, -EINVAL.
+ */
+int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_results_record *rec);
+
+/** One distributed-kernel record predicted over its own link. */
+typedef struct comet_model_drow {
+    char op[24], variant[12]; /**< op, fused | unfused */
+    char link[32]; /**< the record's link */
+    double M, N, K; /**< GEMM dims; attention: Lq, Lk, d */
+    double heads; /**< attention: batch x heads (0 otherwise) */
+    int threads, ranks; /**< per rank, ranks */
+    double measured_s, ci_lo_s, ci_hi_s; /**< measured median and its CI */
+    double load_others; /**< others' share of the CPUs seen by the idle gate (NaN absent) */
+    comet_model_dist_pred pred; /**< the prediction and its parts */
+    double rel_err; /**< |predicted - measured| / measured */
+    int colls_match; /**< the model's collectives are the record's (comet_model_dist_matches) */
+} comet_model_drow;
+
+/**
+ * Predicts every valid dist_kernel record with ranks > 1 over its own link
+ * (comet_model_dist_predict). Records whose link has no fit are skipped.
+ * @return rows written (<= cap) or -EINVAL.
+ */
+int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
+    comet_model_drow *rows, int cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -129,6 +129,14 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         comet_model_eval(&local, &pb, &mp, &r);
         if (!r.valid)
             continue;
+        /* a distributed kernel: its local compute plus the collectives its
+         * program issues, over the fits of the link it ran on (model/dist.c) */
+        comet_model_dist_pred dp;
+        if (rec->kind == COMET_RESULTS_DIST_KERNEL && local.clusters > 1
+            && comet_model_dist_predict(hw, &pb, !strcmp(rec->variant, "fused"), local.cores,
+                   local.clusters, rec->link, &dp)
+                == 0)
+            r.seconds = dp.seconds;
         const int att = pb.op == COMET_MODEL_ATTENTION;
         const double tile = att ? rec->params.tile_q : rec->params.tile_m;
         comet_model_vrow *row = &rows[k++];

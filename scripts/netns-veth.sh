@@ -18,9 +18,27 @@
 # Both ends of the veth are named comet0 (each in its own namespace), so one
 # UCX_NET_DEVICES / -iface value fits both ranks and the records name the
 # link "tcp:comet0".
+#
+# Environment (optional):
+#   COMET_NETNS_NAME=NAME   namespaces NAMEA/NAMEB, launcher NAME-netns-launch
+#                           (default comet; <= 12 characters): runs with
+#                           different names do not touch each other's
+#                           namespaces (a second session's test or script
+#                           may be using the default ones)
+#   COMET_NETNS_DEV=NAME    the veth's name at both ends instead of comet0
+#                           (<= 15 characters): the records' link is
+#                           "tcp:NAME", so links shaped differently keep
+#                           their own fits in one profile
+#   COMET_NETNS_BURST=SIZE  tbf's bucket (default 256kb). A bucket larger
+#                           than a message lets that message through at veth
+#                           speed after an idle gap; scripts/scale-out.sh
+#                           uses a small one so the link is a wire of RATE
 set -eu
-A=cometA B=cometB IPA=10.77.0.1 IPB=10.77.0.2 DEV=comet0
-wrapper=${TMPDIR:-/tmp}/comet-netns-launch
+NAME=${COMET_NETNS_NAME:-comet}
+A=${NAME}A B=${NAME}B IPA=10.77.0.1 IPB=10.77.0.2
+DEV=${COMET_NETNS_DEV:-comet0}
+BURST=${COMET_NETNS_BURST:-256kb}
+wrapper=${TMPDIR:-/tmp}/$NAME-netns-launch
 self=$0
 
 write_wrapper() {
@@ -56,18 +74,18 @@ up() {
     trap 'down' EXIT INT TERM
     ip netns add $A
     ip netns add $B
-    ip link add cometA0 type veth peer name cometB0
-    ip link set cometA0 netns $A
-    ip link set cometB0 netns $B
-    ip -n $A link set cometA0 name $DEV
-    ip -n $B link set cometB0 name $DEV
+    ip link add ${A}0 type veth peer name ${B}0
+    ip link set ${A}0 netns $A
+    ip link set ${B}0 netns $B
+    ip -n $A link set ${A}0 name $DEV
+    ip -n $B link set ${B}0 name $DEV
     ip -n $A addr add $IPA/24 dev $DEV
     ip -n $B addr add $IPB/24 dev $DEV
     for ns in $A $B; do
         ip -n $ns link set lo up
         ip -n $ns link set $DEV up
         # shape both directions: a ping-pong crosses the link both ways
-        ip netns exec $ns tc qdisc add dev $DEV root tbf rate "$rate" burst 256kb latency 50ms
+        ip netns exec $ns tc qdisc add dev $DEV root tbf rate "$rate" burst "$BURST" latency 50ms
     done
     write_wrapper
     trap - EXIT INT TERM

@@ -1,6 +1,6 @@
 comet_add_test(test_kernels SOURCES kernels/test_kernels.c LIBS comet_kernels LABELS kernels sanitize)
 target_link_libraries(test_kernels PRIVATE m)
-comet_add_test(test_kernels_dist SOURCES kernels/test_kernels_dist.c LIBS comet_kernels RANKS 2
+comet_add_test(test_kernels_dist SOURCES kernels/test_kernels_dist.c LIBS comet_kernels comet_model RANKS 2
                TIMEOUT 120 LABELS kernels mpi)
 target_link_libraries(test_kernels_dist PRIVATE m)
 find_package(OpenMP REQUIRED COMPONENTS C)

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "comet_kernels.h"
+#include "comet_model.h"
 #include "kref.h"
 
 #include <math.h>
@@ -233,6 +234,81 @@ static void test_dist_attention(void **st)
         check_attention((enum split)sp);
 }
 
+/* The model's scale-out prediction costs the collectives it says the
+ * distributed kernels issue (model/dist.c): they must be the ones the
+ * kernels log, in order, with their bytes and calls, for every op and
+ * variant at this rank count (equal slices). */
+static void check_model_program(
+    comet_model_problem *pb, int fused, const comet_kernels_coll_log *log)
+{
+    comet_model_dist_call c[COMET_MODEL_DIST_MAXCALLS];
+    int n = comet_model_dist_colls(pb, fused, nranks, c, COMET_MODEL_DIST_MAXCALLS);
+    assert_int_equal(n, log->n);
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(comet_model_coll_name(c[i].kind), log->e[i].kind);
+        assert_string_equal(c[i].op, log->e[i].op);
+        assert_true(c[i].bytes == (double)log->e[i].bytes);
+        assert_true(c[i].count == (double)log->e[i].count);
+        assert_true(c[i].calls == (double)log->e[i].calls);
+    }
+}
+
+static void test_dist_model_program(void **st)
+{
+    (void)st;
+    const size_t M = 9, n = 13, K = 7, N = n * (size_t)nranks;
+    float *A = malloc(M * K * 4), *B = malloc(K * n * 4), *g = malloc(n * 4), *b = malloc(n * 4),
+          *Y = malloc(M * n * 4);
+    kref_fill(A, M * K, 1, -1, 1);
+    kref_fill(B, K * n, 2 + (unsigned)rank, -1, 1);
+    kref_fill(g, n, 3, 0.5f, 1.5f);
+    kref_fill(b, n, 4, -0.1f, 0.1f);
+    comet_kernels_params p = { .threads = 1 };
+    for (int ln = 0; ln < 2; ln++)
+        for (int v = 0; v < 2; v++) {
+            comet_kernels_coll_log log;
+            int rc = ln ? comet_kernels_dist_gemm_layernorm(
+                         MPI_COMM_WORLD, (comet_kernels_variant)v, M, n, K, A, B, g, b, Y, &p, &log)
+                        : comet_kernels_dist_gemm_softmax(
+                            MPI_COMM_WORLD, (comet_kernels_variant)v, M, n, K, A, B, Y, &p, &log);
+            assert_int_equal(rc, 0);
+            comet_model_problem pb
+                = { .op = ln ? COMET_MODEL_GEMM_LAYERNORM : COMET_MODEL_GEMM_SOFTMAX,
+                      .M = (double)M,
+                      .N = (double)N,
+                      .K = (double)K };
+            check_model_program(&pb, v == COMET_KERNELS_FUSED, &log);
+        }
+    const size_t bh = 3, lq = 5, lkl = 6, d = 4;
+    float *Q = malloc(bh * lq * d * 4), *Kl = malloc(bh * lkl * d * 4),
+          *Vl = malloc(bh * lkl * d * 4), *O = malloc(bh * lq * d * 4);
+    kref_fill(Q, bh * lq * d, 1, -1, 1);
+    kref_fill(Kl, bh * lkl * d, 5 + (unsigned)rank, -1, 1);
+    kref_fill(Vl, bh * lkl * d, 7 + (unsigned)rank, -1, 1);
+    comet_kernels_shape loc = { .batch = 1, .heads = bh, .lq = lq, .lk = lkl, .d = d };
+    for (int v = 0; v < 2; v++) {
+        comet_kernels_coll_log log;
+        assert_int_equal(comet_kernels_dist_attention(MPI_COMM_WORLD, (comet_kernels_variant)v,
+                             &loc, Q, Kl, Vl, O, &p, &log),
+            0);
+        comet_model_problem pb = { .op = COMET_MODEL_ATTENTION,
+            .heads = (double)bh,
+            .lq = (double)lq,
+            .lk = (double)(lkl * (size_t)nranks),
+            .d = (double)d };
+        check_model_program(&pb, v == COMET_KERNELS_FUSED, &log);
+    }
+    free(A);
+    free(B);
+    free(g);
+    free(b);
+    free(Y);
+    free(Q);
+    free(Kl);
+    free(Vl);
+    free(O);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -243,6 +319,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dist_layernorm),
         cmocka_unit_test(test_dist_layernorm_huge),
         cmocka_unit_test(test_dist_attention),
+        cmocka_unit_test(test_dist_model_program),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     int all = 0;

@@ -1,0 +1,210 @@
+/* Scale-out prediction of the distributed compound kernels (kernels/dist.c):
+ * a rank's time is its local compute at the local profile's rates plus the
+ * explicit collectives its program issues, each costed by the fit of the
+ * link the record ran on. The kernels are bulk-synchronous (every
+ * collective blocks on the result the next pass needs), so the two add. */
+#include "comet_model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int call_add(comet_model_dist_call *out, int cap, int n, comet_model_coll kind,
+    const char *op, double count, double bytes, double calls)
+{
+    if (n >= cap)
+        return n;
+    comet_model_dist_call *c = &out[n];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    snprintf(c->op, sizeof c->op, "%s", op);
+    c->count = count;
+    c->bytes = bytes;
+    c->calls = calls;
+    return n + 1;
+}
+
+int comet_model_dist_colls(
+    const comet_model_problem *pb, int fused, int p, comet_model_dist_call *out, int cap)
+{
+    if (!pb || !out || cap < 0 || p < 1)
+        return -EINVAL;
+    if (p == 1)
+        return 0; /* one rank issues no collective worth a link */
+    const double P = p;
+    int n = 0;
+    switch (pb->op) {
+    case COMET_MODEL_GEMM_SOFTMAX:
+    case COMET_MODEL_GEMM_LAYERNORM: {
+        const double M = pb->M, nl = floor(pb->N / P);
+        if (!fused) {
+            /* slice widths (one integer each), then the M x n slices */
+            n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
+            return call_add(out, cap, n, COMET_MODEL_ALLGATHER, "", M * nl, M * nl * 4, 1);
+        }
+        if (pb->op == COMET_MODEL_GEMM_SOFTMAX) {
+            n = call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "max", M, M * 4, 1);
+            return call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M, M * 4, 1);
+        }
+        /* LayerNorm merges in double: row sums plus the width, then the
+         * squared deviations from the global mean */
+        n = call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M + 1, (M + 1) * 8, 1);
+        return call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M, M * 8, 1);
+    }
+    case COMET_MODEL_ATTENTION: {
+        const double bh = pb->heads, lq = pb->lq, d = pb->d, lk = floor(pb->lk / P);
+        if (!fused) {
+            /* per head: the score slices gathered into full rows; then the
+             * partial outputs summed */
+            n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
+            n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "", lq * lk, lq * lk * 4, bh);
+            return call_add(
+                out, cap, n, COMET_MODEL_ALLREDUCE, "sum", bh * lq * d, bh * lq * d * 4, 1);
+        }
+        n = call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "max", bh * lq, bh * lq * 4, 1);
+        return call_add(
+            out, cap, n, COMET_MODEL_ALLREDUCE, "sum", bh * lq * (d + 1), bh * lq * (d + 1) * 4, 1);
+    }
+    default:
+        return -ENOTSUP;
+    }
+}
+
+int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    int threads, int p, const char *link, comet_model_dist_pred *out)
+{
+    if (!hw || !pb || !out || p < 1 || !(hw->clock_ghz > 0))
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    const int att = pb->op == COMET_MODEL_ATTENTION;
+    const double P = p;
+    /* the rank's own slice, run as the single-process kernels run it: one
+     * BLAS GEMM, then row passes (the fused distributed kernels too: their
+     * statistics need the whole slice before the first collective) */
+    comet_model_problem sl = *pb;
+    if (att)
+        sl.lk = floor(pb->lk / P);
+    else
+        sl.N = floor(pb->N / P);
+    if (!(att ? sl.lk >= 1 : sl.N >= 1))
+        return -EINVAL;
+    comet_model_hw one = *hw;
+    one.cores = threads > 0 ? threads : 1;
+    one.clusters = 1;
+    one.cluster_net.dims[0] = 1;
+    one.cluster_net.dims[1] = 1;
+    one.n_outer = 0;
+    /* the ranks are processes of this machine: they share its memory */
+    one.dram.bw = hw->dram.bw / P;
+    comet_model_mapping mp;
+    comet_model_local_mapping(&one, &sl, 0, 0, one.cores, 1, &mp);
+    comet_model_result r;
+    comet_model_eval(&one, &sl, &mp, &r);
+    if (!r.valid)
+        return -ERANGE;
+    const double hz = hw->clock_ghz * 1e9;
+    out->local_s = r.seconds;
+    /* the unfused baselines gather whole rows and every rank runs the row
+     * pass over all N (Lk) columns: p times the slice's pass */
+    if (!fused)
+        out->local_s += (P - 1) * r.t_pass / hz;
+
+    /* the collectives, over the link the record names */
+    comet_model_hw net = *hw;
+    net.clusters = p;
+    net.cluster_net.dims[0] = p;
+    net.cluster_net.dims[1] = 1;
+    net.n_outer = 0;
+    if (link && *link) {
+        if (comet_model_links_for_transport(hw, link, &net.links) != 0)
+            return -ENOENT; /* no fit of that link: no prediction over another */
+        snprintf(out->link, sizeof out->link, "%s", link);
+    }
+    int nc = comet_model_dist_colls(pb, fused, p, out->call, COMET_MODEL_DIST_MAXCALLS);
+    if (nc < 0)
+        return nc;
+    out->ncall = nc;
+    for (int i = 0; i < nc; i++) {
+        comet_model_dist_call *c = &out->call[i];
+        /* the model's all-gather size is the gathered total */
+        const double b = c->kind == COMET_MODEL_ALLGATHER ? c->bytes * P : c->bytes;
+        comet_model_coll_cost k = comet_model_coll_time(&net, c->kind, p, b, COMET_MODEL_ALG_NONE);
+        c->seconds = k.cycles / hz;
+        out->coll_s += c->calls * c->seconds;
+    }
+    out->seconds = out->local_s + out->coll_s;
+    return isfinite(out->seconds) ? 0 : -ERANGE;
+}
+
+int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_results_record *rec)
+{
+    if (!pred || !rec)
+        return -EINVAL;
+    if ((size_t)pred->ncall != rec->ncollectives)
+        return 0;
+    for (int i = 0; i < pred->ncall; i++) {
+        const comet_model_dist_call *c = &pred->call[i];
+        const comet_results_coll_call *m = &rec->collectives[i];
+        if (!m->kind || strcmp(m->kind, comet_model_coll_name(c->kind))
+            || strcmp(m->op ? m->op : "", c->op) || m->bytes != c->bytes || m->calls != c->calls)
+            return 0;
+    }
+    return 1;
+}
+
+int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
+    comet_model_drow *rows, int cap)
+{
+    if (!hw || (!recs && n) || (!rows && cap > 0))
+        return -EINVAL;
+    int k = 0;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        const comet_results_record *rec = &recs[i];
+        const double med = rec->stats.median_s;
+        comet_model_problem pb;
+        if (rec->kind != COMET_RESULTS_DIST_KERNEL || rec->ranks < 2 || !(med > 0)
+            || rec->valid == 0 || comet_model_op_parse(rec->op, &pb.op) != 0)
+            continue;
+        const comet_results_shape *sh = &rec->shape;
+        const int att = pb.op == COMET_MODEL_ATTENTION;
+        if (att) {
+            pb.M = pb.N = pb.K = 0;
+            pb.heads = sh->B * sh->H;
+            pb.lq = sh->Lq;
+            pb.lk = sh->Lk;
+            pb.d = sh->d;
+            pb.causal = sh->causal > 0;
+        } else {
+            pb.M = sh->M;
+            pb.N = sh->N;
+            pb.K = sh->K;
+            pb.heads = pb.lq = pb.lk = pb.d = 0;
+            pb.causal = 0;
+        }
+        const int fused = !strcmp(rec->variant, "fused");
+        comet_model_drow *row = &rows[k];
+        memset(row, 0, sizeof *row);
+        if (comet_model_dist_predict(hw, &pb, fused, rec->threads > 0 ? rec->threads : 1,
+                rec->ranks, rec->link, &row->pred)
+            != 0)
+            continue;
+        snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
+        snprintf(row->variant, sizeof row->variant, "%s", fused ? "fused" : "unfused");
+        snprintf(row->link, sizeof row->link, "%s", rec->link ? rec->link : "");
+        row->M = att ? pb.lq : pb.M;
+        row->N = att ? pb.lk : pb.N;
+        row->K = att ? pb.d : pb.K;
+        row->heads = att ? pb.heads : 0;
+        row->threads = rec->threads > 0 ? rec->threads : 1;
+        row->ranks = rec->ranks;
+        row->measured_s = med;
+        row->ci_lo_s = rec->stats.ci_lo_s;
+        row->ci_hi_s = rec->stats.ci_hi_s;
+        row->load_others = rec->load.busy_others;
+        row->rel_err = fabs(row->pred.seconds - med) / med;
+        row->colls_match = comet_model_dist_matches(&row->pred, rec);
+        k++;
+    }
+    return k;
+}

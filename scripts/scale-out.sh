@@ -1,0 +1,134 @@
+#!/bin/sh
+# Scale-out validation on real processes (issue #17): two ranks in two
+# network namespaces joined by a tbf-shaped veth (scripts/netns-veth.sh), at
+# one or more rates. For each rate it measures the link's own collectives
+# (ping-pong, all-reduce, all-gather over the message sizes the distributed
+# kernels send) and the distributed fused and unfused kernels (N-split
+# GEMM-Softmax / GEMM-LayerNorm, KV-split attention) over that link; then it
+# fits every link from its own collectives only (one profile, each link
+# under its own name tcp:so<rate>), predicts each distributed kernel as its
+# local compute at this machine's profile rates plus the collectives it
+# issues over its link's fit, and prints and writes per record predicted
+# vs measured and the median error (comet validate --distributed:
+# OUT/scale-out.json, OUT/scale-out.csv, OUT/scale-out.txt; docs/FORMATS.md).
+#
+#   scripts/scale-out.sh [-o OUT] [-r RATES] [-l LOCAL] [-s quick|full]
+#                        [-b BURST] [-m SECONDS] [-n NICE] [-t TIMEOUT]
+#     -o OUT     output folder (default comet-out/scale-out)
+#     -r RATES   comma-separated tbf rates, each optionally RATE:S with its
+#                own -m (default 1gbit:0.05,200mbit:0.002)
+#     -l LOCAL   results folder with this machine's memory and kernel records
+#                (default: measured into OUT/local with the quick benches)
+#     -s SET     distributed kernel shapes: quick (default; 64-128 KiB
+#                messages and row statistics) or full (0.5-4 MiB messages;
+#                minutes per rate below 1 Gbit/s)
+#     -b BURST   tbf bucket (default 256kb)
+#     -m S       shortest sample of the link's collectives (default 0.05 s):
+#                each sample then moves far more than the bucket, so they
+#                are timed in the link's sustained regime (after half a
+#                sample of warm-up calls), as the kernels' loops run
+#     -n NICE    niceness of the ranks (default 0; e.g. -10 on a machine
+#                shared with other work: the busy-polling ranks lose fewer
+#                scheduler slices; needs root like the rest)
+#     -t S       deadline of one collectives job (default 900 s)
+# Environment: COMET (the comet binary; default build/comet beside this
+# script's folder); COMET_NETNS_NAME (default so<pid>: namespaces of their
+# own, so a concurrent test_netns or a second run is not disturbed). Needs root, iproute2 and tc; exits 77 where network
+# namespaces cannot be made (the ctest skip code). The namespaces are always
+# removed on exit (trap).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+netns=$here/netns-veth.sh
+COMET=${COMET:-$here/../build/comet}
+out=comet-out/scale-out rates=1gbit:0.05,200mbit:0.002 local= set=quick burst=256kb nice=0 tmo=900 minsample=0.05
+COMET_NETNS_NAME=${COMET_NETNS_NAME:-so$$}
+export COMET_NETNS_NAME
+
+while getopts o:r:l:s:b:m:n:t:h opt; do
+    case $opt in
+    o) out=$OPTARG ;;
+    r) rates=$OPTARG ;;
+    l) local=$OPTARG ;;
+    s) set=$OPTARG ;;
+    b) burst=$OPTARG ;;
+    m) minsample=$OPTARG ;;
+    n) nice=$OPTARG ;;
+    t) tmo=$OPTARG ;;
+    h)
+        sed -n '2,/^set -eu/p' "$0" | sed 's/^# \{0,1\}//;/^set -eu/d'
+        exit 0
+        ;;
+    *) exit 2 ;;
+    esac
+done
+case $set in quick | full) ;; *)
+    echo "scale-out: -s must be quick or full" >&2
+    exit 2
+    ;;
+esac
+
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
+    echo "scale-out: skipped: needs root, ip and tc" >&2
+    exit 77
+fi
+trap '"$netns" down >/dev/null 2>&1 || true' EXIT
+trap 'exit 130' INT TERM
+if ! "$netns" up 1gbit >/dev/null 2>&1; then
+    echo "scale-out: skipped: network namespaces cannot be made here" >&2
+    exit 77
+fi
+"$netns" down
+
+mkdir -p "$out"
+if [ -z "$local" ]; then
+    local=$out/local
+    "$COMET" bench memory --quick --out "$local" -q
+    "$COMET" bench kernels --quick --out "$local" -q
+fi
+
+# message sizes per rank: the kernels' row statistics (0.5-4 KiB), their
+# all-gathered slices and attention's partial outputs (64 KiB - 2 MiB), the
+# slice-width exchange (8 B)
+if [ "$set" = full ]; then
+    sizes=8,64,512,2K,4K,16K,64K,256K,512K,1M,2M,4M
+    full=--full
+else
+    sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M
+    full=
+fi
+
+froms= results=
+old_ifs=$IFS
+IFS=,
+for spec in $rates; do
+    IFS=$old_ifs
+    rate=${spec%%:*} ms=$minsample
+    [ "$rate" = "$spec" ] || ms=${spec#*:}
+    # the link's name in the records: tcp:so<rate> (<= 15 characters)
+    dev=$(printf 'so%s' "$rate" | tr -cd 'A-Za-z0-9' | cut -c1-15)
+    dir=$out/$dev
+    rm -rf "$dir"
+    echo "scale-out: $rate (tbf burst $burst, collectives' samples >= $ms s): link tcp:$dev -> $dir" >&2
+    # the link's collectives with long samples (sustained regime); the
+    # kernels with the default short ones, whose median rejects the slices
+    # other work takes from a long sample (a kernel loop moving more than
+    # the bucket is in the sustained regime after its warm-up calls anyway)
+    COMET_NETNS_DEV=$dev COMET_NETNS_BURST=$burst nice -n "$nice" "$netns" with "$rate" \
+        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather \
+            --algs auto --launches 1 --sizes $sizes --timeout $tmo --min-sample $ms \
+            --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
+            \"$COMET\" bench collectives $full --colls dist_kernels --timeout $tmo \
+            --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q"
+    froms="$froms --from $dir"
+    results="$results --results $dir"
+    IFS=,
+done
+IFS=$old_ifs
+
+# one profile: this machine's rates from LOCAL, each link fitted from its
+# own collectives only (a fit applies to the link named in its records)
+# shellcheck disable=SC2086
+"$COMET" calibrate --from "$local" $froms --out "$out/profile.json" -q
+# shellcheck disable=SC2086
+"$COMET" validate --distributed --profile "$out/profile.json" $results --out "$out" \
+    | tee "$out/scale-out.txt"

@@ -182,6 +182,47 @@ static void test_bound_low_clock(void **st)
     free(v);
 }
 
+/* The GEMM rate of the gms main loop is the micro-kernel's steady state:
+ * the best the grid measured along M at the input's N and K on one thread.
+ * Lowering any other point along M (a sample set disturbed by others' load)
+ * leaves the cost as it was; raising the best point makes the compute-bound
+ * configuration faster in proportion. */
+static void test_steady_rate(void **st)
+{
+    (void)st;
+    comet_model_hw h = hw;
+    comet_model_grid *gr = hw.fused_grid.values ? &h.fused_grid : &h.grid;
+    size_t n = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
+    assert_true(n > 0 && gr->values && gr->nm >= 2);
+    double *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    /* one thread, the grid's N and K axes' first points: 0.8 at the first M
+     * (the best), 0.5 at every other */
+    const double N = gr->N[0], K = gr->K[0];
+    for (size_t i = 0; i < n; i++)
+        v[i] = gr->values[i];
+    const size_t sm = (size_t)gr->nn * gr->nk;
+    for (int m = 0; m < gr->nm; m++)
+        v[m * sm] = m == 0 ? 0.8 : 0.5;
+    gr->values = v;
+    /* compute-bound: few rows, every row used many times (pairs >> rows),
+     * pairs per thread far beyond the grid's largest M */
+    const comet_model_gms g = { 64, 64, K, N, 1e6, 1, 1e6 };
+    comet_model_gms_config c = { 4, 48, 1, 0 };
+    comet_model_gms_cost r0, r1, r2;
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &r0), 0);
+    for (int m = 1; m < gr->nm; m++)
+        v[m * sm] = 0.3; /* the other points along M drop, the largest M's too */
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &r1), 0);
+    assert_true(fabs(r1.seconds - r0.seconds) <= r0.seconds * 1e-12);
+    v[0] = 0.1; /* the best point drops: 0.3 is the best now */
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &r2), 0);
+    /* the compute-bound main loop slows by 0.8 / 0.3 (a little less: its
+     * traffic terms stay) */
+    assert_true(r2.main_s > r0.main_s * 0.9 * 0.8 / 0.3 && r2.main_s <= r0.main_s * 0.8 / 0.3);
+    free(v);
+}
+
 static void test_bad_inputs(void **st)
 {
     (void)st;
@@ -293,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_explore_min),
         cmocka_unit_test(test_threads_own_rows),
         cmocka_unit_test(test_bound_low_clock),
+        cmocka_unit_test(test_steady_rate),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_validate_synthetic),
     };

@@ -54,6 +54,31 @@ static void fill(float *x, size_t n, unsigned seed)
     }
 }
 
+int bench_gms_race(const double *const *figs, const int *nround, int *active, int nc, double margin)
+{
+    double med[64], best = INFINITY;
+    int left = 0;
+    if (!figs || !nround || !active || nc < 0 || nc > 64 || !(margin >= 1))
+        return -EINVAL;
+    for (int k = 0; k < nc; k++) {
+        comet_bench_stats st;
+        med[k] = INFINITY;
+        if (!active[k])
+            continue;
+        int rc = comet_bench_stats_compute(figs[k], (size_t)nround[k], &st);
+        if (rc)
+            return rc;
+        med[k] = st.median;
+        best = fmin(best, med[k]);
+    }
+    for (int k = 0; k < nc; k++) {
+        if (active[k] && med[k] > margin * best)
+            active[k] = 0;
+        left += active[k] != 0;
+    }
+    return left;
+}
+
 int comet_bench_gms_run(
     const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen)
 {
@@ -212,22 +237,14 @@ int comet_bench_gms_run(
                     if (round + 1 < GMS_MIN_ROUNDS)
                         continue;
                     /* retire the clear losers: medians over the rounds so far */
-                    double med[1 + 3 * 6], best = INFINITY;
-                    int left = 0;
-                    for (int k = 0; k < nc && rc == 0; k++) {
-                        comet_bench_stats st_k;
-                        if (!active[k])
-                            continue;
-                        if ((rc = comet_bench_stats_compute(figs[k], (size_t)nround[k], &st_k)))
-                            break;
-                        med[k] = st_k.median;
-                        best = fmin(best, med[k]);
-                    }
-                    for (int k = 0; k < nc && rc == 0; k++)
-                        if (active[k] && med[k] > GMS_RETIRE * best)
-                            active[k] = 0;
+                    const double *fp[1 + 3 * 6];
                     for (int k = 0; k < nc; k++)
-                        left += active[k];
+                        fp[k] = figs[k];
+                    int left = bench_gms_race(fp, nround, active, nc, GMS_RETIRE);
+                    if (left < 0) {
+                        rc = left;
+                        break;
+                    }
                     if (left <= 1)
                         break;
                 }

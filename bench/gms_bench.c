@@ -215,7 +215,17 @@ int comet_bench_gms_run(
                         const int k = (j + round) % nc;
                         if (!active[k])
                             continue;
-                        cfg.gate.timeout_s = round == 0 && first ? s.cfg.gate.timeout_s : 0;
+                        /* the gate before a round's first configuration:
+                         * the input's first round waits as long as the
+                         * session allows; at 2+ threads every later round
+                         * waits up to one gate window too (a call needs all
+                         * its cores: a quiet moment between others' bursts
+                         * is worth 0.1 s), within the input's budget */
+                        cfg.gate.timeout_s = !first ? 0
+                            : round == 0            ? s.cfg.gate.timeout_s
+                            : nthr[ti] > 1 && s.cfg.gate.timeout_s > 0
+                            ? fmin(s.cfg.gate.timeout_s, s.cfg.gate.window_s)
+                            : 0;
                         first = 0;
                         bench_session_pin(&s, cs[k].p.threads);
                         comet_bench_result r;

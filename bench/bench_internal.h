@@ -45,7 +45,7 @@ typedef struct bench_session {
 
 /**
  * gms measurement race: of nc configurations, those still active (active[k]
- * nonzero, figs[k] their nround[k] round figures) whose median exceeds
+ * nonzero, figs[k] their nround[k] round figures) whose fastest round exceeds
  * margin x the best active median are retired (active[k] = 0).
  * @return configurations still active, or a negative errno (nc > 64, a
  *         figure not finite, margin < 1).

@@ -56,23 +56,26 @@ static void fill(float *x, size_t n, unsigned seed)
 
 int bench_gms_race(const double *const *figs, const int *nround, int *active, int nc, double margin)
 {
-    double med[64], best = INFINITY;
+    double lo[64], best = INFINITY;
     int left = 0;
     if (!figs || !nround || !active || nc < 0 || nc > 64 || !(margin >= 1))
         return -EINVAL;
     for (int k = 0; k < nc; k++) {
         comet_bench_stats st;
-        med[k] = INFINITY;
+        lo[k] = INFINITY;
         if (!active[k])
             continue;
         int rc = comet_bench_stats_compute(figs[k], (size_t)nround[k], &st);
         if (rc)
             return rc;
-        med[k] = st.median;
-        best = fmin(best, med[k]);
+        lo[k] = st.min;
+        best = fmin(best, st.median);
     }
+    /* a configuration leaves when even its best round is beyond the margin
+     * of the best median: one whose rounds mostly fell in others' bursts
+     * but ran clean once stays in the race and gathers clean rounds */
     for (int k = 0; k < nc; k++) {
-        if (active[k] && med[k] > margin * best)
+        if (active[k] && lo[k] > margin * best)
             active[k] = 0;
         left += active[k] != 0;
     }

@@ -1,7 +1,8 @@
 /* bench gms's measurement race (bench_gms_race): after the first rounds a
- * configuration whose median round figure is beyond the margin of the best
- * leaves the race; those within it, and a configuration with one slow round
- * (others' load) but a good median, stay; a retired one stays retired. */
+ * configuration whose fastest round is beyond the margin of the best median
+ * leaves the race; those within it, a configuration with one slow round
+ * (others' load), and one with most rounds slow but one clean, stay; a
+ * retired one stays retired. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,12 @@ static void test_race(void **st)
     const double *figs[5] = { a, b, c, d, e };
     int nround[5] = { 4, 4, 4, 4, 4 }, active[5] = { 1, 1, 1, 1, 1 };
     assert_int_equal(bench_gms_race(figs, nround, active, 5, 1.10), 3);
+    /* three rounds of four in others' bursts, one clean: median 2.95, but
+     * the clean round is within reach of the best, so it stays */
+    const double f[4] = { 3.0, 2.9, 1.01, 3.1 };
+    const double *figs1[2] = { a, f };
+    int act1[2] = { 1, 1 };
+    assert_int_equal(bench_gms_race(figs1, nround, act1, 2, 1.10), 2);
     assert_int_equal(active[0], 1);
     assert_int_equal(active[1], 1);
     assert_int_equal(active[2], 0);

@@ -846,6 +846,7 @@ typedef struct comet_model_gms_vrow {
     comet_model_gms input; /**< the input's statistics */
     comet_model_gms_config config; /**< what the kernel ran */
     double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
+    double ci_lo_s, ci_hi_s; /**< the measured median's 95% CI */
 } comet_model_gms_vrow;
 
 /**
@@ -870,6 +871,8 @@ typedef struct comet_model_gms_vinput {
     int chosen_df; /**< the model's dataflow */
     double chosen_tile; /**< the model's tile_m */
     double df_best_s[4]; /**< the measured best of each dataflow (0: not measured) */
+    double best_ci_hi_s; /**< upper end of the best's CI */
+    double chosen_ci_lo_s; /**< lower end of the model's choice's CI */
 } comet_model_gms_vinput;
 
 /** Groups rows by input (in order of first appearance). @return inputs (<= cap). */
@@ -882,6 +885,8 @@ typedef struct comet_model_gms_vsum {
     double median_rel_err, p90_rel_err; /**< of |predicted - measured| / measured */
     int inputs; /**< workload x skew x threads */
     int within_5pct; /**< inputs whose model choice measured within 5% of the best */
+    int within_noise; /**< inputs whose model choice's CI reaches the best's (measured
+                           apart from the best by no more than the noise shows) */
     int configs; /**< configurations measured in all */
     double worst_loss[4]; /**< per dataflow: the largest ratio, over inputs, of its best
                                measured time to the input's best (0: never measured) */

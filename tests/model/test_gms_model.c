@@ -283,6 +283,8 @@ static comet_results_record grec(const char *df, double tile, int threads, doubl
     r.params.tiles = ceil(8192 / tile) + 4;
     r.threads = threads;
     r.stats.median_s = median;
+    r.stats.ci_lo_s = median * 0.9; /* +-10%: a noisy measurement */
+    r.stats.ci_hi_s = median * 1.1;
     return r;
 }
 
@@ -322,6 +324,14 @@ static void test_validate_synthetic(void **st)
     assert_int_equal(vs.inputs, 1);
     assert_int_equal(vs.configs, 4);
     assert_int_equal(vs.within_5pct, rows[lo].measured_s <= 1.05 * 0.9e-3);
+    /* within the noise: the choice's CI (+-10%) reaches the best's */
+    assert_int_equal(vs.within_noise, rows[lo].measured_s * 0.9 <= 0.9e-3 * 1.1);
+    /* a choice measured far from the best is outside the noise */
+    comet_model_gms_vinput far = in[0];
+    far.chosen_s = 2e-3, far.chosen_ci_lo_s = 1.8e-3;
+    comet_model_gms_summary(rows, n, &far, 1, &vs);
+    assert_int_equal(vs.within_noise, 0);
+    assert_int_equal(vs.within_5pct, 0);
     assert_true(fabs(vs.worst_loss[0] - 2e-3 / 0.9e-3) < 1e-12);
     assert_true(vs.worst_loss[1] == 1.0 && vs.worst_loss[2] == 0);
     assert_true(vs.median_rel_err <= vs.p90_rel_err);

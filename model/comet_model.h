@@ -242,6 +242,10 @@ typedef struct comet_model_hw {
     /** Provisioned power (DFModel's power model; 0: not given): a chip's TDP, and joules per
      *  GB moved times the provisioned GB/s for links, switch ports and memory. */
     double power_chip_w, power_link_j_per_gb, power_switch_port_j_per_gb, power_mem_j_per_gb;
+    /** CPU: each core's first-level data cache inside the local buffer, bytes
+     *  (memory.local_buffer.l1_bytes; 0: not given). The gms model asks whether a
+     *  tile's buffers stay in it between the fused gather, the GEMM and the scatter. */
+    double l1_bytes;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */

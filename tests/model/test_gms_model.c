@@ -14,10 +14,12 @@
 #include "mfixture.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static comet_model_hw hw;
 
@@ -223,6 +225,58 @@ static void test_steady_rate(void **st)
     free(v);
 }
 
+/* A fused tile whose buffers and the segment's weights outgrow the core's
+ * L1 (hw.l1_bytes) pays the fused gather's writes and the fused scatter's
+ * reads at the local buffer's bandwidth; a tile that fits pays nothing more,
+ * nor does dataflow 1 (no tile buffers), nor a description without L1. The
+ * L1 survives a round trip through the JSON writer and loader, and one
+ * larger than the local buffer is refused. */
+static void test_l1_spill(void **st)
+{
+    (void)st;
+    comet_model_hw h = hw;
+    h.l1_bytes = 48 * 1024.0;
+    const comet_model_gms g = { 4096, 4096, 64, 64, 32768, 16, 2048 };
+    for (int df = 1; df <= 4; df++)
+        for (int T = 1; T <= hw.cores && T <= 2; T++) {
+            comet_model_gms_config small = { df, 48, T, 0 }, big = { df, 128, T, 0 };
+            comet_model_gms_cost a0, a1, b0, b1;
+            assert_int_equal(comet_model_gms_eval(&hw, &g, &small, &a0), 0);
+            assert_int_equal(comet_model_gms_eval(&h, &g, &small, &a1), 0);
+            assert_int_equal(comet_model_gms_eval(&hw, &g, &big, &b0), 0);
+            assert_int_equal(comet_model_gms_eval(&h, &g, &big, &b1), 0);
+            /* 48 rows x (64 + 64) x 4 B + 64 x 64 x 4 B = 40 KB: fits */
+            assert_true(a1.main_s == a0.main_s);
+            if (df == 1) {
+                assert_true(b1.main_s == b0.main_s);
+                continue;
+            }
+            /* 128 rows: 80 KB, spills: the fused steps' bytes at L2 */
+            const double bytes = 32768.0 * 64 * 4 * ((df == 2 || df == 4) + (df == 3 || df == 4));
+            const double want
+                = bytes / comet_model_cpu_level_bw(&h, h.l1_bytes, T) / (h.clock_ghz * 1e9);
+            assert_true(fabs((b1.main_s - b0.main_s) - want) <= 1e-9 * b0.main_s);
+            assert_true(b1.bytes == b0.bytes + bytes);
+        }
+    /* written and read back; refused above the local buffer's capacity */
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/tmp/comet-gms-l1-%d.json", (int)getpid());
+    json_t *j = comet_model_hw_to_json(&h);
+    assert_non_null(j);
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    comet_model_hw back;
+    assert_int_equal(comet_model_hw_load(path, &back, err, sizeof err), 0);
+    assert_true(back.l1_bytes == h.l1_bytes);
+    comet_model_hw_free(&back);
+    json_object_set_new(json_object_get(json_object_get(j, "memory"), "local_buffer"), "l1_bytes",
+        json_real(2 * hw.lb.capacity));
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    assert_int_equal(comet_model_hw_load(path, &back, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "l1_bytes"));
+    json_decref(j);
+    remove(path);
+}
+
 static void test_bad_inputs(void **st)
 {
     (void)st;
@@ -345,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_threads_own_rows),
         cmocka_unit_test(test_bound_low_clock),
         cmocka_unit_test(test_steady_rate),
+        cmocka_unit_test(test_l1_spill),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_validate_synthetic),
     };

@@ -15,16 +15,18 @@
 
 /* Interleaved measurement rounds per input: every configuration runs at
  * least GMS_MIN_ROUNDS; those within GMS_RETIRE of the best so far run on to
- * GMS_MAX_ROUNDS (full set: GMS_MAX_ROUNDS_FULL) while the input's wall-time
- * budget lasts. A 10% margin is twice the 5% the model's choice is judged by.
- * The budget (18 inputs x 2.4 s) keeps the quick set within a minute on a
- * loaded host, where calls slow down and rounds take longer. */
-#define GMS_MIN_ROUNDS          4
-#define GMS_MAX_ROUNDS          11
-#define GMS_MAX_ROUNDS_FULL     17
-#define GMS_RETIRE              1.10
-#define GMS_INPUT_BUDGET_S      2.4
-#define GMS_INPUT_BUDGET_FULL_S 10.0
+ * GMS_MAX_ROUNDS (full set: GMS_MAX_ROUNDS_FULL) while the input's share of
+ * the set's time lasts. A 10% margin is twice the 5% the model's choice is
+ * judged by. The rounds of the whole set aim at GMS_SET_S (quick: 45 s, so
+ * that with set-up and checks the quick set stays within a minute on a
+ * loaded host, where calls slow down and rounds take longer): each input
+ * gets what is left of it over the inputs left. */
+#define GMS_MIN_ROUNDS      3
+#define GMS_MAX_ROUNDS      11
+#define GMS_MAX_ROUNDS_FULL 17
+#define GMS_RETIRE          1.10
+#define GMS_SET_S           45.0
+#define GMS_SET_FULL_S      300.0
 
 typedef struct gms_ctx {
     comet_kernels_gms_dataflow df;
@@ -116,6 +118,9 @@ int comet_bench_gms_run(
     if (!o->full && s.cfg.gate.timeout_s > 0.2)
         s.cfg.gate.timeout_s = 0.2;
     bench_session_progress(&s, "bench gms", 3 * 3 * (1 + 3 * ntl) * (size_t)nT);
+    const double t_set = comet_util_now();
+    const int ninputs = 3 * 3 * nT;
+    int inputs_done = 0;
     for (int w = 0; w < 3 && !s.stop; w++)
         for (int si = 0; si < 3 && !s.stop; si++) {
             comet_kernels_gms_problem pr;
@@ -205,8 +210,11 @@ int comet_bench_gms_run(
                 double figs[1 + 3 * 6][GMS_MAX_ROUNDS_FULL];
                 for (int k = 0; k < nc; k++)
                     active[k] = 1, nround[k] = 0;
-                const double budget = o->full ? GMS_INPUT_BUDGET_FULL_S : GMS_INPUT_BUDGET_S,
-                             t_input = comet_util_now();
+                const double t_input = comet_util_now(),
+                             budget
+                    = fmax(0, t_set + (o->full ? GMS_SET_FULL_S : GMS_SET_S) - t_input)
+                    / (double)(ninputs - inputs_done);
+                inputs_done++;
                 for (int round = 0; round < max_rounds && rc == 0 && !s.stop; round++) {
                     if (round >= GMS_MIN_ROUNDS && comet_util_now() - t_input > budget)
                         break;

@@ -137,16 +137,18 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
      * the weights, the product) overlap its compute; the fused gather and
      * scatter, separate loops between GEMM calls, do not. */
     double a_t = a_bytes / a_bw, b_t = b_bytes / b_bw, o_t = o_bytes / o_bw;
-    /* A fused tile's buffers (its m gathered rows, its m x N product) and the
-     * segment's packed weights stay in the core's first-level cache from the
-     * fused gather through the GEMM to the fused scatter when they fit it; a
-     * larger tile spills them to the local buffer (L2), so the fused gather's
-     * writes into the A buffer and the fused scatter's reads of the product,
-     * steps between GEMM calls, move at its bandwidth. (Measured, 1 thread,
-     * fused, 5 runs x 9 inputs: tile 48 (40 KB with the weights) fastest in
-     * 41 of 45, tile 128 (80 KB) 1-16% slower, on a 48 KB L1d.) */
+    /* A fused tile's buffers (its m gathered rows when the gather is fused,
+     * its m x N product when the scatter is) and the segment's packed
+     * weights stay in the core's first-level cache from the fused gather
+     * through the GEMM to the fused scatter when they fit it; a larger tile
+     * spills them to the local buffer (L2), so the fused gather's writes into
+     * the A buffer and the fused scatter's reads of the product, steps
+     * between GEMM calls, move at its bandwidth. (Measured, 1 thread, fused,
+     * 5 runs x 9 inputs: tile 48 (40 KB with the weights) fastest in 41 of
+     * 45, tile 128 (80 KB) 1-16% slower, on a 48 KB L1d.) */
     double spill = 0;
-    if (df != 1 && hw->l1_bytes > 0 && m * (K + N) * f + K * N * f > hw->l1_bytes) {
+    const double tile_ws = ((gather_sep ? 0 : m * K) + (scatter_sep ? 0 : m * N) + K * N) * f;
+    if (df != 1 && hw->l1_bytes > 0 && tile_ws > hw->l1_bytes) {
         const double l2bw = comet_model_cpu_level_bw(hw, hw->l1_bytes, T);
         spill = (gather_sep ? 0 : G) / l2bw + (scatter_sep ? 0 : TP) / l2bw;
         bytes += (gather_sep ? 0 : G) + (scatter_sep ? 0 : TP);

@@ -43,6 +43,16 @@ typedef struct bench_session {
     double t0; /* start time */
 } bench_session;
 
+/**
+ * gms measurement race: of nc configurations, those still active (active[k]
+ * nonzero, figs[k] their nround[k] round figures) whose fastest round exceeds
+ * margin x the best active median are retired (active[k] = 0).
+ * @return configurations still active, or a negative errno (nc > 64, a
+ *         figure not finite, margin < 1).
+ */
+int bench_gms_race(
+    const double *const *figs, const int *nround, int *active, int nc, double margin);
+
 /** Opens <out>/results/<kind>-<run_id>.jsonl and writes the run record. */
 int bench_session_open(bench_session *s, const comet_bench_opts *o, const char *kind,
     json_t *machine, comet_bench_summary *sum, char *err, size_t errlen);

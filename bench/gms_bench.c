@@ -1,7 +1,7 @@
 /* comet bench gms: every gather-GEMM-scatter dataflow x configuration
  * (fused tile rows, threads) for each generated input (RGCN, SpConv, MoE at
  * three skews). The configurations of one input and thread count are
- * measured in interleaved rounds (GMS_ROUNDS), each result checked against
+ * measured in interleaved rounds (GMS_MIN_ROUNDS ..), each result checked against
  * dataflow 1's. */
 #include "bench_internal.h"
 #include "comet_bench.h"
@@ -13,8 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* measurement rounds per input (interleaved over its configurations) */
-#define GMS_ROUNDS 4
+/* Interleaved measurement rounds per input: every configuration runs at
+ * least GMS_MIN_ROUNDS; those within GMS_RETIRE of the best so far run on to
+ * GMS_MAX_ROUNDS (full set: GMS_MAX_ROUNDS_FULL) while the input's share of
+ * the set's time lasts. A 10% margin is twice the 5% the model's choice is
+ * judged by. The rounds of the whole set aim at GMS_SET_S (quick: 45 s, so
+ * that with set-up and checks the quick set stays within a minute on a
+ * loaded host, where calls slow down and rounds take longer): each input
+ * gets what is left of it over the inputs left. */
+#define GMS_MIN_ROUNDS      3
+#define GMS_MAX_ROUNDS      11
+#define GMS_MAX_ROUNDS_FULL 17
+#define GMS_RETIRE          1.10
+#define GMS_SET_S           45.0
+#define GMS_SET_FULL_S      300.0
 
 typedef struct gms_ctx {
     comet_kernels_gms_dataflow df;
@@ -44,6 +56,34 @@ static void fill(float *x, size_t n, unsigned seed)
     }
 }
 
+int bench_gms_race(const double *const *figs, const int *nround, int *active, int nc, double margin)
+{
+    double lo[64], best = INFINITY;
+    int left = 0;
+    if (!figs || !nround || !active || nc < 0 || nc > 64 || !(margin >= 1))
+        return -EINVAL;
+    for (int k = 0; k < nc; k++) {
+        comet_bench_stats st;
+        lo[k] = INFINITY;
+        if (!active[k])
+            continue;
+        int rc = comet_bench_stats_compute(figs[k], (size_t)nround[k], &st);
+        if (rc)
+            return rc;
+        lo[k] = st.min;
+        best = fmin(best, st.median);
+    }
+    /* a configuration leaves when even its best round is beyond the margin
+     * of the best median: one whose rounds mostly fell in others' bursts
+     * but ran clean once stays in the race and gathers clean rounds */
+    for (int k = 0; k < nc; k++) {
+        if (active[k] && lo[k] > margin * best)
+            active[k] = 0;
+        left += active[k] != 0;
+    }
+    return left;
+}
+
 int comet_bench_gms_run(
     const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen)
 {
@@ -62,16 +102,25 @@ int comet_bench_gms_run(
     int rc = bench_session_open(&s, o, "gms", machine, sum, err, errlen);
     if (rc)
         return rc;
-    /* 180 configurations: 0.2 s each keeps the quick set within a minute and
-     * its medians steady enough to tell dataflows 5% apart */
-    s.cfg.time_cap_s = o->full ? 0.5 : 0.2;
-    s.cfg.warmup_s = o->full ? 0.05 : 0.01;
+    /* One round of one configuration: a warm-up call (its caches were the
+     * previous configuration's), then single calls (one timed call a sample:
+     * a call of 0.2 ms or more dwarfs the timer's 30 ns, and a batch of calls
+     * would take in every interruption that falls inside it), at least five,
+     * within a short cap; the rounds, not the samples of one set, carry the
+     * statistics (see the measurement loop). */
+    s.cfg.time_cap_s = o->full ? 0.04 : 0.01;
+    s.cfg.warmup_s = 0;
     s.cfg.settled = 1;
-    /* 180 sets: a short idle gate keeps the quick set within a minute on a
+    s.cfg.min_sample_s = 0;
+    s.cfg.min_samples = 5;
+    /* 18 inputs: a short idle gate keeps the quick set within a minute on a
      * shared machine (its records carry what the gate saw) */
     if (!o->full && s.cfg.gate.timeout_s > 0.2)
         s.cfg.gate.timeout_s = 0.2;
     bench_session_progress(&s, "bench gms", 3 * 3 * (1 + 3 * ntl) * (size_t)nT);
+    const double t_set = comet_util_now();
+    const int ninputs = 3 * 3 * nT;
+    int inputs_done = 0;
     for (int w = 0; w < 3 && !s.stop; w++)
         for (int si = 0; si < 3 && !s.stop; si++) {
             comet_kernels_gms_problem pr;
@@ -139,43 +188,96 @@ int comet_bench_gms_run(
                             valid[nc] = fabsf(O[i] - R[i]) <= 1e-3f * (1.0f + fabsf(R[i]));
                         nc++;
                     }
-                /* Interleaved rounds: every configuration of the input is
-                 * measured once per round, so a burst of other load (a
-                 * shared machine) falls on all of them alike instead of on
-                 * the few measured while it lasted; each record's samples
-                 * are those of all its rounds. The idle gate runs before
-                 * each round's first configuration only (a round is a few
-                 * tens of ms: the rest share its view of the machine). */
+                /* Interleaved rounds, adaptive: every configuration still in
+                 * the race is measured once per round, so a burst of others'
+                 * load falls on all of them alike. A round's figure for a
+                 * configuration is its fastest sample (others' load only
+                 * ever slows a call: at 2 threads on a shared 2-vCPU host a
+                 * thread descheduled for a moment stalls its partner at the
+                 * barrier, and a median over those samples measured the
+                 * tenant, not the kernel); the record's samples are the
+                 * rounds' figures and its median their median. After
+                 * GMS_MIN_ROUNDS a configuration whose median is more than
+                 * GMS_RETIRE x the input's best leaves the race (a clear
+                 * loser needs no more samples): the remaining rounds go to
+                 * the few within reach of the best, whose order the model is
+                 * judged by. The idle gate runs before an input's first round
+                 * only (under steady load from others it times out every
+                 * time, and the per-round minimum copes with that load). */
                 comet_bench_config cfg = s.cfg;
-                cfg.time_cap_s = s.cfg.time_cap_s / GMS_ROUNDS;
-                cfg.min_samples
-                    = s.cfg.min_samples / GMS_ROUNDS > 3 ? s.cfg.min_samples / GMS_ROUNDS : 3;
-                for (int round = 0; round < GMS_ROUNDS && rc == 0 && !s.stop; round++) {
-                    for (int k = 0; k < nc && rc == 0; k++) {
-                        cfg.gate.timeout_s = k == 0 ? s.cfg.gate.timeout_s : 0;
+                const int max_rounds = o->full ? GMS_MAX_ROUNDS_FULL : GMS_MAX_ROUNDS;
+                int active[1 + 3 * 6], nround[1 + 3 * 6];
+                double figs[1 + 3 * 6][GMS_MAX_ROUNDS_FULL];
+                for (int k = 0; k < nc; k++)
+                    active[k] = 1, nround[k] = 0;
+                const double t_input = comet_util_now(),
+                             budget
+                    = fmax(0, t_set + (o->full ? GMS_SET_FULL_S : GMS_SET_S) - t_input)
+                    / (double)(ninputs - inputs_done);
+                inputs_done++;
+                for (int round = 0; round < max_rounds && rc == 0 && !s.stop; round++) {
+                    if (round >= GMS_MIN_ROUNDS && comet_util_now() - t_input > budget)
+                        break;
+                    int first = 1;
+                    /* each round starts one configuration later: none always
+                     * follows the same neighbour (whose buffers it finds in
+                     * cache, or whose thread wake-up it pays) */
+                    for (int j = 0; j < nc && rc == 0; j++) {
+                        const int k = (j + round) % nc;
+                        if (!active[k])
+                            continue;
+                        /* the gate before a round's first configuration:
+                         * the input's first round waits as long as the
+                         * session allows; at 2+ threads every later round
+                         * waits up to one gate window too (a call needs all
+                         * its cores: a quiet moment between others' bursts
+                         * is worth 0.1 s), within the input's budget */
+                        cfg.gate.timeout_s = !first ? 0
+                            : round == 0            ? s.cfg.gate.timeout_s
+                            : nthr[ti] > 1 && s.cfg.gate.timeout_s > 0
+                            ? fmin(s.cfg.gate.timeout_s, s.cfg.gate.window_s)
+                            : 0;
+                        first = 0;
                         bench_session_pin(&s, cs[k].p.threads);
                         comet_bench_result r;
                         memset(&r, 0, sizeof r);
                         if ((rc = comet_bench_measure(&cfg, gms_call, &cs[k], &r, err, errlen)))
                             break;
+                        figs[k][nround[k]++] = r.stats.min;
                         if (round == 0) {
-                            rs[k] = r; /* clock, reps, the gate's figure (first) */
+                            free(r.samples); /* clock, reps, the gate's figure: the first round's */
+                            r.samples = NULL;
+                            r.n = 0;
+                            rs[k] = r;
                             continue;
                         }
-                        double *m = realloc(rs[k].samples, (rs[k].n + r.n) * sizeof *m);
-                        if (!m) {
-                            comet_bench_result_free(&r);
-                            rc = -ENOMEM;
-                            break;
-                        }
-                        memcpy(m + rs[k].n, r.samples, r.n * sizeof *m);
-                        rs[k].samples = m;
-                        rs[k].n += r.n;
                         rs[k].calls += r.calls;
                         rs[k].elapsed_s += r.elapsed_s;
-                        rs[k].converged = 0;
                         comet_bench_result_free(&r);
                     }
+                    if (round + 1 < GMS_MIN_ROUNDS)
+                        continue;
+                    /* retire the clear losers: medians over the rounds so far */
+                    const double *fp[1 + 3 * 6];
+                    for (int k = 0; k < nc; k++)
+                        fp[k] = figs[k];
+                    int left = bench_gms_race(fp, nround, active, nc, GMS_RETIRE);
+                    if (left < 0) {
+                        rc = left;
+                        break;
+                    }
+                    if (left <= 1)
+                        break;
+                }
+                for (int k = 0; k < nc && rc == 0; k++) {
+                    rs[k].samples = malloc((size_t)nround[k] * sizeof *rs[k].samples);
+                    if (!rs[k].samples) {
+                        rc = -ENOMEM;
+                        break;
+                    }
+                    memcpy(rs[k].samples, figs[k], (size_t)nround[k] * sizeof *rs[k].samples);
+                    rs[k].n = (size_t)nround[k];
+                    rs[k].converged = 0;
                 }
                 for (int k = 0; k < nc && rc == 0; k++) {
                     gms_ctx *c = &cs[k];
@@ -207,7 +309,8 @@ int comet_bench_gms_run(
                     comet_kernels_gms_tiles(&pr, N, &c->p, &ntl_run);
                     json_object_set_new(rec, "params",
                         json_pack("{s:i,s:f,s:i}", "tile_m", (int)c->p.tile_m, "tiles",
-                            (double)ntl_run, "rounds", GMS_ROUNDS));
+                            (double)ntl_run, "rounds", (int)r->n));
+                    json_object_set_new(rec, "sampling", json_string("round_min"));
                     if ((rc = comet_bench_record_set_result(rec, r, 2.0 * pairs * K * N, bytes))
                         == 0) {
                         json_object_set_new(rec, "valid", json_boolean(valid[k]));

@@ -17,7 +17,7 @@ typedef struct cal_ctx {
     comet_calibrate_summary sum; /* summary figures */
     double ghz, peak; /* clock and fp32 flop/cycle/core */
     int cores;
-    double l2, l3, dram_bytes; /* capacities from the probe */
+    double l1, l2, l3, dram_bytes; /* capacities from the probe (l1: data, 0 unknown) */
     double p2p_alpha, p2p_beta; /* seconds, seconds/byte */
     double *coll_err; /* pooled held-out errors of collectives */
     size_t ncoll_err;

@@ -127,6 +127,9 @@ int comet_calibrate_build(const comet_results_record *recs, size_t n,
     const int fma = machine->fma, avx = machine->avx, avx512 = machine->avx512f;
     cx.peak = avx512 && fma ? 64 : fma ? 32 : avx ? 16 : 8;
     for (size_t ci = 0; ci < machine->ncaches; ci++) {
+        if (machine->caches[ci].level == 1 && machine->caches[ci].type
+            && strcmp(machine->caches[ci].type, "instruction") && machine->caches[ci].size > 0)
+            cx.l1 = machine->caches[ci].size;
         if (machine->caches[ci].level == 2)
             cx.l2 = machine->caches[ci].size;
         if (machine->caches[ci].level == 3)

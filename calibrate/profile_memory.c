@@ -211,6 +211,7 @@ int cal_fit_memory(
         .capacity = llc, .bw = gb_gbs / g, .access_bytes = 64, .core_bw = gb1_gbs / g
     };
     cx->hw->lb = (comet_model_mem) { .capacity = cx->l2, .bw = lb_gbs / g, .access_bytes = 64 };
+    cx->hw->l1_bytes = cx->l1 > 0 && cx->l1 <= cx->l2 ? cx->l1 : 0; /* the probe's L1d */
     json_object_set_new(cx->fits, "memory",
         json_pack("{s:s,s:o,s:{s:{s:f,s:f,s:s},s:{s:f,s:f,s:s},s:{s:f,s:f,s:s}},s:o}", "method",
             "ERT plateaus: a new level at a >= 1.25x drop below the running median, a level's "

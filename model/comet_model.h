@@ -258,6 +258,10 @@ typedef struct comet_model_hw {
     /** Provisioned power (DFModel's power model; 0: not given): a chip's TDP, and joules per
      *  GB moved times the provisioned GB/s for links, switch ports and memory. */
     double power_chip_w, power_link_j_per_gb, power_switch_port_j_per_gb, power_mem_j_per_gb;
+    /** CPU: each core's first-level data cache inside the local buffer, bytes
+     *  (memory.local_buffer.l1_bytes; 0: not given). The gms model asks whether a
+     *  tile's buffers stay in it between the fused gather, the GEMM and the scatter. */
+    double l1_bytes;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */
@@ -862,6 +866,7 @@ typedef struct comet_model_gms_vrow {
     comet_model_gms input; /**< the input's statistics */
     comet_model_gms_config config; /**< what the kernel ran */
     double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
+    double ci_lo_s, ci_hi_s; /**< the measured median's 95% CI */
 } comet_model_gms_vrow;
 
 /**
@@ -886,6 +891,8 @@ typedef struct comet_model_gms_vinput {
     int chosen_df; /**< the model's dataflow */
     double chosen_tile; /**< the model's tile_m */
     double df_best_s[4]; /**< the measured best of each dataflow (0: not measured) */
+    double best_ci_hi_s; /**< upper end of the best's CI */
+    double chosen_ci_lo_s; /**< lower end of the model's choice's CI */
 } comet_model_gms_vinput;
 
 /** Groups rows by input (in order of first appearance). @return inputs (<= cap). */
@@ -898,6 +905,8 @@ typedef struct comet_model_gms_vsum {
     double median_rel_err, p90_rel_err; /**< of |predicted - measured| / measured */
     int inputs; /**< workload x skew x threads */
     int within_5pct; /**< inputs whose model choice measured within 5% of the best */
+    int within_noise; /**< inputs whose model choice's CI reaches the best's (measured
+                           apart from the best by no more than the noise shows) */
     int configs; /**< configurations measured in all */
     double worst_loss[4]; /**< per dataflow: the largest ratio, over inputs, of its best
                                measured time to the input's best (0: never measured) */

@@ -59,6 +59,24 @@ static double eff_ceiling(const comet_model_hw *hw)
     return e;
 }
 
+/* The micro-kernel's steady-state efficiency at N x K on one thread: the
+ * highest the fused GEMM grid (the sgemm grid without one) measured along M
+ * at this N and K. The gms main loop is that micro-kernel with the weights
+ * packed once and each tile's rows hot, over thousands of row blocks: no
+ * point of the grid amortizes its packing and start-up better than that, and
+ * others' load only ever lowers a measured efficiency, so the best point
+ * along M is the least disturbed measurement of the rate. (The grid at
+ * M = pairs per thread alone, one point, read 0.39 on a profile whose
+ * neighbouring M read 0.71, and the model then ran 1.9x slow.) */
+static double steady_eff(const comet_model_hw *hw, double N, double K)
+{
+    const comet_model_grid *gr = hw->fused_grid.values ? &hw->fused_grid : &hw->grid;
+    double e = 0;
+    for (int i = 0; gr->values && i < gr->nm; i++)
+        e = fmax(e, comet_model_fused_gemm_eff(hw, gr->M[i], N, K, 1));
+    return e > 0 ? e : comet_model_fused_gemm_eff(hw, 1e6, N, K, 1);
+}
+
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     const comet_model_gms_config *c, comet_model_gms_cost *out)
 {
@@ -103,11 +121,10 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     double parts = fmin(S * T, P), m = df == 1 ? P / parts : P / tiles;
     /* each thread runs its own single-threaded micro-kernel calls on its
      * rows, with the weights packed once and no fork per call: the steady
-     * state of one thread over P/T rows (the fused grid at that size), less
-     * the lanes short blocks of m rows waste. (The grid at M = m itself
-     * would charge every block a whole kernel call: packing, fork.) */
-    double eff = comet_model_fused_gemm_eff(hw, fmax(P / T, 1), N, K, 1)
-        / comet_model_micro_tile_factor(hw, m);
+     * state of one thread (steady_eff), less the lanes short blocks of m
+     * rows waste. (The grid at M = m itself would charge every block a
+     * whole kernel call: packing, fork.) */
+    double eff = steady_eff(hw, N, K) / comet_model_micro_tile_factor(hw, m);
     double comp = 2 * P * K * N / (hw->peak_flops * T * eff);
     double a_bytes = G, a_bw = comet_model_cpu_level_bw(hw, gather_sep ? G : IN, T);
     double calls = df == 1 ? parts : tiles;
@@ -120,8 +137,24 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
      * the weights, the product) overlap its compute; the fused gather and
      * scatter, separate loops between GEMM calls, do not. */
     double a_t = a_bytes / a_bw, b_t = b_bytes / b_bw, o_t = o_bytes / o_bw;
+    /* A fused tile's buffers (its m gathered rows when the gather is fused,
+     * its m x N product when the scatter is) and the segment's packed
+     * weights stay in the core's first-level cache from the fused gather
+     * through the GEMM to the fused scatter when they fit it; a larger tile
+     * spills them to the local buffer (L2), so the fused gather's writes into
+     * the A buffer and the fused scatter's reads of the product, steps
+     * between GEMM calls, move at its bandwidth. (Measured, 1 thread, fused,
+     * 5 runs x 9 inputs: tile 48 (40 KB with the weights) fastest in 41 of
+     * 45, tile 128 (80 KB) 1-16% slower, on a 48 KB L1d.) */
+    double spill = 0;
+    const double tile_ws = ((gather_sep ? 0 : m * K) + (scatter_sep ? 0 : m * N) + K * N) * f;
+    if (df != 1 && hw->l1_bytes > 0 && tile_ws > hw->l1_bytes) {
+        const double l2bw = comet_model_cpu_level_bw(hw, hw->l1_bytes, T);
+        spill = (gather_sep ? 0 : G) / l2bw + (scatter_sep ? 0 : TP) / l2bw;
+        bytes += (gather_sep ? 0 : G) + (scatter_sep ? 0 : TP);
+    }
     double main = fmax(comp, (gather_sep ? a_t : 0) + b_t + (scatter_sep ? o_t : 0))
-        + (gather_sep ? 0 : a_t) + (scatter_sep ? 0 : o_t);
+        + (gather_sep ? 0 : a_t) + (scatter_sep ? 0 : o_t) + spill;
     bytes += a_bytes + b_bytes + o_bytes;
 
     /* 4. a separate scatter: the product read back, destination rows read

@@ -420,7 +420,7 @@ static int load_mem(
         "core_bw", "shared_by", "efficiency_by_mb", NULL };
     /* the local buffer may be partitioned (COMET: input, weight, output) */
     static const char *const lkeys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
-        "input_bytes", "weight_bytes", "output_bytes", NULL };
+        "input_bytes", "weight_bytes", "output_bytes", "l1_bytes", NULL };
     int rc = comet_util_doc_check_keys(m, local ? lkeys : keys, err, errlen);
     if (rc)
         return rc;
@@ -933,6 +933,13 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUMQ(sub, "input_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_input);
     NUMQ(sub, "weight_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_weight);
     NUMQ(sub, "output_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_output);
+    NUMQ(sub, "l1_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->l1_bytes);
+    if (hw->l1_bytes > hw->lb.capacity) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: local_buffer 'l1_bytes' exceeds its capacity",
+            comet_util_doc_where(comet_util_doc_get(sub, "l1_bytes"), w, sizeof w));
+        goto fail;
+    }
     if (hw->lb_input + hw->lb_weight + hw->lb_output > hw->lb.capacity * (1 + 1e-9)) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "%s: local_buffer input_bytes + weight_bytes + output_bytes exceed its capacity",
@@ -1135,6 +1142,8 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_object_set_new(lbj, "weight_bytes", json_real(hw->lb_weight));
     if (hw->lb_output > 0)
         json_object_set_new(lbj, "output_bytes", json_real(hw->lb_output));
+    if (hw->l1_bytes > 0)
+        json_object_set_new(lbj, "l1_bytes", json_real(hw->l1_bytes));
     json_object_set_new(j, "memory",
         json_pack("{s:o,s:o,s:o}", "dram", mem_json(&hw->dram), "global_buffer", mem_json(&hw->gb),
             "local_buffer", lbj));

@@ -369,6 +369,8 @@ int comet_model_gms_validate(const comet_model_hw *hw, const comet_results_recor
         v->config.tiles = isfinite(tiles) ? tiles : 0;
         v->config.threads = r->threads;
         v->measured_s = r->stats.median_s;
+        v->ci_lo_s = r->stats.ci_lo_s;
+        v->ci_hi_s = r->stats.ci_hi_s;
         comet_model_gms_cost c;
         if (!(v->measured_s > 0) || comet_model_gms_eval(hw, &v->input, &v->config, &c) != 0)
             continue;
@@ -410,6 +412,7 @@ int comet_model_gms_inputs(
             in->best_s = v->measured_s;
             in->best_df = v->config.dataflow;
             in->best_tile = v->config.tile_m;
+            in->best_ci_hi_s = v->ci_hi_s;
         }
         if (!(in->df_best_s[d] > 0) || v->measured_s < in->df_best_s[d])
             in->df_best_s[d] = v->measured_s;
@@ -424,6 +427,7 @@ int comet_model_gms_inputs(
                 out[g].chosen_s = rows[i].measured_s;
                 out[g].chosen_df = rows[i].config.dataflow;
                 out[g].chosen_tile = rows[i].config.tile_m;
+                out[g].chosen_ci_lo_s = rows[i].ci_lo_s;
             }
     }
     return k;
@@ -441,6 +445,7 @@ void comet_model_gms_summary(const comet_model_gms_vrow *rows, int n,
     out->inputs = ninputs;
     for (int k = 0; k < ninputs; k++) {
         out->within_5pct += in[k].chosen_s <= 1.05 * in[k].best_s;
+        out->within_noise += in[k].chosen_ci_lo_s <= in[k].best_ci_hi_s;
         out->configs += in[k].configs;
         for (int d = 0; d < 4; d++)
             if (in[k].df_best_s[d] > 0)

@@ -79,6 +79,7 @@ typedef struct comet_results_shape {
 typedef struct comet_results_params {
     double tile_m, tile_n, tile_q, tile_k; /**< tiles (attention: tile_q, tile_k) */
     double tiles; /**< gms: row tiles over the segments */
+    double rounds; /**< gms: interleaved measurement rounds */
     double ukernel; /**< 0 auto, 1 own micro-kernel, 2 OpenBLAS */
     double elements; /**< memory: elements per array */
     double lk_local, n_local; /**< dist_kernel: the local share of the split dimension */

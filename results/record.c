@@ -146,6 +146,7 @@ static const field params_fields[] = {
     PAR("tile_q", F_INUM, tile_q),
     PAR("tile_k", F_INUM, tile_k),
     PAR("tiles", F_NUM, tiles),
+    PAR("rounds", F_INUM, rounds),
     PAR("ukernel", F_INUM, ukernel),
     PAR("elements", F_INUM, elements),
     PAR("lk_local", F_INUM, lk_local),

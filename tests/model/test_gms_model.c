@@ -14,10 +14,12 @@
 #include "mfixture.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static comet_model_hw hw;
 
@@ -182,6 +184,100 @@ static void test_bound_low_clock(void **st)
     free(v);
 }
 
+/* The GEMM rate of the gms main loop is the micro-kernel's steady state:
+ * the best the grid measured along M at the input's N and K on one thread.
+ * Lowering any other point along M (a sample set disturbed by others' load)
+ * leaves the cost as it was; raising the best point makes the compute-bound
+ * configuration faster in proportion. */
+static void test_steady_rate(void **st)
+{
+    (void)st;
+    comet_model_hw h = hw;
+    comet_model_grid *gr = hw.fused_grid.values ? &h.fused_grid : &h.grid;
+    size_t n = (size_t)gr->nt * gr->nm * gr->nn * gr->nk;
+    assert_true(n > 0 && gr->values && gr->nm >= 2);
+    double *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    /* one thread, the grid's N and K axes' first points: 0.8 at the first M
+     * (the best), 0.5 at every other */
+    const double N = gr->N[0], K = gr->K[0];
+    for (size_t i = 0; i < n; i++)
+        v[i] = gr->values[i];
+    const size_t sm = (size_t)gr->nn * gr->nk;
+    for (int m = 0; m < gr->nm; m++)
+        v[m * sm] = m == 0 ? 0.8 : 0.5;
+    gr->values = v;
+    /* compute-bound: few rows, every row used many times (pairs >> rows),
+     * pairs per thread far beyond the grid's largest M */
+    const comet_model_gms g = { 64, 64, K, N, 1e6, 1, 1e6 };
+    comet_model_gms_config c = { 4, 48, 1, 0 };
+    comet_model_gms_cost r0, r1, r2;
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &r0), 0);
+    for (int m = 1; m < gr->nm; m++)
+        v[m * sm] = 0.3; /* the other points along M drop, the largest M's too */
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &r1), 0);
+    assert_true(fabs(r1.seconds - r0.seconds) <= r0.seconds * 1e-12);
+    v[0] = 0.1; /* the best point drops: 0.3 is the best now */
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &r2), 0);
+    /* the compute-bound main loop slows by 0.8 / 0.3 (a little less: its
+     * traffic terms stay) */
+    assert_true(r2.main_s > r0.main_s * 0.9 * 0.8 / 0.3 && r2.main_s <= r0.main_s * 0.8 / 0.3);
+    free(v);
+}
+
+/* A fused tile whose buffers and the segment's weights outgrow the core's
+ * L1 (hw.l1_bytes) pays the fused gather's writes and the fused scatter's
+ * reads at the local buffer's bandwidth; a tile that fits pays nothing more,
+ * nor does dataflow 1 (no tile buffers), nor a description without L1. The
+ * L1 survives a round trip through the JSON writer and loader, and one
+ * larger than the local buffer is refused. */
+static void test_l1_spill(void **st)
+{
+    (void)st;
+    comet_model_hw h = hw;
+    h.l1_bytes = 48 * 1024.0;
+    const comet_model_gms g = { 4096, 4096, 64, 64, 32768, 16, 2048 };
+    for (int df = 1; df <= 4; df++)
+        for (int T = 1; T <= hw.cores && T <= 2; T++) {
+            comet_model_gms_config small = { df, 48, T, 0 }, big = { df, 256, T, 0 };
+            comet_model_gms_cost a0, a1, b0, b1;
+            assert_int_equal(comet_model_gms_eval(&hw, &g, &small, &a0), 0);
+            assert_int_equal(comet_model_gms_eval(&h, &g, &small, &a1), 0);
+            assert_int_equal(comet_model_gms_eval(&hw, &g, &big, &b0), 0);
+            assert_int_equal(comet_model_gms_eval(&h, &g, &big, &b1), 0);
+            /* 48 rows x (64 + 64) x 4 B + 64 x 64 x 4 B = 40 KB at most: fits */
+            assert_true(a1.main_s == a0.main_s);
+            if (df == 1) {
+                assert_true(b1.main_s == b0.main_s);
+                continue;
+            }
+            /* ~240 rows: 76 KB (gather or scatter fused) or 136 KB (both):
+             * spills, the fused steps' bytes at L2 */
+            const double bytes = 32768.0 * 64 * 4 * ((df == 2 || df == 4) + (df == 3 || df == 4));
+            const double want
+                = bytes / comet_model_cpu_level_bw(&h, h.l1_bytes, T) / (h.clock_ghz * 1e9);
+            assert_true(fabs((b1.main_s - b0.main_s) - want) <= 1e-9 * b0.main_s);
+            assert_true(b1.bytes == b0.bytes + bytes);
+        }
+    /* written and read back; refused above the local buffer's capacity */
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/tmp/comet-gms-l1-%d.json", (int)getpid());
+    json_t *j = comet_model_hw_to_json(&h);
+    assert_non_null(j);
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    comet_model_hw back;
+    assert_int_equal(comet_model_hw_load(path, &back, err, sizeof err), 0);
+    assert_true(back.l1_bytes == h.l1_bytes);
+    comet_model_hw_free(&back);
+    json_object_set_new(json_object_get(json_object_get(j, "memory"), "local_buffer"), "l1_bytes",
+        json_real(2 * hw.lb.capacity));
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    assert_int_equal(comet_model_hw_load(path, &back, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "l1_bytes"));
+    json_decref(j);
+    remove(path);
+}
+
 static void test_bad_inputs(void **st)
 {
     (void)st;
@@ -242,6 +338,8 @@ static comet_results_record grec(const char *df, double tile, int threads, doubl
     r.params.tiles = ceil(8192 / tile) + 4;
     r.threads = threads;
     r.stats.median_s = median;
+    r.stats.ci_lo_s = median * 0.9; /* +-10%: a noisy measurement */
+    r.stats.ci_hi_s = median * 1.1;
     return r;
 }
 
@@ -281,6 +379,14 @@ static void test_validate_synthetic(void **st)
     assert_int_equal(vs.inputs, 1);
     assert_int_equal(vs.configs, 4);
     assert_int_equal(vs.within_5pct, rows[lo].measured_s <= 1.05 * 0.9e-3);
+    /* within the noise: the choice's CI (+-10%) reaches the best's */
+    assert_int_equal(vs.within_noise, rows[lo].measured_s * 0.9 <= 0.9e-3 * 1.1);
+    /* a choice measured far from the best is outside the noise */
+    comet_model_gms_vinput far = in[0];
+    far.chosen_s = 2e-3, far.chosen_ci_lo_s = 1.8e-3;
+    comet_model_gms_summary(rows, n, &far, 1, &vs);
+    assert_int_equal(vs.within_noise, 0);
+    assert_int_equal(vs.within_5pct, 0);
     assert_true(fabs(vs.worst_loss[0] - 2e-3 / 0.9e-3) < 1e-12);
     assert_true(vs.worst_loss[1] == 1.0 && vs.worst_loss[2] == 0);
     assert_true(vs.median_rel_err <= vs.p90_rel_err);
@@ -293,6 +399,8 @@ int main(void)
         cmocka_unit_test(test_explore_min),
         cmocka_unit_test(test_threads_own_rows),
         cmocka_unit_test(test_bound_low_clock),
+        cmocka_unit_test(test_steady_rate),
+        cmocka_unit_test(test_l1_spill),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_validate_synthetic),
     };

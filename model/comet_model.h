@@ -220,6 +220,12 @@ typedef struct comet_model_hw {
     comet_model_links links; /**< calibrated p2p/collective parameters (CPU systems) */
     double ln_row_cycles; /**< LayerNorm's fixed cycles per row (vector.ln_row_cycles; 0:
                                row_cycles, which is softmax's) */
+    /** The measured row passes' cycles per element, in cache (vector.row_elem_cycles:
+     *  softmax's max, exp-sum and scale loops; vector.ln_row_elem_cycles: LayerNorm's
+     *  mean, deviation and apply loops; 0: not measured, the per-op sum stands). Charged
+     *  per element in place of the sum of the per-op costs for an op whose row pass is
+     *  that kernel's (comet_model_opdesc.row_pass). */
+    double row_elem_cycles, ln_row_elem_cycles;
     /* --- schema v2 (docs/hardware.md; a v1 file loads with these at their
      *     defaults, which reproduce the v1 reading) --- */
     int schema_version; /**< 1 or 2: the schema the description was written in */
@@ -417,6 +423,9 @@ typedef struct comet_model_opdesc {
                                          the GEMM (comet_model_unfused_passes) */
     int pass_streams; /**< unfused writes stream (non-temporal) at or above 16 MiB */
     int ln_rows; /**< its row pass is LayerNorm's (vector.ln_row_cycles) */
+    int row_pass; /**< its rows run through a calibrated row pass (vector.row_elem_cycles or,
+                       with ln_rows, ln_row_elem_cycles): the unfused passes, and the fused
+                       epilogue unless flash (an online softmax is another loop) */
 } comet_model_opdesc;
 
 /** The shape projected onto the model's dimensions. */

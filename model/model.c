@@ -47,7 +47,8 @@ double comet_model_micro_tile_factor(const comet_model_hw *hw, double m)
     return (full * mr + (rest <= 0 ? 0 : rest <= edge ? edge : mr)) / m;
 }
 
-static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g, int ln_rows)
+static vcost graph_vcost(
+    const comet_model_hw *hw, const comet_model_graph *g, int ln_rows, int row_pass)
 {
     const double *c = hw->vop_cycles, *e = hw->vop_pj, w = hw->simd_width > 0 ? hw->simd_width : 1;
     const double lgw = w > 1 ? ceil(log2(w)) : 0;
@@ -122,14 +123,16 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g, i
     }
     if (!reduces)
         return v;
-    /* a graph with row reductions pays its row pass's fixed cost once per row
-     * (the pass's per-element slope, measured beside it, is not charged in
-     * place of the op sum: the fused epilogue did run near it (0.64 vs 0.57
-     * cycles per element for softmax rows of 512), but with it validate
-     * under-predicted every op by 5-20%: the op sum also stands in for the
-     * GEMM's operands evicted by the epilogue, which the model lacks) */
+    /* a graph with row reductions pays its row pass's fixed cost once per row */
     v.row_fixed = ln_rows && hw->ln_row_cycles > 0 ? hw->ln_row_cycles : hw->row_cycles;
     v.per_row += v.row_fixed;
+    /* rows that run a measured row pass cost its slope per element (one
+     * loop's loads, stores and ops as they overlap), not the sum of the
+     * single-op loops; the stationary operand the pass evicts is charged
+     * where the GEMM reloads it (eval_core) */
+    const double slope = ln_rows ? hw->ln_row_elem_cycles : hw->row_elem_cycles;
+    if (row_pass && slope > 0)
+        v.per_elem = slope;
     return v;
 }
 
@@ -308,7 +311,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->valid = 1;
 
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
-    const vcost vc = graph_vcost(hw, g, od.desc->ln_rows);
+    const vcost vc = graph_vcost(hw, g, od.desc->ln_rows, od.desc->row_pass && !(mp->fused && att));
     double eff = 1;
     /* with several threads the CPU kernels give each thread its own rows
      * (fused: row blocks through the micro-kernel; unfused: a row slab
@@ -487,10 +490,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     double total;
     if (cpu && mp->fused && !mp->blas_gemm) {
         /* a CPU core runs a block's GEMM, then its epilogue: operand loads
-         * overlap the GEMM, the result's stores the epilogue (the fused
-         * kernels' row blocks, kernels/kernels.c); prefetchers and
-         * write-back caches pipeline at cache-line granularity */
-        const double step = fmax(tg, fmax(t_in, t_noc_step)) + fmax(tv, t_out) + t_coll_step;
+         * overlap the GEMM (prefetchers stream them beside the FMAs); the
+         * epilogue's row loop waits for the result's stores to drain (the
+         * unfused passes below say why) */
+        const double step = fmax(tg, fmax(t_in, t_noc_step)) + tv + t_out + t_coll_step;
         total = t_once + steps * step;
     } else if (mp->pipelined && cpu) {
         /* a CPU's prefetchers and write-back caches overlap at cache-line
@@ -559,7 +562,21 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         if (pn > 1 && cpu) /* after the gather every node runs whole rows */
             vec_pass *= pn;
         const double t_mem = pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl;
-        t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
+        /* A CPU core's prefetchers overlap its loads with the row loop, but
+         * its stores beyond the caches drain through a few write-combining
+         * buffers that stall the loop when full: the loop's time and its
+         * stores' add, the whole traffic bounds them. Measured on a Zen 5 VM
+         * (AMD EPYC, 1 thread, M = N = 4096, K = 64, rows of 4096 written
+         * with non-temporal stores to 64 MiB): the fused kernel's epilogue
+         * (rows from L2) took 5.9 ms (17.5 ms fused less 11.6 ms of its GEMM
+         * alone, gemm_only), where the row-pass slope says 3.4 ms and the
+         * stores 2.0 ms at the 1-thread triad rate: overlapped they would
+         * take 3.4 ms. Accelerators' DMA engines overlap the two. */
+        if (cpu) {
+            const double t_store = per * wr * (st ? 1 : 2) / inter_bw_cl;
+            t_pass = fmax(vec_pass + t_store, t_mem);
+        } else
+            t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
         total += t_pass;
     }
 

@@ -16,7 +16,11 @@
 
 static void vshape(const comet_model_vrow *r, char *buf, size_t len)
 {
-    if (!strcmp(r->op, "attention"))
+    /* the row's M, N, K are the op's own keys by its shape class */
+    comet_model_op op;
+    const comet_model_opdesc *d
+        = comet_model_op_parse(r->op, &op) == 0 ? comet_model_op_desc(op) : NULL;
+    if (d && d->shape == COMET_MODEL_SHAPE_ATTENTION)
         snprintf(buf, len, "Lq=%.0f Lk=%.0f d=%.0f", r->M, r->N, r->K);
     else
         snprintf(buf, len, "M=%.0f N=%.0f K=%.0f", r->M, r->N, r->K);
@@ -249,13 +253,13 @@ int rp_sec_predictions(rp_ctx *c)
     size_t np = 0;
     /* rows grouped by shape set, then op: the systems of one op and shape side by side */
     static const char *const sets[] = { "common", "measured" };
-    static const char *const opn[] = { "gemm_softmax", "gemm_layernorm", "attention" };
     for (int st = 0; st < 2; st++)
-        for (int o = 0; o < 3; o++)
+        for (int o = 0; o < comet_model_op_count(); o++) /* ops in the vocabulary's order */
             json_array_foreach(preds, i, x)
             {
                 const char *set = rp_str(x, "set");
-                if (strcmp(set[0] ? set : "common", sets[st]) || strcmp(rp_str(x, "op"), opn[o]))
+                if (strcmp(set[0] ? set : "common", sets[st])
+                    || strcmp(rp_str(x, "op"), comet_model_op_at(o)->name))
                     continue;
                 const json_t *rf = json_object_get(json_object_get(x, "fused"), "result"),
                              *ru = json_object_get(json_object_get(x, "unfused"), "result");

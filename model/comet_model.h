@@ -508,6 +508,8 @@ typedef struct comet_model_result {
     double t_pass; /**< unfused: the separate non-GEMM passes */
     double t_beta; /**< unfused on a CPU: BLAS's clearing pass over an intermediate beyond
                         the LLC (beta = 0), at memory rather than LLC bandwidth */
+    double t_reload; /**< fused on a CPU: the stationary operand read again from the LLC
+                          every block, where it leaves L2 between blocks (all steps) */
     double macs; /**< MACs */
     double vec_ops; /**< vector element-ops */
     double gb_need, lb_need; /**< bytes needed per global / local buffer */

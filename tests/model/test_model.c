@@ -839,6 +839,44 @@ static void test_cpu_stores_serial(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* A fused CPU block's packed B leaves L2 between blocks when it does not fit
+ * beside the block's tile and its cached result: every block reads it again
+ * at the LLC's per-core rate instead of L2's (here 25 and 30 B/cycle). A
+ * small B stays; the unfused mapping has no such term. */
+static void test_cpu_b_reload(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    comet_model_hw hw;
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    hw.cores = 1;
+    /* B 16 x 1024 floats = 64 KiB, a 16-row tile 64 KiB, the 1 MiB result
+     * through the caches 64 KiB a block: 192 KiB in a 64 KiB L2 */
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 1024, .K = 16 };
+    comet_model_mapping mp;
+    comet_model_result r, r0;
+    comet_model_local_mapping(&hw, &pb, 1, 16, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r);
+    assert_true(r.valid);
+    const double want = 16 * 65536.0 * (1.0 / 25 - 1.0 / 30);
+    if (fabs(r.t_reload - want) > 1e-9 * want)
+        fail_msg("t_reload %g, want %g", r.t_reload, want);
+    /* the latency holds it: each block's GEMM, its reload, then its epilogue */
+    if (r.cycles < r.t_gemm + r.t_reload + r.t_vec - 1e-9 * r.cycles)
+        fail_msg("latency %g < gemm %g + reload %g + vector %g", r.cycles, r.t_gemm, r.t_reload,
+            r.t_vec);
+    /* a small B stays in L2 */
+    comet_model_problem sm = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 64, .K = 4 };
+    comet_model_eval(&hw, &sm, &mp, &r0);
+    assert_true(r0.valid && r0.t_reload == 0);
+    /* unfused: the BLAS GEMM's own blocking (its grid) */
+    comet_model_local_mapping(&hw, &pb, 0, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r0);
+    assert_true(r0.valid && r0.t_reload == 0);
+    comet_model_hw_free(&hw);
+}
+
 /* Causal attention: the fused kernel skips the masked half; the unfused
  * mapping's plain GEMMs compute all of S and a pass masks it, so its GEMM
  * time is the unmasked one's and its passes move more bytes. */
@@ -995,6 +1033,7 @@ int main(void)
         cmocka_unit_test(test_row_cycles),
         cmocka_unit_test(test_row_pass_slope),
         cmocka_unit_test(test_cpu_stores_serial),
+        cmocka_unit_test(test_cpu_b_reload),
         cmocka_unit_test(test_causal_unfused_full),
         cmocka_unit_test(test_unfused_slabs),
         cmocka_unit_test(test_collectives_topologies),

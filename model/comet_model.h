@@ -582,7 +582,12 @@ typedef struct comet_model_vrow {
     int swept; /**< the record belongs to a tile-size sweep (not the kernel's default tiles) */
     double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
     double ci_lo_s, ci_hi_s; /**< the measured median's 95% CI (0 when the record has none) */
+    double busy; /**< others' busy fraction while the record sampled (NaN: unknown) */
 } comet_model_vrow;
+
+/** Others' busy fraction above which a record's samples ran beside other tenants:
+ *  the bench's idle-gate threshold (DESIGN section 4; bench --gate-threshold). */
+#define COMET_MODEL_BUSY_MAX 0.10
 
 /**
  * The local description, problem and mapping of one measured compound-kernel
@@ -611,6 +616,8 @@ typedef struct comet_model_vsum {
                                       winner); of those, predicted right */
     int shapes, shape_agrees; /**< pairs at the kernels' default tiles: one per shape */
     int shape_decided, shape_decided_agrees; /**< of those, with a clear measured winner */
+    int busy_rows; /**< rows measured beside busy tenants (busy > COMET_MODEL_BUSY_MAX) */
+    double quiet_median_rel_err, quiet_p90_rel_err; /**< over the other rows (NaN: none) */
 } comet_model_vsum;
 
 /** One fused/unfused pair found by comet_model_validate_pairs(). */

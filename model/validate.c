@@ -162,6 +162,7 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         row->ci_hi_s = rec->stats.ci_hi_s;
         row->predicted_s = r.seconds;
         row->rel_err = fabs(r.seconds - med) / med;
+        row->busy = rec->load.busy_during;
     }
     return (int)k;
 }
@@ -189,6 +190,17 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
     /* one quantile convention with the report (comet_model_quantile) */
     median_p90(e, n, &out->median_rel_err, &out->p90_rel_err);
     out->rows = n;
+    /* the records measured while the machine was quiet: where the yardstick
+     * is the machine's, not its neighbours' */
+    double *q = malloc((size_t)n * sizeof(double));
+    int nq = 0;
+    for (int i = 0; q && i < n; i++) {
+        if (rows[i].busy > COMET_MODEL_BUSY_MAX)
+            out->busy_rows++;
+        else
+            q[nq++] = rows[i].rel_err;
+    }
+    median_p90(q, nq, &out->quiet_median_rel_err, &out->quiet_p90_rel_err);
     comet_model_vpair *p = malloc((size_t)n * sizeof *p);
     int np = p ? comet_model_validate_pairs(rows, n, p, n) : 0;
     for (int i = 0; i < np; i++) {

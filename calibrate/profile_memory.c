@@ -170,25 +170,26 @@ int cal_fit_memory(
     /* The LLC the model sees: the probe's, unless the sweep says otherwise.
      * VMs report the host socket's L3 (480 MiB on one cloud Xeon, 508 MiB on
      * a Zen 5 VM whose L3 plateau ends at 16 MiB) while their share ends far
-     * lower. First: the all-core triad's first level past the cores' L2s,
-     * ending between it and the next level, where the probe's LLC is more
-     * than two sweep octaves above that edge (a sweep whose largest sizes
-     * ran beside other tenants has extra, slower levels past the LLC, so its
-     * last plateau can start beyond the probe's LLC). */
+     * lower. First: the 1-thread triad's first level past L2, ending
+     * between it and the next level (one core's reach into the LLC), where
+     * the probe's LLC is more than two sweep octaves above that edge. The
+     * all-core sweep is not used for it: on a Zen 5 VM (AMD EPYC, 2 vCPUs)
+     * its edge came out at 22.6, 45 and 90 MiB in three runs (other tenants
+     * beside its largest sizes; two vCPUs that may sit on two L3s), the
+     * 1-thread edge at 22.6 MiB in all three. */
     const int ta = cx->cores > 1 && tri_nl[1] ? 1 : 0;
     double llc = cx->l3;
     const char *llc_src = "probe LLC";
-    if (tri_nl[ta] >= 2) {
-        const double l2all = cx->l2 * (ta ? cx->cores : 1);
-        for (int i = 0; i + 1 < tri_nl[ta]; i++) {
-            const comet_calibrate_plateau *u = &tri_lv[ta][i], *d = u + 1;
-            if (!(u->to_bytes > l2all))
+    if (tri_nl[0] >= 2) {
+        for (int i = 0; i + 1 < tri_nl[0]; i++) {
+            const comet_calibrate_plateau *u = &tri_lv[0][i], *d = u + 1;
+            if (!(u->to_bytes > cx->l2))
                 continue;
             double edge = sqrt(u->to_bytes * d->from_bytes);
             if (edge > cx->l2 && 4 * edge < cx->l3) {
                 llc = edge;
-                llc_src = "measured: the end of the all-core triad's first level past the L2s, "
-                          "far below the probe's LLC";
+                llc_src = "measured: the end of the 1-thread triad's first level past L2, far "
+                          "below the probe's LLC";
             }
             break;
         }

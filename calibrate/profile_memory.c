@@ -183,7 +183,9 @@ int cal_fit_memory(
     if (tri_nl[0] >= 2) {
         for (int i = 0; i + 1 < tri_nl[0]; i++) {
             const comet_calibrate_plateau *u = &tri_lv[0][i], *d = u + 1;
-            if (!(u->to_bytes > cx->l2))
+            /* past L2 by more than the full sweep's half-octave step (the
+             * L2 level itself ends at L2, give or take the sizes' rounding) */
+            if (!(u->to_bytes > M_SQRT2 * cx->l2))
                 continue;
             double edge = sqrt(u->to_bytes * d->from_bytes);
             if (edge > cx->l2 && 4 * edge < cx->l3) {

@@ -475,6 +475,9 @@ typedef struct comet_model_mapping {
                         -1 default */
     int blas_gemm; /**< fused on a CPU: the GEMM is the library's sgemm (gemm.grid), not the
                         fused kernels' own micro-kernel (gemm.fused_grid) */
+    int in_place; /**< unfused on a CPU: the pass writes its result over the intermediate it
+                       reads (lines it already owns: no read for ownership), as the fused
+                       kernels' small-shape method does (params.method op_by_op) */
 } comet_model_mapping;
 
 /** An explicit collective node inserted by a mapping. */

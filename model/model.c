@@ -593,7 +593,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         if (!cpu && st == 0)
             st = 1;
         const double per = M * N * cf * b / used; /* each cluster's share */
-        pass_bytes = per * (rd + wr * (st ? 1 : 2));
+        /* a write to a line the pass did not read costs a read for
+         * ownership too, unless it streams; in place it owns the line */
+        const double wcost = st || (cpu && mp->in_place) ? 1 : 2;
+        pass_bytes = per * (rd + wr * wcost);
         if (att) /* P V reads S once more (its A operand) */
             pass_bytes += per;
         if (masked > 0) /* the mask pass writes -inf over the masked part of S */
@@ -617,7 +620,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
          * stores 2.0 ms at the 1-thread triad rate: overlapped they would
          * take 3.4 ms. Accelerators' DMA engines overlap the two. */
         if (cpu) {
-            const double t_store = per * wr * (st ? 1 : 2) / inter_bw_cl;
+            const double t_store = per * wr * wcost / inter_bw_cl;
             t_pass = fmax(vec_pass + t_store, t_mem);
         } else
             t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;

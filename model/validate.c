@@ -103,8 +103,11 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     /* a fused kernel that ran op by op in cache (small GEMM row ops; the
      * record's params.method) is predicted as what it ran: the unfused
      * mapping with its intermediate in cache */
-    const int fused = !strcmp(var, "fused") && strcmp(pa->method, "op_by_op");
-    comet_model_local_mapping(local, pb, fused, tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
+    const int op_by_op = !strcmp(var, "fused") && !strcmp(pa->method, "op_by_op");
+    comet_model_local_mapping(local, pb, !strcmp(var, "fused") && !op_by_op, tile > 0 ? tile : 0,
+        (int)thr, (int)ranks, mp);
+    /* that method's pass writes over the GEMM's output (kernels/kernels.c) */
+    mp->in_place = op_by_op;
     /* a fused flash-style kernel: the keys per KV tile it ran with */
     const double tk = pa->tile_k;
     if (d->flash && mp->fused && mp->cs_n == 1 && tk >= 1) {

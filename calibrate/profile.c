@@ -19,6 +19,14 @@ json_t *cal_jreal(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+double cal_record_time(const comet_results_record *r)
+{
+    const double busy = r->load.busy_during;
+    if (busy > CAL_BUSY_MAX && r->stats.min_s > 0)
+        return r->stats.min_s;
+    return r->stats.median_s;
+}
+
 json_t *cal_err_json(const double *e, size_t n, const char *method)
 {
     double med, p90;

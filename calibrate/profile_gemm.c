@@ -158,8 +158,9 @@ static int fit_grid(
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
     }
-    /* one value per grid point: the median of the medians measured there
-     * (several passes or runs) */
+    /* one value per grid point: the median of the times measured there
+     * (several passes or runs; each its median, or its best sample where
+     * other tenants were busy beside it: cal_record_time) */
     size_t nmeas = 0;
     for (int t = 0; t < g->nt; t++)
         for (int a = 0; a < g->nm; a++)
@@ -172,7 +173,7 @@ static int fit_grid(
                             || r->shape.M != g->M[a] || r->shape.N != g->N[b]
                             || r->shape.K != g->K[c])
                             continue;
-                        double s = r->stats.median_s;
+                        double s = cal_record_time(r);
                         if (s > 0)
                             tmp[m++] = s;
                     }

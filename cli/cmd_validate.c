@@ -331,6 +331,12 @@ int comet_cmd_validate(int argc, char **argv)
         vs.decided ? (double)vs.decided_agrees / vs.decided : 0.0, "groups", groups, "winners", jw,
         "rows", jrows);
     json_object_set_new(j, "speedups", jsp);
+    json_object_set_new(j, "busy",
+        json_pack("{s:f,s:i,s:o,s:o}", "threshold", COMET_MODEL_BUSY_MAX, "records", vs.busy_rows,
+            "quiet_median_rel_err",
+            isfinite(vs.quiet_median_rel_err) ? json_real(vs.quiet_median_rel_err) : json_null(),
+            "quiet_p90_rel_err",
+            isfinite(vs.quiet_p90_rel_err) ? json_real(vs.quiet_p90_rel_err) : json_null()));
     json_object_set(j, "gms", jgms);
     /* per shape: the fused kernel at its default tiles against the unfused */
     json_object_set_new(j, "shapes",
@@ -344,6 +350,12 @@ int comet_cmd_validate(int argc, char **argv)
     } else {
         printf("validate: %d records, median relative error %.1f%%, p90 %.1f%%\n", nr, 100 * med,
             100 * p90);
+        if (vs.busy_rows > 0)
+            printf("  %d of the %d records sampled while other tenants kept the machine over "
+                   "%.0f%% busy (their medians are the neighbours' as much as this machine's); "
+                   "over the other %d: median %.1f%%, p90 %.1f%%\n",
+                vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
+                100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
         size_t i;
         json_t *x;
         json_array_foreach(groups, i, x) printf("  %-15s %-8s n=%-3d median %5.1f%%  p90 %5.1f%%\n",

@@ -236,6 +236,12 @@ typedef struct comet_model_hw {
     comet_model_links links; /**< calibrated p2p/collective parameters (CPU systems) */
     double ln_row_cycles; /**< LayerNorm's fixed cycles per row (vector.ln_row_cycles; 0:
                                row_cycles, which is softmax's) */
+    /** The measured row passes' cycles per element, in cache (vector.row_elem_cycles:
+     *  softmax's max, exp-sum and scale loops; vector.ln_row_elem_cycles: LayerNorm's
+     *  mean, deviation and apply loops; 0: not measured, the per-op sum stands). Charged
+     *  per element in place of the sum of the per-op costs for an op whose row pass is
+     *  that kernel's (comet_model_opdesc.row_pass). */
+    double row_elem_cycles, ln_row_elem_cycles;
     /* --- schema v2 (docs/hardware.md; a v1 file loads with these at their
      *     defaults, which reproduce the v1 reading) --- */
     int schema_version; /**< 1 or 2: the schema the description was written in */
@@ -437,6 +443,9 @@ typedef struct comet_model_opdesc {
                                          the GEMM (comet_model_unfused_passes) */
     int pass_streams; /**< unfused writes stream (non-temporal) at or above 16 MiB */
     int ln_rows; /**< its row pass is LayerNorm's (vector.ln_row_cycles) */
+    int row_pass; /**< its rows run through a calibrated row pass (vector.row_elem_cycles or,
+                       with ln_rows, ln_row_elem_cycles): the unfused passes, and the fused
+                       epilogue unless flash (an online softmax is another loop) */
 } comet_model_opdesc;
 
 /** The shape projected onto the model's dimensions. */
@@ -486,6 +495,9 @@ typedef struct comet_model_mapping {
                         -1 default */
     int blas_gemm; /**< fused on a CPU: the GEMM is the library's sgemm (gemm.grid), not the
                         fused kernels' own micro-kernel (gemm.fused_grid) */
+    int in_place; /**< unfused on a CPU: the pass writes its result over the intermediate it
+                       reads (lines it already owns: no read for ownership), as the fused
+                       kernels' small-shape method does (params.method op_by_op) */
 } comet_model_mapping;
 
 /** An explicit collective node inserted by a mapping. */
@@ -519,6 +531,8 @@ typedef struct comet_model_result {
     double t_pass; /**< unfused: the separate non-GEMM passes */
     double t_beta; /**< unfused on a CPU: BLAS's clearing pass over an intermediate beyond
                         the LLC (beta = 0), at memory rather than LLC bandwidth */
+    double t_reload; /**< fused on a CPU: the stationary operand read again from the LLC
+                          every block, where it leaves L2 between blocks (all steps) */
     double macs; /**< MACs */
     double vec_ops; /**< vector element-ops */
     double gb_need, lb_need; /**< bytes needed per global / local buffer */
@@ -591,7 +605,12 @@ typedef struct comet_model_vrow {
     int swept; /**< the record belongs to a tile-size sweep (not the kernel's default tiles) */
     double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
     double ci_lo_s, ci_hi_s; /**< the measured median's 95% CI (0 when the record has none) */
+    double busy; /**< others' busy fraction while the record sampled (NaN: unknown) */
 } comet_model_vrow;
+
+/** Others' busy fraction above which a record's samples ran beside other tenants:
+ *  the bench's idle-gate threshold (DESIGN section 4; bench --gate-threshold). */
+#define COMET_MODEL_BUSY_MAX 0.10
 
 /**
  * The local description, problem and mapping of one measured compound-kernel
@@ -620,6 +639,8 @@ typedef struct comet_model_vsum {
                                       winner); of those, predicted right */
     int shapes, shape_agrees; /**< pairs at the kernels' default tiles: one per shape */
     int shape_decided, shape_decided_agrees; /**< of those, with a clear measured winner */
+    int busy_rows; /**< rows measured beside busy tenants (busy > COMET_MODEL_BUSY_MAX) */
+    double quiet_median_rel_err, quiet_p90_rel_err; /**< over the other rows (NaN: none) */
 } comet_model_vsum;
 
 /** One fused/unfused pair found by comet_model_validate_pairs(). */

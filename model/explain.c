@@ -145,9 +145,11 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             c->dim, c->bytes, c->participants, comet_model_alg_name(c->alg), c->cycles, c->calls);
     }
     if (!mp->fused)
-        fprintf(fp,
-            "  passes  = max(vector, bytes / bw) over the whole intermediate, after the GEMM -> "
-            "%.0f cycles\n",
+        fprintf(fp, "  passes  = %s over the whole intermediate, after the GEMM -> %.0f cycles\n",
+            hw->kind[0] == 'c' ? "max(vector + stores / bw, bytes / bw) (a core's stores stall its "
+                                 "row loop; its loads overlap it)"
+                : mp->pipelined ? "max(vector, bytes / bw)"
+                                : "vector + bytes / bw",
             r.t_pass);
     if (r.t_beta > 0)
         fprintf(fp,
@@ -155,11 +157,16 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             "bw "
             "- 1 / LLC bw) -> %.0f cycles\n",
             r.t_beta);
+    if (r.t_reload > 0)
+        fprintf(fp,
+            "  reload  = steps x B (attention: K and V) bytes x (1 / LLC bw per core - 1 / L2 bw): "
+            "B leaves L2 between blocks (beside the tile and a cached result) -> %.0f cycles\n",
+            r.t_reload);
     fprintf(fp, "  ramp    = first loads + last write-back -> %.0f cycles\n", r.t_ramp);
     if (hw->kind[0] == 'c' && mp->fused && !mp->blas_gemm)
         fprintf(fp,
-            "  per core: step = max(gemm, operand loads, noc) + max(vector, result "
-            "stores) + collectives (a block's GEMM, then its epilogue)\n");
+            "  per core: step = max(gemm + reload, operand loads, noc) + vector + result stores "
+            "+ collectives (a block's GEMM, then its epilogue, whose stores stall its row loop)\n");
     else
         fprintf(fp, "  %s: step = %s\n", mp->pipelined ? "pipelined" : "sequential",
             mp->pipelined ? "max(compute, dram, noc) + collectives"

@@ -47,7 +47,8 @@ double comet_model_micro_tile_factor(const comet_model_hw *hw, double m)
     return (full * mr + (rest <= 0 ? 0 : rest <= edge ? edge : mr)) / m;
 }
 
-static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g, int ln_rows)
+static vcost graph_vcost(
+    const comet_model_hw *hw, const comet_model_graph *g, int ln_rows, int row_pass)
 {
     const double *c = hw->vop_cycles, *e = hw->vop_pj, w = hw->simd_width > 0 ? hw->simd_width : 1;
     const double lgw = w > 1 ? ceil(log2(w)) : 0;
@@ -122,14 +123,16 @@ static vcost graph_vcost(const comet_model_hw *hw, const comet_model_graph *g, i
     }
     if (!reduces)
         return v;
-    /* a graph with row reductions pays its row pass's fixed cost once per row
-     * (the pass's per-element slope, measured beside it, is not charged in
-     * place of the op sum: the fused epilogue did run near it (0.64 vs 0.57
-     * cycles per element for softmax rows of 512), but with it validate
-     * under-predicted every op by 5-20%: the op sum also stands in for the
-     * GEMM's operands evicted by the epilogue, which the model lacks) */
+    /* a graph with row reductions pays its row pass's fixed cost once per row */
     v.row_fixed = ln_rows && hw->ln_row_cycles > 0 ? hw->ln_row_cycles : hw->row_cycles;
     v.per_row += v.row_fixed;
+    /* rows that run a measured row pass cost its slope per element (one
+     * loop's loads, stores and ops as they overlap), not the sum of the
+     * single-op loops; the stationary operand the pass evicts is charged
+     * where the GEMM reloads it (eval_core) */
+    const double slope = ln_rows ? hw->ln_row_elem_cycles : hw->row_elem_cycles;
+    if (row_pass && slope > 0)
+        v.per_elem = slope;
     return v;
 }
 
@@ -161,6 +164,21 @@ static double micro_factor_blocks(const comet_model_hw *hw, double blk, double s
 
 /* kernels/vmath.c streams outputs of at least 16 MiB */
 #define UNFUSED_STREAM_MIN (16.0 * 1024 * 1024)
+
+/* Does a fused CPU block's stationary operand (bs bytes of packed B, or a
+ * head's K and V) leave the core's L2 between blocks? It stays only while
+ * it fits beside the block's tile (tile bytes) and the block's result when
+ * that is written through the caches (ycache bytes; 0 when streamed). */
+static int reloads(const comet_model_hw *hw, double bs, double tile, double ycache)
+{
+    return bs + tile + ycache > hw->lb.capacity;
+}
+
+/* v clamped to a grid axis of n values (any v without an axis) */
+static double axis_clamp(const double *ax, int n, double v)
+{
+    return n > 0 ? fmin(fmax(v, ax[0]), ax[n - 1]) : v;
+}
 
 /* ------------------------------------------------------------------ */
 /* Evaluation                                                          */
@@ -308,7 +326,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->valid = 1;
 
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
-    const vcost vc = graph_vcost(hw, g, od.desc->ln_rows);
+    const vcost vc = graph_vcost(hw, g, od.desc->ln_rows, od.desc->row_pass && !(mp->fused && att));
     double eff = 1;
     /* with several threads the CPU kernels give each thread its own rows
      * (fused: row blocks through the micro-kernel; unfused: a row slab
@@ -478,6 +496,35 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     else
         name_copy(r->coll_alg, sizeof r->coll_alg, "none");
 
+    /* ---- the stationary operand evicted by the epilogue (CPU fused) ---- */
+    /* Each block's GEMM sweeps the whole packed B (attention: the head's K
+     * and V). When B does not fit in the core's L2 beside the block's tile
+     * and the result the epilogue writes through the caches, every block
+     * reads it again from the LLC, and the micro-kernel's panel loads run at
+     * the LLC's per-core rate instead of L2's: the difference is exposed
+     * (the fused grid timed those loads from L2). Measured on a Zen 5 VM
+     * (AMD EPYC, 1 thread, K = 64, 30-row blocks, gemm_only): 185 GFLOP/s
+     * at N = 4096 (1 MiB of B beside a 480 KiB tile in a 1 MiB L2) against
+     * 199 at N = 1024 (256 KiB): 7%; this term says 6.6%. Charged only where
+     * the grid point the efficiency comes from kept B in L2 (else its
+     * efficiency already holds the reloads). */
+    double t_reload = 0;
+    if (cpu && mp->fused && !mp->blas_gemm) {
+        const comet_model_grid *gr = hw->fused_grid.values ? &hw->fused_grid : &hw->grid;
+        const double kb = att ? 2 * K : Kc; /* B's rows per column (attention: K and V) */
+        const double tcols = att ? tk + od.Nout : ncore; /* the block tile's columns */
+        const double ycache
+            = M * Nout * io >= UNFUSED_STREAM_MIN ? 0 : mcore * (att ? od.Nout : nfin) * io;
+        const double nb = att ? Nc : ncore;
+        const double ng = axis_clamp(gr->N, gr->values ? gr->nn : 0, nb),
+                     kg = axis_clamp(gr->K, gr->values ? gr->nk : 0, att ? K : Kc) * (att ? 2 : 1);
+        const double llc_core = comet_model_level_bw(&hw->gb, thr) / thr;
+        if (reloads(hw, kb * nb * b, mcore * tcols * acc, ycache)
+            && !(gr->values && reloads(hw, kg * ng * b, mcore * (att ? tcols : ng) * acc, 0))
+            && llc_core > 0 && hw->lb.bw > 0 && llc_core < hw->lb.bw)
+            t_reload = kb * nb * b * (1 / llc_core - 1 / hw->lb.bw);
+    }
+
     /* ---- combine ---- */
     /* GEMM engine and vector unit in series unless the hardware says they
      * overlap (schema v2 `overlap`) */
@@ -487,10 +534,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     double total;
     if (cpu && mp->fused && !mp->blas_gemm) {
         /* a CPU core runs a block's GEMM, then its epilogue: operand loads
-         * overlap the GEMM, the result's stores the epilogue (the fused
-         * kernels' row blocks, kernels/kernels.c); prefetchers and
-         * write-back caches pipeline at cache-line granularity */
-        const double step = fmax(tg, fmax(t_in, t_noc_step)) + fmax(tv, t_out) + t_coll_step;
+         * overlap the GEMM (prefetchers stream them beside the FMAs); the
+         * epilogue's row loop waits for the result's stores to drain (the
+         * unfused passes below say why) */
+        const double step = fmax(tg + t_reload, fmax(t_in, t_noc_step)) + tv + t_out + t_coll_step;
         total = t_once + steps * step;
     } else if (mp->pipelined && cpu) {
         /* a CPU's prefetchers and write-back caches overlap at cache-line
@@ -546,7 +593,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         if (!cpu && st == 0)
             st = 1;
         const double per = M * N * cf * b / used; /* each cluster's share */
-        pass_bytes = per * (rd + wr * (st ? 1 : 2));
+        /* a write to a line the pass did not read costs a read for
+         * ownership too, unless it streams; in place it owns the line */
+        const double wcost = st || (cpu && mp->in_place) ? 1 : 2;
+        pass_bytes = per * (rd + wr * wcost);
         if (att) /* P V reads S once more (its A operand) */
             pass_bytes += per;
         if (masked > 0) /* the mask pass writes -inf over the masked part of S */
@@ -559,7 +609,21 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         if (pn > 1 && cpu) /* after the gather every node runs whole rows */
             vec_pass *= pn;
         const double t_mem = pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl;
-        t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
+        /* A CPU core's prefetchers overlap its loads with the row loop, but
+         * its stores beyond the caches drain through a few write-combining
+         * buffers that stall the loop when full: the loop's time and its
+         * stores' add, the whole traffic bounds them. Measured on a Zen 5 VM
+         * (AMD EPYC, 1 thread, M = N = 4096, K = 64, rows of 4096 written
+         * with non-temporal stores to 64 MiB): the fused kernel's epilogue
+         * (rows from L2) took 5.9 ms (17.5 ms fused less 11.6 ms of its GEMM
+         * alone, gemm_only), where the row-pass slope says 3.4 ms and the
+         * stores 2.0 ms at the 1-thread triad rate: overlapped they would
+         * take 3.4 ms. Accelerators' DMA engines overlap the two. */
+        if (cpu) {
+            const double t_store = per * wr * wcost / inter_bw_cl;
+            t_pass = fmax(vec_pass + t_store, t_mem);
+        } else
+            t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
         total += t_pass;
     }
 
@@ -616,6 +680,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->t_vec = mp->fused ? steps * tv : vec_pass;
     r->t_pass = t_pass;
     r->t_beta = t_beta;
+    r->t_reload = steps * t_reload;
     /* DRAM busy time: the bytes that go to DRAM at the clusters' bandwidth.
      * On a CPU only what the composition above sends there: the stationary
      * operand's first load, a small result and a cache-sized intermediate
@@ -632,7 +697,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->t_noc = steps * t_noc_step;
     r->t_coll = steps * t_coll_step;
     r->t_ramp = ramp;
-    r->t_stall = total - r->t_gemm - (mp->fused ? r->t_vec : 0) - r->t_coll - t_pass - t_beta;
+    r->t_stall = total - r->t_gemm - (mp->fused ? r->t_vec : 0) - r->t_coll - t_pass - t_beta
+        - r->t_reload;
     if (r->t_stall < 0)
         r->t_stall = 0;
 

@@ -60,18 +60,20 @@ static const comet_model_graph g_rmsnorm = {
  * place on S. The writes are non-temporal stores (no write-allocate read)
  * when the intermediate is at least 16 MiB (kernels/vmath.c's threshold;
  * the caller applies it), ordinary stores below; attention's S always takes
- * ordinary stores (P V reads it right after). Change here when the kernels
- * change. */
+ * ordinary stores (P V reads it right after). The row pass is the measured
+ * one (bench memory's softmax_row / layernorm_row) for softmax, LayerNorm
+ * and attention's unfused softmax over S; RMSNorm's rows run another loop.
+ * Change here when the kernels change. */
 static const comet_model_opdesc descs[] = {
     { COMET_MODEL_GEMM_SOFTMAX, "gemm_softmax", "GEMM, then a softmax over each row",
-        COMET_MODEL_SHAPE_GEMM, &g_softmax, 0, "N", 1, 1, 1, 0 },
+        COMET_MODEL_SHAPE_GEMM, &g_softmax, 0, "N", 1, 1, 1, 0, 1 },
     { COMET_MODEL_GEMM_LAYERNORM, "gemm_layernorm", "GEMM, then a LayerNorm over each row",
-        COMET_MODEL_SHAPE_GEMM, &g_layernorm, 0, "N", 1, 1, 1, 1 },
+        COMET_MODEL_SHAPE_GEMM, &g_layernorm, 0, "N", 1, 1, 1, 1, 1 },
     { COMET_MODEL_ATTENTION, "attention",
         "self-attention per head: Q K^T, softmax, times V (flash-style when fused)",
-        COMET_MODEL_SHAPE_ATTENTION, &g_attention, 1, "Lk", 1, 1, 0, 0 },
+        COMET_MODEL_SHAPE_ATTENTION, &g_attention, 1, "Lk", 1, 1, 0, 0, 1 },
     { COMET_MODEL_GEMM_RMSNORM, "gemm_rmsnorm", "GEMM, then an RMSNorm over each row",
-        COMET_MODEL_SHAPE_GEMM, &g_rmsnorm, 0, "N", 1, 1, 1, 1 },
+        COMET_MODEL_SHAPE_GEMM, &g_rmsnorm, 0, "N", 1, 1, 1, 1, 0 },
 };
 #define NDESC ((int)(sizeof descs / sizeof descs[0]))
 

@@ -22,8 +22,11 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
 {
     (void)hw;
     memset(mp, 0, sizeof *mp);
-    const int att = pb->op == COMET_MODEL_ATTENTION;
-    const double M = att ? pb->heads * pb->lq : pb->M;
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    /* a flash-style op tiles its keys (the N dimension) as well */
+    const int flash = od.desc && od.desc->flash;
+    const double M = od.rows;
     mp->fused = fused;
     mp->pipelined = 1; /* out-of-order cores and prefetchers overlap streaming with compute */
     mp->cs_m = 1;
@@ -41,7 +44,7 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
         mp->tile_m = M;
     /* the distributed kernels' local GEMM is one BLAS call (kernels/dist.c) */
     mp->blas_gemm = mp->cs_n > 1;
-    mp->tile_k = att ? (pb->lk / mp->cs_n < 512 ? pb->lk / mp->cs_n : 512) : pb->K;
+    mp->tile_k = flash ? (od.N / mp->cs_n < 512 ? od.N / mp->cs_n : 512) : od.K;
     if (mp->tile_k < 1)
         mp->tile_k = 1;
 }
@@ -57,9 +60,13 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     memset(pb, 0, sizeof *pb);
     if (comet_model_op_parse(op, &pb->op) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused")))
         return -ENOENT;
+    const comet_model_opdesc *d = comet_model_op_desc(pb->op);
+    /* the record's shape keys by the op's shape class; its row-block tile
+     * is tile_q where the rows are queries */
+    const int att_shape = d->shape == COMET_MODEL_SHAPE_ATTENTION;
     const comet_results_shape *sh = &rec->shape;
     const comet_results_params *pa = &rec->params;
-    if (pb->op == COMET_MODEL_ATTENTION) {
+    if (att_shape) {
         pb->heads = sh->B * sh->H;
         pb->lq = sh->Lq;
         pb->lk = sh->Lk;
@@ -74,8 +81,7 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
         if (!(pb->M > 0 && pb->N > 0 && pb->K > 0))
             return -ENOENT;
     }
-    double thr = rec->threads, ranks = rec->ranks,
-           tile = pb->op == COMET_MODEL_ATTENTION ? pa->tile_q : pa->tile_m;
+    double thr = rec->threads, ranks = rec->ranks, tile = att_shape ? pa->tile_q : pa->tile_m;
     if (!(thr >= 1))
         thr = 1;
     if (!(ranks >= 1))
@@ -97,12 +103,18 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     /* a fused kernel that ran op by op in cache (small GEMM row ops; the
      * record's params.method) is predicted as what it ran: the unfused
      * mapping with its intermediate in cache */
-    const int fused = !strcmp(var, "fused") && strcmp(pa->method, "op_by_op");
-    comet_model_local_mapping(local, pb, fused, tile > 0 ? tile : 0, (int)thr, (int)ranks, mp);
-    /* fused attention: the keys per KV tile the kernel ran with */
+    const int op_by_op = !strcmp(var, "fused") && !strcmp(pa->method, "op_by_op");
+    comet_model_local_mapping(local, pb, !strcmp(var, "fused") && !op_by_op, tile > 0 ? tile : 0,
+        (int)thr, (int)ranks, mp);
+    /* that method's pass writes over the GEMM's output (kernels/kernels.c) */
+    mp->in_place = op_by_op;
+    /* a fused flash-style kernel: the keys per KV tile it ran with */
     const double tk = pa->tile_k;
-    if (pb->op == COMET_MODEL_ATTENTION && mp->fused && mp->cs_n == 1 && tk >= 1)
-        mp->tile_k = fmin(tk, pb->lk);
+    if (d->flash && mp->fused && mp->cs_n == 1 && tk >= 1) {
+        comet_model_opdims od;
+        comet_model_op_dims(pb, &od);
+        mp->tile_k = fmin(tk, od.N);
+    }
     return 0;
 }
 
@@ -137,7 +149,8 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
                    local.clusters, rec->link, &dp)
                 == 0)
             r.seconds = dp.seconds;
-        const int att = pb.op == COMET_MODEL_ATTENTION;
+        const comet_model_opdesc *d = comet_model_op_desc(pb.op);
+        const int att = d->shape == COMET_MODEL_SHAPE_ATTENTION;
         const double tile = att ? rec->params.tile_q : rec->params.tile_m;
         comet_model_vrow *row = &rows[k++];
         memset(row, 0, sizeof *row);
@@ -148,7 +161,7 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         row->heads = att ? pb.heads : 0;
         row->causal = pb.causal;
         row->tile_m = mp.fused && tile > 0 ? tile : 0;
-        row->tile_k = mp.fused && att ? mp.tile_k : 0;
+        row->tile_k = mp.fused && d->flash ? mp.tile_k : 0;
         row->swept = rec->params.swept[0] != 0;
         row->M = att ? pb.lq : pb.M;
         row->N = att ? pb.lk : pb.N;
@@ -160,6 +173,7 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         row->ci_hi_s = rec->stats.ci_hi_s;
         row->predicted_s = r.seconds;
         row->rel_err = fabs(r.seconds - med) / med;
+        row->busy = rec->load.busy_during;
     }
     return (int)k;
 }
@@ -187,6 +201,17 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
     /* one quantile convention with the report (comet_model_quantile) */
     median_p90(e, n, &out->median_rel_err, &out->p90_rel_err);
     out->rows = n;
+    /* the records measured while the machine was quiet: where the yardstick
+     * is the machine's, not its neighbours' */
+    double *q = malloc((size_t)n * sizeof(double));
+    int nq = 0;
+    for (int i = 0; q && i < n; i++) {
+        if (rows[i].busy > COMET_MODEL_BUSY_MAX)
+            out->busy_rows++;
+        else
+            q[nq++] = rows[i].rel_err;
+    }
+    median_p90(q, nq, &out->quiet_median_rel_err, &out->quiet_p90_rel_err);
     comet_model_vpair *p = malloc((size_t)n * sizeof *p);
     int np = p ? comet_model_validate_pairs(rows, n, p, n) : 0;
     for (int i = 0; i < np; i++) {

@@ -16,7 +16,11 @@
 
 static void vshape(const comet_model_vrow *r, char *buf, size_t len)
 {
-    if (!strcmp(r->op, "attention"))
+    /* the row's M, N, K are the op's own keys by its shape class */
+    comet_model_op op;
+    const comet_model_opdesc *d
+        = comet_model_op_parse(r->op, &op) == 0 ? comet_model_op_desc(op) : NULL;
+    if (d && d->shape == COMET_MODEL_SHAPE_ATTENTION)
         snprintf(buf, len, "Lq=%.0f Lk=%.0f d=%.0f", r->M, r->N, r->K);
     else
         snprintf(buf, len, "M=%.0f N=%.0f K=%.0f", r->M, r->N, r->K);
@@ -60,6 +64,13 @@ int rp_sec_validation(rp_ctx *c)
         "%d clear pairs, %d of %d in all.",
         nr, 100 * med, 100 * p90, vs.shape_decided_agrees, vs.shape_decided, vs.shape_agrees,
         vs.shapes, vs.decided_agrees, vs.decided, agree, pairs);
+    if (vs.busy_rows > 0)
+        rp_p(d,
+            "%d of the %d records sampled while other tenants kept the machine over %.0f%% busy "
+            "(the idle gate timed out): their medians are the neighbours' as much as this "
+            "machine's. Over the other %d records: median error %.1f%%, 90th percentile %.1f%%.",
+            vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
+            100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
     rp_table(d, "llrrrr", "op\tvariant\trecords\tmedian error\tp90 error\tbias");
     json_t *groups = json_array();
     comet_model_vgroup vg[32];
@@ -249,13 +260,13 @@ int rp_sec_predictions(rp_ctx *c)
     size_t np = 0;
     /* rows grouped by shape set, then op: the systems of one op and shape side by side */
     static const char *const sets[] = { "common", "measured" };
-    static const char *const opn[] = { "gemm_softmax", "gemm_layernorm", "attention" };
     for (int st = 0; st < 2; st++)
-        for (int o = 0; o < 3; o++)
+        for (int o = 0; o < comet_model_op_count(); o++) /* ops in the vocabulary's order */
             json_array_foreach(preds, i, x)
             {
                 const char *set = rp_str(x, "set");
-                if (strcmp(set[0] ? set : "common", sets[st]) || strcmp(rp_str(x, "op"), opn[o]))
+                if (strcmp(set[0] ? set : "common", sets[st])
+                    || strcmp(rp_str(x, "op"), comet_model_op_at(o)->name))
                     continue;
                 const json_t *rf = json_object_get(json_object_get(x, "fused"), "result"),
                              *ru = json_object_get(json_object_get(x, "unfused"), "result");

@@ -84,7 +84,7 @@ static void find_local(
     if (!sh)
         return;
     lc->pb.op = op;
-    if (op == COMET_MODEL_ATTENTION) {
+    if (comet_model_op_desc(op)->shape == COMET_MODEL_SHAPE_ATTENTION) {
         lc->pb.heads = sh->B * sh->H;
         lc->pb.lq = sh->Lq;
         lc->pb.lk = sh->Lk;
@@ -172,7 +172,9 @@ static int predict_system(const comet_model_hw *hw, const char *tag, const sys_s
         } else {
             memset(&pb, 0, sizeof pb);
             pb.op = ops[o];
-            shape = ops[o] == COMET_MODEL_ATTENTION ? shapes->attention : shapes->gemm;
+            shape = comet_model_op_desc(ops[o])->shape == COMET_MODEL_SHAPE_ATTENTION
+                ? shapes->attention
+                : shapes->gemm;
             if (comet_model_problem_parse(shape, &pb, e, sizeof e) != 0)
                 return comet_util_seterr(err, errlen, -EINVAL, "predict: %s", e);
         }

@@ -40,9 +40,23 @@ static void stats(FILE *fp, double t)
         t, t, t, t, t);
 }
 
+/* A record's stats with a median and a best sample, and the idle gate's
+ * reading of others' busy fraction while it sampled. */
+static void stats_busy(FILE *fp, double med, double best, double busy)
+{
+    fprintf(fp,
+        "\"load\":{\"busy_others\":%g,\"busy_during\":%g,\"waited_s\":0,\"gate\":\"timeout\"},"
+        "\"stats\":{\"n\":2,\"median_s\":%.12g,\"ci_lo_s\":%.12g,\"ci_hi_s\":%.12g,\"min_s\":%.12g,"
+        "\"samples_s\":[%.12g,%.12g]}}\n",
+        busy, busy, med, best, med, best, best, med);
+}
+
 /* A results file: a run record, an sgemm grid, triad sweeps, vecops,
- * ping-pong and collectives with known parameters. */
-static void write_results(const char *path)
+ * ping-pong and collectives with known parameters. busy: a VM beside other
+ * tenants, whose probe reports the host's 512 MiB L3 while its share ends
+ * at 32 MiB, and some of whose sample sets ran while others were busy (the
+ * medians 2-3x slow, the best samples right). */
+static void write_results_ex(const char *path, int busy)
 {
     FILE *fp = fopen(path, "w");
     assert_non_null(fp);
@@ -50,7 +64,8 @@ static void write_results(const char *path)
         "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"time\":\"t\","
         "\"cmdline\":\"comet bench\",\"machine\":{\"id\":\"abc\",\"hostname\":\"h\",\"cores\":2,"
         "\"mhz\":2000,\"memory_bytes\":8589934592,\"isa\":{\"fma\":true},\"caches\":[{\"level\":2,"
-        "\"size\":1048576},{\"level\":3,\"size\":33554432}]}}\n");
+        "\"size\":1048576},{\"level\":3,\"size\":%d}]}}\n",
+        busy ? 512 << 20 : 32 << 20);
     const char *rec = "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",";
     for (int t = 0; t < 2; t++)
         for (int a = 0; a < 3; a++)
@@ -62,7 +77,10 @@ static void write_results(const char *path)
                         "%s\"kind\":\"kernel\",\"op\":\"sgemm\",\"variant\":\"blas\",\"shape\":{"
                         "\"M\":%g,\"N\":%g,\"K\":%g},\"threads\":%d,",
                         rec, M, N, K, t + 1);
-                    stats(fp, time);
+                    if (busy && (a + b + c) % 2)
+                        stats_busy(fp, 2.5 * time, time, 0.5);
+                    else
+                        stats(fp, time);
                 }
     /* triad: 200 GB/s to 1 MiB, 90 to 32 MiB, 30 beyond (2 threads: x1.5) */
     for (int t = 1; t <= 2; t++)
@@ -72,7 +90,10 @@ static void write_results(const char *path)
                 "%s\"kind\":\"memory\",\"op\":\"triad\",\"variant\":\"avx2\",\"shape\":{\"bytes\":"
                 "%g},\"threads\":%d,",
                 rec, w, t);
-            stats(fp, w / (g * 1e9));
+            if (busy && w >= (64 << 20) && t == 2)
+                stats_busy(fp, 3 * w / (g * 1e9), w / (g * 1e9), 0.6);
+            else
+                stats(fp, w / (g * 1e9));
         }
     const char *vops[] = { "exp", "max", "sum", "sub", "div", "mul", "sqrt" };
     for (int v = 0; v < 7; v++)
@@ -120,6 +141,11 @@ static void write_results(const char *path)
     fclose(fp);
 }
 
+static void write_results(const char *path)
+{
+    write_results_ex(path, 0);
+}
+
 static void test_profile_build_and_roundtrip(void **st)
 {
     (void)st;
@@ -155,6 +181,11 @@ static void test_profile_build_and_roundtrip(void **st)
         fail_msg("row_cycles %g, want %g", hw.row_cycles, 30 * GHZ);
     if (fabs(hw.ln_row_cycles - 40 * GHZ) > 1e-6 * 40 * GHZ)
         fail_msg("ln_row_cycles %g, want %g", hw.ln_row_cycles, 40 * GHZ);
+    /* the rows' per-element cost: the slope, 0.2 and 0.1 ns */
+    if (fabs(hw.row_elem_cycles - 0.2 * GHZ) > 1e-6
+        || fabs(hw.ln_row_elem_cycles - 0.1 * GHZ) > 1e-6)
+        fail_msg("row_elem_cycles %g / %g, want %g / %g", hw.row_elem_cycles, hw.ln_row_elem_cycles,
+            0.2 * GHZ, 0.1 * GHZ);
     /* the link: alpha of small messages, bandwidth of large ones */
     assert_true(fabs(hw.cluster_net.startup - 0.3e-6 * GHZ * 1e9) < 0.05 * 0.3e-6 * GHZ * 1e9);
     assert_true(fabs(hw.cluster_net.link_bw - 8 / GHZ) < 0.05 * 8 / GHZ);
@@ -241,6 +272,45 @@ static char *slurp(const char *path)
 
 /* A corrupted middle line is an error naming file:line; a torn last line
  * is skipped with a warning naming it; no run record is an error. */
+/* A VM beside busy tenants: the LLC comes from the sweep (the first level
+ * past the L2s, 32 MiB, not the probe's 512 MiB), the levels' bandwidths
+ * from the best samples, the grid from the best samples of the sets that
+ * ran beside others: the same figures as the quiet machine's. */
+static void test_profile_busy_vm(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-calb-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_results_ex(path, 1);
+    comet_results_set set = { 0 };
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    assert_int_equal(
+        comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err), 0);
+    comet_model_hw hw;
+    comet_calibrate_summary sum;
+    if (comet_calibrate_build(set.recs, set.n, NULL, 0, &hw, &sum, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    /* the edge between the 32 MiB and 64 MiB points of the sweep */
+    const double edge = sqrt(32.0 * 64.0) * (1 << 20);
+    if (fabs(hw.gb.capacity - edge) > 1e-6 * edge)
+        fail_msg("LLC %g B, want %g B", hw.gb.capacity, edge);
+    assert_true(fabs(hw.dram.bw * GHZ - 45) < 1e-3);
+    assert_true(fabs(hw.gb.bw * GHZ - 135) < 1e-3);
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                for (int c = 0; c < 3; c++)
+                    assert_true(fabs(comet_model_gemm_eff(&hw, axis[a], axis[b], axis[c], t + 1)
+                                    - eff_of(a, b, c, t))
+                        < 1e-9);
+    comet_model_hw_free(&hw);
+    comet_results_set_free(&set);
+    unlink(path);
+}
+
 static void test_bad_results(void **st)
 {
     (void)st;
@@ -343,6 +413,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_build_and_roundtrip),
+        cmocka_unit_test(test_profile_busy_vm),
         cmocka_unit_test(test_bad_results),
         cmocka_unit_test(test_cli_atomic),
     };

@@ -746,6 +746,145 @@ static void test_row_cycles(void **s)
         fail_msg("error does not name the field and file: %s", err);
 }
 
+/* The measured row passes' slope per element replaces the per-op sum for
+ * the ops whose rows run those loops: softmax and LayerNorm (fused and
+ * unfused) and attention's unfused softmax over S; fused attention's online
+ * softmax and RMSNorm keep the per-op sum. */
+static void test_row_pass_slope(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], buf[2048];
+    comet_model_hw h0, h1;
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &h0, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    snprintf(buf, sizeof buf, "%s  row_elem_cycles: 3\n  ln_row_elem_cycles: 2\n", cpu_hw);
+    if (comet_model_hw_parse("rs.yaml", buf, strlen(buf), &h1, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    assert_true(h1.row_elem_cycles == 3 && h1.ln_row_elem_cycles == 2 && h0.row_elem_cycles == 0);
+    h0.cores = h1.cores = 1;
+    comet_model_mapping mp;
+    comet_model_result r0, r1;
+    static const struct {
+        comet_model_op op;
+        int fused;
+        double slope; /* 0: unchanged */
+    } cases[] = {
+        { COMET_MODEL_GEMM_SOFTMAX, 0, 3 },
+        { COMET_MODEL_GEMM_SOFTMAX, 1, 3 },
+        { COMET_MODEL_GEMM_LAYERNORM, 0, 2 },
+        { COMET_MODEL_GEMM_LAYERNORM, 1, 2 },
+        { COMET_MODEL_GEMM_RMSNORM, 0, 0 },
+        { COMET_MODEL_ATTENTION, 0, 3 },
+        { COMET_MODEL_ATTENTION, 1, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        comet_model_problem pb = { .op = cases[i].op };
+        if (cases[i].op == COMET_MODEL_ATTENTION)
+            pb.heads = 1, pb.lq = 96, pb.lk = 64, pb.d = 16;
+        else
+            pb.M = 96, pb.N = 64, pb.K = 16;
+        comet_model_local_mapping(&h0, &pb, cases[i].fused, 96, 1, 1, &mp);
+        comet_model_eval(&h0, &pb, &mp, &r0);
+        comet_model_eval(&h1, &pb, &mp, &r1);
+        assert_true(r0.valid && r1.valid);
+        /* the per-op costs are 1e-6 cycles: the slope is nearly all of it */
+        const double want = cases[i].slope > 0 ? 96.0 * 64 * cases[i].slope : r0.t_vec;
+        if (fabs(r1.t_vec - want) > 1e-3 * want + 1e-6)
+            fail_msg("case %zu: t_vec %g, want %g", i, r1.t_vec, want);
+    }
+    comet_model_hw_free(&h0);
+    comet_model_hw_free(&h1);
+}
+
+/* A CPU core's row loop and its stores beyond the caches add up (write-
+ * combining buffers drain while the loop waits); its loads overlap the loop.
+ * Unfused: the pass is max(loop + stores, all its traffic); fused: each
+ * block's epilogue is its loop plus its result's stores. */
+static void test_cpu_stores_serial(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], buf[2048];
+    comet_model_hw hw;
+    snprintf(buf, sizeof buf, "%s  row_elem_cycles: 2\n", cpu_hw);
+    if (comet_model_hw_parse("st.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    hw.cores = 1;
+    /* 1024 x 1024 x 16: a 4 MiB intermediate beyond the 1 MiB LLC, at one
+     * core's 4 B/cycle of DRAM; ordinary stores (below 16 MiB) read for
+     * ownership: the pass stores 2 x 4 MiB and moves 3 x 4 MiB */
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 1024, .K = 16 };
+    comet_model_mapping mp;
+    comet_model_result r;
+    comet_model_local_mapping(&hw, &pb, 0, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r);
+    assert_true(r.valid);
+    const double inter = 1024.0 * 1024 * 4, loop = 1024.0 * 1024 * 2;
+    assert_true(fabs(r.t_vec - loop) < 1e-3 * loop);
+    if (fabs(r.t_pass - (r.t_vec + 2 * inter / 4)) > 1e-6 * r.t_pass)
+        fail_msg("t_pass %g, want loop %g + stores %g", r.t_pass, r.t_vec, 2 * inter / 4);
+    /* in place (the fused kernels' small-shape method): the pass writes lines
+     * it owns, no read for ownership: one write of 4 MiB, 2 x 4 MiB moved */
+    mp.in_place = 1;
+    comet_model_eval(&hw, &pb, &mp, &r);
+    if (fabs(r.t_pass - fmax(r.t_vec + inter / 4, 2 * inter / 4)) > 1e-6 * r.t_pass)
+        fail_msg(
+            "in place: t_pass %g, want %g", r.t_pass, fmax(r.t_vec + inter / 4, 2 * inter / 4));
+    mp.in_place = 0;
+    /* a cheap loop: the traffic bounds the pass */
+    hw.row_elem_cycles = 0.01;
+    comet_model_eval(&hw, &pb, &mp, &r);
+    if (fabs(r.t_pass - 3 * inter / 4) > 1e-6 * r.t_pass)
+        fail_msg("t_pass %g, want %g", r.t_pass, 3 * inter / 4);
+    /* fused: the GEMM, then every block's loop and its result's stores (a
+     * 4 MiB result, in DRAM at one core's 4 B/cycle) */
+    hw.row_elem_cycles = 2;
+    comet_model_local_mapping(&hw, &pb, 1, 64, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r);
+    assert_true(r.valid);
+    if (r.cycles < r.t_gemm + r.t_vec + inter / 4 - 1e-6 * r.cycles)
+        fail_msg(
+            "fused %g < gemm %g + loop %g + stores %g", r.cycles, r.t_gemm, r.t_vec, inter / 4);
+    comet_model_hw_free(&hw);
+}
+
+/* A fused CPU block's packed B leaves L2 between blocks when it does not fit
+ * beside the block's tile and its cached result: every block reads it again
+ * at the LLC's per-core rate instead of L2's (here 25 and 30 B/cycle). A
+ * small B stays; the unfused mapping has no such term. */
+static void test_cpu_b_reload(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN];
+    comet_model_hw hw;
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    hw.cores = 1;
+    /* B 16 x 1024 floats = 64 KiB, a 16-row tile 64 KiB, the 1 MiB result
+     * through the caches 64 KiB a block: 192 KiB in a 64 KiB L2 */
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 1024, .K = 16 };
+    comet_model_mapping mp;
+    comet_model_result r, r0;
+    comet_model_local_mapping(&hw, &pb, 1, 16, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r);
+    assert_true(r.valid);
+    const double want = 16 * 65536.0 * (1.0 / 25 - 1.0 / 30);
+    if (fabs(r.t_reload - want) > 1e-9 * want)
+        fail_msg("t_reload %g, want %g", r.t_reload, want);
+    /* the latency holds it: each block's GEMM, its reload, then its epilogue */
+    if (r.cycles < r.t_gemm + r.t_reload + r.t_vec - 1e-9 * r.cycles)
+        fail_msg("latency %g < gemm %g + reload %g + vector %g", r.cycles, r.t_gemm, r.t_reload,
+            r.t_vec);
+    /* a small B stays in L2 */
+    comet_model_problem sm = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 64, .K = 4 };
+    comet_model_eval(&hw, &sm, &mp, &r0);
+    assert_true(r0.valid && r0.t_reload == 0);
+    /* unfused: the BLAS GEMM's own blocking (its grid) */
+    comet_model_local_mapping(&hw, &pb, 0, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r0);
+    assert_true(r0.valid && r0.t_reload == 0);
+    comet_model_hw_free(&hw);
+}
+
 /* Causal attention: the fused kernel skips the masked half; the unfused
  * mapping's plain GEMMs compute all of S and a pass masks it, so its GEMM
  * time is the unmasked one's and its passes move more bytes. */
@@ -900,6 +1039,9 @@ int main(void)
         cmocka_unit_test(test_cpu_levels_and_beta),
         cmocka_unit_test(test_micro_tile),
         cmocka_unit_test(test_row_cycles),
+        cmocka_unit_test(test_row_pass_slope),
+        cmocka_unit_test(test_cpu_stores_serial),
+        cmocka_unit_test(test_cpu_b_reload),
         cmocka_unit_test(test_causal_unfused_full),
         cmocka_unit_test(test_unfused_slabs),
         cmocka_unit_test(test_collectives_topologies),

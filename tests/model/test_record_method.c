@@ -1,6 +1,8 @@
 /* A fused GEMM row op that ran op by op in cache (record params.method
  * "op_by_op", the kernels' choice by size) is predicted as what it ran: the
- * same as the unfused record of its shape; a blocked one as fused. */
+ * unfused mapping of its shape with its pass in place (no read for
+ * ownership of a separate output: never slower than the unfused record);
+ * a blocked one as fused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,7 +45,8 @@ static void test_method(void **st)
     comet_model_vrow rows[3];
     assert_int_equal(comet_model_validate_records(&hw, r, 3, rows, 3), 3);
     assert_string_equal(rows[1].variant, "fused"); /* still the fused record */
-    assert_true(rows[1].predicted_s == rows[0].predicted_s);
+    assert_true(rows[1].predicted_s <= rows[0].predicted_s);
+    assert_true(rows[1].predicted_s > 0.8 * rows[0].predicted_s); /* the same GEMM and pass */
     assert_true(rows[2].predicted_s != rows[0].predicted_s);
     comet_model_hw_free(&hw);
 }

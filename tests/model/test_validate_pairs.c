@@ -9,6 +9,7 @@
 
 #include "comet_model.h"
 
+#include <math.h>
 #include <string.h>
 
 static comet_model_vrow row(const char *op, const char *var, double M, int thr, double meas,
@@ -29,6 +30,28 @@ static comet_model_vrow row(const char *op, const char *var, double M, int thr, 
     r.predicted_s = pred;
     r.rel_err = pred > meas ? (pred - meas) / meas : (meas - pred) / meas;
     return r;
+}
+
+/* Records sampled beside busy tenants are counted, and the error is also
+ * given over the others (unknown load counts as quiet). */
+static void test_busy_rows(void **s)
+{
+    (void)s;
+    comet_model_vrow rows[] = {
+        row("gemm_softmax", "fused", 256, 1, 1.0, 0.98, 1.02, 1.1), /* 10% */
+        row("gemm_softmax", "unfused", 256, 1, 2.0, 1.9, 2.1, 2.4), /* 20% */
+        row("gemm_softmax", "fused", 512, 1, 2.0, 1.9, 2.1, 1.0), /* 50%, busy */
+        row("gemm_softmax", "unfused", 512, 1, 1.0, 0.9, 1.1, 1.3), /* 30%, unknown */
+    };
+    rows[0].busy = 0.05;
+    rows[1].busy = COMET_MODEL_BUSY_MAX;
+    rows[2].busy = 0.6;
+    rows[3].busy = NAN;
+    comet_model_vsum v;
+    comet_model_validate_summary(rows, 4, &v);
+    assert_int_equal(v.busy_rows, 1);
+    assert_true(fabs(v.quiet_median_rel_err - 0.2) < 1e-9);
+    assert_true(fabs(v.median_rel_err - 0.25) < 1e-9);
 }
 
 static void test_pairs_and_clear_winners(void **s)
@@ -124,6 +147,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pairs_and_clear_winners),
+        cmocka_unit_test(test_busy_rows),
         cmocka_unit_test(test_rows_without_ci_count_as_decided),
         cmocka_unit_test(test_heads_mask_and_sweeps),
     };

@@ -471,12 +471,11 @@ comet_model_coll_cost comet_model_coll_time(
         gathered *= pl;
         if (coll == COMET_MODEL_ALLGATHER) /* this level gathers its groups' part of the total */
             n = bytes * gathered / p;
+        /* the share of the link a collective reaches (stated; absent: all) */
+        const double eff
+            = nets[i]->efficiency > 0 && nets[i]->efficiency < 1 ? nets[i]->efficiency : 1;
         lvl l = { nets[i], pl, 1, 1, nets[i]->startup, nets[i]->hop_latency,
-            1.0
-                / (nets[i]->link_bw
-                    * (nets[i]->efficiency > 0 && nets[i]->efficiency < 1 ? nets[i]->efficiency
-                                                                          : 1)),
-            gamma };
+            1.0 / (nets[i]->link_bw * eff), gamma };
         if (i == 0 && lk->p2p_beta_s > 0) {
             /* calibrated point-to-point link (Hockney) replaces the preset */
             l.a0 = lk->p2p_alpha_s * cyc_per_s;

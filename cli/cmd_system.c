@@ -35,7 +35,7 @@ static void usage(FILE *f, int explore)
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
         "%s"
         "  --explain         the breakdown, partitions and memory of the result\n"
-        "  --json            JSON (schema comet.system.v1, docs/FORMATS.md)\n"
+        "  --json            JSON (schema comet.system.v2, docs/FORMATS.md)\n"
         "Formulas: docs/system.md.\n",
         explore ? "explore" : "predict",
         explore ? "  --top K           keep the K fastest configurations (default 5)\n"
@@ -349,7 +349,7 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
     comet_system_opts o = *op;
     const comet_cli_global g = *gp;
     char err[COMET_ERRLEN];
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "schema", "comet.system.v1", "hw", hwname,
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "schema", "comet.system.v2", "hw", hwname,
         "workload", m.name, "phase", comet_system_phase_name(o.phase), "chips", sys.chips, "batch",
         B);
     if (!explore) {

@@ -259,7 +259,7 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
  */
 int comet_system_config_parse(const char *s, comet_system_config *c, char *err, size_t errlen);
 
-/** The result as JSON (schema comet.system.v1; docs/FORMATS.md). */
+/** The result as JSON (schema comet.system.v2; docs/FORMATS.md). */
 json_t *comet_system_result_json(const comet_system_result *r);
 /** Name of a phase / recompute / execution style. */
 const char *comet_system_phase_name(comet_system_phase p);

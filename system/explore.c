@@ -1,5 +1,5 @@
 /* Exhaustive search over system configurations, with each distinct layer
- * problem costed once, and the result as JSON (schema comet.system.v1). */
+ * problem costed once, and the result as JSON (schema comet.system.v2). */
 #include "comet_system.h"
 #include "comet_util.h"
 #include "system_internal.h"

@@ -40,7 +40,7 @@ typedef struct kern {
      * and collective times, and its re-read factors when it runs alone with
      * the whole on-chip memory */
     double pc, pnet;
-    float wf[1], af[1];
+    float wf, af;
 } kern;
 
 typedef struct graph {
@@ -291,7 +291,11 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             }
             if (grad[x] >= 0)
                 in[nin++] = grad[x]; /* a tensor read twice: its gradients add */
-            const double flops = k->engine == E_GEMM ? k->flops : 2 * k->flops / k->nin;
+            /* a product of two operands read from one tensor (Q K^T from
+             * the QKV output) owes both operands' gradients to that input:
+             * twice the forward's FLOP (dQ = dS K, dK = dS^T Q) */
+            const double flops = k->engine == E_GEMM ? k->flops * (k->nin == 1 && k->w == 0 ? 2 : 1)
+                                                     : 2 * k->flops / k->nin;
             char nm[16];
             snprintf(nm, sizeof nm, "d%s%s", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
             kern *b = add_k(g, nm, k->engine, flops, nin, in, xt->bytes, 0);
@@ -436,6 +440,23 @@ static double seg_passes(
     return fit_passes(C, resident, per_tok, tile_out, onchip);
 }
 
+/* A partition's time from its parts, as the hardware overlaps its engines:
+ * compute (GEMM and vector engines), off-chip memory for `bytes`, and the
+ * network. A kernel's own collective waits for its output; inside a
+ * dataflow partition the collectives stream tile by tile beside the other
+ * kernels. *c, *mem, *cm get the compute, memory and compute-with-memory
+ * times. */
+static double engines_s(const comet_system *S, double cg, double cv, double bytes, double net,
+    int dataflow, double *c, double *mem, double *cm)
+{
+    const int ov = S->overlap;
+    *c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR) ? fmax(cg, cv)
+                                                                            : cg + cv;
+    *mem = sys_mem_s(S, bytes);
+    *cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, *mem) : *c + *mem;
+    return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(*cm, net) : *cm + net;
+}
+
 /* Time of kernels [i, j) run as one partition (dataflow) or one kernel
  * (j = i + 1, kernel by kernel). Adds the parts to *bd when given. */
 static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataflow, sys_bd *bd,
@@ -459,7 +480,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             cv += c;
         if (k->recompute)
             rec += c;
-        const double wf = fused ? passes : k->wf[0], af = fused ? 1 : k->af[0];
+        const double wf = fused ? passes : k->wf, af = fused ? 1 : k->af;
         /* streamed weight-gradient partial sums are written and read back at
          * the accumulator width once per tile after the first */
         const double wg = k->wgrad * (1 + (passes - 1) * acc_ratio(C));
@@ -483,16 +504,8 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             w = o->bytes;
         wr += w;
     }
-    (void)dataflow;
-    const int ov = S->overlap;
-    const double c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR)
-        ? fmax(cg, cv)
-        : cg + cv;
-    const double mem = sys_mem_s(S, rd + wr);
-    const double cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(c, mem) : c + mem;
-    /* a kernel's own collective waits for its output; inside a partition
-     * the collective streams tile by tile beside the other kernels */
-    const double t = (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(cm, net) : cm + net;
+    double c, mem, cm;
+    const double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     if (parts && parts->n < COMET_SYSTEM_MAX_KERNELS) {
         const int q = parts->n;
         parts->time_s[q] = (float)t;
@@ -552,7 +565,6 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
 {
     const comet_system *S = C->sys;
     const double T = C->L.T, acc = acc_ratio(C);
-    const int ov = S->overlap;
     double cg = 0, cv = 0, net = 0, wsum = 0, wg = 0, xrd = 0, xwr = 0, rdin = 0, wrout = 0;
     double resident = 0, closed = 0, in_b = 0, in_bp = 0, out_b = 0, out_bf = 0;
     int first[MAXT];
@@ -630,12 +642,8 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             }
             const double wgt = wg * (1 + (passes - 1) * acc);
             const double rd = wsum * passes + xrd + wgt + rdin, wr = xwr + wgt + wrout;
-            const double c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR)
-                ? fmax(cg, cv)
-                : cg + cv;
-            const double mem = sys_mem_s(S, rd + wr);
-            const double cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(c, mem) : c + mem;
-            t = (ov & COMET_MODEL_ENGINE_NETWORK) ? fmax(cm, net) : cm + net;
+            double c, mem, cm;
+            t = engines_s(S, cg, cv, rd + wr, net, 1, &c, &mem, &cm);
         }
         if (scan_check)
             scan_compare(C, g, i, j, t);
@@ -661,8 +669,8 @@ static double best_parts(
             : 0;
         double wf, af;
         gemm_rereads(k, C->sys->sram_bytes, &wf, &af);
-        k->wf[0] = (float)wf;
-        k->af[0] = (float)af;
+        k->wf = (float)wf;
+        k->af = (float)af;
     }
     best[0] = 0;
     for (int j = 1; j <= g->nk; j++) {

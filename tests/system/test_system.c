@@ -29,19 +29,41 @@ static int irand(int lo, int hi) /* inclusive */
     return lo + (int)(urand() * (hi - lo + 1));
 }
 
-/* A system description in text: chips on 1-3 levels of random kinds. */
+/* Stated efficiencies for a generated system (Calculon-style tables and a
+ * network efficiency), drawn at random; on: 0 for none. */
+typedef struct effs {
+    int on;
+    char gemm[128], dram[128];
+} effs;
+
+static void gen_effs(effs *e)
+{
+    memset(e, 0, sizeof *e);
+    e->on = urand() < 0.5;
+    if (!e->on)
+        return;
+    snprintf(e->gemm, sizeof e->gemm,
+        ", efficiency_by_gflop: [[0, %.3f], [%.3g, %.3f], [%.3g, %.3f]]", 0.05 + 0.3 * urand(),
+        0.1 + urand(), 0.3 + 0.4 * urand(), 2 + 50 * urand(), 0.7 + 0.3 * urand());
+    snprintf(e->dram, sizeof e->dram, ", efficiency_by_mb: [[0, %.3f], [%.3g, %.3f]]",
+        0.2 + 0.5 * urand(), 1 + 100 * urand(), 0.7 + 0.3 * urand());
+}
+
+/* A system description in text: chips on 1-3 levels of random kinds, with
+ * the stated efficiencies of e (NULL: none). */
 static void make_system(comet_system *sys, int nlev, const int *size, const int *topo,
     const double *gbps, const double *lat_us, double tflops, double mem_gbps, double mem_gb,
-    double sram_mb, int overlap_all)
+    double sram_mb, int overlap_all, const effs *e)
 {
     static const char *const tn[] = { "ring", "switch", "full" };
     char text[4096], net[1024] = "";
     int chips = 1;
+    const int eff = e && e->on;
     for (int i = 0; i < nlev; i++) {
         char l[256];
         snprintf(l, sizeof l,
-            "    - {topology: %s, dims: [%d], link_bw: %.6g GB/s, startup: %.6g us}\n", tn[topo[i]],
-            size[i], gbps[i], lat_us[i]);
+            "    - {topology: %s, dims: [%d], link_bw: %.6g GB/s, startup: %.6g us%s}\n",
+            tn[topo[i]], size[i], gbps[i], lat_us[i], eff ? ", efficiency: 0.6" : "");
         strcat(net, l);
         chips *= size[i];
     }
@@ -50,13 +72,13 @@ static void make_system(comet_system *sys, int nlev, const int *size, const int 
         "overlap: [%s]\nclusters_per_chip: 1\n"
         "clusters:\n  count: %d\n  network:\n%s"
         "cores:\n  count: 4\n  network: {topology: ring, dims: [4], link_bw: 1 TB/s}\n"
-        "memory:\n  dram: {capacity: %.6g GB, bw: %.6g GB/s, shared_by: chip}\n"
+        "memory:\n  dram: {capacity: %.6g GB, bw: %.6g GB/s, shared_by: chip%s}\n"
         "  global_buffer: {capacity: %.6g MB, bw: 10 TB/s}\n"
         "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
-        "gemm: {engine: systolic, rows: 16, cols: 16, arrays: 4}\n"
+        "gemm: {engine: systolic, rows: 16, cols: 16, arrays: 4%s}\n"
         "vector:\n  width: 64\ncompute: {bf16: %.6g TFLOP/s}\n",
         overlap_all ? "gemm, vector, memory, network" : "memory", chips, net, mem_gb, mem_gbps,
-        sram_mb, tflops);
+        eff ? e->dram : "", sram_mb, eff ? e->gemm : "", tflops);
     comet_model_hw hw;
     char err[512];
     if (comet_model_hw_parse("gen.yaml", text, strlen(text), &hw, err, sizeof err))
@@ -112,7 +134,7 @@ static void test_memory_closed_forms(void **st)
     const int sz[1] = { 8 }, tp0[1] = { 1 };
     const double bw[1] = { 100 }, lat[1] = { 1 };
     comet_system sys;
-    make_system(&sys, 1, sz, tp0, bw, lat, 300, 2000, 1e6, 40, 0);
+    make_system(&sys, 1, sz, tp0, bw, lat, 300, 2000, 1e6, 40, 0, NULL);
     comet_system_llm m;
     make_llm(&m, 16, 64, 16, 4, 512, 8);
     const double s = m.seq, h = m.hidden, a = m.heads;
@@ -179,8 +201,10 @@ static void gen_case(gcase *g)
         gbps[i] = pow(10, urand() * 4) * 0.1; /* 0.1 GB/s .. 1 TB/s */
         lat[i] = urand() * 20;
     }
+    effs e;
+    gen_effs(&e);
     make_system(&g->sys, nlev, size, topo, gbps, lat, pow(10, 1 + urand() * 3),
-        pow(10, 1 + urand() * 3), 1e6, pow(10, urand() * 3), irand(0, 1));
+        pow(10, 1 + urand() * 3), 1e6, pow(10, urand() * 3), irand(0, 1), &e);
     const int heads = 1 << irand(0, 5), d = 16 << irand(0, 3);
     int kv = heads >> irand(0, 2);
     if (kv < 1)
@@ -283,7 +307,9 @@ static void test_collectives(void **st)
         const int topo = irand(0, 2), size = 1 << irand(1, 6);
         const double gbps = pow(10, urand() * 4) * 0.1, lat = urand() * 10;
         comet_system sys;
-        make_system(&sys, 1, &size, &topo, &gbps, &lat, 100, 1000, 100, 10, 0);
+        effs e;
+        gen_effs(&e);
+        make_system(&sys, 1, &size, &topo, &gbps, &lat, 100, 1000, 100, 10, 0, &e);
         const double B = gbps * 1e9, S = pow(10, 3 + urand() * 7);
         const int p = irand(2, size);
         const double ar = comet_system_coll_s(&sys, COMET_MODEL_ALLREDUCE, 1, p, S);
@@ -321,13 +347,15 @@ static void test_more_chips(void **st)
             .recompute = -1,
             .seq_parallel = -1,
             .exec = -1 };
+        effs e; /* the whole family states the same efficiencies */
+        gen_effs(&e);
         double prev = INFINITY;
         comet_system_result pb;
         memset(&pb, 0, sizeof pb);
         for (int outer = 1; outer <= 8; outer *= 2) {
             const int size[2] = { 2, outer };
             comet_system sys;
-            make_system(&sys, outer > 1 ? 2 : 1, size, topo, gbps, lat, 100, 500, 1e4, 20, 1);
+            make_system(&sys, outer > 1 ? 2 : 1, size, topo, gbps, lat, 100, 500, 1e4, 20, 1, &e);
             comet_system_result best;
             comet_system_space sp;
             int k = comet_system_explore(&sys, &m, &o, 1, &best, &sp);
@@ -365,7 +393,7 @@ static void test_refusals(void **st)
     const int sz[1] = { 8 }, tp0[1] = { 1 };
     const double bw[1] = { 100 }, lat[1] = { 1 };
     comet_system sys;
-    make_system(&sys, 1, sz, tp0, bw, lat, 300, 2000, 1, 40, 0); /* 1 GB per chip */
+    make_system(&sys, 1, sz, tp0, bw, lat, 300, 2000, 1, 40, 0, NULL); /* 1 GB per chip */
     comet_system_llm m;
     make_llm(&m, 12, 64, 12, 6, 512, 8);
     comet_system_opts o

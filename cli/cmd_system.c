@@ -18,9 +18,11 @@ static void usage(FILE *f, int explore)
         "usage: comet %s --hw SYSTEM --workload MODEL [options]\n"
         "  A transformer (configs/workloads/MODEL.yaml with hidden, heads, layers, ...:\n"
         "  gpt3-175b, megatron-22b, turing-530b, megatron-1t, llama2-70b) on a system\n"
-        "  (configs/hw: sn10x8-ring, sn10x8-torus, dgx-a100, dgx-h100, tpu-v4, or a file;\n"
+        "  (configs/hw: sn10x8-ring, sn10x8-torus (and their -dfmodel variants), dgx-a100,\n"
+        "  dgx-h100, tpu-v4, or a file;\n"
         "  a calibrated CPU profile with --chips N becomes N nodes on a 100 Gbit/s switch).\n"
-        "  --phase P         train (default), prefill or decode\n"
+        "  --phase P         train (default), prefill, decode, or forward (the batch's\n"
+        "                    forward pass keeping no KV cache)\n"
         "  --batch N         global batch in sequences (default: the workload's)\n"
         "  --microbatch N    sequences per microbatch (default: searched)\n"
         "  --seq N           sequence length (default: the workload's)\n"
@@ -215,7 +217,7 @@ int comet_cli_system(int argc, char **argv, int explore)
             break;
         case 0x3003:
             if (comet_system_phase_parse(optarg, &o.phase)) {
-                comet_cli_error(sub, "--phase '%s': train, prefill or decode", optarg);
+                comet_cli_error(sub, "--phase '%s': train, prefill, decode or forward", optarg);
                 return COMET_EXIT_USAGE;
             }
             break;

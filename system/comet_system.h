@@ -31,7 +31,9 @@ extern "C" {
 typedef enum comet_system_phase {
     COMET_SYSTEM_TRAIN = 0, /**< forward, backward, weight gradients, optimizer step */
     COMET_SYSTEM_PREFILL, /**< inference: the prompt, writing the KV cache */
-    COMET_SYSTEM_DECODE /**< inference: one token per sequence, reading the KV cache */
+    COMET_SYSTEM_DECODE, /**< inference: one token per sequence, reading the KV cache */
+    COMET_SYSTEM_FORWARD /**< the forward pass of the batch, keeping no KV cache (evaluation,
+                            scoring; the graph DFModel's Table VI runs) */
 } comet_system_phase;
 
 /** Activation recomputation (Korthikanti et al. 2022). */

@@ -85,14 +85,19 @@ static kern *add_k(graph *g, const char *name, int engine, double flops, int nin
  * tensor parallelism (Shoeybi et al. 2019): QKV and FFN-in split by columns,
  * projection and FFN-out by rows with an all-reduce of the output (with
  * sequence parallelism, Korthikanti et al. 2022: all-gather before, reduce-
- * scatter after, and the replicated tensors split by the TP degree). */
-static void build_fwd(const sys_layer *L, graph *g, int *X0out)
+ * scatter after, and the replicated tensors split by the TP degree).
+ * split: the Q, K and V products as three kernels, so that a dataflow chip
+ * may place them in different partitions (DFModel does); otherwise one fused
+ * QKV GEMM that reads its input once. */
+static void build_fwd(const sys_layer *L, int split, graph *g, int *X0out)
 {
     const double e = L->e, T = L->T, h = L->h, tp = L->tp;
     const double rep = L->sp ? 1.0 / tp : 1.0;
     const double al = L->al, gl = L->gl, d = L->d, fl = L->fl, gate = L->gated ? 2 : 1;
     const double hd = T * h * e; /* a full activation */
     const int train = L->phase == COMET_SYSTEM_TRAIN;
+    /* dropout runs in training's forward, also when that forward runs alone */
+    const int drop = train || L->phase == COMET_SYSTEM_FORWARD;
     const int keep_attn = train && L->rec == COMET_SYSTEM_RECOMPUTE_NONE;
     const int keep_all = train && L->rec != COMET_SYSTEM_RECOMPUTE_FULL;
     const comet_model_coll out_coll = L->sp ? COMET_MODEL_REDUCE_SCATTER : COMET_MODEL_ALLREDUCE;
@@ -110,18 +115,39 @@ static void build_fwd(const sys_layer *L, graph *g, int *X0out)
         k->coll_bytes = hd;
     }
     int l1 = k->out;
-    in[0] = l1;
-    k = add_k(g, "qkv", E_GEMM, 2 * T * h * (al + 2 * gl) * d, 1, in, T * (al + 2 * gl) * d * e,
-        keep_all ? T * (al + 2 * gl) * d * e : 0);
-    k->w = h * (al + 2 * gl) * d * e;
-    k->M = T;
-    k->K = h;
-    k->N = (al + 2 * gl) * d;
-    if (L->phase == COMET_SYSTEM_PREFILL)
-        k->extra_wr = T * 2 * gl * d * e; /* the KV cache */
-    int qkv = k->out;
-    in[0] = qkv;
-    k = add_k(g, "score", E_GEMM, 2 * sc * d, 1, in, sc * e, 0);
+    int qkv = -1, qt = -1, kt = -1, vt = -1;
+    if (split) {
+        static const char *const nm[3] = { "q", "k", "v" };
+        int *o[3] = { &qt, &kt, &vt };
+        for (int j = 0; j < 3; j++) {
+            const double heads = j ? gl : al;
+            in[0] = l1;
+            k = add_k(g, nm[j], E_GEMM, 2 * T * h * heads * d, 1, in, T * heads * d * e,
+                keep_all ? T * heads * d * e : 0);
+            k->w = h * heads * d * e;
+            k->M = T;
+            k->K = h;
+            k->N = heads * d;
+            if (j && L->phase == COMET_SYSTEM_PREFILL)
+                k->extra_wr = T * gl * d * e; /* the KV cache */
+            *o[j] = k->out;
+        }
+        in[0] = qt;
+        in[1] = kt;
+    } else {
+        in[0] = l1;
+        k = add_k(g, "qkv", E_GEMM, 2 * T * h * (al + 2 * gl) * d, 1, in, T * (al + 2 * gl) * d * e,
+            keep_all ? T * (al + 2 * gl) * d * e : 0);
+        k->w = h * (al + 2 * gl) * d * e;
+        k->M = T;
+        k->K = h;
+        k->N = (al + 2 * gl) * d;
+        if (L->phase == COMET_SYSTEM_PREFILL)
+            k->extra_wr = T * 2 * gl * d * e; /* the KV cache */
+        qkv = k->out;
+        in[0] = qkv;
+    }
+    k = add_k(g, "score", E_GEMM, 2 * sc * d, split ? 2 : 1, in, sc * e, 0);
     k->M = L->sq;
     k->N = L->ctx;
     k->K = d;
@@ -130,14 +156,14 @@ static void build_fwd(const sys_layer *L, graph *g, int *X0out)
     in[0] = k->out;
     k = add_k(g, "softmax", E_VEC, 5 * sc, 1, in, sc * e, keep_attn ? sc * e : 0);
     int probs = k->out;
-    if (train) {
+    if (drop) {
         in[0] = probs;
         /* the dropout output and its 1-byte mask */
         k = add_k(g, "attn_drop", E_VEC, 2 * sc, 1, in, sc * e, keep_attn ? sc * (e + 1) : 0);
         probs = k->out;
     }
     in[0] = probs;
-    in[1] = qkv;
+    in[1] = split ? vt : qkv;
     k = add_k(
         g, "context", E_GEMM, 2 * sc * d, 2, in, bq * al * d * e, keep_all ? bq * al * d * e : 0);
     k->M = L->sq;
@@ -306,7 +332,11 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
                 b->w = k->w; /* the data gradient reads the weights */
             /* where the forward's input was replicated over TP (LayerNorm
              * output into QKV / FFN-in) the input gradient is summed */
-            if (tp > 1 && k->w > 0 && (!strcmp(k->name, "qkv") || !strcmp(k->name, "ffn_in"))) {
+            /* (split Q, K, V: once, after the last of the three, dQ, has
+             * added its share) */
+            if (tp > 1 && k->w > 0
+                && (!strcmp(k->name, "qkv") || !strcmp(k->name, "q")
+                    || !strcmp(k->name, "ffn_in"))) {
                 b->coll = in_coll;
                 b->coll_bytes = hd;
             }
@@ -704,24 +734,38 @@ static double best_parts(
     return best[g->nk];
 }
 
+static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sys_layer_out *out)
+{
+    int x0;
+    memset(out, 0, sizeof *out);
+    build_fwd(&C->L, split, f, &x0);
+    const int df = C->L.exec == COMET_SYSTEM_EXEC_DATAFLOW;
+    for (int i = 0; i < f->nk; i++) {
+        if (f->k[i].engine == E_GEMM) /* model FLOP: the matrix products */
+            out->fwd_flops += f->k[i].flops;
+        out->stored += f->t[f->k[i].out].store;
+    }
+    out->stored += f->t[x0].store;
+    out->fwd_s = best_parts(C, f, df, &out->fwd_bd, &out->parts[0]);
+    if (C->L.phase == COMET_SYSTEM_TRAIN) {
+        build_bwd(&C->L, f, x0, b);
+        out->bwd_s = best_parts(C, b, df, &out->bwd_bd, &out->parts[1]);
+    }
+}
+
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
 {
     graph f, b;
-    int x0;
-    memset(out, 0, sizeof *out);
-    build_fwd(&C->L, &f, &x0);
-    const int df = C->L.exec == COMET_SYSTEM_EXEC_DATAFLOW;
-    for (int i = 0; i < f.nk; i++) {
-        if (f.k[i].engine == E_GEMM) /* model FLOP: the matrix products */
-            out->fwd_flops += f.k[i].flops;
-        out->stored += f.t[f.k[i].out].store;
-    }
-    out->stored += f.t[x0].store;
-    out->fwd_s = best_parts(C, &f, df, &out->fwd_bd, &out->parts[0]);
-    if (C->L.phase == COMET_SYSTEM_TRAIN) {
-        build_bwd(&C->L, &f, x0, &b);
-        out->bwd_s = best_parts(C, &b, df, &out->bwd_bd, &out->parts[1]);
-    }
+    layer_graph_cost(C, 0, &f, &b, out);
+    if (C->L.exec != COMET_SYSTEM_EXEC_DATAFLOW)
+        return;
+    /* dataflow: the better of one fused QKV GEMM and three products the
+     * partitions may separate (when Q, K and V cannot share a partition,
+     * the fused GEMM still reads its input once) */
+    sys_layer_out o2;
+    layer_graph_cost(C, 1, &f, &b, &o2);
+    if (o2.fwd_s + o2.bwd_s < out->fwd_s + out->bwd_s)
+        *out = o2;
 }
 
 const char *comet_system_part_str(const comet_system_parts *p, int i, char *buf, size_t len)

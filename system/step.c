@@ -115,7 +115,8 @@ static void memory(const comet_system *sys, const comet_system_llm *m, const com
          * layer's working tensors */
         const double seqs = (double)s->B / c->dp;
         const double keep = o->phase == COMET_SYSTEM_DECODE ? s->ctx + 1.0 : s->seq;
-        r->mem.kv_cache = 2 * Ls * s->L.gl * m->head_dim * e * seqs * keep;
+        if (o->phase != COMET_SYSTEM_FORWARD)
+            r->mem.kv_cache = 2 * Ls * s->L.gl * m->head_dim * e * seqs * keep;
         r->mem.activations = s->L.T * (4 * m->hidden + s->L.fl * (m->gated ? 2 : 1)) * e
             + s->L.b * s->L.al * s->L.sq * s->L.ctx * e;
     }
@@ -215,7 +216,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
          * microbatches than stages are in flight */
         steady = (o->phase == COMET_SYSTEM_DECODE ? fmax(mbs, c->pp) : mbs + c->pp - 1) * tf;
         bubble = 0;
-        if (o->phase == COMET_SYSTEM_PREFILL)
+        if (o->phase == COMET_SYSTEM_PREFILL || o->phase == COMET_SYSTEM_FORWARD)
             bubble = (c->pp - 1) * tf, steady -= bubble;
         else if (mbs < c->pp)
             bubble = (c->pp - mbs) * tf, steady -= bubble;

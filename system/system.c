@@ -257,13 +257,13 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
     return INFINITY;
 }
 
-static const char *const phase_names[] = { "train", "prefill", "decode" };
+static const char *const phase_names[] = { "train", "prefill", "decode", "forward" };
 static const char *const rec_names[] = { "none", "selective", "full" };
 static const char *const exec_names[] = { "kernel", "dataflow" };
 
 const char *comet_system_phase_name(comet_system_phase p)
 {
-    return (unsigned)p < 3 ? phase_names[p] : "?";
+    return (unsigned)p < 4 ? phase_names[p] : "?";
 }
 const char *comet_system_recompute_name(comet_system_recompute r)
 {
@@ -283,7 +283,7 @@ static int parse_name(const char *s, const char *const *names, int n)
 }
 int comet_system_phase_parse(const char *s, comet_system_phase *p)
 {
-    int k = parse_name(s, phase_names, 3);
+    int k = parse_name(s, phase_names, 4);
     if (k < 0)
         return k;
     *p = (comet_system_phase)k;

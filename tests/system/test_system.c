@@ -212,7 +212,7 @@ static void gen_case(gcase *g)
     make_llm(&g->m, heads, d, kv, 1 << irand(0, 4), 64 << irand(0, 5), 1 << irand(0, 6));
     g->m.gated = irand(0, 1);
     memset(&g->o, 0, sizeof g->o);
-    g->o.phase = (comet_system_phase)irand(0, 2);
+    g->o.phase = (comet_system_phase)irand(0, 3);
     g->o.recompute = g->o.seq_parallel = g->o.exec = -1;
     g->o.context = g->o.phase == COMET_SYSTEM_DECODE ? irand(1, 4096) : 0;
     int tp = 1, pp = 1, dp = 1;
@@ -272,8 +272,20 @@ static void test_props(void **st)
             continue;
         checked++;
         check_result(&g, &r, "generated");
-        /* twice the batch (twice the microbatches), same configuration */
         comet_system_opts o2 = g.o;
+        if (g.o.phase == COMET_SYSTEM_FORWARD) {
+            /* a forward pass keeps no KV cache, and the training step of
+             * the same configuration (forward, backward, optimizer) is
+             * never faster than its forward alone */
+            if (r.mem.kv_cache != 0)
+                fail_msg("forward: KV cache %.9g B", r.mem.kv_cache);
+            o2.phase = COMET_SYSTEM_TRAIN;
+            assert_int_equal(comet_system_eval(&g.sys, &g.m, &o2, &g.c, &r2), 0);
+            if (r2.feasible && r2.step_s < r.step_s * (1 - 1e-9))
+                fail_msg("training step %.9g s < its forward %.9g s", r2.step_s, r.step_s);
+            o2 = g.o;
+        }
+        /* twice the batch (twice the microbatches), same configuration */
         o2.batch = 2 * g.m.global_batch;
         assert_int_equal(comet_system_eval(&g.sys, &g.m, &o2, &g.c, &r2), 0);
         if (r2.feasible && r2.step_s < r.step_s * (1 - 1e-9))
@@ -343,7 +355,7 @@ static void test_more_chips(void **st)
         const int topo[2] = { irand(0, 2), irand(0, 2) };
         const double gbps[2] = { pow(10, urand() * 3), pow(10, urand() * 2) },
                      lat[2] = { urand() * 5, urand() * 20 };
-        const comet_system_opts o = { .phase = (comet_system_phase)irand(0, 2),
+        const comet_system_opts o = { .phase = (comet_system_phase)irand(0, 3),
             .recompute = -1,
             .seq_parallel = -1,
             .exec = -1 };
@@ -549,10 +561,19 @@ static void test_request(void **st)
 }
 
 /* DFModel Table VI (GPT-3 175B on 8 SN10 RDUs): kernel by kernel on the 8x1
- * ring, dataflow on the ring, dataflow on the 4x2 torus. The chain must go
- * the paper's way (each step faster); the note states comet's figures
- * against the paper's 1x / 4.8x / 6.13x. */
-static double table6_best(const char *hw, int ex, int tp, int pp, int dp)
+ * ring (TP 8), dataflow on the ring, dataflow on the 4x2 torus (TP 4, DP 2),
+ * as DFModel's released runs state them (fengqian-ayce/DFModel @04f93d5,
+ * LLM/dataflow_mapping/{kbk_8x1,dfmodel_8x1,dfmodel_4x2}/user_input/
+ * setup.txt): the forward graph of a training step (dropout included, no
+ * sequence parallelism) over a batch of 2304 sequences of 2048 tokens, DDR
+ * at 100 GB/s (dram_bw: 100.0) and GEMMs at 0.9 of peak (compute_util:
+ * 0.9): the presets sn10x8-ring-dfmodel and sn10x8-torus-dfmodel. Its logs
+ * give 4909 s, 1020.5 s and 801.0 s:
+ * 4.81x and 6.13x, 1.27x from ring to torus. comet's chain must be within
+ * 20% at each step. The paper's text gives the DDR as 200 GB/s; the presets
+ * keep it, and the test prints that chain too. */
+static double table6_step(
+    const char *hw, comet_system_phase ph, int ex, int tp, int pp, int dp, comet_system_result *out)
 {
     comet_model_hw h;
     comet_system sys;
@@ -565,9 +586,10 @@ static double table6_best(const char *hw, int ex, int tp, int pp, int dp)
     if (comet_system_from_hw(&h, m.dtype, 0, &sys, err, sizeof err))
         fail_msg("%s", err);
     comet_model_hw_free(&h);
-    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN,
+    comet_system_opts o = { .phase = ph,
+        .batch = ph == COMET_SYSTEM_FORWARD ? 2304 : 0,
         .recompute = -1,
-        .seq_parallel = -1,
+        .seq_parallel = ph == COMET_SYSTEM_FORWARD ? 0 : -1,
         .exec = ex,
         .tp = tp,
         .pp = pp,
@@ -576,20 +598,48 @@ static double table6_best(const char *hw, int ex, int tp, int pp, int dp)
     comet_system_space sp;
     assert_int_equal(comet_system_explore(&sys, &m, &o, 1, &best, &sp), 1);
     check_result(NULL, &best, hw);
+    if (out)
+        *out = best;
+    comet_system_free(&sys);
     return best.step_s;
 }
 
 static void test_table6_chain(void **st)
 {
     (void)st;
-    const double kbk = table6_best("sn10x8-ring", 0, 8, 1, 1);
-    const double ring = table6_best("sn10x8-ring", 1, 8, 1, 1);
-    const double torus = table6_best("sn10x8-torus", 1, 4, 0, 0);
-    printf("Table VI chain: kernel-by-kernel ring %.4g s = 1x, dataflow ring %.3gx, dataflow "
-           "torus %.3gx (%.3gx over the ring); DFModel: 1x, 4.8x, 6.13x (1.28x)\n",
-        kbk, kbk / ring, kbk / torus, ring / torus);
-    assert_true(kbk > ring);
-    assert_true(ring >= torus);
+    const comet_system_phase F = COMET_SYSTEM_FORWARD;
+    comet_system_result tr;
+    const double kbk = table6_step("sn10x8-ring-dfmodel", F, 0, 8, 1, 1, NULL);
+    const double ring = table6_step("sn10x8-ring-dfmodel", F, 1, 8, 1, 1, NULL);
+    const double torus = table6_step("sn10x8-torus-dfmodel", F, 1, 4, 1, 2, &tr);
+    char part[4][256];
+    for (int i = 0; i < 4; i++)
+        comet_system_part_str(&tr.parts[0], i, part[i], sizeof part[i]);
+    printf("Table VI, DFModel's runs: kernel by kernel ring %.4g s = 1x, dataflow ring %.4g s "
+           "%.3gx, dataflow torus %.4g s %.3gx (%.3gx over the ring); DFModel: 4909 s, 1020.5 s "
+           "4.81x, 801.0 s 6.13x (1.27x); torus partitions [%s] [%s] [%s] [%s]\n",
+        kbk, ring, kbk / ring, torus, kbk / torus, ring / torus, part[0], part[1], part[2],
+        part[3]);
+    const double step[3] = { kbk / ring, kbk / torus, ring / torus },
+                 paper[3] = { 4.8, 6.13, 1.28 };
+    for (int i = 0; i < 3; i++)
+        if (fabs(step[i] / paper[i] - 1) > 0.2)
+            fail_msg(
+                "Table VI step %d: comet %.3gx, DFModel %.3gx (beyond 20%%)", i, step[i], paper[i]);
+    /* the paper's system (DDR 200 GB/s, GEMMs at peak): the forward chain,
+     * and a training step's (comet's best configurations at those degrees);
+     * each step of the chain must be faster */
+    const double pk = table6_step("sn10x8-ring", F, 0, 8, 1, 1, NULL),
+                 pr = table6_step("sn10x8-ring", F, 1, 8, 1, 1, NULL),
+                 pt = table6_step("sn10x8-torus", F, 1, 4, 1, 2, NULL);
+    const double tk = table6_step("sn10x8-ring", COMET_SYSTEM_TRAIN, 0, 8, 1, 1, NULL),
+                 trg = table6_step("sn10x8-ring", COMET_SYSTEM_TRAIN, 1, 8, 1, 1, NULL),
+                 tt = table6_step("sn10x8-torus", COMET_SYSTEM_TRAIN, 1, 4, 0, 0, NULL);
+    printf("Table VI on the presets (DDR 200 GB/s, GEMMs at peak): forward %.3gx, %.3gx "
+           "(%.3gx); training step %.3gx, %.3gx (%.3gx)\n",
+        pk / pr, pk / pt, pr / pt, tk / trg, tk / tt, trg / tt);
+    assert_true(pk > pr && pr >= pt);
+    assert_true(tk > trg && trg >= tt);
 }
 
 /* Korthikanti et al. 2022 (Table 5) measured these iterations on DGX A100

@@ -145,7 +145,9 @@ enum {
     COMET_MODEL_ENGINE_GEMM = 1, /**< GEMM engine (systolic array, tensor cores, FMA units) */
     COMET_MODEL_ENGINE_VECTOR = 2, /**< vector / SIMD unit */
     COMET_MODEL_ENGINE_MEMORY = 4, /**< DMA / memory transfers */
-    COMET_MODEL_ENGINE_NETWORK = 8 /**< inter-cluster / inter-chip links */
+    COMET_MODEL_ENGINE_NETWORK = 8, /**< inter-cluster / inter-chip links */
+    COMET_MODEL_ENGINE_STATED = 16 /**< the description states its overlap (an empty list or
+                                      `none`: every engine in series) */
 };
 
 /** One memory level. */

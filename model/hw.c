@@ -839,19 +839,22 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         char w[256];
         if (sub->kind != COMET_DOC_SEQ) {
             rc = comet_util_seterr(err, errlen, -EINVAL,
-                "%s: 'overlap' must be a list of engines (gemm, vector, memory, network)",
+                "%s: 'overlap' must be a list of engines (gemm, vector, memory, network; none)",
                 comet_util_doc_where(sub, w, sizeof w));
             goto fail;
         }
+        hw->overlap |= COMET_MODEL_ENGINE_STATED;
         for (size_t i = 0; i < sub->n; i++) {
             int k = -1;
+            if (sub->child[i]->kind == COMET_DOC_SCALAR && !strcmp(sub->child[i]->value, "none"))
+                continue; /* stated: nothing overlaps */
             for (int e = 0; e < 4; e++)
                 if (sub->child[i]->kind == COMET_DOC_SCALAR
                     && !strcmp(sub->child[i]->value, eng[e]))
                     k = e;
             if (k < 0) {
                 rc = comet_util_seterr(err, errlen, -EINVAL,
-                    "%s: unknown engine in 'overlap' (gemm, vector, memory, network)",
+                    "%s: unknown engine in 'overlap' (gemm, vector, memory, network, none)",
                     comet_util_doc_where(sub->child[i], w, sizeof w));
                 goto fail;
             }

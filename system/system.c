@@ -122,7 +122,9 @@ int comet_system_from_hw(const comet_model_hw *hw, comet_model_dtype dtype, int 
         sys->gemm_eff = 1;
     /* not stated (v1): transfers overlap compute (double buffering), the
      * network does not */
-    sys->overlap = hw->overlap ? hw->overlap : COMET_MODEL_ENGINE_MEMORY;
+    sys->overlap = (hw->overlap & COMET_MODEL_ENGINE_STATED)
+        ? hw->overlap & ~COMET_MODEL_ENGINE_STATED
+        : (hw->overlap ? hw->overlap : COMET_MODEL_ENGINE_MEMORY);
     if (hw->grid.values && hw->grid.nt > 0) {
         sys->hw.grid = hw->grid;
         const size_t nv = (size_t)hw->grid.nt * hw->grid.nm * hw->grid.nn * hw->grid.nk;

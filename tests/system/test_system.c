@@ -50,7 +50,8 @@ static void gen_effs(effs *e)
 }
 
 /* A system description in text: chips on 1-3 levels of random kinds, with
- * the stated efficiencies of e (NULL: none). */
+ * the stated efficiencies of e (NULL: none); overlap_all 0: memory overlaps
+ * compute, 1: every engine overlaps, 2: none (every engine in series). */
 static void make_system(comet_system *sys, int nlev, const int *size, const int *topo,
     const double *gbps, const double *lat_us, double tflops, double mem_gbps, double mem_gb,
     double sram_mb, int overlap_all, const effs *e)
@@ -77,8 +78,10 @@ static void make_system(comet_system *sys, int nlev, const int *size, const int 
         "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
         "gemm: {engine: systolic, rows: 16, cols: 16, arrays: 4%s}\n"
         "vector:\n  width: 64\ncompute: {bf16: %.6g TFLOP/s}\n",
-        overlap_all ? "gemm, vector, memory, network" : "memory", chips, net, mem_gb, mem_gbps,
-        eff ? e->dram : "", sram_mb, eff ? e->gemm : "", tflops);
+        overlap_all == 2  ? "none"
+            : overlap_all ? "gemm, vector, memory, network"
+                          : "memory",
+        chips, net, mem_gb, mem_gbps, eff ? e->dram : "", sram_mb, eff ? e->gemm : "", tflops);
     comet_model_hw hw;
     char err[512];
     if (comet_model_hw_parse("gen.yaml", text, strlen(text), &hw, err, sizeof err))
@@ -204,7 +207,7 @@ static void gen_case(gcase *g)
     effs e;
     gen_effs(&e);
     make_system(&g->sys, nlev, size, topo, gbps, lat, pow(10, 1 + urand() * 3),
-        pow(10, 1 + urand() * 3), 1e6, pow(10, urand() * 3), irand(0, 1), &e);
+        pow(10, 1 + urand() * 3), 1e6, pow(10, urand() * 3), irand(0, 2), &e);
     const int heads = 1 << irand(0, 5), d = 16 << irand(0, 3);
     int kv = heads >> irand(0, 2);
     if (kv < 1)
@@ -642,6 +645,34 @@ static void test_table6_chain(void **st)
     assert_true(tk > trg && trg >= tt);
 }
 
+/* overlap: [none] states that no engine overlaps another: a kernel's
+ * memory traffic adds to its compute (Calculon's no_overlap), so a step is
+ * at least as long as with loads overlapped, and at least the sum of the
+ * breakdown's compute and memory; absent, the v1 reading overlaps loads. */
+static void test_overlap_none(void **st)
+{
+    (void)st;
+    const int sz[1] = { 8 }, tp0[1] = { 1 };
+    const double bw[1] = { 300 }, lat[1] = { 1 };
+    comet_system a, b;
+    make_system(&a, 1, sz, tp0, bw, lat, 300, 2000, 1e6, 40, 0, NULL);
+    make_system(&b, 1, sz, tp0, bw, lat, 300, 2000, 1e6, 40, 2, NULL);
+    assert_int_equal(a.overlap, COMET_MODEL_ENGINE_MEMORY);
+    assert_int_equal(b.overlap, 0);
+    comet_system_llm m;
+    make_llm(&m, 16, 64, 16, 4, 512, 8);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN };
+    const comet_system_config c = cfg(8, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+    comet_system_result ra, rb;
+    assert_int_equal(comet_system_eval(&a, &m, &o, &c, &ra), 0);
+    assert_int_equal(comet_system_eval(&b, &m, &o, &c, &rb), 0);
+    assert_true(ra.feasible && rb.feasible);
+    assert_true(rb.step_s > ra.step_s);
+    assert_true(rb.step_s >= (rb.breakdown.compute_s + rb.breakdown.memory_s) * (1 - 1e-9));
+    comet_system_free(&a);
+    comet_system_free(&b);
+}
+
 /* Korthikanti et al. 2022 (Table 5) measured these iterations on DGX A100
  * nodes (TP 8, microbatch 1): full recomputation, and selective with
  * sequence parallelism. The prediction must be near the measured machine,
@@ -676,12 +707,11 @@ static void test_megatron_published(void **st)
             fail_msg("%s: %s %s", cases[i].model, rf.reason, rs.reason);
         printf("%s: full %.4g s (measured %.4g), selective+SP %.4g s (measured %.4g)\n",
             cases[i].model, rf.step_s, cases[i].full_s, rs.step_s, cases[i].sel_s);
-        /* with Calculon's measured A100 efficiencies in the preset, within
-         * -25% / +10% of the measured iteration (the model leaves out
-         * kernel launch gaps and the optimizer's all-gather, so it may only
-         * be a little slower) */
+        /* with Calculon's measured A100 efficiencies and its no_overlap
+         * processing mode in the preset: within 10% of the measured
+         * iteration (at peak rates with loads overlapped it was 0.73-0.86) */
         const double qf = rf.step_s / cases[i].full_s, qs = rs.step_s / cases[i].sel_s;
-        if (!(qf >= 0.75 && qf <= 1.1 && qs >= 0.75 && qs <= 1.1))
+        if (!(qf >= 0.9 && qf <= 1.1 && qs >= 0.9 && qs <= 1.1))
             fail_msg("%s: predicted / measured %.3g (full), %.3g (selective + SP)", cases[i].model,
                 qf, qs);
         const double gain = rf.step_s / rs.step_s, paper = cases[i].full_s / cases[i].sel_s;
@@ -703,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_partition_scan),
         cmocka_unit_test(test_request),
         cmocka_unit_test(test_table6_chain),
+        cmocka_unit_test(test_overlap_none),
         cmocka_unit_test(test_megatron_published),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

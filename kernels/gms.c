@@ -23,6 +23,7 @@
 #include "kernels_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
@@ -134,6 +135,27 @@ static inline uint32_t gms_owner(uint32_t d, unsigned shift, uint32_t nt)
     return nt & (nt - 1) ? b % nt : b & (nt - 1);
 }
 
+/* Per-thread tile buffers (A rows, the product, the tile's src and dst)
+ * sit GMS_THREAD_GAP bytes apart at 2+ threads. Packed back to back, the
+ * second thread's buffers began where the first's ended, and its fused
+ * gather (writing its A buffer) and GEMM ran 3x and 1.3x slower than the
+ * first thread's (moe skew 1, tile 48, 2 threads, per-thread cycle counts in
+ * a timed copy of this kernel, AMD EPYC Zen 5 VM, 2026-11-25: gather 0.16
+ * against 0.05 Mcycles; fused call 0.36-0.43 ms). The slow thread was the
+ * second whichever core it ran on and whichever rows it owned, and an 8 KiB
+ * gap halved the excess, 16 KiB removed it (0.035 against 0.040 Mcycles,
+ * call 0.25 ms): the same reach across an edge between two cores' written
+ * lines as the ownership blocks of out above. */
+#define GMS_THREAD_GAP 16384
+
+/* Floats from one thread's tile buffers to the next's (a cache line
+ * multiple). */
+static double chunk_floats(size_t tm, size_t K, size_t N, size_t nt)
+{
+    const double c = (double)tm * (double)(K + N + 2);
+    return nt > 1 ? ceil(c / 16) * 16 + GMS_THREAD_GAP / sizeof(float) : c;
+}
+
 int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
     comet_kernels_gms_dataflow df, const comet_kernels_gms_params *p, size_t *bytes)
 {
@@ -151,8 +173,9 @@ int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
     if (df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_GATHER_FUSED)
         f += (double)np * (double)in->N; /* GEMM result before the scatter */
     /* per thread: A and C tile buffers, the tile's src and dst (4-byte
-     * words), its count of owned pairs (a size_t: two words) */
-    f += (double)nt * ((double)tm * (double)(in->K + in->N + 2) + 2) + 1;
+     * words), apart by the gap (chunk_floats); its count of owned pairs (a
+     * size_t: two words) */
+    f += (double)nt * (chunk_floats(tm, in->K, in->N, nt) + 2) + 1;
     if (f * sizeof(float) > (double)SIZE_MAX / 2)
         return -EOVERFLOW;
     *bytes = (size_t)f * sizeof(float) + 64;
@@ -244,18 +267,18 @@ int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_inp
         cur += np * N;
     }
     float *chunks = cur;
+    const size_t cs = (size_t)chunk_floats(tm, K, N, (size_t)nt);
     /* counts of owned pairs after the tile buffers, the address rounded up
      * to a size_t (the buffers before may end on an odd float; the workspace
      * has a float of room for the padding) */
-    size_t *owned
-        = (size_t *)(((uintptr_t)(chunks + (size_t)nt * tm * (K + N + 2)) + (sizeof(size_t) - 1))
-            & ~(uintptr_t)(sizeof(size_t) - 1));
+    size_t *owned = (size_t *)(((uintptr_t)(chunks + (size_t)nt * cs) + (sizeof(size_t) - 1))
+        & ~(uintptr_t)(sizeof(size_t) - 1));
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
 #pragma omp parallel num_threads(nt)
     {
         const uint32_t t = (uint32_t)omp_get_thread_num(), T_ = (uint32_t)omp_get_num_threads();
-        float *cg = chunks + (size_t)t * tm * (K + N + 2), *ct = cg + tm * K;
+        float *cg = chunks + (size_t)t * cs, *ct = cg + tm * K;
         uint32_t *tsrc = (uint32_t *)(ct + tm * N), *tdst = tsrc + tm;
         /* pairs this thread owns: their gathered rows and products sit
          * contiguously after the rows of the threads before it */

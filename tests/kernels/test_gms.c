@@ -214,6 +214,44 @@ static void test_own_rows(void **state)
     comet_kernels_gms_problem_free(&pr);
 }
 
+/* At 2+ threads each thread's tile buffers sit 16 KiB past the previous
+ * thread's (packed back to back, the second thread's fused gather ran 3x
+ * slower: kernels/gms.c); one thread needs no gap. */
+static void test_thread_gap(void **state)
+{
+    (void)state;
+    comet_kernels_gms_problem pr;
+    float dummy = 0;
+    assert_int_equal(comet_kernels_gms_generate(COMET_KERNELS_GMS_MOE, 512, 8, 1.0, 42, &pr), 0);
+    comet_kernels_gms_input in = { .rows_in = pr.rows_in,
+        .rows_out = pr.rows_out,
+        .K = 64,
+        .N = 64,
+        .nseg = pr.nseg,
+        .seg_ptr = pr.seg_ptr,
+        .src = pr.src,
+        .dst = pr.dst,
+        .W = &dummy,
+        .in = &dummy,
+        .out = &dummy }; /* not read: sizes only */
+    const size_t buf = 48 * (64 + 64 + 2) * sizeof(float);
+    for (int df = 1; df <= 4; df++) {
+        size_t w1 = 0, w2 = 0, w3 = 0;
+        comet_kernels_gms_params p = { .threads = 1, .tile_m = 48 };
+        assert_int_equal(comet_kernels_gms_workspace_size(&in, df, &p, &w1), 0);
+        p.threads = 2;
+        assert_int_equal(comet_kernels_gms_workspace_size(&in, df, &p, &w2), 0);
+        p.threads = 3;
+        assert_int_equal(comet_kernels_gms_workspace_size(&in, df, &p, &w3), 0);
+        /* 1 thread: one buffer; 2: two, each with its gap */
+        assert_true(w2 >= w1 + buf + 2 * 16384);
+        assert_true(w3 >= w2 + buf + 16384);
+        assert_true(w1 < (size_t)pr.nseg * 64 * 64 * sizeof(float) + 2 * buf
+                + (size_t)pr.seg_ptr[pr.nseg] * 128 * sizeof(float) + 4096);
+    }
+    comet_kernels_gms_problem_free(&pr);
+}
+
 static void test_generators(void **state)
 {
     (void)state;
@@ -343,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_tiles),
         cmocka_unit_test(test_own_rows),
+        cmocka_unit_test(test_thread_gap),
         cmocka_unit_test(test_generators),
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_invalid),

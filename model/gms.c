@@ -187,9 +187,20 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
      * the A buffer and the fused scatter's reads of the product, steps
      * between GEMM calls, move at its bandwidth. (Measured, 1 thread, fused,
      * 5 runs x 9 inputs: tile 48 (40 KB with the weights) fastest in 41 of
-     * 45, tile 128 (80 KB) 1-16% slower, on a 48 KB L1d.) */
+     * 45, tile 128 (80 KB) 1-16% slower, on a 48 KB L1d.) The rows are a
+     * full tile's (tile_m: the buffers' size), unless no thread's part of the
+     * largest segment fills one, not the mean over the short last tiles too
+     * (at tile 128 spconv skew 1 averages 101 rows a tile at 2 threads); an
+     * operand the GEMM streams from or to a separate pass (the gathered
+     * matrix, the products) holds one micro-tile's rows at a time. (Separate
+     * gather, fused scatter: tile 128, 32 KB of products + 16 KB weights + 3
+     * KB of A rows, measured 2-5% slower than tile 48 at 1 thread in every
+     * input of a quick run, 6-15% at 2 threads on spconv skew 1.) */
     double spill = 0;
-    const double tile_ws = ((gather_sep ? 0 : m * K) + (scatter_sep ? 0 : m * N) + K * N) * f;
+    const double full = g->max_seg > 0 ? fmin(c->tile_m, fmax(m, g->max_seg / T)) : m,
+                 mr = hw->fused_micro_rows > 0 ? fmin(hw->fused_micro_rows, full) : 0;
+    const double tile_ws
+        = ((gather_sep ? mr : full) * K + (scatter_sep ? mr : full) * N + K * N) * f;
     if (df != 1 && hw->l1_bytes > 0 && tile_ws > hw->l1_bytes) {
         const double l2bw = comet_model_cpu_level_bw(hw, hw->l1_bytes, T);
         spill = (gather_sep ? 0 : G) / l2bw + (scatter_sep ? 0 : TP) / l2bw;

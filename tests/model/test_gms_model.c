@@ -335,6 +335,43 @@ static void test_l1_spill(void **st)
     remove(path);
 }
 
+/* The L1 check counts a full tile's rows (tile_m), not the mean over the
+ * short last tiles too, unless no thread's part of the largest segment fills
+ * one; an operand streamed from or to a separate pass holds one micro-tile's
+ * rows. Scatter fused, gather separate, tile 128 on spconv skew 1 at 2
+ * threads (13694 pairs, 136 tiles: 101 rows a tile on average): 128 x 64 x 4
+ * of products + 16 KB of weights + 12 rows of A = 51 KB spills a 48 KB L1
+ * (the mean, 42 KB, did not); with the largest segment at 150 pairs (75 a
+ * thread) no tile fills and nothing spills; tile 48 (31 KB) never does. */
+static void test_l1_full_tile(void **st)
+{
+    (void)st;
+    comet_model_hw h = hw, h0 = hw;
+    h.l1_bytes = 48 * 1024.0;
+    h.fused_micro_rows = h0.fused_micro_rows = 12;
+    h0.l1_bytes = 0;
+    comet_model_gms g = { 4096, 4096, 64, 64, 13694, 27, 600 };
+    comet_model_gms_config c = { 3, 128, 2, 136 };
+    comet_model_gms_cost a, b;
+    assert_int_equal(comet_model_gms_eval(&h0, &g, &c, &a), 0);
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &b), 0);
+    const double tp = 13694.0 * 64 * 4;
+    const double want = tp / comet_model_cpu_level_bw(&h, h.l1_bytes, 2) / (h.clock_ghz * 1e9)
+        / comet_model_gms_core_share(&h, 2);
+    assert_true(fabs((b.main_s - a.main_s) - want) <= 1e-9 * a.main_s);
+    assert_true(b.bytes == a.bytes + tp);
+    g.max_seg = 150; /* 75 rows a thread at most: the mean stands, 42 KB */
+    assert_int_equal(comet_model_gms_eval(&h0, &g, &c, &a), 0);
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &b), 0);
+    assert_true(b.main_s == a.main_s);
+    g.max_seg = 600;
+    c.tile_m = 48;
+    c.tiles = 310;
+    assert_int_equal(comet_model_gms_eval(&h0, &g, &c, &a), 0);
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &b), 0);
+    assert_true(b.main_s == a.main_s);
+}
+
 static void test_bad_inputs(void **st)
 {
     (void)st;
@@ -459,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_steady_rate),
         cmocka_unit_test(test_core_share),
         cmocka_unit_test(test_l1_spill),
+        cmocka_unit_test(test_l1_full_tile),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_validate_synthetic),
     };

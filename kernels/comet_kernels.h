@@ -329,8 +329,8 @@ int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
 
 /**
  * out[dst] += in[src] x W_seg for every pair, in dataflow df. Threads own
- * disjoint destination rows of out (blocks of rows filling 4 KiB, dealt
- * round-robin) and each takes the pairs whose destination it owns, in input
+ * disjoint destination rows of out (blocks of comet_kernels_gms_own_rows
+ * rows, dealt round-robin) and each takes the pairs whose destination it owns, in input
  * order, so the result is deterministic (bitwise identical for any thread
  * count), duplicate destinations are summed in pair order, and each pair is
  * gathered and scattered by one thread.
@@ -338,6 +338,14 @@ int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
  */
 int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_input *in,
     const comet_kernels_gms_params *p, void *ws, size_t ws_bytes);
+
+/**
+ * Rows of out per ownership block of comet_kernels_gms with threads threads
+ * (a power of two): blocks of 4-64 KiB of out, at least 8 a thread where out
+ * is large enough (prefetch across an edge between two owners' blocks costs
+ * the scatter; fewer, larger blocks balance worse). @return 0 when N is 0.
+ */
+size_t comet_kernels_gms_own_rows(size_t rows_out, size_t N, int threads);
 
 /** 2 * pairs * K * N. */
 double comet_kernels_gms_flops(const comet_kernels_gms_input *in);

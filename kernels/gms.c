@@ -2,8 +2,8 @@
  * segments, in four dataflows, through the packed micro-kernel
  * (kern_pack_b / kern_ukernel_gemm_ex).
  *
- * Determinism: threads own disjoint destination rows of out (blocks of rows
- * filling a 4 KiB page, dealt round-robin: gms_owner), and every thread
+ * Determinism: threads own disjoint destination rows of out (blocks of rows,
+ * 4-64 KiB of out, dealt round-robin: gms_owner), and every thread
  * walks the segments and their pairs in input order, taking the pairs whose
  * destination it owns. Each output element is therefore accumulated by one
  * thread in the fixed order (segment, pair), and each GEMM row is computed
@@ -23,6 +23,7 @@
 #include "kernels_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
@@ -88,15 +89,42 @@ static int threads_of(const comet_kernels_gms_params *p)
     return p && p->threads > 0 ? p->threads : 1;
 }
 
-/* log2 of the rows of out per ownership block: the largest power of two
- * whose rows fit a 4 KiB page of out (at least one row), so two threads
- * share a cache line only at a block's edge. */
-static unsigned own_shift(size_t N)
+/* Ownership blocks of out: at least GMS_OWN_PER_THREAD blocks a thread (the
+ * round-robin deal stays balanced), within [GMS_OWN_MIN, GMS_OWN_MAX] bytes.
+ * Why not one 4 KiB page a block (the first version): at 2 threads the
+ * scatter into owned rows cost 2-3x per row what it costs at 1 thread, and
+ * the excess falls with the number of edges between two owners' blocks (the
+ * likely cause: prefetchers running ahead of one core's ascending stream
+ * pull lines of the neighbour's block, which the neighbour takes back). Timed
+ * per thread (a copy of this kernel with per-phase timers, tile 48, 2
+ * threads, AMD EPYC Zen 5 VM, 2026-11-25), the fused scatter of moe skew 1
+ * cost 0.18 Mcycles per thread with 4 KiB blocks, 0.10 with 16 KiB, 0.075
+ * with 64 KiB, 0.071 with 256 KiB, against 0.145 for all rows at 1 thread;
+ * the separate scatter pass 0.12, 0.066, 0.046, 0.042 ms (0.085 ms at 1
+ * thread); spconv skew 1: 0.17 ms at 4 KiB, 0.084 ms at 64 KiB. A
+ * page-aligned out changed nothing (not pages shared). Past 64 KiB
+ * the gain is within 2%, and larger blocks deal fewer of them. */
+#define GMS_OWN_MIN        4096
+#define GMS_OWN_MAX        65536
+#define GMS_OWN_PER_THREAD 8
+
+/* log2 of the rows of out per ownership block for nt threads: the largest
+ * power of two whose rows fit the block's bytes (at least one row). */
+static unsigned own_shift(size_t rows_out, size_t N, size_t nt)
 {
+    const size_t row = N * sizeof(float), per = rows_out / (GMS_OWN_PER_THREAD * (nt ? nt : 1));
+    size_t bytes = per > GMS_OWN_MAX / row ? GMS_OWN_MAX : per * row;
+    if (bytes < GMS_OWN_MIN)
+        bytes = GMS_OWN_MIN;
     unsigned sh = 0;
-    while (((size_t)2 << sh) * N * sizeof(float) <= 4096)
+    while (((size_t)2 << sh) * row <= bytes)
         sh++;
-    return ((size_t)1 << sh) * N * sizeof(float) <= 4096 ? sh : 0;
+    return ((size_t)1 << sh) * row <= bytes ? sh : 0;
+}
+
+size_t comet_kernels_gms_own_rows(size_t rows_out, size_t N, int threads)
+{
+    return N ? (size_t)1 << own_shift(rows_out, N, threads > 0 ? (size_t)threads : 1) : 0;
 }
 
 /* The thread (of nt) that owns destination row d: blocks dealt round-robin
@@ -105,6 +133,27 @@ static inline uint32_t gms_owner(uint32_t d, unsigned shift, uint32_t nt)
 {
     uint32_t b = d >> shift;
     return nt & (nt - 1) ? b % nt : b & (nt - 1);
+}
+
+/* Per-thread tile buffers (A rows, the product, the tile's src and dst)
+ * sit GMS_THREAD_GAP bytes apart at 2+ threads. Packed back to back, the
+ * second thread's buffers began where the first's ended, and its fused
+ * gather (writing its A buffer) and GEMM ran 3x and 1.3x slower than the
+ * first thread's (moe skew 1, tile 48, 2 threads, per-thread cycle counts in
+ * a timed copy of this kernel, AMD EPYC Zen 5 VM, 2026-11-25: gather 0.16
+ * against 0.05 Mcycles; fused call 0.36-0.43 ms). The slow thread was the
+ * second whichever core it ran on and whichever rows it owned, and an 8 KiB
+ * gap halved the excess, 16 KiB removed it (0.035 against 0.040 Mcycles,
+ * call 0.25 ms): the same reach across an edge between two cores' written
+ * lines as the ownership blocks of out above. */
+#define GMS_THREAD_GAP 16384
+
+/* Floats from one thread's tile buffers to the next's (a cache line
+ * multiple). */
+static double chunk_floats(size_t tm, size_t K, size_t N, size_t nt)
+{
+    const double c = (double)tm * (double)(K + N + 2);
+    return nt > 1 ? ceil(c / 16) * 16 + GMS_THREAD_GAP / sizeof(float) : c;
 }
 
 int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
@@ -124,8 +173,9 @@ int comet_kernels_gms_workspace_size(const comet_kernels_gms_input *in,
     if (df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_GATHER_FUSED)
         f += (double)np * (double)in->N; /* GEMM result before the scatter */
     /* per thread: A and C tile buffers, the tile's src and dst (4-byte
-     * words), its count of owned pairs (a size_t: two words) */
-    f += (double)nt * ((double)tm * (double)(in->K + in->N + 2) + 2) + 1;
+     * words), apart by the gap (chunk_floats); its count of owned pairs (a
+     * size_t: two words) */
+    f += (double)nt * (chunk_floats(tm, in->K, in->N, nt) + 2) + 1;
     if (f * sizeof(float) > (double)SIZE_MAX / 2)
         return -EOVERFLOW;
     *bytes = (size_t)f * sizeof(float) + 64;
@@ -139,7 +189,7 @@ int comet_kernels_gms_tiles(
         || (pr->nseg && (!pr->seg_ptr || pr->seg_ptr[0] != 0)))
         return -EINVAL;
     const size_t nt = (size_t)threads_of(p), tm = tile_rows(p);
-    const unsigned sh = own_shift(N);
+    const unsigned sh = own_shift(pr->rows_out, N, nt);
     size_t n = 0, cnt[64];
     for (size_t s = 0; s < pr->nseg; s++) {
         if (pr->seg_ptr[s + 1] < pr->seg_ptr[s] || (pr->seg_ptr[s + 1] > 0 && !pr->dst))
@@ -202,7 +252,7 @@ int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_inp
         return 0;
     const size_t K = in->K, N = in->N, np = in->seg_ptr[in->nseg], tm = tile_rows(p);
     const size_t packed = kern_packed_b_floats(K, N);
-    const unsigned osh = own_shift(N);
+    const unsigned osh = own_shift(in->rows_out, N, (size_t)threads_of(p));
     const int nt = threads_of(p);
     const int gather_sep = df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_SCATTER_FUSED;
     const int scatter_sep = df == COMET_KERNELS_GMS_UNFUSED || df == COMET_KERNELS_GMS_GATHER_FUSED;
@@ -217,18 +267,18 @@ int comet_kernels_gms(comet_kernels_gms_dataflow df, const comet_kernels_gms_inp
         cur += np * N;
     }
     float *chunks = cur;
+    const size_t cs = (size_t)chunk_floats(tm, K, N, (size_t)nt);
     /* counts of owned pairs after the tile buffers, the address rounded up
      * to a size_t (the buffers before may end on an odd float; the workspace
      * has a float of room for the padding) */
-    size_t *owned
-        = (size_t *)(((uintptr_t)(chunks + (size_t)nt * tm * (K + N + 2)) + (sizeof(size_t) - 1))
-            & ~(uintptr_t)(sizeof(size_t) - 1));
+    size_t *owned = (size_t *)(((uintptr_t)(chunks + (size_t)nt * cs) + (sizeof(size_t) - 1))
+        & ~(uintptr_t)(sizeof(size_t) - 1));
     int saved = openblas_get_num_threads();
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
 #pragma omp parallel num_threads(nt)
     {
         const uint32_t t = (uint32_t)omp_get_thread_num(), T_ = (uint32_t)omp_get_num_threads();
-        float *cg = chunks + (size_t)t * tm * (K + N + 2), *ct = cg + tm * K;
+        float *cg = chunks + (size_t)t * cs, *ct = cg + tm * K;
         uint32_t *tsrc = (uint32_t *)(ct + tm * N), *tdst = tsrc + tm;
         /* pairs this thread owns: their gathered rows and products sit
          * contiguously after the rows of the threads before it */

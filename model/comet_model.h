@@ -852,6 +852,15 @@ typedef struct comet_model_gms_cost {
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     const comet_model_gms_config *c, comet_model_gms_cost *out);
 
+/**
+ * What each of T cores delivers when all T run at once, against one core
+ * alone (the gms model divides every phase at T threads by it): the median
+ * over the GEMM grid's (fused, else sgemm) N, K points at its largest M of
+ * the efficiency at T threads over that at 1, at most 1; 1 for T <= 1,
+ * without a grid or with one thread count only.
+ */
+double comet_model_gms_core_share(const comet_model_hw *hw, double T);
+
 /** The result of a gms search: the best configuration of each dataflow. */
 typedef struct comet_model_gms_search {
     comet_model_gms_config best[4]; /**< per dataflow 1-4 (index dataflow - 1) */

@@ -77,6 +77,48 @@ static double steady_eff(const comet_model_hw *hw, double N, double K)
     return e > 0 ? e : comet_model_fused_gemm_eff(hw, 1e6, N, K, 1);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* What each of T cores delivers when all T run at once, against one core
+ * running alone: from the profile's GEMM grid (fused, else sgemm) at its
+ * largest M, where each thread's share of rows is largest (fork, join and
+ * packing amortized), the median over its N, K points of the efficiency at
+ * T threads over that at 1 thread, at most 1. On a host whose cores are shared
+ * (a VM's vCPUs, other tenants) this is the share of a core's time each
+ * thread gets, so it divides every phase, compute and memory alike, and the
+ * order of the configurations at one thread count stays the model's. 1 at
+ * one thread or without a grid. (AMD EPYC Zen 5 VM, 2 vCPUs: 0.80 in the
+ * profile's grid; the fused gms kernel ran 1.43-1.53x faster at 2 threads
+ * than at 1, 0.71-0.77 a core, where the model at a whole core each
+ * predicted 2-thread calls 27-37% fast in median.) */
+double comet_model_gms_core_share(const comet_model_hw *hw, double T)
+{
+    const comet_model_grid *gr = hw && hw->fused_grid.values ? &hw->fused_grid
+        : hw                                                 ? &hw->grid
+                                                             : NULL;
+    if (!gr || !gr->values || T <= 1 || gr->nt < 2 || gr->nm < 1 || gr->nn * gr->nk > 64)
+        return 1;
+    double r[64];
+    int n = 0;
+    const double M = gr->M[gr->nm - 1];
+    for (int j = 0; j < gr->nn; j++)
+        for (int k = 0; k < gr->nk; k++) {
+            double e1 = comet_model_fused_gemm_eff(hw, M, gr->N[j], gr->K[k], 1),
+                   eT = comet_model_fused_gemm_eff(hw, M, gr->N[j], gr->K[k], T);
+            if (e1 > 0 && eT > 0)
+                r[n++] = eT / e1;
+        }
+    if (n == 0)
+        return 1;
+    qsort(r, (size_t)n, sizeof *r, cmp_double);
+    const double med = n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+    return fmin(1, med);
+}
+
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     const comet_model_gms_config *c, comet_model_gms_cost *out)
 {
@@ -145,9 +187,20 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
      * the A buffer and the fused scatter's reads of the product, steps
      * between GEMM calls, move at its bandwidth. (Measured, 1 thread, fused,
      * 5 runs x 9 inputs: tile 48 (40 KB with the weights) fastest in 41 of
-     * 45, tile 128 (80 KB) 1-16% slower, on a 48 KB L1d.) */
+     * 45, tile 128 (80 KB) 1-16% slower, on a 48 KB L1d.) The rows are a
+     * full tile's (tile_m: the buffers' size), unless no thread's part of the
+     * largest segment fills one, not the mean over the short last tiles too
+     * (at tile 128 spconv skew 1 averages 101 rows a tile at 2 threads); an
+     * operand the GEMM streams from or to a separate pass (the gathered
+     * matrix, the products) holds one micro-tile's rows at a time. (Separate
+     * gather, fused scatter: tile 128, 32 KB of products + 16 KB weights + 3
+     * KB of A rows, measured 2-5% slower than tile 48 at 1 thread in every
+     * input of a quick run, 6-15% at 2 threads on spconv skew 1.) */
     double spill = 0;
-    const double tile_ws = ((gather_sep ? 0 : m * K) + (scatter_sep ? 0 : m * N) + K * N) * f;
+    const double full = g->max_seg > 0 ? fmin(c->tile_m, fmax(m, g->max_seg / T)) : m,
+                 mr = hw->fused_micro_rows > 0 ? fmin(hw->fused_micro_rows, full) : 0;
+    const double tile_ws
+        = ((gather_sep ? mr : full) * K + (scatter_sep ? mr : full) * N + K * N) * f;
     if (df != 1 && hw->l1_bytes > 0 && tile_ws > hw->l1_bytes) {
         const double l2bw = comet_model_cpu_level_bw(hw, hw->l1_bytes, T);
         spill = (gather_sep ? 0 : G) / l2bw + (scatter_sep ? 0 : TP) / l2bw;
@@ -172,6 +225,10 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     double comp_peak = 2 * P * K * N / (hw->peak_flops * eff_ceiling(hw) * T);
     double once = W + fmin(P, g->rows_in) * K * f + 2 * fmin(P, g->rows_out) * N * f;
     double bound = fmax(comp_peak, once / comet_model_cpu_level_bw(hw, once, T));
+    /* every phase runs on the T cores side by side: each at the share of a
+     * core they deliver running together (comet_model_gms_core_share) */
+    const double share = comet_model_gms_core_share(hw, T);
+    pack /= share, gather /= share, main /= share, scatter /= share, bound /= share;
     double sum = pack + gather + main + scatter;
     out->pack_s = pack / hz;
     out->gather_s = gather / hz;

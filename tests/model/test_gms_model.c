@@ -225,6 +225,62 @@ static void test_steady_rate(void **st)
     free(v);
 }
 
+/* At T threads every phase runs at the share of a core each of T cores
+ * delivers running together: the median over the GEMM grid's N, K points at
+ * its largest M of the efficiency at T threads over that at 1 (at most 1).
+ * A grid whose 2-thread points read 0.8 of the 1-thread ones there makes
+ * every 2-thread configuration 1/0.8 slower than a grid at 1.0, in every
+ * phase (the order of the configurations stays), and one thread pays
+ * nothing; other points of the grid and an outlier among the N, K points do
+ * not move the share. */
+static void test_core_share(void **st)
+{
+    (void)st;
+    comet_model_hw a = hw, b = hw;
+    comet_model_grid *ga = hw.fused_grid.values ? &a.fused_grid : &a.grid,
+                     *gb = hw.fused_grid.values ? &b.fused_grid : &b.grid;
+    assert_true(ga->values && ga->nt >= 2 && ga->threads[0] == 1 && ga->threads[1] == 2);
+    const size_t sm = (size_t)ga->nn * ga->nk, n = (size_t)ga->nt * ga->nm * sm;
+    double *va = malloc(n * sizeof *va), *vb = malloc(n * sizeof *vb);
+    assert_non_null(va);
+    assert_non_null(vb);
+    for (size_t i = 0; i < n; i++)
+        va[i] = vb[i] = ga->values[i];
+    const size_t top1 = (size_t)(ga->nm - 1) * sm, top2 = ((size_t)ga->nm + ga->nm - 1) * sm;
+    for (size_t j = 0; j < sm; j++) {
+        va[top2 + j] = va[top1 + j]; /* 2 threads as fast a core: 1 */
+        vb[top2 + j] = 0.8 * vb[top1 + j]; /* 0.8 a core */
+    }
+    vb[top2] = 0.1 * vb[top1]; /* one outlier: the median holds */
+    for (size_t j = (size_t)ga->nm * sm; j < top2; j++)
+        va[j] = 0.2, vb[j] = 0.6; /* smaller M at 2 threads: no say */
+    ga->values = va;
+    gb->values = vb;
+    assert_true(fabs(comet_model_gms_core_share(&a, 2) - 1) < 1e-12);
+    assert_true(fabs(comet_model_gms_core_share(&b, 2) - 0.8) < 1e-12);
+    assert_true(comet_model_gms_core_share(&b, 1) == 1);
+    const comet_model_gms g = { 4096, 4096, 64, 64, 32768, 16, 2048 };
+    for (int df = 1; df <= 4; df++)
+        for (int T = 1; T <= 2 && T <= hw.cores; T++) {
+            comet_model_gms_config c = { df, 48, T, 0 };
+            comet_model_gms_cost ra, rb;
+            assert_int_equal(comet_model_gms_eval(&a, &g, &c, &ra), 0);
+            assert_int_equal(comet_model_gms_eval(&b, &g, &c, &rb), 0);
+            const double f = T == 2 ? 1 / 0.8 : 1;
+            assert_true(fabs(rb.seconds - f * ra.seconds) <= 1e-9 * ra.seconds);
+            assert_true(fabs(rb.main_s - f * ra.main_s) <= 1e-9 * ra.main_s);
+            assert_true(fabs(rb.gather_s - f * ra.gather_s) <= 1e-9 * ra.seconds);
+            assert_true(fabs(rb.scatter_s - f * ra.scatter_s) <= 1e-9 * ra.seconds);
+        }
+    /* one thread count in the grid: nothing to compare, a whole core */
+    comet_model_hw c1 = b;
+    comet_model_grid *g1 = hw.fused_grid.values ? &c1.fused_grid : &c1.grid;
+    g1->nt = 1;
+    assert_true(comet_model_gms_core_share(&c1, 2) == 1);
+    free(va);
+    free(vb);
+}
+
 /* A fused tile whose buffers and the segment's weights outgrow the core's
  * L1 (hw.l1_bytes) pays the fused gather's writes and the fused scatter's
  * reads at the local buffer's bandwidth; a tile that fits pays nothing more,
@@ -254,8 +310,9 @@ static void test_l1_spill(void **st)
             /* ~240 rows: 76 KB (gather or scatter fused) or 136 KB (both):
              * spills, the fused steps' bytes at L2 */
             const double bytes = 32768.0 * 64 * 4 * ((df == 2 || df == 4) + (df == 3 || df == 4));
-            const double want
-                = bytes / comet_model_cpu_level_bw(&h, h.l1_bytes, T) / (h.clock_ghz * 1e9);
+            /* at the share of a core T threads running together get each */
+            const double want = bytes / comet_model_cpu_level_bw(&h, h.l1_bytes, T)
+                / (h.clock_ghz * 1e9) / comet_model_gms_core_share(&h, T);
             assert_true(fabs((b1.main_s - b0.main_s) - want) <= 1e-9 * b0.main_s);
             assert_true(b1.bytes == b0.bytes + bytes);
         }
@@ -276,6 +333,43 @@ static void test_l1_spill(void **st)
     assert_non_null(strstr(err, "l1_bytes"));
     json_decref(j);
     remove(path);
+}
+
+/* The L1 check counts a full tile's rows (tile_m), not the mean over the
+ * short last tiles too, unless no thread's part of the largest segment fills
+ * one; an operand streamed from or to a separate pass holds one micro-tile's
+ * rows. Scatter fused, gather separate, tile 128 on spconv skew 1 at 2
+ * threads (13694 pairs, 136 tiles: 101 rows a tile on average): 128 x 64 x 4
+ * of products + 16 KB of weights + 12 rows of A = 51 KB spills a 48 KB L1
+ * (the mean, 42 KB, did not); with the largest segment at 150 pairs (75 a
+ * thread) no tile fills and nothing spills; tile 48 (31 KB) never does. */
+static void test_l1_full_tile(void **st)
+{
+    (void)st;
+    comet_model_hw h = hw, h0 = hw;
+    h.l1_bytes = 48 * 1024.0;
+    h.fused_micro_rows = h0.fused_micro_rows = 12;
+    h0.l1_bytes = 0;
+    comet_model_gms g = { 4096, 4096, 64, 64, 13694, 27, 600 };
+    comet_model_gms_config c = { 3, 128, 2, 136 };
+    comet_model_gms_cost a, b;
+    assert_int_equal(comet_model_gms_eval(&h0, &g, &c, &a), 0);
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &b), 0);
+    const double tp = 13694.0 * 64 * 4;
+    const double want = tp / comet_model_cpu_level_bw(&h, h.l1_bytes, 2) / (h.clock_ghz * 1e9)
+        / comet_model_gms_core_share(&h, 2);
+    assert_true(fabs((b.main_s - a.main_s) - want) <= 1e-9 * a.main_s);
+    assert_true(b.bytes == a.bytes + tp);
+    g.max_seg = 150; /* 75 rows a thread at most: the mean stands, 42 KB */
+    assert_int_equal(comet_model_gms_eval(&h0, &g, &c, &a), 0);
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &b), 0);
+    assert_true(b.main_s == a.main_s);
+    g.max_seg = 600;
+    c.tile_m = 48;
+    c.tiles = 310;
+    assert_int_equal(comet_model_gms_eval(&h0, &g, &c, &a), 0);
+    assert_int_equal(comet_model_gms_eval(&h, &g, &c, &b), 0);
+    assert_true(b.main_s == a.main_s);
 }
 
 static void test_bad_inputs(void **st)
@@ -400,7 +494,9 @@ int main(void)
         cmocka_unit_test(test_threads_own_rows),
         cmocka_unit_test(test_bound_low_clock),
         cmocka_unit_test(test_steady_rate),
+        cmocka_unit_test(test_core_share),
         cmocka_unit_test(test_l1_spill),
+        cmocka_unit_test(test_l1_full_tile),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_validate_synthetic),
     };

@@ -233,7 +233,7 @@ int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx,
 
 /** One kind of collective a distributed call issued. */
 typedef struct comet_kernels_coll {
-    char kind[16]; /**< "allreduce", "allgather" */
+    char kind[16]; /**< "allreduce", "allgather", "allgatherv" */
     char op[8]; /**< reduction: "max", "sum", or "" */
     size_t count; /**< elements per call (per rank contribution) */
     size_t bytes; /**< bytes per call (per rank contribution) */

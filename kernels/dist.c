@@ -126,7 +126,7 @@ static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float 
     if (!g)
         return -ENOMEM;
     rc = mpi_rc(MPI_Allgatherv(C, (int)(M * n), MPI_FLOAT, g, *counts, *displs, MPI_FLOAT, comm));
-    log_add(log, "allgather", "", M * n, M * n * sizeof(float));
+    log_add(log, "allgatherv", "", M * n, M * n * sizeof(float));
     if (rc) {
         free(g);
         return rc;
@@ -383,7 +383,7 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
                     scale, Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
             rc = mpi_rc(
                 MPI_Allgatherv(S, (int)(lq * lk), MPI_FLOAT, buf, counts, displs, MPI_FLOAT, comm));
-            log_add(log, "allgather", "", lq * lk, lq * lk * sizeof(float));
+            log_add(log, "allgatherv", "", lq * lk, lq * lk * sizeof(float));
             if (rc)
                 goto out;
             for (size_t i = 0; i < lq; i++)

@@ -71,6 +71,9 @@ typedef enum comet_model_coll {
     COMET_MODEL_REDUCE, /**< reduce to one node */
     COMET_MODEL_BCAST, /**< broadcast from one node */
     COMET_MODEL_ALLTOALL, /**< all-to-all (calibration rows only) */
+    /** all-gather of per-rank counts (MPI_Allgatherv; bytes = gathered
+     *  total): its own calibrated fit where measured, else the all-gather */
+    COMET_MODEL_ALLGATHERV,
     COMET_MODEL_NCOLL
 } comet_model_coll;
 

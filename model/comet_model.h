@@ -271,6 +271,12 @@ typedef struct comet_model_hw {
      *  (memory.local_buffer.l1_bytes; 0: not given). The gms model asks whether a
      *  tile's buffers stay in it between the fused gather, the GEMM and the scatter. */
     double l1_bytes;
+    /** CPU: cycles one OpenMP parallel region of T > 1 threads costs beyond its work
+     *  (the team's fork and the join barrier; gemm.parallel_region_cycles, 0: none).
+     *  calibrate fits it as the intercept of the fused grid's T-thread times against
+     *  its 1-thread times over the busiest thread's rows. Charged per region the CPU
+     *  kernels open at T > 1 (comet_model_parallel_regions). */
+    double par_region_cycles;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */
@@ -554,7 +560,27 @@ typedef struct comet_model_result {
                              bandwidth of the level it lives in */
     double bound_raised; /**< cycles the composition fell short of the bound by (the latency
                               was raised to it; 0: the composition was above) */
+    double t_sync; /**< CPU, T > 1 threads: the parallel regions' fork and join
+                        (regions x hw par_region_cycles) */
 } comet_model_result;
+
+/**
+ * Rows of the busiest of T cores taking blocks of blk rows, laid along
+ * segments of seg rows (each segment's last block may be shorter), over rows
+ * in all, as they come free: ceil(blocks / T) blocks, full ones first.
+ */
+double comet_model_busiest_rows(double blk, double seg, double rows, double T);
+
+/**
+ * OpenMP parallel regions one call of comet's CPU kernels opens with a team
+ * of T > 1 threads for a mapping (kernels/kernels.c): the fused row-op
+ * kernel one (its B is packed before it), fused attention two (K and V
+ * packed per head, then the query blocks), the unfused row ops two (the
+ * row-slab GEMM, then the row pass), unfused attention three per head (QK^T,
+ * softmax, PV) and one more per head when causal (the mask). 0 at one thread.
+ */
+double comet_model_parallel_regions(
+    const comet_model_problem *pb, const comet_model_mapping *mp, int threads);
 
 /** Evaluates one mapping. Allocation-free. */
 void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,

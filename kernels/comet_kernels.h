@@ -247,6 +247,23 @@ typedef struct comet_kernels_coll_log {
 } comet_kernels_coll_log;
 
 /**
+ * The fused distributed LayerNorm's local passes over a rank's M x n slice
+ * Y (row-major), as comet_kernels_dist_gemm_layernorm runs them between its
+ * all-reduces: row sums into sum[M]; the sums of squared deviations from
+ * mean[i] (in double, one dependent add per element) into sq[M]; Y
+ * normalised in place, y = (y - mean[i]) x rstd[i] x gamma + beta (in
+ * double; gamma, beta may be NULL). The bench times them on one slice
+ * (vecop dist_layernorm_row), the model charges what it measured.
+ */
+void comet_kernels_dist_ln_sums(size_t M, size_t n, const float *Y, double *sum);
+/** See comet_kernels_dist_ln_sums. */
+void comet_kernels_dist_ln_sqdev(
+    size_t M, size_t n, const float *Y, const double *mean, double *sq);
+/** See comet_kernels_dist_ln_sums. */
+void comet_kernels_dist_ln_apply(size_t M, size_t n, float *Y, const double *mean,
+    const double *rstd, const float *gamma, const float *beta);
+
+/**
  * Distributed GEMM-Softmax with N split across the ranks of comm: each rank
  * holds A (MxK, replicated), its column slice B_local (K x n_local) and
  * writes Y_local (M x n_local). Slices may differ in width and a rank may

@@ -277,6 +277,11 @@ typedef struct comet_model_hw {
      *  its 1-thread times over the busiest thread's rows. Charged per region the CPU
      *  kernels open at T > 1 (comet_model_parallel_regions). */
     double par_region_cycles;
+    /** CPU: the fused distributed LayerNorm's local passes (kernels/dist.c: row sums,
+     *  squared deviations in double with one dependent add per element, the apply in
+     *  double) per row and per element in cache (vector.dist_ln_row_cycles,
+     *  vector.dist_ln_elem_cycles; 0: not measured, the LayerNorm row pass stands). */
+    double dist_ln_row_cycles, dist_ln_elem_cycles;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */

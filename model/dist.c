@@ -106,6 +106,16 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
         return -ERANGE;
     const double hz = hw->clock_ghz * 1e9;
     out->local_s = r.seconds;
+    /* the fused LayerNorm runs passes of its own between its all-reduces
+     * (row sums; squared deviations from the global mean in double, one
+     * dependent add per element; the apply in double), one thread over the
+     * slice in cache: their measured cost (vector.dist_ln_*) in place of
+     * the LayerNorm row pass. On the Zen 5 VM they cost 2.6-3.5 cycles an
+     * element more than softmax's passes (the records' difference). */
+    if (fused && pb->op == COMET_MODEL_GEMM_LAYERNORM && hw->dist_ln_elem_cycles > 0) {
+        const double t_ln = sl.M * (sl.N * hw->dist_ln_elem_cycles + hw->dist_ln_row_cycles);
+        out->local_s = fmax(r.cycles - r.t_pass + t_ln, r.bound_cycles) / hz;
+    }
     /* the unfused baselines gather whole rows and every rank runs the row
      * pass over all N (Lk) columns: p times the slice's pass */
     if (!fused)

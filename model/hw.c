@@ -1005,8 +1005,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
             goto fail;
     }
 
-    static const char *const vk[] = { "width", "cycles", "energy_pj", "row_cycles", "ln_row_cycles",
-        "row_elem_cycles", "ln_row_elem_cycles", NULL };
+    static const char *const vk[]
+        = { "width", "cycles", "energy_pj", "row_cycles", "ln_row_cycles", "row_elem_cycles",
+              "ln_row_elem_cycles", "dist_ln_row_cycles", "dist_ln_elem_cycles", NULL };
     double width;
     if ((rc = need_map(d, "vector", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
@@ -1017,6 +1018,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUM(sec, "ln_row_cycles", 0, 0, 1e6, hw->ln_row_cycles);
     NUM(sec, "row_elem_cycles", 0, 0, 1e6, hw->row_elem_cycles);
     NUM(sec, "ln_row_elem_cycles", 0, 0, 1e6, hw->ln_row_elem_cycles);
+    NUM(sec, "dist_ln_row_cycles", 0, 0, 1e6, hw->dist_ln_row_cycles);
+    NUM(sec, "dist_ln_elem_cycles", 0, 0, 1e6, hw->dist_ln_elem_cycles);
     const comet_util_doc *cy = comet_util_doc_get(sec, "cycles"),
                          *en = comet_util_doc_get(sec, "energy_pj");
     for (int i = 0; i < COMET_MODEL_NVOP; i++) {
@@ -1195,6 +1198,10 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_object_set_new(vec, "row_elem_cycles", json_real(hw->row_elem_cycles));
     if (vec && hw->ln_row_elem_cycles > 0)
         json_object_set_new(vec, "ln_row_elem_cycles", json_real(hw->ln_row_elem_cycles));
+    if (vec && hw->dist_ln_elem_cycles > 0) {
+        json_object_set_new(vec, "dist_ln_row_cycles", json_real(hw->dist_ln_row_cycles));
+        json_object_set_new(vec, "dist_ln_elem_cycles", json_real(hw->dist_ln_elem_cycles));
+    }
     json_object_set_new(j, "vector", vec);
     if (hw->links.p2p_beta_s > 0 || hw->links.nfits > 0) {
         json_t *c = json_object(), *fits = json_array();

@@ -122,6 +122,14 @@ static void write_results_ex(const char *path, int busy)
             "\"cache\"},\"ns_per_row\":%.12g,",
             rec, w, ns_row);
         stats(fp, rows * ns_row * 1e-9);
+        /* the distributed LayerNorm's local passes: 50 ns a row plus 1 ns an element */
+        ns_row = 50 + 1.0 * w;
+        fprintf(fp,
+            "%s\"kind\":\"vecop\",\"op\":\"dist_layernorm_row\",\"variant\":\"avx2\","
+            "\"shape\":{\"n\":65536,\"width\":%d},\"threads\":1,\"params\":{\"regime\":"
+            "\"cache\"},\"ns_per_row\":%.12g,",
+            rec, w, ns_row);
+        stats(fp, rows * ns_row * 1e-9);
     }
     for (int e = 2; e <= 22; e++) {
         double m = pow(2, e), t = m < 16384 ? 0.3e-6 + m * 1e-10 : 4e-6 + m * 1.25e-10;
@@ -186,6 +194,11 @@ static void test_profile_build_and_roundtrip(void **st)
         || fabs(hw.ln_row_elem_cycles - 0.1 * GHZ) > 1e-6)
         fail_msg("row_elem_cycles %g / %g, want %g / %g", hw.row_elem_cycles, hw.ln_row_elem_cycles,
             0.2 * GHZ, 0.1 * GHZ);
+    /* the distributed LayerNorm's passes: 50 ns a row, 1 ns an element */
+    if (fabs(hw.dist_ln_row_cycles - 50 * GHZ) > 1e-6 * 50 * GHZ
+        || fabs(hw.dist_ln_elem_cycles - 1.0 * GHZ) > 1e-6)
+        fail_msg("dist_ln %g / %g, want %g / %g", hw.dist_ln_row_cycles, hw.dist_ln_elem_cycles,
+            50 * GHZ, 1.0 * GHZ);
     /* the link: alpha of small messages, bandwidth of large ones */
     assert_true(fabs(hw.cluster_net.startup - 0.3e-6 * GHZ * 1e9) < 0.05 * 0.3e-6 * GHZ * 1e9);
     assert_true(fabs(hw.cluster_net.link_bw - 8 / GHZ) < 0.05 * 8 / GHZ);

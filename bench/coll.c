@@ -226,6 +226,9 @@ static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_
         job.load.busy_others = -1;
         comet_util_debug("bench collectives: idle gate: %s", gerr);
     }
+    /* others' share while the ranks sample is not measured (they busy-poll
+     * every core): null in the records, not 0 */
+    job.load.busy_during = -1;
     fflush(NULL);
     const long sp = lc->spawn(&job, lc->spawn_ctx);
     if (sp < 0)

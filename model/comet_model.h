@@ -657,6 +657,15 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     comet_model_hw *local, comet_model_problem *pb, comet_model_mapping *mp);
 
 /**
+ * The share of the machine other tenants took while a record sampled, as
+ * validate counts it (beyond COMET_MODEL_BUSY_MAX: "busy"): load.busy_during;
+ * where that was not measured (null: the distributed kernels' ranks
+ * busy-poll every core) or the idle gate timed out, at least the gate's
+ * reading right before (load.busy_others).
+ */
+double comet_model_record_busy(const comet_results_record *rec);
+
+/**
  * Predicts measured records (kind "kernel" for the compound ops, and
  * "dist_kernel") on a local-machine description; rows[] gets up to cap rows.
  * @return number of rows (>= 0) or a negative errno.

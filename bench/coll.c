@@ -35,8 +35,9 @@
 
 /* allgatherv (equal counts, as the distributed unfused kernels call it to
  * join their slices, kernels/dist.c): MPICH runs it by another code path
- * than allgather (ring with pipelined segments for large messages); on the
- * Zen 5 VM 128 KiB per rank took 51 us against allgather's 27 us */
+ * than allgather; on the Zen 5 VM (2 ranks, shm) 1.1-1.3x allgather's time
+ * from 64 KiB per rank in this bench's interleaved rounds, up to 2x in a
+ * loop of back-to-back calls */
 static const char *const colls_all[] = { "pingpong", "allreduce", "allgather", "allgatherv",
     "reduce_scatter", "reduce", "bcast", "alltoall", COLL_DIST, NULL };
 

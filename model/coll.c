@@ -419,8 +419,8 @@ comet_model_coll_cost comet_model_coll_time(
     const comet_model_links *lk = &hw->links;
 
     /* MPI_Allgatherv: its own calibrated fit (MPICH runs it by other code
-     * than MPI_Allgather: on the Zen 5 VM 128 KiB per rank took 51 us
-     * against 27 us); without one, costed as the all-gather it moves */
+     * than MPI_Allgather: on the Zen 5 VM 1.1-1.3x its time from 64 KiB per
+     * rank); without one, costed as the all-gather it moves */
     if (coll == COMET_MODEL_ALLGATHERV) {
         double s = lk->nfits > 0 ? fit_seconds(lk, coll, "auto", bytes / p, p) : INFINITY;
         if (isfinite(s)) {

@@ -179,6 +179,9 @@ static int worker_main(int argc, char **argv)
         fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
         return 2;
     }
+    /* others' share while the ranks sample is not measured (they busy-poll
+     * every core): the records say null, not 0 */
+    job.load.busy_during = -1;
     job.loop = argc > WORKER_ARGS && !strcmp(argv[WORKER_ARGS], "loop");
     job.min_sample_s = argc > WORKER_ARGS + 1 ? atof(argv[WORKER_ARGS + 1]) : 0;
     return comet_bench_coll_worker(&job);

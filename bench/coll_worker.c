@@ -23,6 +23,7 @@ typedef struct call_ctx {
     float *sb, *rb;
     int count; /* elements per rank (a multiple of p for the block collectives) */
     int rank, p;
+    int *cnts, *displs; /* allgatherv: count per rank and where it lands */
 } call_ctx;
 
 static int blk(const call_ctx *c)
@@ -40,6 +41,9 @@ static int one_call(void *vc)
         return MPI_Allreduce(c->sb, c->rb, c->count, MPI_FLOAT, MPI_SUM, comm);
     if (!strcmp(k, "allgather"))
         return MPI_Allgather(c->sb, c->count, MPI_FLOAT, c->rb, c->count, MPI_FLOAT, comm);
+    if (!strcmp(k, "allgatherv"))
+        return MPI_Allgatherv(
+            c->sb, c->count, MPI_FLOAT, c->rb, c->cnts, c->displs, MPI_FLOAT, comm);
     if (!strcmp(k, "reduce_scatter"))
         return MPI_Reduce_scatter_block(c->sb, c->rb, blk(c), MPI_FLOAT, MPI_SUM, comm);
     if (!strcmp(k, "reduce"))
@@ -85,7 +89,7 @@ static int check(const call_ctx *c)
             if (rb[i] != want)
                 return 0;
         }
-    } else if (!strcmp(k, "allgather")) {
+    } else if (!strcmp(k, "allgather") || !strcmp(k, "allgatherv")) {
         for (int r = 0; r < p; r++)
             for (int i = 0; i < count; i++)
                 if (rb[(size_t)r * count + i] != val(r, i))
@@ -344,7 +348,7 @@ static void size_setup(coll_ctx *cx, size_run *z)
     const coll_job *job = cx->job;
     int p = cx->p, rank = cx->rank;
     long cnt = z->bytes / 4 > 0 ? z->bytes / 4 : 1;
-    z->c = (call_ctx) { job->coll, NULL, NULL, 0, rank, p };
+    z->c = (call_ctx) { job->coll, NULL, NULL, 0, rank, p, NULL, NULL };
     z->state = 1;
     /* block collectives move count/p per peer: round up to whole blocks */
     if (!strcmp(job->coll, "reduce_scatter") || !strcmp(job->coll, "alltoall"))
@@ -359,7 +363,17 @@ static void size_setup(coll_ctx *cx, size_run *z)
     size_t rbn = (size_t)z->c.count * (size_t)(p + 1);
     z->c.sb = page_alloc((size_t)z->c.count * sizeof(float));
     z->c.rb = page_alloc(rbn * sizeof(float));
-    if (!comet_bench__coll_allmin(z->c.sb && z->c.rb)) {
+    int vok = 1;
+    if (!strcmp(job->coll, "allgatherv")) {
+        z->c.cnts = malloc((size_t)p * sizeof(int));
+        z->c.displs = malloc((size_t)p * sizeof(int));
+        vok = z->c.cnts && z->c.displs;
+        for (int r = 0; vok && r < p; r++) {
+            z->c.cnts[r] = z->c.count;
+            z->c.displs[r] = r * z->c.count;
+        }
+    }
+    if (!comet_bench__coll_allmin(z->c.sb && z->c.rb && vok)) {
         if (rank == 0)
             fprintf(stderr, "comet: bench collectives: out of memory at %ld bytes\n", z->bytes);
         return;
@@ -420,7 +434,8 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
         comet_bench__coll_common(cx, rec, NULL, samples, (size_t)n, &st, all_ok, z->iters);
         /* nccl-tests: algbw = S / t; S is the per-rank buffer (count x 4 B),
          * except allgather, whose S is the gathered array (p x count x 4 B) */
-        double S = (double)z->c.count * 4 * (!strcmp(job->coll, "allgather") ? p : 1);
+        double S = (double)z->c.count * 4
+            * (!strcmp(job->coll, "allgather") || !strcmp(job->coll, "allgatherv") ? p : 1);
         double algbw = S / st.median * 1e-9;
         json_object_set_new(rec, "algbw_bytes", json_real(S));
         json_object_set_new(rec, "latency_us", json_real(st.median * 1e6));
@@ -519,13 +534,18 @@ static int measure_sizes(coll_ctx *cx)
             }
             free(z[i].c.sb);
             free(z[i].c.rb);
+            free(z[i].c.cnts);
+            free(z[i].c.displs);
             z[i].c.sb = z[i].c.rb = NULL;
+            z[i].c.cnts = z[i].c.displs = NULL;
         }
         g0 = g1;
     }
     for (int i = 0; i < nz; i++) { /* sizes left when an earlier group failed */
         free(z[i].c.sb);
         free(z[i].c.rb);
+        free(z[i].c.cnts);
+        free(z[i].c.displs);
     }
     free(z);
     if (rc == 0 && !measured)

@@ -304,15 +304,34 @@ static const size_t row_width[ROW_WIDTHS] = { 16, 64, 256 };
 
 typedef struct row_ctx {
     size_t rows, width;
-    int layernorm;
+    int layernorm; /* 1: the LayerNorm rows; 2: the distributed LayerNorm's local passes */
     const float *x, *gamma, *beta;
     float *y;
+    double *mean, *rstd; /* layernorm 2: per row */
 } row_ctx;
+
+/* The fused distributed LayerNorm's local passes on one rank's slice (its
+ * all-reduces left out: one rank's statistics are the row's), in place. */
+static void dist_ln_rows(const row_ctx *r)
+{
+    comet_kernels_dist_ln_sums(r->rows, r->width, r->y, r->mean);
+    for (size_t i = 0; i < r->rows; i++)
+        r->mean[i] /= (double)r->width;
+    comet_kernels_dist_ln_sqdev(r->rows, r->width, r->y, r->mean, r->rstd);
+    for (size_t i = 0; i < r->rows; i++)
+        r->rstd[i] = 1.0 / sqrt(r->rstd[i] / (double)r->width + 1e-5f);
+    comet_kernels_dist_ln_apply(r->rows, r->width, r->y, r->mean, r->rstd, r->gamma, r->beta);
+}
 
 static int row_fn(void *ctx, size_t reps)
 {
     const row_ctx *r = ctx;
     for (size_t k = 0; k < reps; k++) {
+        if (r->layernorm == 2) {
+            dist_ln_rows(r);
+            __asm__ __volatile__("" ::: "memory");
+            continue;
+        }
         int rc = r->layernorm ? comet_kernels_layernorm_rows(
                      r->rows, r->width, r->x, r->width, r->y, r->width, r->gamma, r->beta, 1e-5f, 1)
                               : comet_kernels_softmax_rows(
@@ -330,7 +349,11 @@ static int row_valid(const row_ctx *r)
 {
     size_t idx[3] = { 0, r->rows / 2, r->rows - 1 };
     for (int k = 0; k < 3; k++) {
-        const float *x = r->x + idx[k] * r->width, *y = r->y + idx[k] * r->width;
+        /* the distributed passes normalise y in place, again every call:
+         * check the row they last normalised (its input was y itself, an
+         * already normalised row, so the variance rule holds against it) */
+        const float *x = (r->layernorm == 2 ? r->y : r->x) + idx[k] * r->width,
+                    *y = r->y + idx[k] * r->width;
         double sum = 0, sq = 0, mx = 0, vx = 0;
         for (size_t j = 0; j < r->width; j++) {
             sum += y[j];
@@ -511,20 +534,32 @@ int comet_bench_memory_run(
             bench_session_step(&s, note);
         }
     }
-    /* Row passes: softmax and LayerNorm rows of 16, 64 and 256 floats, in cache. */
+    /* Row passes: softmax and LayerNorm rows of 16, 64 and 256 floats, in
+     * cache, and the distributed LayerNorm's local passes (kernels/dist.c). */
     float gamma[256], beta[256];
     for (int j = 0; j < 256; j++)
         gamma[j] = 1.0f, beta[j] = 0.0f;
-    for (int w = 0; w < 2 * ROW_WIDTHS && !s.stop; w++) {
-        const int ln = w >= ROW_WIDTHS;
+    for (int w = 0; w < 3 * ROW_WIDTHS && !s.stop; w++) {
+        const int ln = w / ROW_WIDTHS;
         const size_t width = row_width[w % ROW_WIDTHS];
-        const char *name = ln ? "layernorm_row" : "softmax_row";
-        row_ctx r = { n_cache / width, width, ln, vx, gamma, beta, vy };
+        const char *name = ln == 2 ? "dist_layernorm_row" : ln ? "layernorm_row" : "softmax_row";
+        row_ctx r = { n_cache / width, width, ln, vx, gamma, beta, vy, NULL, NULL };
         if (r.rows < 1)
             r.rows = 1;
-        if ((rc = comet_bench_measure(&s.cfg, row_fn, &r, &res, err, errlen)))
+        if (ln == 2) {
+            r.mean = malloc(2 * r.rows * sizeof(double));
+            if (!r.mean) {
+                rc = comet_util_seterr(err, errlen, -ENOMEM, "bench memory: out of memory");
+                goto fail;
+            }
+            r.rstd = r.mean + r.rows;
+            memcpy(vy, vx, r.rows * r.width * sizeof(float));
+        }
+        rc = comet_bench_measure(&s.cfg, row_fn, &r, &res, err, errlen);
+        int valid = rc ? 0 : row_valid(&r);
+        free(r.mean);
+        if (rc)
             goto fail;
-        int valid = row_valid(&r);
         double n = (double)(r.rows * r.width);
         json_t *rec = comet_bench_record_new(&s.run, "vecop", name, bench_vecop_impl(),
             json_pack("{s:I,s:I}", "n", (json_int_t)n, "width", (json_int_t)r.width), 1);
@@ -536,8 +571,8 @@ int comet_bench_memory_run(
                 rec, "ns_per_row", json_real(res.stats.median * 1e9 / (double)r.rows));
         }
         char note[96];
-        snprintf(note, sizeof note, "%s rows of %zu: %.1f ns/row", ln ? "layernorm" : "softmax",
-            r.width, res.stats.median * 1e9 / (double)r.rows);
+        snprintf(note, sizeof note, "%s rows of %zu: %.1f ns/row", name, r.width,
+            res.stats.median * 1e9 / (double)r.rows);
         /* flops as comet_kernels_flops counts the epilogues */
         rc = emit(&s, rec, &res, (ln ? 8.0 : 5.0) * n, 8.0 * n, valid, err, errlen);
         comet_bench_result_free(&res);

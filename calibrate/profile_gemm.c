@@ -301,6 +301,56 @@ fail:
     return rc;
 }
 
+/* A parallel region's fork and join at the fused grid's largest thread
+ * count T: each grid point at T threads against the same point at one
+ * thread over the busiest thread's rows (the kernel's own row blocks and
+ * schedule), t_T = slope x t_1 x rows_T / M + region, by non-negative
+ * least squares weighted 1/t^2 (the small points, where the region is a
+ * large share, fix the intercept; the slope takes the large ones' shared
+ * caches and memory). The gemm_only call opens one region. */
+static void fit_parallel_region(cal_ctx *cx, const comet_results_record *recs, size_t n)
+{
+    const comet_model_grid *g = &cx->hw->fused_grid;
+    if (!g->values || g->nt < 2 || !(g->threads[g->nt - 1] > 1))
+        return;
+    const double T = g->threads[g->nt - 1];
+    double *X = malloc(2 * n * sizeof(double) + 1), *y = malloc(n * sizeof(double) + 1);
+    size_t m = 0;
+    for (size_t i = 0; X && y && i < n; i++) {
+        const comet_results_record *r = &recs[i];
+        if (!is_sgemm(r, "fused") || r->threads != T || !(r->params.tile_m >= 1))
+            continue;
+        double t1 = 0;
+        for (size_t j = 0; j < n && !(t1 > 0); j++) {
+            const comet_results_record *q = &recs[j];
+            if (is_sgemm(q, "fused") && q->threads == 1 && q->shape.M == r->shape.M
+                && q->shape.N == r->shape.N && q->shape.K == r->shape.K)
+                t1 = cal_record_time(q);
+        }
+        const double tT = cal_record_time(r), M = r->shape.M;
+        if (!(t1 > 0) || !(tT > 0) || !(M >= 1))
+            continue;
+        X[2 * m] = 1;
+        X[2 * m + 1] = t1 * comet_model_busiest_rows(r->params.tile_m, M, M, T) / M;
+        y[m++] = tT;
+    }
+    comet_calibrate_lsq f;
+    if (m >= 4 && comet_calibrate_nnls(X, y, NULL, m, 2, &f) == 0
+        && f.state[0] == COMET_CALIBRATE_FITTED && f.coef[0] > 0) {
+        cx->hw->par_region_cycles = f.coef[0] * cx->ghz * 1e9;
+        json_t *fg = json_object_get(cx->fits, "fused_gemm");
+        if (json_is_object(fg))
+            json_object_set_new(fg, "parallel_region",
+                json_pack("{s:f,s:f,s:f,s:f,s:i,s:f,s:s}", "threads", T, "seconds", f.coef[0],
+                    "cycles", cx->hw->par_region_cycles, "slope",
+                    f.state[1] == COMET_CALIBRATE_FITTED ? f.coef[1] : 0.0, "points", (int)m, "r2",
+                    f.r2, "model",
+                    "t_T = slope x t_1 x busiest thread's rows / M + region (weights 1/t^2)"));
+    }
+    free(X);
+    free(y);
+}
+
 int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     int rc = fit_grid(cx, recs, n, 0, err, errlen);
@@ -322,6 +372,7 @@ int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *
     const int rows = comet_results_micro_tile_rows(avx512 ? "avx512" : "avx2", &edge);
     cx->hw->fused_micro_rows = rows;
     cx->hw->fused_micro_edge = edge;
+    fit_parallel_region(cx, recs, n);
     json_t *fg = json_object_get(cx->fits, "fused_gemm");
     if (json_is_object(fg))
         json_object_set_new(fg, "micro_tile",

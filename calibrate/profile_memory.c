@@ -361,8 +361,8 @@ int cal_fit_vector(
      * slope in place of the sum of the per-op costs for the ops whose rows
      * run these loops; what the per-op sum used to stand in for beside it
      * (the GEMM operands the epilogue evicts) is a term of its own. */
-    static const char *const rop[2] = { "softmax_row", "layernorm_row" };
-    for (int o = 0; o < 2; o++) {
+    static const char *const rop[3] = { "softmax_row", "layernorm_row", "dist_layernorm_row" };
+    for (int o = 0; o < 3; o++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
             const comet_results_record *r = &recs[i];
@@ -380,7 +380,9 @@ int cal_fit_vector(
         int distinct = 0;
         for (size_t i = 1; i < m; i++)
             distinct |= x[i] != x[0];
-        const char *key = o ? "layernorm_row_pass" : "row_overhead";
+        const char *key = o == 2 ? "dist_layernorm_row_pass"
+            : o                  ? "layernorm_row_pass"
+                                 : "row_overhead";
         if (!distinct || comet_calibrate_fit_line(x, y, m, &rl) != 0) {
             json_object_set_new(
                 vj, key, json_sprintf("not measured (%s records at two or more widths)", rop[o]));
@@ -388,15 +390,22 @@ int cal_fit_vector(
         }
         const double per_row = fmax(rl.a, 0) * cx->ghz * 1e9,
                      per_elem = fmax(rl.b, 0) * cx->ghz * 1e9;
-        *(o ? &cx->hw->ln_row_cycles : &cx->hw->row_cycles) = per_row;
-        *(o ? &cx->hw->ln_row_elem_cycles : &cx->hw->row_elem_cycles) = per_elem;
+        *(o == 2    ? &cx->hw->dist_ln_row_cycles
+                : o ? &cx->hw->ln_row_cycles
+                    : &cx->hw->row_cycles)
+            = per_row;
+        *(o == 2    ? &cx->hw->dist_ln_elem_cycles
+                : o ? &cx->hw->ln_row_elem_cycles
+                    : &cx->hw->row_elem_cycles)
+            = per_elem;
         json_object_set_new(vj, key,
             json_pack("{s:s,s:f,s:f,s:f,s:f,s:I,s:s}", "records", rop[o], "cycles_per_row", per_row,
                 "cycles_per_element", per_elem, "ns_per_row", fmax(rl.a, 0) * 1e9, "ns_per_element",
                 fmax(rl.b, 0) * 1e9, "points", (json_int_t)m, "method",
                 "time per row against row width (weighted NNLS): the intercept is charged per "
                 "row (fused attention: per row per KV tile), the slope per element of the ops "
-                "whose rows run this loop (vector.row_elem_cycles / ln_row_elem_cycles)"));
+                "whose rows run this loop (vector.row_elem_cycles / ln_row_elem_cycles; "
+                "dist_ln_*: the fused distributed LayerNorm's local passes)"));
     }
     json_object_set_new(cx->fits, "vector", vj);
     vj = NULL;

@@ -22,7 +22,8 @@ static void usage(FILE *fp)
         "usage: comet bench collectives [options]\n"
         "\n"
         "Measures MPI ping-pong (OSU: latency = half the round trip, bandwidth = bytes /\n"
-        "latency), allreduce, allgather, reduce_scatter (MPI_Reduce_scatter_block), reduce,\n"
+        "latency), allreduce, allgather, allgatherv (equal counts), reduce_scatter\n"
+        "(MPI_Reduce_scatter_block), reduce,\n"
         "bcast and alltoall under every MPICH algorithm that can be forced\n"
         "(MPIR_CVAR_DEVICE_COLLECTIVES=none, MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<alg>,\n"
         "MPIR_CVAR_COLLECTIVE_FALLBACK=error; one mpiexec launch each; 'auto' leaves MPICH's\n"
@@ -40,8 +41,8 @@ static void usage(FILE *fp)
         "  --np N                    ranks (default 2; never more than cores unless\n"
         "                            --oversubscribe: MPICH busy-polls)\n"
         "  --sizes LIST              message bytes per rank, e.g. 8,1K,64K,1M\n"
-        "  --colls LIST              subset of pingpong,allreduce,allgather,reduce_scatter,\n"
-        "                            reduce,bcast,alltoall,dist_kernels\n"
+        "  --colls LIST              subset of pingpong,allreduce,allgather,allgatherv,\n"
+        "                            reduce_scatter,reduce,bcast,alltoall,dist_kernels\n"
         "  --algs auto|all|LIST      MPICH's choice only, every forceable algorithm, or the\n"
         "                            named ones (e.g. auto,ring,recursive_doubling)\n"
         "  --launches K              mpiexec launches per configuration (default 1 quick,\n"
@@ -178,6 +179,9 @@ static int worker_main(int argc, char **argv)
         fprintf(stderr, "comet: bench collectives: --worker: bad load '%s'\n", argv[11]);
         return 2;
     }
+    /* others' share while the ranks sample is not measured (they busy-poll
+     * every core): the records say null, not 0 */
+    job.load.busy_during = -1;
     job.loop = argc > WORKER_ARGS && !strcmp(argv[WORKER_ARGS], "loop");
     job.min_sample_s = argc > WORKER_ARGS + 1 ? atof(argv[WORKER_ARGS + 1]) : 0;
     return comet_bench_coll_worker(&job);

@@ -233,7 +233,7 @@ int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx,
 
 /** One kind of collective a distributed call issued. */
 typedef struct comet_kernels_coll {
-    char kind[16]; /**< "allreduce", "allgather" */
+    char kind[16]; /**< "allreduce", "allgather", "allgatherv" */
     char op[8]; /**< reduction: "max", "sum", or "" */
     size_t count; /**< elements per call (per rank contribution) */
     size_t bytes; /**< bytes per call (per rank contribution) */
@@ -245,6 +245,23 @@ typedef struct comet_kernels_coll_log {
     int n; /**< entries used */
     comet_kernels_coll e[COMET_KERNELS_MAX_COLL]; /**< entries */
 } comet_kernels_coll_log;
+
+/**
+ * The fused distributed LayerNorm's local passes over a rank's M x n slice
+ * Y (row-major), as comet_kernels_dist_gemm_layernorm runs them between its
+ * all-reduces: row sums into sum[M]; the sums of squared deviations from
+ * mean[i] (in double, one dependent add per element) into sq[M]; Y
+ * normalised in place, y = (y - mean[i]) x rstd[i] x gamma + beta (in
+ * double; gamma, beta may be NULL). The bench times them on one slice
+ * (vecop dist_layernorm_row), the model charges what it measured.
+ */
+void comet_kernels_dist_ln_sums(size_t M, size_t n, const float *Y, double *sum);
+/** See comet_kernels_dist_ln_sums. */
+void comet_kernels_dist_ln_sqdev(
+    size_t M, size_t n, const float *Y, const double *mean, double *sq);
+/** See comet_kernels_dist_ln_sums. */
+void comet_kernels_dist_ln_apply(size_t M, size_t n, float *Y, const double *mean,
+    const double *rstd, const float *gamma, const float *beta);
 
 /**
  * Distributed GEMM-Softmax with N split across the ranks of comm: each rank

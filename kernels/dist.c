@@ -126,7 +126,7 @@ static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float 
     if (!g)
         return -ENOMEM;
     rc = mpi_rc(MPI_Allgatherv(C, (int)(M * n), MPI_FLOAT, g, *counts, *displs, MPI_FLOAT, comm));
-    log_add(log, "allgather", "", M * n, M * n * sizeof(float));
+    log_add(log, "allgatherv", "", M * n, M * n * sizeof(float));
     if (rc) {
         free(g);
         return rc;
@@ -237,6 +237,37 @@ fail:
     return rc;
 }
 
+void comet_kernels_dist_ln_sums(size_t M, size_t n, const float *Y, double *sum)
+{
+    for (size_t i = 0; i < M; i++)
+        sum[i] = n ? kern_row_sum(Y + i * n, n) : 0.0;
+}
+
+void comet_kernels_dist_ln_sqdev(size_t M, size_t n, const float *Y, const double *mean, double *sq)
+{
+    for (size_t i = 0; i < M; i++) {
+        double s = 0;
+        const float *y = Y + i * n;
+        for (size_t j = 0; j < n; j++) {
+            double dd = (double)y[j] - mean[i];
+            s += dd * dd;
+        }
+        sq[i] = s;
+    }
+}
+
+void comet_kernels_dist_ln_apply(size_t M, size_t n, float *Y, const double *mean,
+    const double *rstd, const float *gamma, const float *beta)
+{
+    for (size_t i = 0; i < M; i++) {
+        float *y = Y + i * n;
+        /* in double: a spread beyond FLT_MAX must not overflow x - mean */
+        for (size_t j = 0; j < n; j++)
+            y[j] = (float)(((double)y[j] - mean[i]) * rstd[i] * (gamma ? gamma[j] : 1.0f)
+                + (beta ? beta[j] : 0.0f));
+    }
+}
+
 int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, size_t M, size_t n,
     size_t K, const float *A, const float *B, const float *gamma, const float *beta, float *Y,
     const comet_kernels_params *p, comet_kernels_coll_log *log)
@@ -287,8 +318,7 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
         goto fail;
     }
     double *sum = st, *sq = st + M + 1;
-    for (size_t i = 0; i < M; i++)
-        sum[i] = n ? kern_row_sum(Y + i * n, n) : 0.0;
+    comet_kernels_dist_ln_sums(M, n, Y, sum);
     sum[M] = (double)n;
     rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, sum, (int)(M + 1), MPI_DOUBLE, MPI_SUM, comm));
     log_add(log, "allreduce", "sum", M + 1, (M + 1) * sizeof(double));
@@ -299,28 +329,16 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
         rc = -EINVAL; /* no rank holds a column */
         goto fail;
     }
-    for (size_t i = 0; i < M; i++) {
-        double mean = sum[i] / N, s = 0;
-        const float *y = Y + i * n;
-        for (size_t j = 0; j < n; j++) {
-            double dd = (double)y[j] - mean;
-            s += dd * dd;
-        }
-        sq[i] = s;
-        sum[i] = mean;
-    }
+    for (size_t i = 0; i < M; i++)
+        sum[i] /= N; /* the global mean */
+    comet_kernels_dist_ln_sqdev(M, n, Y, sum, sq);
     rc = mpi_rc(MPI_Allreduce(MPI_IN_PLACE, sq, (int)M, MPI_DOUBLE, MPI_SUM, comm));
     log_add(log, "allreduce", "sum", M, M * sizeof(double));
     if (rc)
         goto fail;
-    for (size_t i = 0; i < M; i++) {
-        double mean = sum[i], rstd = 1.0 / sqrt(sq[i] / N + eps);
-        float *y = Y + i * n;
-        /* in double: a spread beyond FLT_MAX must not overflow x - mean */
-        for (size_t j = 0; j < n; j++)
-            y[j] = (float)(((double)y[j] - mean) * rstd * (gamma ? gamma[j] : 1.0f)
-                + (beta ? beta[j] : 0.0f));
-    }
+    for (size_t i = 0; i < M; i++)
+        sq[i] = 1.0 / sqrt(sq[i] / N + eps); /* the global 1 / std */
+    comet_kernels_dist_ln_apply(M, n, Y, sum, sq, gamma, beta);
 fail:
     free(st);
     free(full);
@@ -383,7 +401,7 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
                     scale, Q + h * lq * d, (int)d, K + h * lk * d, (int)d, 0.0f, S, (int)lk);
             rc = mpi_rc(
                 MPI_Allgatherv(S, (int)(lq * lk), MPI_FLOAT, buf, counts, displs, MPI_FLOAT, comm));
-            log_add(log, "allgather", "", lq * lk, lq * lk * sizeof(float));
+            log_add(log, "allgatherv", "", lq * lk, lq * lk * sizeof(float));
             if (rc)
                 goto out;
             for (size_t i = 0; i < lq; i++)

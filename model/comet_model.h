@@ -71,6 +71,9 @@ typedef enum comet_model_coll {
     COMET_MODEL_REDUCE, /**< reduce to one node */
     COMET_MODEL_BCAST, /**< broadcast from one node */
     COMET_MODEL_ALLTOALL, /**< all-to-all (calibration rows only) */
+    /** all-gather of per-rank counts (MPI_Allgatherv; bytes = gathered
+     *  total): its own calibrated fit where measured, else the all-gather */
+    COMET_MODEL_ALLGATHERV,
     COMET_MODEL_NCOLL
 } comet_model_coll;
 
@@ -270,6 +273,17 @@ typedef struct comet_model_hw {
      *  (memory.local_buffer.l1_bytes; 0: not given). The gms model asks whether a
      *  tile's buffers stay in it between the fused gather, the GEMM and the scatter. */
     double l1_bytes;
+    /** CPU: cycles one OpenMP parallel region of T > 1 threads costs beyond its work
+     *  (the team's fork and the join barrier; gemm.parallel_region_cycles, 0: none).
+     *  calibrate fits it as the intercept of the fused grid's T-thread times against
+     *  its 1-thread times over the busiest thread's rows. Charged per region the CPU
+     *  kernels open at T > 1 (comet_model_parallel_regions). */
+    double par_region_cycles;
+    /** CPU: the fused distributed LayerNorm's local passes (kernels/dist.c: row sums,
+     *  squared deviations in double with one dependent add per element, the apply in
+     *  double) per row and per element in cache (vector.dist_ln_row_cycles,
+     *  vector.dist_ln_elem_cycles; 0: not measured, the LayerNorm row pass stands). */
+    double dist_ln_row_cycles, dist_ln_elem_cycles;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */
@@ -553,7 +567,27 @@ typedef struct comet_model_result {
                              bandwidth of the level it lives in */
     double bound_raised; /**< cycles the composition fell short of the bound by (the latency
                               was raised to it; 0: the composition was above) */
+    double t_sync; /**< CPU, T > 1 threads: the parallel regions' fork and join
+                        (regions x hw par_region_cycles) */
 } comet_model_result;
+
+/**
+ * Rows of the busiest of T cores taking blocks of blk rows, laid along
+ * segments of seg rows (each segment's last block may be shorter), over rows
+ * in all, as they come free: ceil(blocks / T) blocks, full ones first.
+ */
+double comet_model_busiest_rows(double blk, double seg, double rows, double T);
+
+/**
+ * OpenMP parallel regions one call of comet's CPU kernels opens with a team
+ * of T > 1 threads for a mapping (kernels/kernels.c): the fused row-op
+ * kernel one (its B is packed before it), fused attention two (K and V
+ * packed per head, then the query blocks), the unfused row ops two (the
+ * row-slab GEMM, then the row pass), unfused attention three per head (QK^T,
+ * softmax, PV) and one more per head when causal (the mask). 0 at one thread.
+ */
+double comet_model_parallel_regions(
+    const comet_model_problem *pb, const comet_model_mapping *mp, int threads);
 
 /** Evaluates one mapping. Allocation-free. */
 void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
@@ -623,6 +657,15 @@ typedef struct comet_model_vrow {
  */
 int comet_model_record_setup(const comet_model_hw *hw, const comet_results_record *rec,
     comet_model_hw *local, comet_model_problem *pb, comet_model_mapping *mp);
+
+/**
+ * The share of the machine other tenants took while a record sampled, as
+ * validate counts it (beyond COMET_MODEL_BUSY_MAX: "busy"): load.busy_during;
+ * where that was not measured (null: the distributed kernels' ranks
+ * busy-poll every core) or the idle gate timed out, at least the gate's
+ * reading right before (load.busy_others).
+ */
+double comet_model_record_busy(const comet_results_record *rec);
 
 /**
  * Predicts measured records (kind "kernel" for the compound ops, and

@@ -39,9 +39,10 @@ int comet_model_dist_colls(
     case COMET_MODEL_GEMM_LAYERNORM: {
         const double M = pb->M, nl = floor(pb->N / P);
         if (!fused) {
-            /* slice widths (one integer each), then the M x n slices */
+            /* slice widths (one integer each, MPI_Allgather), then the
+             * M x n slices (MPI_Allgatherv: slices may differ in width) */
             n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
-            return call_add(out, cap, n, COMET_MODEL_ALLGATHER, "", M * nl, M * nl * 4, 1);
+            return call_add(out, cap, n, COMET_MODEL_ALLGATHERV, "", M * nl, M * nl * 4, 1);
         }
         if (pb->op == COMET_MODEL_GEMM_SOFTMAX) {
             n = call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "max", M, M * 4, 1);
@@ -58,7 +59,7 @@ int comet_model_dist_colls(
             /* per head: the score slices gathered into full rows; then the
              * partial outputs summed */
             n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
-            n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "", lq * lk, lq * lk * 4, bh);
+            n = call_add(out, cap, n, COMET_MODEL_ALLGATHERV, "", lq * lk, lq * lk * 4, bh);
             return call_add(
                 out, cap, n, COMET_MODEL_ALLREDUCE, "sum", bh * lq * d, bh * lq * d * 4, 1);
         }
@@ -105,6 +106,16 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
         return -ERANGE;
     const double hz = hw->clock_ghz * 1e9;
     out->local_s = r.seconds;
+    /* the fused LayerNorm runs passes of its own between its all-reduces
+     * (row sums; squared deviations from the global mean in double, one
+     * dependent add per element; the apply in double), one thread over the
+     * slice in cache: their measured cost (vector.dist_ln_*) in place of
+     * the LayerNorm row pass. On the Zen 5 VM they cost 2.6-3.5 cycles an
+     * element more than softmax's passes (the records' difference). */
+    if (fused && pb->op == COMET_MODEL_GEMM_LAYERNORM && hw->dist_ln_elem_cycles > 0) {
+        const double t_ln = sl.M * (sl.N * hw->dist_ln_elem_cycles + hw->dist_ln_row_cycles);
+        out->local_s = fmax(r.cycles - r.t_pass + t_ln, r.bound_cycles) / hz;
+    }
     /* the unfused baselines gather whole rows and every rank runs the row
      * pass over all N (Lk) columns: p times the slice's pass */
     if (!fused)
@@ -128,7 +139,9 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
     for (int i = 0; i < nc; i++) {
         comet_model_dist_call *c = &out->call[i];
         /* the model's all-gather size is the gathered total */
-        const double b = c->kind == COMET_MODEL_ALLGATHER ? c->bytes * P : c->bytes;
+        const double b = c->kind == COMET_MODEL_ALLGATHER || c->kind == COMET_MODEL_ALLGATHERV
+            ? c->bytes * P
+            : c->bytes;
         comet_model_coll_cost k = comet_model_coll_time(&net, c->kind, p, b, COMET_MODEL_ALG_NONE);
         c->seconds = k.cycles / hz;
         out->coll_s += c->calls * c->seconds;

@@ -162,6 +162,11 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             "  reload  = steps x B (attention: K and V) bytes x (1 / LLC bw per core - 1 / L2 bw): "
             "B leaves L2 between blocks (beside the tile and a cached result) -> %.0f cycles\n",
             r.t_reload);
+    if (r.t_sync > 0)
+        fprintf(fp,
+            "  sync    = parallel regions x fork and join (%.0f cycles each, gemm."
+            "parallel_region_cycles) -> %.0f cycles\n",
+            hw->par_region_cycles, r.t_sync);
     fprintf(fp, "  ramp    = first loads + last write-back -> %.0f cycles\n", r.t_ramp);
     if (hw->kind[0] == 'c' && mp->fused && !mp->blas_gemm)
         fprintf(fp,

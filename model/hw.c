@@ -952,7 +952,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
 
     static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
         "efficiency", "efficiency_by_gflop", "mac_pj", "grid", "fused_grid", "fused_micro_rows",
-        "fused_micro_edge", NULL };
+        "fused_micro_edge", "parallel_region_cycles", NULL };
     if ((rc = need_map(d, "gemm", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
         || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
@@ -980,6 +980,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUMQ(sec, "mac_pj", Q_PJ, 1, 0, 0, 1e6, hw->mac_pj);
     NUM(sec, "fused_micro_rows", 0, 0, 1024, hw->fused_micro_rows);
     NUM(sec, "fused_micro_edge", 0, 0, 1024, hw->fused_micro_edge);
+    NUM(sec, "parallel_region_cycles", 0, 0, 1e9, hw->par_region_cycles);
     if (hw->fused_micro_edge > hw->fused_micro_rows) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "%s: gemm 'fused_micro_edge' exceeds 'fused_micro_rows'",
@@ -1007,8 +1008,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
             goto fail;
     }
 
-    static const char *const vk[] = { "width", "cycles", "energy_pj", "row_cycles", "ln_row_cycles",
-        "row_elem_cycles", "ln_row_elem_cycles", NULL };
+    static const char *const vk[]
+        = { "width", "cycles", "energy_pj", "row_cycles", "ln_row_cycles", "row_elem_cycles",
+              "ln_row_elem_cycles", "dist_ln_row_cycles", "dist_ln_elem_cycles", NULL };
     double width;
     if ((rc = need_map(d, "vector", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
@@ -1019,6 +1021,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUM(sec, "ln_row_cycles", 0, 0, 1e6, hw->ln_row_cycles);
     NUM(sec, "row_elem_cycles", 0, 0, 1e6, hw->row_elem_cycles);
     NUM(sec, "ln_row_elem_cycles", 0, 0, 1e6, hw->ln_row_elem_cycles);
+    NUM(sec, "dist_ln_row_cycles", 0, 0, 1e6, hw->dist_ln_row_cycles);
+    NUM(sec, "dist_ln_elem_cycles", 0, 0, 1e6, hw->dist_ln_elem_cycles);
     const comet_util_doc *cy = comet_util_doc_get(sec, "cycles"),
                          *en = comet_util_doc_get(sec, "energy_pj");
     for (int i = 0; i < COMET_MODEL_NVOP; i++) {
@@ -1169,6 +1173,8 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_object_set_new(g, "fused_micro_rows", json_real(hw->fused_micro_rows));
         json_object_set_new(g, "fused_micro_edge", json_real(hw->fused_micro_edge));
     }
+    if (hw->par_region_cycles > 0)
+        json_object_set_new(g, "parallel_region_cycles", json_real(hw->par_region_cycles));
     for (int w = 0; w < 2; w++) {
         const comet_model_grid *gr = w ? &hw->fused_grid : &hw->grid;
         if (!gr->values)
@@ -1195,6 +1201,10 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_object_set_new(vec, "row_elem_cycles", json_real(hw->row_elem_cycles));
     if (vec && hw->ln_row_elem_cycles > 0)
         json_object_set_new(vec, "ln_row_elem_cycles", json_real(hw->ln_row_elem_cycles));
+    if (vec && hw->dist_ln_elem_cycles > 0) {
+        json_object_set_new(vec, "dist_ln_row_cycles", json_real(hw->dist_ln_row_cycles));
+        json_object_set_new(vec, "dist_ln_elem_cycles", json_real(hw->dist_ln_elem_cycles));
+    }
     json_object_set_new(j, "vector", vec);
     if (hw->links.p2p_beta_s > 0 || hw->links.nfits > 0) {
         json_t *c = json_object(), *fits = json_array();

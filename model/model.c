@@ -140,7 +140,7 @@ static vcost graph_vcost(
  * segments of seg rows (a head's queries, or M; each segment's last block
  * may be shorter) over rows in all, as they come free: it gets
  * ceil(blocks / T) blocks, full ones first while they last. */
-static double busiest_rows(double blk, double seg, double rows, double T)
+double comet_model_busiest_rows(double blk, double seg, double rows, double T)
 {
     if (!(blk >= 1) || !(seg >= 1) || !(T >= 1))
         return rows / (T >= 1 ? T : 1);
@@ -160,6 +160,19 @@ static double micro_factor_blocks(const comet_model_hw *hw, double blk, double s
     return ((nb - 1) * blk * comet_model_micro_tile_factor(hw, blk)
                + last * comet_model_micro_tile_factor(hw, last))
         / seg;
+}
+
+double comet_model_parallel_regions(
+    const comet_model_problem *pb, const comet_model_mapping *mp, int threads)
+{
+    if (!pb || !mp || threads <= 1)
+        return 0;
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    const int att = od.desc && od.desc->flash;
+    if (mp->fused && !mp->blas_gemm)
+        return att ? 2 : 1;
+    return att ? od.groups * (3 + (pb->causal ? 1 : 0)) : 2;
 }
 
 /* kernels/vmath.c streams outputs of at least 16 MiB */
@@ -359,8 +372,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * free, so the busiest core's rows over the steps */
     double mrow = mcore;
     if (!hw->systolic)
-        mrow
-            = fmin(mcore, busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m) / steps);
+        mrow = fmin(mcore,
+            comet_model_busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m) / steps);
     double tg = gemm_cycles(hw, mrow, ncore * cf, Kc, eff);
     if (att) { /* P V: mcore x d x Nc; a core splitting the keys reduces over its share */
         double eff2 = hw->systolic ? 1
@@ -627,6 +640,20 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         total += t_pass;
     }
 
+    /* ---- a CPU thread team: each parallel region's fork and join ---- */
+    /* With T > 1 threads every OpenMP region the kernels open costs the
+     * team's wake-up and the join barrier beyond its work: fitted from the
+     * fused grid (one region per call) as the intercept of its T-thread
+     * times against its 1-thread times over the busiest thread's rows. On
+     * the Zen 5 VM 1.7-16 us a region across five runs (sgemm 64^3 takes
+     * 7-9 us on one thread), where the 256-row kernels at 2 threads take
+     * 70-180 us in two to six regions. */
+    double t_sync = 0;
+    if (cpu && thr > 1 && hw->par_region_cycles > 0) {
+        t_sync = comet_model_parallel_regions(pb, mp, (int)thr) * hw->par_region_cycles;
+        total += t_sync;
+    }
+
     /* ---- bounds: no mapping beats its compute or its compulsory traffic ---- */
     {
         const double hc = (double)hw->cores * hw->clusters;
@@ -681,6 +708,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->t_pass = t_pass;
     r->t_beta = t_beta;
     r->t_reload = steps * t_reload;
+    r->t_sync = t_sync;
     /* DRAM busy time: the bytes that go to DRAM at the clusters' bandwidth.
      * On a CPU only what the composition above sends there: the stationary
      * operand's first load, a small result and a cache-sized intermediate
@@ -698,7 +726,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->t_coll = steps * t_coll_step;
     r->t_ramp = ramp;
     r->t_stall = total - r->t_gemm - (mp->fused ? r->t_vec : 0) - r->t_coll - t_pass - t_beta
-        - r->t_reload;
+        - r->t_reload - t_sync;
     if (r->t_stall < 0)
         r->t_stall = 0;
 

@@ -118,6 +118,25 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     return 0;
 }
 
+double comet_model_record_busy(const comet_results_record *rec)
+{
+    if (!rec)
+        return NAN;
+    const comet_results_gate *l = &rec->load;
+    const double during = l->busy_during, before = l->busy_others;
+    /* Others' share while the samples ran; where that was not measured (the
+     * distributed kernels' ranks busy-poll every core: null), or where the
+     * idle gate timed out (it gave up while others kept the machine busy
+     * right before the samples; the distributed kernels' records wrote 0
+     * for the unmeasured share before it was said so), the gate's reading
+     * counts too. */
+    const int timed_out = l->gate && !strcmp(l->gate, "timeout");
+    double b = isfinite(during) ? during : 0;
+    if (isfinite(before) && (!isfinite(during) || timed_out))
+        b = fmax(b, before);
+    return b;
+}
+
 int comet_model_validate_records(const comet_model_hw *hw, const comet_results_record *recs,
     size_t n, comet_model_vrow *rows, size_t cap)
 {
@@ -173,7 +192,7 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         row->ci_hi_s = rec->stats.ci_hi_s;
         row->predicted_s = r.seconds;
         row->rel_err = fabs(r.seconds - med) / med;
-        row->busy = rec->load.busy_during;
+        row->busy = comet_model_record_busy(rec);
     }
     return (int)k;
 }

@@ -279,8 +279,8 @@ int rp_sec_links(rp_ctx *c)
         return comet_util_seterr(c->err, c->errlen, -ENOMEM, "report: out of memory");
     size_t np2p = collect(in, COMET_RESULTS_P2P, "pingpong", s, MAXSER);
     series *cs = s + MAXSER;
-    static const char *const ops[]
-        = { "allreduce", "allgather", "reduce_scatter", "reduce", "bcast", "alltoall" };
+    static const char *const ops[] = { "allreduce", "allgather", "allgatherv", "reduce_scatter",
+        "reduce", "bcast", "alltoall" };
     size_t total = 0;
     if (np2p == 0) {
         int any = 0;
@@ -309,7 +309,7 @@ int rp_sec_links(rp_ctx *c)
     }
     size_t off = 0;
     series *all = cs;
-    for (int o = 0; o < 6; o++) {
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         size_t k = collect(in, COMET_RESULTS_COLLECTIVE, ops[o], all + off, MAXSER * 7 - off);
         if (!k)
             continue;

@@ -122,6 +122,14 @@ static void write_results_ex(const char *path, int busy)
             "\"cache\"},\"ns_per_row\":%.12g,",
             rec, w, ns_row);
         stats(fp, rows * ns_row * 1e-9);
+        /* the distributed LayerNorm's local passes: 50 ns a row plus 1 ns an element */
+        ns_row = 50 + 1.0 * w;
+        fprintf(fp,
+            "%s\"kind\":\"vecop\",\"op\":\"dist_layernorm_row\",\"variant\":\"avx2\","
+            "\"shape\":{\"n\":65536,\"width\":%d},\"threads\":1,\"params\":{\"regime\":"
+            "\"cache\"},\"ns_per_row\":%.12g,",
+            rec, w, ns_row);
+        stats(fp, rows * ns_row * 1e-9);
     }
     for (int e = 2; e <= 22; e++) {
         double m = pow(2, e), t = m < 16384 ? 0.3e-6 + m * 1e-10 : 4e-6 + m * 1.25e-10;
@@ -186,6 +194,11 @@ static void test_profile_build_and_roundtrip(void **st)
         || fabs(hw.ln_row_elem_cycles - 0.1 * GHZ) > 1e-6)
         fail_msg("row_elem_cycles %g / %g, want %g / %g", hw.row_elem_cycles, hw.ln_row_elem_cycles,
             0.2 * GHZ, 0.1 * GHZ);
+    /* the distributed LayerNorm's passes: 50 ns a row, 1 ns an element */
+    if (fabs(hw.dist_ln_row_cycles - 50 * GHZ) > 1e-6 * 50 * GHZ
+        || fabs(hw.dist_ln_elem_cycles - 1.0 * GHZ) > 1e-6)
+        fail_msg("dist_ln %g / %g, want %g / %g", hw.dist_ln_row_cycles, hw.dist_ln_elem_cycles,
+            50 * GHZ, 1.0 * GHZ);
     /* the link: alpha of small messages, bandwidth of large ones */
     assert_true(fabs(hw.cluster_net.startup - 0.3e-6 * GHZ * 1e9) < 0.05 * 0.3e-6 * GHZ * 1e9);
     assert_true(fabs(hw.cluster_net.link_bw - 8 / GHZ) < 0.05 * 8 / GHZ);
@@ -311,6 +324,82 @@ static void test_profile_busy_vm(void **st)
     unlink(path);
 }
 
+/* The fork and join of a parallel region at 2 threads: fused grid records
+ * whose 2-thread times are 1.1 x the 1-thread time over the busiest
+ * thread's rows (blocks of 32 rows) plus 5 us give 5 us (10000 cycles at
+ * 2 GHz); the model charges it per region at 2 threads only. */
+static void test_profile_parallel_region(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-calr-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_results(path);
+    FILE *fp = fopen(path, "a");
+    assert_non_null(fp);
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                for (int c = 0; c < 3; c++) {
+                    double M = axis[a], N = axis[b], K = axis[c];
+                    double t1 = 2 * M * N * K / (eff_of(a, b, c, 0) * PEAK * GHZ * 1e9);
+                    double time
+                        = t ? 1.1 * t1 * comet_model_busiest_rows(32, M, M, 2) / M + 5e-6 : t1;
+                    fprintf(fp,
+                        "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"kernel\","
+                        "\"op\":\"sgemm\",\"variant\":\"fused\",\"shape\":{\"M\":%g,\"N\":%g,"
+                        "\"K\":%g},\"threads\":%d,\"params\":{\"tile_m\":32,\"gemm_only\":1},",
+                        M, N, K, t + 1);
+                    stats(fp, time);
+                }
+    fclose(fp);
+    comet_results_set set = { 0 };
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    assert_int_equal(
+        comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err), 0);
+    comet_model_hw hw;
+    comet_calibrate_summary sum;
+    if (comet_calibrate_build(set.recs, set.n, NULL, 0, &hw, &sum, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    if (fabs(hw.par_region_cycles - 5e-6 * GHZ * 1e9) > 1e-3 * 5e-6 * GHZ * 1e9)
+        fail_msg("parallel region %g cycles, want %g", hw.par_region_cycles, 5e-6 * GHZ * 1e9);
+    /* charged per region at 2 threads: one fused, two unfused (GEMM, pass) */
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 512, .K = 64 };
+    for (int fused = 0; fused < 2; fused++)
+        for (int thr = 1; thr <= 2; thr++) {
+            comet_model_mapping mp;
+            comet_model_local_mapping(&hw, &pb, fused, 32, thr, 1, &mp);
+            comet_model_hw one = hw, none = hw;
+            one.cores = none.cores = thr;
+            none.par_region_cycles = 0;
+            comet_model_result r, r0;
+            comet_model_eval(&one, &pb, &mp, &r);
+            comet_model_eval(&none, &pb, &mp, &r0);
+            assert_true(r.valid && r0.valid);
+            const double want = thr == 1 ? 0 : (fused ? 1 : 2) * hw.par_region_cycles;
+            if (fabs(r.cycles - r0.cycles - want) > 1e-6 * fmax(1, want) || r.t_sync != want)
+                fail_msg("fused %d, %d threads: %g cycles more, want %g", fused, thr,
+                    r.cycles - r0.cycles, want);
+        }
+    /* attention: unfused three regions a head (QK^T, softmax, PV), four when
+     * causal (the mask); fused two (packing, the query blocks) */
+    comet_model_problem at
+        = { .op = COMET_MODEL_ATTENTION, .heads = 3, .lq = 256, .lk = 256, .d = 64 };
+    comet_model_mapping mp;
+    comet_model_local_mapping(&hw, &at, 0, 64, 2, 1, &mp);
+    assert_true(comet_model_parallel_regions(&at, &mp, 2) == 9);
+    assert_true(comet_model_parallel_regions(&at, &mp, 1) == 0);
+    at.causal = 1;
+    assert_true(comet_model_parallel_regions(&at, &mp, 2) == 12);
+    comet_model_local_mapping(&hw, &at, 1, 64, 2, 1, &mp);
+    assert_true(comet_model_parallel_regions(&at, &mp, 2) == 2);
+    comet_model_hw_free(&hw);
+    comet_results_set_free(&set);
+    unlink(path);
+}
+
 static void test_bad_results(void **st)
 {
     (void)st;
@@ -414,6 +503,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_build_and_roundtrip),
         cmocka_unit_test(test_profile_busy_vm),
+        cmocka_unit_test(test_profile_parallel_region),
         cmocka_unit_test(test_bad_results),
         cmocka_unit_test(test_cli_atomic),
     };

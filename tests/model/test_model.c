@@ -361,6 +361,55 @@ static void test_collectives_by_hand(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* MPI_Allgatherv is costed by its own calibrated fit (MPICH runs it by
+ * other code than MPI_Allgather: 2x slower at 128 KiB per rank on the Zen 5
+ * VM); without one by the all-gather's; the distributed unfused kernels'
+ * slices travel by it (kernels/dist.c), their widths by an all-gather. */
+static void test_allgatherv_fit(void **s)
+{
+    (void)s;
+    comet_model_hw hw;
+    load_tiny(&hw, "mesh2d", "true");
+    hw.links.nfits = 2;
+    hw.links.fits[0] = (comet_model_coll_fit) {
+        .coll = COMET_MODEL_ALLGATHER, .alg = "auto", .alpha_s = 1e-6, .beta_s = 1e-10
+    };
+    hw.links.fits[1] = (comet_model_coll_fit) {
+        .coll = COMET_MODEL_ALLGATHERV, .alg = "auto", .alpha_s = 2e-6, .beta_s = 3e-10
+    };
+    /* gathered total 256 KiB over 2 ranks: alpha + total x beta (1 GHz) */
+    const double tot = 262144;
+    comet_model_coll_cost g = comet_model_coll_time(&hw, COMET_MODEL_ALLGATHER, 2, tot, 0);
+    comet_model_coll_cost v = comet_model_coll_time(&hw, COMET_MODEL_ALLGATHERV, 2, tot, 0);
+    NEAR(g.cycles, (1e-6 + tot * 1e-10) * 1e9);
+    NEAR(v.cycles, (2e-6 + tot * 3e-10) * 1e9);
+    assert_int_equal(v.alg, COMET_MODEL_ALG_FIT);
+    /* no allgatherv fit: the all-gather's */
+    hw.links.nfits = 1;
+    v = comet_model_coll_time(&hw, COMET_MODEL_ALLGATHERV, 2, tot, 0);
+    NEAR(v.cycles, g.cycles);
+    assert_string_equal(comet_model_coll_name(COMET_MODEL_ALLGATHERV), "allgatherv");
+    comet_model_coll c;
+    assert_int_equal(comet_model_coll_parse("allgatherv", &c), 0);
+    assert_int_equal(c, COMET_MODEL_ALLGATHERV);
+    /* the unfused distributed kernels: widths by all-gather, slices by
+     * all-gatherv (GEMM rows and attention's score slices alike) */
+    comet_model_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_GEMM_SOFTMAX;
+    pb.M = 128, pb.N = 512, pb.K = 64;
+    comet_model_dist_call call[COMET_MODEL_DIST_MAXCALLS];
+    assert_int_equal(comet_model_dist_colls(&pb, 0, 2, call, COMET_MODEL_DIST_MAXCALLS), 2);
+    assert_int_equal(call[0].kind, COMET_MODEL_ALLGATHER);
+    assert_int_equal(call[1].kind, COMET_MODEL_ALLGATHERV);
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_ATTENTION;
+    pb.heads = 2, pb.lq = 128, pb.lk = 512, pb.d = 64;
+    assert_int_equal(comet_model_dist_colls(&pb, 0, 2, call, COMET_MODEL_DIST_MAXCALLS), 3);
+    assert_int_equal(call[1].kind, COMET_MODEL_ALLGATHERV);
+    comet_model_hw_free(&hw);
+}
+
 /* Two network levels: a ring of 2 inside, a switch of 2 outside; an
  * all-reduce over 4 costs one on each level. */
 static void test_collectives_levels(void **s)
@@ -1026,6 +1075,55 @@ static void test_core_split_combine(void **st)
     comet_model_hw_free(&hw);
 }
 
+/* The fused distributed LayerNorm's local passes at their measured cost
+ * (vector.dist_ln_*): the slice's LayerNorm row pass replaced by rows x
+ * (width x per element + per row); softmax and the unfused kernels keep
+ * theirs; unmeasured, nothing changes. */
+static void test_dist_ln_passes(void **s)
+{
+    (void)s;
+    comet_model_hw cpu;
+    char err[COMET_ERRLEN];
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &cpu, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    comet_model_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_GEMM_LAYERNORM;
+    pb.M = 128, pb.N = 512, pb.K = 64;
+    comet_model_dist_pred a, b;
+    assert_int_equal(comet_model_dist_predict(&cpu, &pb, 1, 1, 2, NULL, &a), 0);
+    comet_model_hw m = cpu;
+    m.dist_ln_row_cycles = 100;
+    m.dist_ln_elem_cycles = 3;
+    assert_int_equal(comet_model_dist_predict(&m, &pb, 1, 1, 2, NULL, &b), 0);
+    /* the slice as the model evaluates it: 128 x 256 */
+    comet_model_hw one = cpu;
+    one.cores = 1, one.clusters = 1, one.cluster_net.dims[0] = one.cluster_net.dims[1] = 1;
+    one.n_outer = 0;
+    one.dram.bw = cpu.dram.bw / 2;
+    comet_model_problem sl = pb;
+    sl.N = 256;
+    comet_model_mapping mp;
+    comet_model_local_mapping(&one, &sl, 0, 0, 1, 1, &mp);
+    comet_model_result r;
+    comet_model_eval(&one, &sl, &mp, &r);
+    const double hz = cpu.clock_ghz * 1e9;
+    const double want = fmax(r.cycles - r.t_pass + 128 * (256 * 3.0 + 100), r.bound_cycles) / hz;
+    if (fabs(b.local_s - want) > 1e-9 * want)
+        fail_msg("local %g s, want %g s", b.local_s, want);
+    assert_true(fabs(a.local_s - r.seconds) <= 1e-12 * r.seconds);
+    /* softmax, and the unfused LayerNorm: unchanged */
+    comet_model_dist_pred c, d;
+    assert_int_equal(comet_model_dist_predict(&m, &pb, 0, 1, 2, NULL, &c), 0);
+    assert_int_equal(comet_model_dist_predict(&cpu, &pb, 0, 1, 2, NULL, &d), 0);
+    assert_true(c.local_s == d.local_s);
+    pb.op = COMET_MODEL_GEMM_SOFTMAX;
+    assert_int_equal(comet_model_dist_predict(&m, &pb, 1, 1, 2, NULL, &c), 0);
+    assert_int_equal(comet_model_dist_predict(&cpu, &pb, 1, 1, 2, NULL, &d), 0);
+    assert_true(c.local_s == d.local_s);
+    comet_model_hw_free(&cpu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1033,6 +1131,8 @@ int main(void)
         cmocka_unit_test(test_core_split_combine),
         cmocka_unit_test(test_collectives_by_hand),
         cmocka_unit_test(test_collectives_levels),
+        cmocka_unit_test(test_allgatherv_fit),
+        cmocka_unit_test(test_dist_ln_passes),
         cmocka_unit_test(test_collective_nodes),
         cmocka_unit_test(test_workload_and_mapping_files),
         cmocka_unit_test(test_validate_fixture),

@@ -54,6 +54,34 @@ static void test_busy_rows(void **s)
     assert_true(fabs(v.median_rel_err - 0.25) < 1e-9);
 }
 
+/* Which records count as sampled beside busy tenants: others' share while
+ * sampling; where it was not measured (null: the distributed kernels'
+ * busy-polling ranks) or the idle gate timed out (older distributed records
+ * wrote 0 for the unmeasured share), at least the gate's reading before. */
+static void test_record_busy(void **s)
+{
+    (void)s;
+    comet_results_record r;
+    memset(&r, 0, sizeof r);
+    r.load.busy_others = 0.5;
+    r.load.busy_during = 0.05;
+    r.load.gate = "idle (previous set)";
+    assert_true(comet_model_record_busy(&r) == 0.05); /* measured, gate passed */
+    r.load.gate = "timeout";
+    r.load.busy_during = 0;
+    r.load.busy_others = 1.0;
+    assert_true(comet_model_record_busy(&r) == 1.0); /* the gate gave up: busy */
+    r.load.gate = "idle";
+    r.load.busy_during = NAN;
+    r.load.busy_others = 0.02;
+    assert_true(comet_model_record_busy(&r) == 0.02); /* not measured: the gate's */
+    r.load.busy_others = NAN;
+    assert_true(comet_model_record_busy(&r) == 0);
+    r.load.busy_during = 0.3;
+    r.load.gate = "timeout";
+    assert_true(comet_model_record_busy(&r) == 0.3);
+}
+
 static void test_pairs_and_clear_winners(void **s)
 {
     (void)s;
@@ -148,6 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pairs_and_clear_winners),
         cmocka_unit_test(test_busy_rows),
+        cmocka_unit_test(test_record_busy),
         cmocka_unit_test(test_rows_without_ci_count_as_decided),
         cmocka_unit_test(test_heads_mask_and_sweeps),
     };

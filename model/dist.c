@@ -120,6 +120,9 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
      * pass over all N (Lk) columns: p times the slice's pass */
     if (!fused)
         out->local_s += (P - 1) * r.t_pass / hz;
+    /* the ranks run at once on p x threads cores of this machine: each
+     * gets the share of a core that many cores deliver together */
+    out->local_s /= comet_model_gms_core_share(hw, P * one.cores);
 
     /* the collectives, over the link the record names */
     comet_model_hw net = *hw;

@@ -272,6 +272,19 @@ static void test_core_share(void **st)
             assert_true(fabs(rb.gather_s - f * ra.gather_s) <= 1e-9 * ra.seconds);
             assert_true(fabs(rb.scatter_s - f * ra.scatter_s) <= 1e-9 * ra.seconds);
         }
+    /* two ranks of a distributed kernel on this machine run at once, on two
+     * cores: their local passes at the same share (the collectives not) */
+    comet_model_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.op = COMET_MODEL_GEMM_SOFTMAX;
+    pb.M = 256, pb.N = 1024, pb.K = 64;
+    for (int fused = 0; fused <= 1; fused++) {
+        comet_model_dist_pred da, db;
+        assert_int_equal(comet_model_dist_predict(&a, &pb, fused, 1, 2, NULL, &da), 0);
+        assert_int_equal(comet_model_dist_predict(&b, &pb, fused, 1, 2, NULL, &db), 0);
+        assert_true(fabs(db.local_s - da.local_s / 0.8) <= 1e-9 * db.local_s);
+        assert_true(fabs(db.coll_s - da.coll_s) <= 1e-12 * (da.coll_s + 1e-30));
+    }
     /* one thread count in the grid: nothing to compare, a whole core */
     comet_model_hw c1 = b;
     comet_model_grid *g1 = hw.fused_grid.values ? &c1.fused_grid : &c1.grid;

@@ -1024,6 +1024,47 @@ typedef struct comet_model_drow {
 int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
     comet_model_drow *rows, int cap);
 
+/* ------------------------------------------------------------------ */
+/* Mixture-of-experts across ranks (model/moe.c, kernels/moe_dist.c)    */
+/* ------------------------------------------------------------------ */
+
+/** One rank's load in a distributed MoE layer. */
+typedef struct comet_model_moe_rank {
+    double tokens; /**< its own tokens */
+    double sent; /**< routed rows it dispatches (tokens x topk) */
+    double pairs; /**< routed rows its experts receive, from every rank */
+    double segments; /**< its experts that receive any row */
+    double max_seg; /**< rows of its busiest expert */
+} comet_model_moe_rank;
+
+/** A distributed MoE layer: experts split over ranks, per-rank loads. */
+typedef struct comet_model_moe {
+    int ranks; /**< ranks (P) */
+    double K, N; /**< token width in, expert output width */
+    double experts; /**< experts over all ranks (E) */
+    const comet_model_moe_rank *rank; /**< ranks entries */
+} comet_model_moe;
+
+/**
+ * The all-to-alls kernels/moe_dist.c issues, in order: "counts" (P x
+ * ceil(E/P) ints a rank), "tokens" (the largest rank's dispatched rows x K
+ * floats), "combine" (the largest rank's received rows x N floats); bytes
+ * per rank, the largest rank's (the kernel logs its own; the bench records
+ * the maximum over ranks). @return entries (0 at one rank) or -EINVAL.
+ */
+int comet_model_moe_colls(const comet_model_moe *m, comet_model_dist_call *out, int cap);
+
+/**
+ * Predicts the distributed MoE layer: local = the maximum over ranks of
+ * (packing its rows + its experts' gather-GEMM-scatter in `dataflow` at
+ * tile_m and threads, comet_model_gms_eval, + the weighted combine) with the
+ * memory shared by the ranks; plus the three all-to-alls costed by the
+ * fitted alltoall of `link` (NULL or "": hw's own links).
+ * @return 0, -EINVAL, -ENOENT (no fit of that link), -ERANGE, or gms_eval's error.
+ */
+int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, int dataflow,
+    double tile_m, int threads, const char *link, comet_model_dist_pred *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,126 @@
+/* Distributed mixture-of-experts (kernels/moe_dist.c) predicted as the
+ * bulk-synchronous program it is: the slowest rank's local work (packing
+ * its routed rows, its experts' gather-GEMM-scatter from model/gms.c, the
+ * weighted combine) plus the three all-to-alls as explicit nodes, each
+ * costed by the link's fitted alltoall at the largest rank's volume (every
+ * rank waits for the one that moves the most). */
+#include "comet_model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int moe_call(comet_model_dist_call *out, int cap, int n, const char *op, double bytes)
+{
+    if (n >= cap)
+        return n;
+    comet_model_dist_call *c = &out[n];
+    memset(c, 0, sizeof *c);
+    c->kind = COMET_MODEL_ALLTOALL;
+    snprintf(c->op, sizeof c->op, "%s", op);
+    c->count = bytes / 4;
+    c->bytes = bytes;
+    c->calls = 1;
+    return n + 1;
+}
+
+static int moe_check(const comet_model_moe *m)
+{
+    if (!m || m->ranks < 1 || !m->rank || !(m->K >= 1) || !(m->N >= 1) || !(m->experts >= 1))
+        return -EINVAL;
+    for (int r = 0; r < m->ranks; r++) {
+        const comet_model_moe_rank *x = &m->rank[r];
+        if (!(x->pairs >= 0) || !(x->segments >= 0) || !(x->max_seg >= 0) || !(x->sent >= 0)
+            || !(x->tokens >= 0))
+            return -EINVAL;
+    }
+    return 0;
+}
+
+int comet_model_moe_colls(const comet_model_moe *m, comet_model_dist_call *out, int cap)
+{
+    int rc = moe_check(m);
+    if (rc || !out || cap < 0)
+        return rc ? rc : -EINVAL;
+    if (m->ranks == 1)
+        return 0;
+    const double P = m->ranks, cmax = ceil(m->experts / P);
+    double sent = 0, back = 0;
+    for (int r = 0; r < m->ranks; r++) {
+        sent = fmax(sent, m->rank[r].sent);
+        back = fmax(back, m->rank[r].pairs);
+    }
+    int n = moe_call(out, cap, 0, "counts", P * cmax * 4);
+    n = moe_call(out, cap, n, "tokens", sent * m->K * 4);
+    return moe_call(out, cap, n, "combine", back * m->N * 4);
+}
+
+int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, int dataflow,
+    double tile_m, int threads, const char *link, comet_model_dist_pred *out)
+{
+    int rc = moe_check(m);
+    if (rc || !hw || !out || dataflow < 1 || dataflow > 4 || !(hw->clock_ghz > 0))
+        return rc ? rc : -EINVAL;
+    memset(out, 0, sizeof *out);
+    const double P = m->ranks, T = threads > 0 ? threads : 1;
+    /* a rank alone on its cores, the machine's memory shared by the ranks */
+    comet_model_hw one = *hw;
+    one.cores = (int)T;
+    one.clusters = 1;
+    one.cluster_net.dims[0] = 1;
+    one.cluster_net.dims[1] = 1;
+    one.n_outer = 0;
+    one.dram.bw = hw->dram.bw / P;
+    double worst = 0;
+    for (int r = 0; r < m->ranks; r++) {
+        const comet_model_moe_rank *x = &m->rank[r];
+        /* pack: read the token rows, write the send buffer; combine: read
+         * the returned rows, read-modify-write the output */
+        double pk = 2 * x->sent * m->K * 4, cb = x->sent * m->N * 4 + 2 * x->tokens * m->N * 4;
+        double t = (pk > 0 ? pk / comet_model_cpu_level_bw(&one, pk, 1) : 0)
+            + (cb > 0 ? cb / comet_model_cpu_level_bw(&one, cb, 1) : 0);
+        if (x->pairs > 0 && x->segments > 0) {
+            comet_model_gms g = { .rows_in = x->pairs,
+                .rows_out = x->pairs,
+                .K = m->K,
+                .N = m->N,
+                .pairs = x->pairs,
+                .segments = x->segments,
+                .max_seg = x->max_seg };
+            comet_model_gms_config c
+                = { .dataflow = dataflow, .tile_m = tile_m > 0 ? tile_m : 48, .threads = (int)T };
+            comet_model_gms_cost k;
+            if ((rc = comet_model_gms_eval(&one, &g, &c, &k)) != 0)
+                return rc;
+            t += k.seconds;
+        }
+        worst = fmax(worst, t);
+    }
+    out->local_s = worst;
+
+    comet_model_hw net = *hw;
+    net.clusters = m->ranks;
+    net.cluster_net.dims[0] = m->ranks;
+    net.cluster_net.dims[1] = 1;
+    net.n_outer = 0;
+    if (link && *link) {
+        if (comet_model_links_for_transport(hw, link, &net.links) != 0)
+            return -ENOENT;
+        snprintf(out->link, sizeof out->link, "%s", link);
+    }
+    int nc = comet_model_moe_colls(m, out->call, COMET_MODEL_DIST_MAXCALLS);
+    if (nc < 0)
+        return nc;
+    out->ncall = nc;
+    const double hz = hw->clock_ghz * 1e9;
+    for (int i = 0; i < nc; i++) {
+        comet_model_dist_call *c = &out->call[i];
+        comet_model_coll_cost k = comet_model_coll_time(
+            &net, COMET_MODEL_ALLTOALL, m->ranks, c->bytes, COMET_MODEL_ALG_NONE);
+        c->seconds = k.cycles / hz;
+        out->coll_s += c->calls * c->seconds;
+    }
+    out->seconds = out->local_s + out->coll_s;
+    return isfinite(out->seconds) ? 0 : -ERANGE;
+}

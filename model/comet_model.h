@@ -1004,7 +1004,7 @@ int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_resu
 
 /** One distributed-kernel record predicted over its own link. */
 typedef struct comet_model_drow {
-    char op[24], variant[12]; /**< op, fused | unfused */
+    char op[24], variant[16]; /**< op, fused | unfused */
     char link[32]; /**< the record's link */
     double M, N, K; /**< GEMM dims; attention: Lq, Lk, d */
     double heads; /**< attention: batch x heads (0 otherwise) */
@@ -1018,7 +1018,9 @@ typedef struct comet_model_drow {
 
 /**
  * Predicts every valid dist_kernel record with ranks > 1 over its own link
- * (comet_model_dist_predict). Records whose link has no fit are skipped.
+ * (comet_model_dist_predict; op "gms" with workload "moe" and per-rank
+ * rank_loads: comet_model_moe_predict, row op "gms:moe", variant the
+ * dataflow, M the tokens). Records whose link has no fit are skipped.
  * @return rows written (<= cap) or -EINVAL.
  */
 int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
@@ -1027,6 +1029,9 @@ int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_reco
 /* ------------------------------------------------------------------ */
 /* Mixture-of-experts across ranks (model/moe.c, kernels/moe_dist.c)    */
 /* ------------------------------------------------------------------ */
+
+/** Most ranks a distributed MoE record is predicted at. */
+#define COMET_MODEL_MOE_MAXRANKS 256
 
 /** One rank's load in a distributed MoE layer. */
 typedef struct comet_model_moe_rank {

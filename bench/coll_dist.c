@@ -341,6 +341,7 @@ typedef struct moe_buf {
     comet_kernels_moe_input in;
     comet_kernels_gms_dataflow df;
     comet_kernels_gms_params prm;
+    comet_kernels_moe_ws ws;
     comet_kernels_coll_log log;
     int rc;
 } moe_buf;
@@ -348,7 +349,7 @@ typedef struct moe_buf {
 static int moe_call(void *vb)
 {
     moe_buf *b = vb;
-    int rc = comet_kernels_dist_moe(MPI_COMM_WORLD, &b->in, b->df, &b->prm, &b->log);
+    int rc = comet_kernels_dist_moe(MPI_COMM_WORLD, &b->in, b->df, &b->prm, &b->ws, &b->log);
     if (rc && !b->rc)
         b->rc = rc;
     return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
@@ -368,10 +369,9 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
     float *gate = malloc(T * 2 * sizeof *gate), *x = malloc(T * K * 4), *W = malloc(E * K * N * 4),
           *y = malloc(T * N * 4);
     size_t *per = calloc(E, sizeof *per);
-    comet_results_rank_load *ld = calloc((size_t)p, sizeof *ld);
     moe_buf b;
     memset(&b, 0, sizeof b);
-    ok = ex && gate && x && W && y && per && ld
+    ok = ex && gate && x && W && y && per
         && comet_kernels_moe_route(T, E, c->skew, 42, ex, gate) == 0;
     if (!comet_bench__coll_allmin(ok)) {
         if (rank == 0)
@@ -467,8 +467,8 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
             &cx->run, "dist_kernel", "gms", comet_kernels_gms_dataflow_name(c->df), shape, 1);
         json_object_set_new(rec, "dataflow", json_string(comet_kernels_gms_dataflow_name(c->df)));
         json_object_set_new(rec, "workload", json_string("moe"));
-        json_t *pa = json_pack("{s:s,s:I,s:I}", "split", "experts", "tile_m",
-            (json_int_t)b.prm.tile_m, "topk", (json_int_t)2);
+        json_t *pa = json_pack(
+            "{s:s,s:I}", "split", "experts", "tile_m", (json_int_t)b.prm.tile_m);
         comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
         double fl = 2.0 * (double)(T * 2) * (double)K * (double)N,
                by = 4.0 * ((double)T * (K + N) + (double)E * K * N);
@@ -499,7 +499,7 @@ out:
     free(W);
     free(y);
     free(per);
-    free(ld);
+    comet_kernels_moe_ws_free(&b.ws);
     return comet_bench__coll_bcast0(rc);
 }
 

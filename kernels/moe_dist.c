@@ -87,8 +87,37 @@ int comet_kernels_moe_route(size_t tokens, size_t experts, double skew, unsigned
     return 0;
 }
 
+void comet_kernels_moe_ws_free(comet_kernels_moe_ws *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < COMET_KERNELS_MOE_WS_SLOTS; i++)
+        free(w->buf[i]);
+    memset(w, 0, sizeof *w);
+}
+
+/* Buffer `i` of the workspace, at least `bytes` (grown, never shrunk: a
+ * caller's workspace keeps the MPI buffers mapped and warm across calls),
+ * zeroed on request. NULL when out of memory. */
+static void *ws_get(comet_kernels_moe_ws *w, int i, size_t bytes, int zero)
+{
+    if (bytes == 0)
+        bytes = 64;
+    if (w->cap[i] < bytes) {
+        free(w->buf[i]);
+        w->cap[i] = 0;
+        if (!(w->buf[i] = aligned_alloc(64, (bytes + 63) / 64 * 64)))
+            return NULL;
+        w->cap[i] = bytes;
+    }
+    if (zero)
+        memset(w->buf[i], 0, bytes);
+    return w->buf[i];
+}
+
 int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
-    comet_kernels_gms_dataflow df, const comet_kernels_gms_params *gp, comet_kernels_coll_log *log)
+    comet_kernels_gms_dataflow df, const comet_kernels_gms_params *gp, comet_kernels_moe_ws *wsp,
+    comet_kernels_coll_log *log)
 {
     int P = 1, r = 0, rc = 0;
     if (comm == MPI_COMM_NULL || !in || !gp || in->K == 0 || in->N == 0 || in->experts == 0
@@ -112,12 +141,15 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
     if (log)
         memset(log, 0, sizeof *log);
 
-    int *scnt = calloc((size_t)P * cmax, sizeof *scnt), *rcnt = calloc((size_t)P * cmax, sizeof *rcnt);
-    int *sc = malloc(4 * (size_t)P * sizeof *sc), *rc_ = malloc(4 * (size_t)P * sizeof *rc_);
-    size_t *pos = malloc(((size_t)P * cmax + 1) * sizeof *pos);
-    size_t *slot = malloc((rows ? rows : 1) * sizeof *slot);
-    float *sbuf = malloc((rows ? rows : 1) * K * sizeof(float));
-    float *back = malloc((rows ? rows : 1) * N * sizeof(float));
+    comet_kernels_moe_ws local = { { 0 }, { 0 } }, *w = wsp ? wsp : &local;
+    int *scnt = ws_get(w, 0, (size_t)P * cmax * sizeof(int), 1),
+        *rcnt = ws_get(w, 1, (size_t)P * cmax * sizeof(int), 1);
+    int *sc = ws_get(w, 2, 4 * (size_t)P * sizeof(int), 0),
+        *rc_ = ws_get(w, 3, 4 * (size_t)P * sizeof(int), 0);
+    size_t *pos = ws_get(w, 4, ((size_t)P * cmax + 1) * sizeof(size_t), 0);
+    size_t *slot = ws_get(w, 5, rows * sizeof(size_t), 0);
+    float *sbuf = ws_get(w, 6, rows * K * sizeof(float), 0);
+    float *back = ws_get(w, 7, rows * N * sizeof(float), 0);
     float *rbuf = NULL, *res = NULL;
     size_t *seg_ptr = NULL;
     uint32_t *idx = NULL;
@@ -171,10 +203,10 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
         R += g;
     }
     /* every rank reaches the collectives, also after a local error */
-    rbuf = malloc((R ? R : 1) * K * sizeof(float));
-    res = calloc((R ? R : 1) * N, sizeof(float));
-    seg_ptr = calloc(cmax + 1, sizeof *seg_ptr);
-    idx = malloc((R ? R : 1) * sizeof *idx);
+    rbuf = ws_get(w, 8, R * K * sizeof(float), 0);
+    res = ws_get(w, 9, R * N * sizeof(float), 1);
+    seg_ptr = ws_get(w, 10, (cmax + 1) * sizeof *seg_ptr, 1);
+    idx = ws_get(w, 11, R * sizeof *idx, 0);
     if (!rc && (!rbuf || !res || !seg_ptr || !idx))
         rc = -ENOMEM;
     if (rc) /* a peer still waits for our rows: send none, keep going */
@@ -213,7 +245,7 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
             .out = res };
         size_t wsb = 0;
         rc = comet_kernels_gms_workspace_size(&gi, df, gp, &wsb);
-        if (!rc && wsb && !(ws = malloc(wsb)))
+        if (!rc && wsb && !(ws = ws_get(w, 12, wsb, 0)))
             rc = -ENOMEM;
         if (!rc)
             rc = comet_kernels_gms(df, &gi, gp, ws, wsb);
@@ -235,24 +267,13 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
         memset(in->y, 0, in->tokens * N * sizeof(float));
     for (size_t k = 0; k < rows; k++) {
         size_t i = slot[k];
-        float g = in->gate[i], *y = in->y + (i / in->topk) * N;
-        const float *b = back + k * N;
+        float g = in->gate[i], *restrict y = in->y + (i / in->topk) * N;
+        const float *restrict b = back + k * N;
         for (size_t j = 0; j < N; j++)
             y[j] += g * b[j];
     }
 out:
-    free(scnt);
-    free(rcnt);
-    free(sc);
-    free(rc_);
-    free(pos);
-    free(slot);
-    free(sbuf);
-    free(back);
-    free(rbuf);
-    free(res);
-    free(seg_ptr);
-    free(idx);
-    free(ws);
+    if (!wsp)
+        comet_kernels_moe_ws_free(&local);
     return rc;
 }

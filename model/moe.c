@@ -72,14 +72,17 @@ int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, 
     one.cluster_net.dims[1] = 1;
     one.n_outer = 0;
     one.dram.bw = hw->dram.bw / P;
+    const double hz = hw->clock_ghz * 1e9;
     double worst = 0;
     for (int r = 0; r < m->ranks; r++) {
         const comet_model_moe_rank *x = &m->rank[r];
         /* pack: read the token rows, write the send buffer; combine: read
          * the returned rows, read-modify-write the output */
         double pk = 2 * x->sent * m->K * 4, cb = x->sent * m->N * 4 + 2 * x->tokens * m->N * 4;
-        double t = (pk > 0 ? pk / comet_model_cpu_level_bw(&one, pk, 1) : 0)
-            + (cb > 0 ? cb / comet_model_cpu_level_bw(&one, cb, 1) : 0);
+        /* the level bandwidths are bytes per cycle */
+        double t = ((pk > 0 ? pk / comet_model_cpu_level_bw(&one, pk, 1) : 0)
+                       + (cb > 0 ? cb / comet_model_cpu_level_bw(&one, cb, 1) : 0))
+            / hz;
         if (x->pairs > 0 && x->segments > 0) {
             comet_model_gms g = { .rows_in = x->pairs,
                 .rows_out = x->pairs,
@@ -113,7 +116,6 @@ int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, 
     if (nc < 0)
         return nc;
     out->ncall = nc;
-    const double hz = hw->clock_ghz * 1e9;
     for (int i = 0; i < nc; i++) {
         comet_model_dist_call *c = &out->call[i];
         comet_model_coll_cost k = comet_model_coll_time(

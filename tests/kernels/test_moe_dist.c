@@ -78,14 +78,15 @@ static void run_case(const moe_case *c)
         }
     }
     comet_model_moe mm = { .ranks = nranks, .K = (double)K, .N = (double)N, .experts = (double)E, .rank = ld };
+    comet_kernels_moe_ws ws = { { 0 }, { 0 } };
     for (int df = 1; df <= 4; df++) {
         comet_kernels_gms_params p = { .threads = 1, .tile_m = 8 };
         comet_kernels_coll_log log;
         in.y = y;
-        assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, &log), 0);
+        assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, &ws, &log), 0);
         p.threads = 2;
         in.y = y2;
-        assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, NULL), 0);
+        assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, NULL, NULL), 0);
         assert_memory_equal(y, y2, (t1 - t0) * N * 4);
         for (size_t t = t0; t < t1; t++)
             for (size_t j = 0; j < N; j++) {
@@ -118,6 +119,7 @@ static void run_case(const moe_case *c)
             assert_int_equal(log.e[i].calls, 1);
         }
     }
+    comet_kernels_moe_ws_free(&ws);
     free(ld);
     free(per);
     free(ex);
@@ -163,7 +165,7 @@ static void test_moe_owner(void **st)
     assert_int_equal(n, 0);
     comet_kernels_gms_params p = { .threads = 1 };
     comet_kernels_moe_input bad = { .tokens = 1, .K = 0, .N = 1, .experts = 1, .topk = 1 };
-    assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &bad, COMET_KERNELS_GMS_FUSED, &p, NULL),
+    assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &bad, COMET_KERNELS_GMS_FUSED, &p, NULL, NULL),
         -EINVAL);
 }
 

@@ -421,8 +421,8 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
     unsigned long long lb[COMET_KERNELS_MAX_COLL] = { 0 };
     for (int i = 0; i < b.log.n; i++)
         lb[i] = b.log.e[i].bytes;
-    MPI_Allreduce(MPI_IN_PLACE, lb, COMET_KERNELS_MAX_COLL, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-        MPI_COMM_WORLD);
+    MPI_Allreduce(
+        MPI_IN_PLACE, lb, COMET_KERNELS_MAX_COLL, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     comet_kernels_coll_log lg = b.log;
     for (int i = 0; i < lg.n; i++) {
         lg.e[i].bytes = (size_t)lb[i];
@@ -445,6 +445,20 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
             per[ex[i]]++;
         for (size_t e = 0; e < E; e++)
             maxseg = per[e] > maxseg ? per[e] : maxseg;
+        size_t *rs = calloc((size_t)p * 2, sizeof *rs); /* remote sent, received */
+        for (size_t i = 0; rs && i < T * 2; i++) {
+            size_t loc;
+            int from = 0, to = 0;
+            while ((size_t)(from + 1) < (size_t)p && T * (size_t)(from + 1) / (size_t)p <= i / 2)
+                from++;
+            for (; to < p; to++) {
+                comet_kernels_moe_owner(E, p, to, &loc, &e0);
+                if (ex[i] >= loc && ex[i] < loc + e0)
+                    break;
+            }
+            if (from != to)
+                rs[2 * from]++, rs[2 * to + 1]++;
+        }
         json_t *loads = json_array();
         for (int q = 0; q < p; q++) {
             size_t a = T * (size_t)q / (size_t)p, z = T * (size_t)(q + 1) / (size_t)p, f, m;
@@ -456,10 +470,13 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
                 mx = per[e] > mx ? per[e] : mx;
             }
             json_array_append_new(loads,
-                json_pack("{s:I,s:I,s:I,s:I,s:I}", "tokens", (json_int_t)(z - a), "sent",
+                json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "tokens", (json_int_t)(z - a), "sent",
                     (json_int_t)((z - a) * 2), "pairs", (json_int_t)pairs, "segments",
-                    (json_int_t)segs, "max_seg", (json_int_t)mx));
+                    (json_int_t)segs, "max_seg", (json_int_t)mx, "remote_sent",
+                    (json_int_t)(rs ? rs[2 * q] : 0), "remote_recv",
+                    (json_int_t)(rs ? rs[2 * q + 1] : 0)));
         }
+        free(rs);
         json_t *shape = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "rows", (json_int_t)T,
             "segments", (json_int_t)E, "pairs", (json_int_t)(T * 2), "max_seg", (json_int_t)maxseg,
             "K", (json_int_t)K, "N", (json_int_t)N, "skew", c->skew);
@@ -467,8 +484,7 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
             &cx->run, "dist_kernel", "gms", comet_kernels_gms_dataflow_name(c->df), shape, 1);
         json_object_set_new(rec, "dataflow", json_string(comet_kernels_gms_dataflow_name(c->df)));
         json_object_set_new(rec, "workload", json_string("moe"));
-        json_t *pa = json_pack(
-            "{s:s,s:I}", "split", "experts", "tile_m", (json_int_t)b.prm.tile_m);
+        json_t *pa = json_pack("{s:s,s:I}", "split", "experts", "tile_m", (json_int_t)b.prm.tile_m);
         comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
         double fl = 2.0 * (double)(T * 2) * (double)K * (double)N,
                by = 4.0 * ((double)T * (K + N) + (double)E * K * N);

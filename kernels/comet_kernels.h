@@ -463,8 +463,9 @@ void comet_kernels_moe_ws_free(comet_kernels_moe_ws *ws);
  * outputs return (MPI_Alltoallv) and are summed into y weighted by the
  * gates, in a fixed order (peer, expert, token): deterministic. ws (may be
  * NULL: buffers allocated and freed in the call) keeps the buffers. log (may be
- * NULL) receives the three all-to-alls: op "counts", "tokens" (this rank's
- * dispatched bytes) and "combine" (the bytes it returns). Every rank must
+ * NULL) receives the three all-to-alls: op "counts", "tokens" (the bytes
+ * this rank dispatches to other ranks) and "combine" (the bytes it returns
+ * to other ranks); its own rows are copied inside MPI and not counted. Every rank must
  * pass the same K, N, experts, topk and df; an argument error on one rank
  * only is returned there while the others wait in the collective.
  * @return 0, -EINVAL, -EOVERFLOW, -ENOMEM, -EIO (MPI), or the gms kernel's error.

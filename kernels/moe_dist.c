@@ -5,7 +5,9 @@
  *   1. counts: MPI_Alltoall of the rows each rank sends each peer per local
  *      expert of that peer (ceil(E/P) ints per peer);
  *   2. dispatch: MPI_Alltoallv of the routed token rows (K floats each),
- *      ordered by peer, then the peer's local expert, then (token, k);
+ *      ordered by peer, then the peer's local expert, then (token, k); the
+ *      rows a rank routes to its own experts are a copy inside MPI, and the
+ *      log counts the bytes that leave the rank;
  *   3. the local experts run as one gather-GEMM-scatter (comet_kernels_gms,
  *      one segment per local expert) over the received rows;
  *   4. combine: MPI_Alltoallv of the expert outputs (N floats per row) back
@@ -133,7 +135,8 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
         return -EINVAL;
     const size_t K = in->K, N = in->N, rows = in->tokens * in->topk;
     const size_t cmax = (in->experts + (size_t)P - 1) / (size_t)P;
-    if (rows > UINT32_MAX || (size_t)P * cmax > (size_t)INT32_MAX || rows * (K > N ? K : N) > INT32_MAX)
+    if (rows > UINT32_MAX || (size_t)P * cmax > (size_t)INT32_MAX
+        || rows * (K > N ? K : N) > INT32_MAX)
         return -EOVERFLOW;
     for (size_t i = 0; i < rows; i++)
         if (in->expert[i] >= in->experts || !isfinite(in->gate[i]))
@@ -184,7 +187,7 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
     /* 2. dispatch the token rows */
     int *scount = sc, *sdisp = sc + P, *rcount = rc_, *rdisp = rc_ + P;
     int *bcount = sc + 2 * P, *bdisp = sc + 3 * P, *ncount = rc_ + 2 * P, *ndisp = rc_ + 3 * P;
-    size_t R = 0, so = 0;
+    size_t R = 0, so = 0, off_s = 0, off_g = 0; /* rows to / from other ranks */
     for (int q = 0; q < P; q++) {
         size_t s = 0, g = 0;
         for (size_t e = 0; e < cmax; e++) {
@@ -201,6 +204,8 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
         ncount[q] = (int)(g * N), ndisp[q] = (int)(R * N); /* combine: send what was received */
         so += s;
         R += g;
+        off_s += q != r ? s : 0;
+        off_g += q != r ? g : 0;
     }
     /* every rank reaches the collectives, also after a local error */
     rbuf = ws_get(w, 8, R * K * sizeof(float), 0);
@@ -212,9 +217,9 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
     if (rc) /* a peer still waits for our rows: send none, keep going */
         for (int q = 0; q < P; q++)
             scount[q] = rcount[q] = bcount[q] = ncount[q] = 0;
-    int mrc = MPI_Alltoallv(sbuf, scount, sdisp, MPI_FLOAT, rbuf ? rbuf : sbuf, rcount, rdisp,
-        MPI_FLOAT, comm);
-    log_add(log, "tokens", so * K, so * K * sizeof(float));
+    int mrc = MPI_Alltoallv(
+        sbuf, scount, sdisp, MPI_FLOAT, rbuf ? rbuf : sbuf, rcount, rdisp, MPI_FLOAT, comm);
+    log_add(log, "tokens", off_s * K, off_s * K * sizeof(float));
     rc = rc ? rc : (mrc == MPI_SUCCESS ? 0 : -EIO);
 
     /* 3. the local experts: received rows grouped by (peer, expert); the
@@ -255,9 +260,9 @@ int comet_kernels_dist_moe(MPI_Comm comm, const comet_kernels_moe_input *in,
             bcount[q] = ncount[q] = 0;
 
     /* 4. combine: the outputs go back in the order they came */
-    mrc = MPI_Alltoallv(res ? res : back, ncount, ndisp, MPI_FLOAT, back, bcount, bdisp, MPI_FLOAT,
-        comm);
-    log_add(log, "combine", R * N, R * N * sizeof(float));
+    mrc = MPI_Alltoallv(
+        res ? res : back, ncount, ndisp, MPI_FLOAT, back, bcount, bdisp, MPI_FLOAT, comm);
+    log_add(log, "combine", off_g * N, off_g * N * sizeof(float));
     rc = rc ? rc : (mrc == MPI_SUCCESS ? 0 : -EIO);
     if (rc)
         goto out;

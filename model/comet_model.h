@@ -1040,6 +1040,8 @@ typedef struct comet_model_moe_rank {
     double pairs; /**< routed rows its experts receive, from every rank */
     double segments; /**< its experts that receive any row */
     double max_seg; /**< rows of its busiest expert */
+    double remote_sent; /**< of sent, rows to other ranks' experts */
+    double remote_recv; /**< of pairs, rows from other ranks' tokens */
 } comet_model_moe_rank;
 
 /** A distributed MoE layer: experts split over ranks, per-rank loads. */
@@ -1052,10 +1054,10 @@ typedef struct comet_model_moe {
 
 /**
  * The all-to-alls kernels/moe_dist.c issues, in order: "counts" (P x
- * ceil(E/P) ints a rank), "tokens" (the largest rank's dispatched rows x K
- * floats), "combine" (the largest rank's received rows x N floats); bytes
- * per rank, the largest rank's (the kernel logs its own; the bench records
- * the maximum over ranks). @return entries (0 at one rank) or -EINVAL.
+ * ceil(E/P) ints a rank), "tokens" (rows dispatched to other ranks x K
+ * floats), "combine" (rows returned to other ranks x N floats); bytes per
+ * rank, the largest rank's (the kernel logs its own; the bench records the
+ * maximum over ranks). @return entries (0 at one rank) or -EINVAL.
  */
 int comet_model_moe_colls(const comet_model_moe *m, comet_model_dist_call *out, int cap);
 
@@ -1063,8 +1065,10 @@ int comet_model_moe_colls(const comet_model_moe *m, comet_model_dist_call *out, 
  * Predicts the distributed MoE layer: local = the maximum over ranks of
  * (packing its rows + its experts' gather-GEMM-scatter in `dataflow` at
  * tile_m and threads, comet_model_gms_eval, + the weighted combine) with the
- * memory shared by the ranks; plus the three all-to-alls costed by the
- * fitted alltoall of `link` (NULL or "": hw's own links).
+ * memory shared by the ranks, its own rows copied through MPI as local
+ * memory work); plus the three all-to-alls, each costed by the fitted
+ * alltoall of `link` (NULL or "": hw's own links) at the uniform size whose
+ * (P-1)/P off-rank share is the largest rank's off-rank bytes.
  * @return 0, -EINVAL, -ENOENT (no fit of that link), -ERANGE, or gms_eval's error.
  */
 int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, int dataflow,

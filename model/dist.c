@@ -170,7 +170,9 @@ static int dist_moe_row(
             .sent = x->sent,
             .pairs = x->pairs,
             .segments = x->segments,
-            .max_seg = x->max_seg };
+            .max_seg = x->max_seg,
+            .remote_sent = x->remote_sent,
+            .remote_recv = x->remote_recv };
     }
     const comet_results_shape *sh = &rec->shape;
     comet_model_moe m

@@ -2,8 +2,9 @@
  * bulk-synchronous program it is: the slowest rank's local work (packing
  * its routed rows, its experts' gather-GEMM-scatter from model/gms.c, the
  * weighted combine) plus the three all-to-alls as explicit nodes, each
- * costed by the link's fitted alltoall at the largest rank's volume (every
- * rank waits for the one that moves the most). */
+ * costed by the link's fitted alltoall at the largest rank's off-rank
+ * volume (every rank waits for the one that moves the most; a rank's own
+ * rows are a local copy). */
 #include "comet_model.h"
 
 #include <errno.h>
@@ -32,7 +33,8 @@ static int moe_check(const comet_model_moe *m)
     for (int r = 0; r < m->ranks; r++) {
         const comet_model_moe_rank *x = &m->rank[r];
         if (!(x->pairs >= 0) || !(x->segments >= 0) || !(x->max_seg >= 0) || !(x->sent >= 0)
-            || !(x->tokens >= 0))
+            || !(x->tokens >= 0) || !(x->remote_sent >= 0 && x->remote_sent <= x->sent)
+            || !(x->remote_recv >= 0 && x->remote_recv <= x->pairs))
             return -EINVAL;
     }
     return 0;
@@ -48,8 +50,8 @@ int comet_model_moe_colls(const comet_model_moe *m, comet_model_dist_call *out, 
     const double P = m->ranks, cmax = ceil(m->experts / P);
     double sent = 0, back = 0;
     for (int r = 0; r < m->ranks; r++) {
-        sent = fmax(sent, m->rank[r].sent);
-        back = fmax(back, m->rank[r].pairs);
+        sent = fmax(sent, m->rank[r].remote_sent);
+        back = fmax(back, m->rank[r].remote_recv);
     }
     int n = moe_call(out, cap, 0, "counts", P * cmax * 4);
     n = moe_call(out, cap, n, "tokens", sent * m->K * 4);
@@ -76,13 +78,17 @@ int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, 
     double worst = 0;
     for (int r = 0; r < m->ranks; r++) {
         const comet_model_moe_rank *x = &m->rank[r];
-        /* pack: read the token rows, write the send buffer; combine: read
-         * the returned rows, read-modify-write the output */
-        double pk = 2 * x->sent * m->K * 4, cb = x->sent * m->N * 4 + 2 * x->tokens * m->N * 4;
-        /* the level bandwidths are bytes per cycle */
-        double t = ((pk > 0 ? pk / comet_model_cpu_level_bw(&one, pk, 1) : 0)
-                       + (cb > 0 ? cb / comet_model_cpu_level_bw(&one, cb, 1) : 0))
-            / hz;
+        /* pack: read the token rows, write the send buffer; zero the
+         * experts' output buffer; combine: read the returned rows,
+         * read-modify-write the output. Each at the bandwidth of the level
+         * that holds the call's buffers (all of them cycle every call). */
+        double pk = 2 * x->sent * m->K * 4, zr = x->pairs * m->N * 4,
+               cb = x->sent * m->N * 4 + 2 * x->tokens * m->N * 4,
+               self = 2 * (x->sent - x->remote_sent) * (m->K + m->N) * 4;
+        double foot = 4
+            * (x->tokens * (m->K + m->N) + x->sent * (m->K + m->N) + x->pairs * (m->K + m->N)
+                + ceil(m->experts / P) * m->K * m->N);
+        double t = (pk + zr + cb + self) / comet_model_cpu_level_bw(&one, foot, 1) / hz;
         if (x->pairs > 0 && x->segments > 0) {
             comet_model_gms g = { .rows_in = x->pairs,
                 .rows_out = x->pairs,
@@ -118,8 +124,10 @@ int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, 
     out->ncall = nc;
     for (int i = 0; i < nc; i++) {
         comet_model_dist_call *c = &out->call[i];
-        comet_model_coll_cost k = comet_model_coll_time(
-            &net, COMET_MODEL_ALLTOALL, m->ranks, c->bytes, COMET_MODEL_ALG_NONE);
+        /* the fits time uniform all-to-alls: (P-1)/P of their bytes leave
+         * the rank */
+        comet_model_coll_cost k = comet_model_coll_time(&net, COMET_MODEL_ALLTOALL, m->ranks,
+            !strcmp(c->op, "counts") ? c->bytes : c->bytes * P / (P - 1), COMET_MODEL_ALG_NONE);
         c->seconds = k.cycles / hz;
         out->coll_s += c->calls * c->seconds;
     }

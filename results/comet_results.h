@@ -128,6 +128,8 @@ typedef struct comet_results_rank_load {
     double pairs; /**< routed rows its experts received */
     double segments; /**< its experts that received any row */
     double max_seg; /**< rows of its busiest expert */
+    double remote_sent; /**< of sent, rows to other ranks */
+    double remote_recv; /**< of pairs, rows from other ranks */
 } comet_results_rank_load;
 
 /** One cache of a machine (probe description). */

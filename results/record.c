@@ -187,6 +187,8 @@ static const field load_fields[] = {
     { "pairs", F_INUM, offsetof(comet_results_rank_load, pairs), 0 },
     { "segments", F_INUM, offsetof(comet_results_rank_load, segments), 0 },
     { "max_seg", F_INUM, offsetof(comet_results_rank_load, max_seg), 0 },
+    { "remote_sent", F_INUM, offsetof(comet_results_rank_load, remote_sent), 0 },
+    { "remote_recv", F_INUM, offsetof(comet_results_rank_load, remote_recv), 0 },
 };
 #define NF(a) (sizeof(a) / sizeof(a)[0])
 

@@ -66,8 +66,22 @@ static void run_case(const moe_case *c)
         ld[q].tokens = (double)(b - a);
         ld[q].sent = (double)((b - a) * k2);
     }
-    for (size_t i = 0; i < T * k2; i++)
+    for (size_t i = 0; i < T * k2; i++) {
         per[ex[i]]++;
+        int from = 0, to = 0;
+        while (from + 1 < nranks && T * (size_t)(from + 1) / (size_t)nranks <= i / k2)
+            from++;
+        for (;; to++) {
+            size_t f, n;
+            comet_kernels_moe_owner(E, nranks, to, &f, &n);
+            if (ex[i] >= f && ex[i] < f + n)
+                break;
+        }
+        if (from != to) {
+            ld[from].remote_sent++;
+            ld[to].remote_recv++;
+        }
+    }
     for (int q = 0; q < nranks; q++) {
         size_t f, n;
         comet_kernels_moe_owner(E, nranks, q, &f, &n);
@@ -77,16 +91,21 @@ static void run_case(const moe_case *c)
             ld[q].max_seg = fmax(ld[q].max_seg, (double)per[e]);
         }
     }
-    comet_model_moe mm = { .ranks = nranks, .K = (double)K, .N = (double)N, .experts = (double)E, .rank = ld };
+    comet_model_moe mm
+        = { .ranks = nranks, .K = (double)K, .N = (double)N, .experts = (double)E, .rank = ld };
     comet_kernels_moe_ws ws = { { 0 }, { 0 } };
     for (int df = 1; df <= 4; df++) {
         comet_kernels_gms_params p = { .threads = 1, .tile_m = 8 };
         comet_kernels_coll_log log;
         in.y = y;
-        assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, &ws, &log), 0);
+        assert_int_equal(comet_kernels_dist_moe(
+                             MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, &ws, &log),
+            0);
         p.threads = 2;
         in.y = y2;
-        assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, NULL, NULL), 0);
+        assert_int_equal(comet_kernels_dist_moe(
+                             MPI_COMM_WORLD, &in, (comet_kernels_gms_dataflow)df, &p, NULL, NULL),
+            0);
         assert_memory_equal(y, y2, (t1 - t0) * N * 4);
         for (size_t t = t0; t < t1; t++)
             for (size_t j = 0; j < N; j++) {
@@ -100,8 +119,8 @@ static void run_case(const moe_case *c)
                 }
                 double got = y[(t - t0) * N + j];
                 if (!(fabs(got - want) <= 1e-5 + 1e-4 * fabs(want)))
-                    fail_msg("rank %d df %d token %zu col %zu: %g, want %g", rank, df, t, j, got,
-                        want);
+                    fail_msg(
+                        "rank %d df %d token %zu col %zu: %g, want %g", rank, df, t, j, got, want);
             }
         /* the model's program: the log's bytes, largest over ranks */
         unsigned long long b[COMET_KERNELS_MAX_COLL] = { 0 };
@@ -165,7 +184,8 @@ static void test_moe_owner(void **st)
     assert_int_equal(n, 0);
     comet_kernels_gms_params p = { .threads = 1 };
     comet_kernels_moe_input bad = { .tokens = 1, .K = 0, .N = 1, .experts = 1, .topk = 1 };
-    assert_int_equal(comet_kernels_dist_moe(MPI_COMM_WORLD, &bad, COMET_KERNELS_GMS_FUSED, &p, NULL, NULL),
+    assert_int_equal(
+        comet_kernels_dist_moe(MPI_COMM_WORLD, &bad, COMET_KERNELS_GMS_FUSED, &p, NULL, NULL),
         -EINVAL);
 }
 

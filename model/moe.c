@@ -106,7 +106,11 @@ int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, 
         }
         worst = fmax(worst, t);
     }
-    out->local_s = worst;
+    /* the ranks are processes of this machine running at once: each core
+     * delivers the share P x T cores running together give it (the gms
+     * model's own rule for T threads, comet_model_gms_core_share) */
+    const double share = comet_model_gms_core_share(hw, P * T) / comet_model_gms_core_share(hw, T);
+    out->local_s = worst / (share > 0 ? share : 1);
 
     comet_model_hw net = *hw;
     net.clusters = m->ranks;

@@ -327,6 +327,198 @@ out:
     return comet_bench__coll_bcast0(rc);
 }
 
+/* ------------------------------------------------------------------ */
+/* Distributed MoE (expert parallelism): op "gms", workload "moe"       */
+/* ------------------------------------------------------------------ */
+
+typedef struct moe_case {
+    size_t tokens, experts, K, N; /* tokens and experts over all ranks */
+    double skew;
+    comet_kernels_gms_dataflow df;
+} moe_case;
+
+typedef struct moe_buf {
+    comet_kernels_moe_input in;
+    comet_kernels_gms_dataflow df;
+    comet_kernels_gms_params prm;
+    comet_kernels_moe_ws ws;
+    comet_kernels_coll_log log;
+    int rc;
+} moe_buf;
+
+static int moe_call(void *vb)
+{
+    moe_buf *b = vb;
+    int rc = comet_kernels_dist_moe(MPI_COMM_WORLD, &b->in, b->df, &b->prm, &b->ws, &b->log);
+    if (rc && !b->rc)
+        b->rc = rc;
+    return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+/* Measures one MoE case: every rank builds the global routing (the moe
+ * generator), takes its token block and its experts, checks its output
+ * against a double-precision reference of its tokens; rank 0 writes the
+ * record with every rank's load and the all-to-alls (bytes: the largest
+ * rank's). Returns 0, 1 (wrong result / write error). */
+static int one_moe(coll_ctx *cx, const moe_case *c)
+{
+    const int rank = cx->rank, p = cx->p;
+    const size_t T = c->tokens, E = c->experts, K = c->K, N = c->N;
+    int rc = 0, ok = 1;
+    uint32_t *ex = malloc(T * 2 * sizeof *ex);
+    float *gate = malloc(T * 2 * sizeof *gate), *x = malloc(T * K * 4), *W = malloc(E * K * N * 4),
+          *y = malloc(T * N * 4);
+    size_t *per = calloc(E, sizeof *per);
+    moe_buf b;
+    memset(&b, 0, sizeof b);
+    ok = ex && gate && x && W && y && per
+        && comet_kernels_moe_route(T, E, c->skew, 42, ex, gate) == 0;
+    if (!comet_bench__coll_allmin(ok)) {
+        if (rank == 0)
+            fprintf(stderr, "comet: bench collectives: gms moe: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < T * K; i++)
+        x[i] = gen(5, i);
+    for (size_t i = 0; i < E * K * N; i++)
+        W[i] = 0.125f * gen(6, i);
+    size_t t0 = T * (size_t)rank / (size_t)p, t1 = T * (size_t)(rank + 1) / (size_t)p, e0, ne;
+    comet_kernels_moe_owner(E, p, rank, &e0, &ne);
+    b.in = (comet_kernels_moe_input) { .tokens = t1 - t0,
+        .K = K,
+        .N = N,
+        .experts = E,
+        .topk = 2,
+        .expert = ex + t0 * 2,
+        .gate = gate + t0 * 2,
+        .x = x + t0 * K,
+        .W = ne ? W + e0 * K * N : NULL,
+        .y = y };
+    b.df = c->df;
+    b.prm.threads = 1;
+    b.prm.tile_m = 48;
+    int krc = moe_call(&b);
+    double maxerr = 0;
+    for (size_t t = t0; krc == MPI_SUCCESS && t < t1; t++)
+        for (size_t j = 0; j < N; j++) {
+            double want = 0;
+            for (int s = 0; s < 2; s++) {
+                const float *w = W + ex[t * 2 + s] * K * N;
+                double d = 0;
+                for (size_t k = 0; k < K; k++)
+                    d += (double)x[t * K + k] * w[k * N + j];
+                want += gate[t * 2 + s] * d;
+            }
+            double e = fabs(y[(t - t0) * N + j] - want);
+            maxerr = e > maxerr ? e : maxerr;
+            if (!(e <= 1e-4 + 1e-3 * fabs(want)))
+                ok = 0;
+        }
+    ok = comet_bench__coll_allmin(ok && krc == MPI_SUCCESS);
+    MPI_Allreduce(MPI_IN_PLACE, &maxerr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    /* the record's all-to-alls: the largest rank's bytes */
+    unsigned long long lb[COMET_KERNELS_MAX_COLL] = { 0 };
+    for (int i = 0; i < b.log.n; i++)
+        lb[i] = b.log.e[i].bytes;
+    MPI_Allreduce(
+        MPI_IN_PLACE, lb, COMET_KERNELS_MAX_COLL, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    comet_kernels_coll_log lg = b.log;
+    for (int i = 0; i < lg.n; i++) {
+        lg.e[i].bytes = (size_t)lb[i];
+        lg.e[i].count = (size_t)lb[i] / 4;
+    }
+    for (int i = 0; i < 6; i++)
+        moe_call(&b);
+    double samples[32];
+    int n = 0, iters = 1, nmax = cx->job->full ? 15 : 7, nmin = cx->job->full ? 5 : 3;
+    int mrc = comet_bench__coll_measure(moe_call, &b, 1,
+        cx->job->min_sample_s > 0 ? cx->job->min_sample_s : 5e-3, nmin, nmax, cx->job->sample_cap_s,
+        samples, NULL, &n, &iters);
+    ok = ok && comet_bench__coll_allmin(mrc == MPI_SUCCESS && b.rc == 0);
+    if (rank == 0 && n > 0) {
+        char err[COMET_ERRLEN];
+        comet_bench_stats st;
+        comet_bench_stats_compute(samples, (size_t)n, &st);
+        size_t maxseg = 0;
+        for (size_t i = 0; i < T * 2; i++)
+            per[ex[i]]++;
+        for (size_t e = 0; e < E; e++)
+            maxseg = per[e] > maxseg ? per[e] : maxseg;
+        size_t *rs = calloc((size_t)p * 2, sizeof *rs); /* remote sent, received */
+        for (size_t i = 0; rs && i < T * 2; i++) {
+            size_t loc;
+            int from = 0, to = 0;
+            while ((size_t)(from + 1) < (size_t)p && T * (size_t)(from + 1) / (size_t)p <= i / 2)
+                from++;
+            for (; to < p; to++) {
+                comet_kernels_moe_owner(E, p, to, &loc, &e0);
+                if (ex[i] >= loc && ex[i] < loc + e0)
+                    break;
+            }
+            if (from != to)
+                rs[2 * from]++, rs[2 * to + 1]++;
+        }
+        json_t *loads = json_array();
+        for (int q = 0; q < p; q++) {
+            size_t a = T * (size_t)q / (size_t)p, z = T * (size_t)(q + 1) / (size_t)p, f, m;
+            size_t pairs = 0, segs = 0, mx = 0;
+            comet_kernels_moe_owner(E, p, q, &f, &m);
+            for (size_t e = f; e < f + m; e++) {
+                pairs += per[e];
+                segs += per[e] > 0;
+                mx = per[e] > mx ? per[e] : mx;
+            }
+            json_array_append_new(loads,
+                json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "tokens", (json_int_t)(z - a), "sent",
+                    (json_int_t)((z - a) * 2), "pairs", (json_int_t)pairs, "segments",
+                    (json_int_t)segs, "max_seg", (json_int_t)mx, "remote_sent",
+                    (json_int_t)(rs ? rs[2 * q] : 0), "remote_recv",
+                    (json_int_t)(rs ? rs[2 * q + 1] : 0)));
+        }
+        free(rs);
+        json_t *shape = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:f}", "rows", (json_int_t)T,
+            "segments", (json_int_t)E, "pairs", (json_int_t)(T * 2), "max_seg", (json_int_t)maxseg,
+            "K", (json_int_t)K, "N", (json_int_t)N, "skew", c->skew);
+        json_t *rec = comet_bench_record_new(
+            &cx->run, "dist_kernel", "gms", comet_kernels_gms_dataflow_name(c->df), shape, 1);
+        json_object_set_new(rec, "dataflow", json_string(comet_kernels_gms_dataflow_name(c->df)));
+        json_object_set_new(rec, "workload", json_string("moe"));
+        json_t *pa = json_pack("{s:s,s:I}", "split", "experts", "tile_m", (json_int_t)b.prm.tile_m);
+        comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
+        double fl = 2.0 * (double)(T * 2) * (double)K * (double)N,
+               by = 4.0 * ((double)T * (K + N) + (double)E * K * N);
+        json_object_set_new(rec, "flops", json_real(fl));
+        json_object_set_new(rec, "bytes", json_real(by));
+        json_object_set_new(rec, "gflops", json_real(fl / st.median * 1e-9));
+        json_object_set_new(rec, "gbs", json_real(by / st.median * 1e-9));
+        json_object_set_new(rec, "max_abs_err", json_real(maxerr));
+        json_object_set_new(rec, "collectives", log_json(&lg));
+        json_object_set_new(rec, "rank_loads", loads);
+        if (comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0) {
+            fprintf(stderr, "comet: bench collectives: %s\n", err);
+            rc = 1;
+        }
+        json_decref(rec);
+        if (!ok) {
+            fprintf(stderr,
+                "comet: bench collectives: distributed gms/moe %s returned a wrong result "
+                "(kernel code %d, max abs error %g)\n",
+                comet_kernels_gms_dataflow_name(c->df), b.rc, maxerr);
+            rc = 1;
+        }
+    }
+out:
+    free(ex);
+    free(gate);
+    free(x);
+    free(W);
+    free(y);
+    free(per);
+    comet_kernels_moe_ws_free(&b.ws);
+    return comet_bench__coll_bcast0(rc);
+}
+
 int comet_bench__coll_dist(coll_ctx *cx)
 {
     /* quick: small shapes (the row-statistics all-reduces are a visible
@@ -352,6 +544,21 @@ int comet_bench__coll_dist(coll_ctx *cx)
             dist_case c = set[i];
             c.v = v ? COMET_KERNELS_FUSED : COMET_KERNELS_UNFUSED;
             rc = one_case(cx, &c);
+        }
+    /* MoE over the ranks: tokens top-2 over experts (skewed popularity),
+     * the unfused and the fused local dataflow; full: all four, two skews */
+    static const moe_case mq[] = { { 4096, 8, 64, 64, 1.0, COMET_KERNELS_GMS_UNFUSED } };
+    static const moe_case mf[] = { { 16384, 8, 64, 64, 0.0, COMET_KERNELS_GMS_UNFUSED },
+        { 16384, 8, 64, 64, 2.0, COMET_KERNELS_GMS_UNFUSED } };
+    const moe_case *ms = cx->job->full ? mf : mq;
+    size_t nm = cx->job->full ? sizeof mf / sizeof *mf : sizeof mq / sizeof *mq;
+    for (size_t i = 0; i < nm && rc == 0; i++)
+        for (int df = 1; df <= 4 && rc == 0; df++) {
+            if (!cx->job->full && df != COMET_KERNELS_GMS_UNFUSED && df != COMET_KERNELS_GMS_FUSED)
+                continue;
+            moe_case c = ms[i];
+            c.df = (comet_kernels_gms_dataflow)df;
+            rc = one_moe(cx, &c);
         }
     return rc;
 }

@@ -1047,7 +1047,7 @@ int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_resu
 
 /** One distributed-kernel record predicted over its own link. */
 typedef struct comet_model_drow {
-    char op[24], variant[12]; /**< op, fused | unfused */
+    char op[24], variant[16]; /**< op, fused | unfused */
     char link[32]; /**< the record's link */
     double M, N, K; /**< GEMM dims; attention: Lq, Lk, d */
     double heads; /**< attention: batch x heads (0 otherwise) */
@@ -1061,11 +1061,61 @@ typedef struct comet_model_drow {
 
 /**
  * Predicts every valid dist_kernel record with ranks > 1 over its own link
- * (comet_model_dist_predict). Records whose link has no fit are skipped.
+ * (comet_model_dist_predict; op "gms" with workload "moe" and per-rank
+ * rank_loads: comet_model_moe_predict, row op "gms:moe", variant the
+ * dataflow, M the tokens). Records whose link has no fit are skipped.
  * @return rows written (<= cap) or -EINVAL.
  */
 int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
     comet_model_drow *rows, int cap);
+
+/* ------------------------------------------------------------------ */
+/* Mixture-of-experts across ranks (model/moe.c, kernels/moe_dist.c)    */
+/* ------------------------------------------------------------------ */
+
+/** Most ranks a distributed MoE record is predicted at. */
+#define COMET_MODEL_MOE_MAXRANKS 256
+
+/** One rank's load in a distributed MoE layer. */
+typedef struct comet_model_moe_rank {
+    double tokens; /**< its own tokens */
+    double sent; /**< routed rows it dispatches (tokens x topk) */
+    double pairs; /**< routed rows its experts receive, from every rank */
+    double segments; /**< its experts that receive any row */
+    double max_seg; /**< rows of its busiest expert */
+    double remote_sent; /**< of sent, rows to other ranks' experts */
+    double remote_recv; /**< of pairs, rows from other ranks' tokens */
+} comet_model_moe_rank;
+
+/** A distributed MoE layer: experts split over ranks, per-rank loads. */
+typedef struct comet_model_moe {
+    int ranks; /**< ranks (P) */
+    double K, N; /**< token width in, expert output width */
+    double experts; /**< experts over all ranks (E) */
+    const comet_model_moe_rank *rank; /**< ranks entries */
+} comet_model_moe;
+
+/**
+ * The all-to-alls kernels/moe_dist.c issues, in order: "counts" (P x
+ * ceil(E/P) ints a rank), "tokens" (rows dispatched to other ranks x K
+ * floats), "combine" (rows returned to other ranks x N floats); bytes per
+ * rank, the largest rank's (the kernel logs its own; the bench records the
+ * maximum over ranks). @return entries (0 at one rank) or -EINVAL.
+ */
+int comet_model_moe_colls(const comet_model_moe *m, comet_model_dist_call *out, int cap);
+
+/**
+ * Predicts the distributed MoE layer: local = the maximum over ranks of
+ * (packing its rows + its experts' gather-GEMM-scatter in `dataflow` at
+ * tile_m and threads, comet_model_gms_eval, + the weighted combine) with the
+ * memory shared by the ranks, its own rows copied through MPI as local
+ * memory work); plus the three all-to-alls, each costed by the fitted
+ * alltoall of `link` (NULL or "": hw's own links) at the uniform size whose
+ * (P-1)/P off-rank share is the largest rank's off-rank bytes.
+ * @return 0, -EINVAL, -ENOENT (no fit of that link), -ERANGE, or gms_eval's error.
+ */
+int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, int dataflow,
+    double tile_m, int threads, const char *link, comet_model_dist_pred *out);
 
 #ifdef __cplusplus
 }

@@ -169,6 +169,52 @@ int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_resu
     return 1;
 }
 
+/* A distributed MoE record (op "gms", workload "moe"): its per-rank loads
+ * predicted by model/moe.c. 0, or negative when it cannot be predicted. */
+static int dist_moe_row(
+    const comet_model_hw *hw, const comet_results_record *rec, comet_model_drow *row)
+{
+    comet_model_moe_rank ld[COMET_MODEL_MOE_MAXRANKS];
+    int df = 0;
+    if (!rec->workload || strcmp(rec->workload, "moe") || (int)rec->nrank_loads != rec->ranks
+        || rec->ranks > COMET_MODEL_MOE_MAXRANKS
+        || comet_model_gms_dataflow_parse(rec->dataflow, &df) != 0)
+        return -EINVAL;
+    for (int r = 0; r < rec->ranks; r++) {
+        const comet_results_rank_load *x = &rec->rank_loads[r];
+        ld[r] = (comet_model_moe_rank) { .tokens = x->tokens,
+            .sent = x->sent,
+            .pairs = x->pairs,
+            .segments = x->segments,
+            .max_seg = x->max_seg,
+            .remote_sent = x->remote_sent,
+            .remote_recv = x->remote_recv };
+    }
+    const comet_results_shape *sh = &rec->shape;
+    comet_model_moe m
+        = { .ranks = rec->ranks, .K = sh->K, .N = sh->N, .experts = sh->segments, .rank = ld };
+    memset(row, 0, sizeof *row);
+    const double tile = comet_results_has(rec->params.tile_m) ? rec->params.tile_m : 0;
+    const int T = rec->threads > 0 ? rec->threads : 1;
+    if (comet_model_moe_predict(hw, &m, df, tile, T, rec->link, &row->pred) != 0)
+        return -ERANGE;
+    snprintf(row->op, sizeof row->op, "gms:moe");
+    snprintf(row->variant, sizeof row->variant, "%s", comet_model_gms_dataflow_name(df));
+    snprintf(row->link, sizeof row->link, "%s", rec->link ? rec->link : "");
+    row->M = sh->rows;
+    row->N = sh->N;
+    row->K = sh->K;
+    row->threads = T;
+    row->ranks = rec->ranks;
+    row->measured_s = rec->stats.median_s;
+    row->ci_lo_s = rec->stats.ci_lo_s;
+    row->ci_hi_s = rec->stats.ci_hi_s;
+    row->load_others = rec->load.busy_others;
+    row->rel_err = fabs(row->pred.seconds - row->measured_s) / row->measured_s;
+    row->colls_match = comet_model_dist_matches(&row->pred, rec);
+    return 0;
+}
+
 int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
     comet_model_drow *rows, int cap)
 {
@@ -180,7 +226,14 @@ int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_reco
         const double med = rec->stats.median_s;
         comet_model_problem pb;
         if (rec->kind != COMET_RESULTS_DIST_KERNEL || rec->ranks < 2 || !(med > 0)
-            || rec->valid == 0 || comet_model_op_parse(rec->op, &pb.op) != 0)
+            || rec->valid == 0)
+            continue;
+        if (rec->op && !strcmp(rec->op, "gms")) {
+            if (dist_moe_row(hw, rec, &rows[k]) == 0)
+                k++;
+            continue;
+        }
+        if (comet_model_op_parse(rec->op, &pb.op) != 0)
             continue;
         const comet_results_shape *sh = &rec->shape;
         const int att = pb.op == COMET_MODEL_ATTENTION;

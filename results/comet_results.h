@@ -121,6 +121,17 @@ typedef struct comet_results_coll_call {
     double count, bytes, calls; /**< elements, bytes and calls per kernel call */
 } comet_results_coll_call;
 
+/** dist_kernel gms/moe records: one rank's load ("rank_loads" entries). */
+typedef struct comet_results_rank_load {
+    double tokens; /**< its own tokens */
+    double sent; /**< routed rows it dispatched */
+    double pairs; /**< routed rows its experts received */
+    double segments; /**< its experts that received any row */
+    double max_seg; /**< rows of its busiest expert */
+    double remote_sent; /**< of sent, rows to other ranks */
+    double remote_recv; /**< of pairs, rows from other ranks */
+} comet_results_rank_load;
+
 /** One cache of a machine (probe description). */
 typedef struct comet_results_cache {
     int level; /**< 1, 2, 3 */
@@ -189,6 +200,8 @@ typedef struct comet_results_record {
     double max_abs_err; /**< dist_kernel: largest error against the reference */
     comet_results_coll_call *collectives; /**< dist_kernel (owned), ncollectives entries */
     size_t ncollectives; /**< entries of collectives */
+    comet_results_rank_load *rank_loads; /**< dist_kernel gms/moe: per rank (owned) */
+    size_t nrank_loads; /**< entries of rank_loads */
     const json_t *env; /**< "env": free-form environment (tunables, thread variables, timer);
                             written as read, NULL absent */
     const json_t *settings; /**< run records: the bench's settings, free-form; written as read */

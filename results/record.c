@@ -180,6 +180,16 @@ static const field coll_fields[] = {
     { "calls", F_INUM, offsetof(comet_results_coll_call, calls), 0 },
     { "op", F_STR, offsetof(comet_results_coll_call, op), 0 },
 };
+/* dist_kernel gms/moe "rank_loads" entries */
+static const field load_fields[] = {
+    { "tokens", F_INUM, offsetof(comet_results_rank_load, tokens), 0 },
+    { "sent", F_INUM, offsetof(comet_results_rank_load, sent), 0 },
+    { "pairs", F_INUM, offsetof(comet_results_rank_load, pairs), 0 },
+    { "segments", F_INUM, offsetof(comet_results_rank_load, segments), 0 },
+    { "max_seg", F_INUM, offsetof(comet_results_rank_load, max_seg), 0 },
+    { "remote_sent", F_INUM, offsetof(comet_results_rank_load, remote_sent), 0 },
+    { "remote_recv", F_INUM, offsetof(comet_results_rank_load, remote_recv), 0 },
+};
 #define NF(a) (sizeof(a) / sizeof(a)[0])
 
 /* Reads the fields of table t from object o into the struct at base. A
@@ -527,6 +537,7 @@ void comet_results_record_free(comet_results_record *r)
     free(r->params.text);
     free(r->stats.samples_s);
     free(r->collectives);
+    free(r->rank_loads);
     json_decref(r->json);
     memset(r, 0, sizeof *r);
 }
@@ -600,6 +611,14 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
     json_array_foreach(cl, i, v)
     {
         read_fields(v, coll_fields, NF(coll_fields), &out->collectives[out->ncollectives++]);
+    }
+    const json_t *rl = json_object_get(rec, "rank_loads");
+    size_t nl = json_array_size(rl);
+    if (nl && !(out->rank_loads = calloc(nl, sizeof *out->rank_loads)))
+        goto nomem;
+    json_array_foreach(rl, i, v)
+    {
+        read_fields(v, load_fields, NF(load_fields), &out->rank_loads[out->nrank_loads++]);
     }
     if (!(out->shape.text = canon(sh)) || !(out->params.text = canon(pa)))
         goto nomem;
@@ -799,6 +818,15 @@ static json_t *to_json_table(const comet_results_record *r)
             rc = rc ? rc : (json_array_append_new(a, e) ? -ENOMEM : 0);
         }
         rc = rc ? rc : set_obj(o, "collectives", a);
+    }
+    if (!rc && r->nrank_loads) {
+        json_t *a = json_array();
+        for (size_t i = 0; a && !rc && i < r->nrank_loads; i++) {
+            json_t *e = json_object();
+            rc = e ? write_fields(e, load_fields, NF(load_fields), &r->rank_loads[i]) : -ENOMEM;
+            rc = rc ? rc : (json_array_append_new(a, e) ? -ENOMEM : 0);
+        }
+        rc = rc ? rc : set_obj(o, "rank_loads", a);
     }
 out:
     if (rc) {

@@ -2,7 +2,7 @@
 # Scale-out validation on real processes (issue #17): two ranks in two
 # network namespaces joined by a tbf-shaped veth (scripts/netns-veth.sh), at
 # one or more rates. For each rate it measures the link's own collectives
-# (ping-pong, all-reduce, all-gather over the message sizes the distributed
+# (ping-pong, all-reduce, all-gather, all-to-all over the message sizes the distributed
 # kernels send) and the distributed fused and unfused kernels (N-split
 # GEMM-Softmax / GEMM-LayerNorm, KV-split attention) over that link; then it
 # fits every link from its own collectives only (one profile, each link
@@ -88,7 +88,8 @@ fi
 
 # message sizes per rank: the kernels' row statistics (0.5-4 KiB), their
 # all-gathered slices and attention's partial outputs (64 KiB - 2 MiB), the
-# slice-width exchange (8 B)
+# slice-width exchange (8 B); the MoE layer's all-to-alls (32 B counts,
+# 0.5-1 MiB of token rows)
 if [ "$set" = full ]; then
     sizes=8,64,512,2K,4K,16K,64K,256K,512K,1M,2M,4M
     full=--full
@@ -114,7 +115,7 @@ for spec in $rates; do
     # other work takes from a long sample (a kernel loop moving more than
     # the bucket is in the sustained regime after its warm-up calls anyway)
     COMET_NETNS_DEV=$dev COMET_NETNS_BURST=$burst nice -n "$nice" "$netns" with "$rate" \
-        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather \
+        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather,alltoall \
             --algs auto --launches 1 --sizes $sizes --timeout $tmo --min-sample $ms \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench collectives $full --colls dist_kernels --timeout $tmo \

@@ -34,3 +34,11 @@ target_link_libraries(test_gms PRIVATE m)
 add_test(NAME test_kernels_dist_3 COMMAND ${MPIEXEC_EXECUTABLE} -n 3 $<TARGET_FILE:test_kernels_dist>)
 set_tests_properties(test_kernels_dist_3 PROPERTIES TIMEOUT 120 LABELS "kernels;mpi"
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+# Distributed MoE (expert parallelism): 2 ranks (3 experts on 2: uneven),
+# and 3 ranks (2 experts on 3: a rank without experts).
+comet_add_test(test_moe_dist SOURCES kernels/test_moe_dist.c LIBS comet_kernels comet_model RANKS 2
+               TIMEOUT 120 LABELS kernels mpi)
+target_link_libraries(test_moe_dist PRIVATE m)
+add_test(NAME test_moe_dist_3 COMMAND ${MPIEXEC_EXECUTABLE} -n 3 $<TARGET_FILE:test_moe_dist>)
+set_tests_properties(test_moe_dist_3 PROPERTIES TIMEOUT 120 LABELS "kernels;mpi"
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1")

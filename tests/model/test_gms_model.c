@@ -499,6 +499,75 @@ static void test_validate_synthetic(void **st)
     assert_true(vs.median_rel_err <= vs.p90_rel_err);
 }
 
+/* Distributed MoE (model/moe.c): predicted = local + the three all-to-alls,
+ * local = the slowest rank's, and a dist_kernel gms/moe record (with its
+ * rank_loads) is predicted by validate --distributed with the collectives
+ * it logged. */
+static void test_moe_dist_model(void **st)
+{
+    (void)st;
+    comet_model_moe_rank ld[2]
+        = { { 2048, 4096, 6010, 4, 2539, 1091, 3005 }, { 2048, 4096, 2182, 4, 674, 3005, 1091 } };
+    comet_model_moe m = { .ranks = 2, .K = 64, .N = 64, .experts = 8, .rank = ld };
+    comet_model_dist_pred a, b;
+    for (int df = 1; df <= 4; df++) {
+        assert_int_equal(comet_model_moe_predict(&hw, &m, df, 48, 1, NULL, &a), 0);
+        assert_int_equal(a.ncall, 3);
+        double c = 0;
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(a.call[i].kind, COMET_MODEL_ALLTOALL);
+            assert_true(a.call[i].seconds > 0);
+            c += a.call[i].seconds;
+        }
+        assert_true(fabs(a.coll_s - c) <= 1e-15 && fabs(a.seconds - a.local_s - a.coll_s) <= 1e-15);
+        assert_true(a.call[1].bytes == 3005.0 * 64 * 4 && a.call[2].bytes == 3005.0 * 64 * 4);
+        /* the light rank does not set the time; both heavy does not change it */
+        comet_model_moe_rank h[2] = { ld[0], ld[0] };
+        comet_model_moe mh = m;
+        mh.rank = h;
+        assert_int_equal(comet_model_moe_predict(&hw, &mh, df, 48, 1, NULL, &b), 0);
+        assert_true(fabs(b.local_s - a.local_s) <= 1e-12 * a.local_s);
+        h[1].pairs = 9000, h[1].max_seg = 4000;
+        assert_int_equal(comet_model_moe_predict(&hw, &mh, df, 48, 1, NULL, &b), 0);
+        assert_true(b.local_s > a.local_s);
+    }
+    comet_model_moe one = m;
+    one.ranks = 1;
+    assert_int_equal(comet_model_moe_predict(&hw, &one, 4, 48, 1, NULL, &a), 0);
+    assert_int_equal(a.ncall, 0);
+    assert_int_equal(comet_model_moe_predict(&hw, &m, 5, 48, 1, NULL, &a), -EINVAL);
+    ld[1].pairs = -1;
+    assert_int_equal(comet_model_moe_predict(&hw, &m, 4, 48, 1, NULL, &a), -EINVAL);
+
+    static const char line[]
+        = "{\"schema\":\"comet.record.v2\",\"kind\":\"dist_kernel\",\"run_id\":\"t\",\"op\":"
+          "\"gms\","
+          "\"variant\":\"fused\",\"dataflow\":\"fused\",\"workload\":\"moe\",\"shape\":{\"rows\":"
+          "4096,\"segments\":8,\"pairs\":8192,\"max_seg\":2539,\"K\":64,\"N\":64,\"skew\":1.0},"
+          "\"threads\":1,\"ranks\":2,\"params\":{\"split\":\"experts\",\"tile_m\":48},\"stats\":{"
+          "\"n\":3,\"median_s\":0.00093,\"ci_lo_s\":0.00092,\"ci_hi_s\":0.00096,\"min_s\":0.00092,"
+          "\"samples_s\":[0.00092,0.00093,0.00096]},\"valid\":true,\"collectives\":[{\"kind\":"
+          "\"alltoall\",\"count\":8,\"bytes\":32,\"calls\":1,\"op\":\"counts\"},{\"kind\":"
+          "\"alltoall\",\"count\":192320,\"bytes\":769280,\"calls\":1,\"op\":\"tokens\"},{"
+          "\"kind\":\"alltoall\",\"count\":192320,\"bytes\":769280,\"calls\":1,\"op\":"
+          "\"combine\"}],\"rank_loads\":[{\"tokens\":2048,\"sent\":4096,\"pairs\":6010,"
+          "\"segments\":4,\"max_seg\":2539,\"remote_sent\":1091,\"remote_recv\":3005},{\"tokens\":"
+          "2048,\"sent\":4096,\"pairs\":2182,"
+          "\"segments\":4,\"max_seg\":674,\"remote_sent\":3005,\"remote_recv\":1091}]}";
+    comet_results_record rec;
+    char err[256];
+    assert_int_equal(comet_results_parse_line(line, strlen(line), &rec, err, sizeof err), 0);
+    assert_int_equal((int)rec.nrank_loads, 2);
+    assert_true(rec.rank_loads[0].pairs == 6010 && rec.rank_loads[1].max_seg == 674);
+    comet_model_drow row;
+    assert_int_equal(comet_model_dist_validate(&hw, &rec, 1, &row, 1), 1);
+    assert_string_equal(row.op, "gms:moe");
+    assert_string_equal(row.variant, "fused");
+    assert_int_equal(row.colls_match, 1);
+    assert_true(row.M == 4096 && row.pred.ncall == 3);
+    comet_results_record_free(&rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_l1_full_tile),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_validate_synthetic),
+        cmocka_unit_test(test_moe_dist_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

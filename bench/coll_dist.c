@@ -241,6 +241,23 @@ static json_t *log_json(const comet_kernels_coll_log *log)
 }
 
 /* Measures one case; returns 0, 1 (wrong result / write error). */
+/* Six warm-up calls, then the timed samples the job's set asks for (the
+ * collectives' own sampler: each sample at least min_sample_s); the ranks'
+ * rc agreed. */
+static int time_kernel(
+    coll_ctx *cx, int (*call)(void *), void *b, const int *brc, double *samples, int *n, int *iters)
+{
+    for (int i = 0; i < 6; i++)
+        call(b);
+    const int nmax = cx->job->full ? 15 : 7, nmin = cx->job->full ? 5 : 3;
+    *n = 0;
+    *iters = 1;
+    int mrc = comet_bench__coll_measure(call, b, 1,
+        cx->job->min_sample_s > 0 ? cx->job->min_sample_s : 5e-3, nmin, nmax, cx->job->sample_cap_s,
+        samples, NULL, n, iters);
+    return comet_bench__coll_allmin(mrc == MPI_SUCCESS && *brc == 0);
+}
+
 static int one_case(coll_ctx *cx, const dist_case *c)
 {
     int rank = cx->rank, p = cx->p, rc = 0;
@@ -276,14 +293,9 @@ static int one_case(coll_ctx *cx, const dist_case *c)
     if (rank == 0)
         ok = ok && got && verify(&b, got, p, &maxerr);
     ok = comet_bench__coll_bcast0(ok);
-    for (int i = 0; i < 6; i++)
-        dist_call(&b);
     double samples[32];
-    int n = 0, iters = 1, nmax = cx->job->full ? 15 : 7, nmin = cx->job->full ? 5 : 3;
-    int mrc = comet_bench__coll_measure(dist_call, &b, 1,
-        cx->job->min_sample_s > 0 ? cx->job->min_sample_s : 5e-3, nmin, nmax, cx->job->sample_cap_s,
-        samples, NULL, &n, &iters);
-    ok = ok && comet_bench__coll_allmin(mrc == MPI_SUCCESS && b.rc == 0);
+    int n = 0, iters = 1;
+    ok = time_kernel(cx, dist_call, &b, &b.rc, samples, &n, &iters) && ok;
     if (rank == 0 && n > 0) {
         char err[COMET_ERRLEN];
         comet_bench_stats st;
@@ -428,14 +440,9 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
         lg.e[i].bytes = (size_t)lb[i];
         lg.e[i].count = (size_t)lb[i] / 4;
     }
-    for (int i = 0; i < 6; i++)
-        moe_call(&b);
     double samples[32];
-    int n = 0, iters = 1, nmax = cx->job->full ? 15 : 7, nmin = cx->job->full ? 5 : 3;
-    int mrc = comet_bench__coll_measure(moe_call, &b, 1,
-        cx->job->min_sample_s > 0 ? cx->job->min_sample_s : 5e-3, nmin, nmax, cx->job->sample_cap_s,
-        samples, NULL, &n, &iters);
-    ok = ok && comet_bench__coll_allmin(mrc == MPI_SUCCESS && b.rc == 0);
+    int n = 0, iters = 1;
+    ok = time_kernel(cx, moe_call, &b, &b.rc, samples, &n, &iters) && ok;
     if (rank == 0 && n > 0) {
         char err[COMET_ERRLEN];
         comet_bench_stats st;

@@ -1008,6 +1008,13 @@ typedef struct comet_model_dist_call {
     double seconds; /**< predicted time of one call over the link */
 } comet_model_dist_call;
 
+/**
+ * Appends one collective call to out (at index n, if n < cap).
+ * @return the new count (n + 1, or n when out is full).
+ */
+int comet_model_dist_call_add(comet_model_dist_call *out, int cap, int n, comet_model_coll kind,
+    const char *op, double count, double bytes, double calls);
+
 /** A distributed kernel's prediction: local compute plus its collectives. */
 typedef struct comet_model_dist_pred {
     double seconds; /**< local_s + coll_s */

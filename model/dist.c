@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int call_add(comet_model_dist_call *out, int cap, int n, comet_model_coll kind,
+int comet_model_dist_call_add(comet_model_dist_call *out, int cap, int n, comet_model_coll kind,
     const char *op, double count, double bytes, double calls)
 {
     if (n >= cap)
@@ -41,30 +41,35 @@ int comet_model_dist_colls(
         if (!fused) {
             /* slice widths (one integer each, MPI_Allgather), then the
              * M x n slices (MPI_Allgatherv: slices may differ in width) */
-            n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
-            return call_add(out, cap, n, COMET_MODEL_ALLGATHERV, "", M * nl, M * nl * 4, 1);
+            n = comet_model_dist_call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
+            return comet_model_dist_call_add(
+                out, cap, n, COMET_MODEL_ALLGATHERV, "", M * nl, M * nl * 4, 1);
         }
         if (pb->op == COMET_MODEL_GEMM_SOFTMAX) {
-            n = call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "max", M, M * 4, 1);
-            return call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M, M * 4, 1);
+            n = comet_model_dist_call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "max", M, M * 4, 1);
+            return comet_model_dist_call_add(
+                out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M, M * 4, 1);
         }
         /* LayerNorm merges in double: row sums plus the width, then the
          * squared deviations from the global mean */
-        n = call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M + 1, (M + 1) * 8, 1);
-        return call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M, M * 8, 1);
+        n = comet_model_dist_call_add(
+            out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M + 1, (M + 1) * 8, 1);
+        return comet_model_dist_call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "sum", M, M * 8, 1);
     }
     case COMET_MODEL_ATTENTION: {
         const double bh = pb->heads, lq = pb->lq, d = pb->d, lk = floor(pb->lk / P);
         if (!fused) {
             /* per head: the score slices gathered into full rows; then the
              * partial outputs summed */
-            n = call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
-            n = call_add(out, cap, n, COMET_MODEL_ALLGATHERV, "", lq * lk, lq * lk * 4, bh);
-            return call_add(
+            n = comet_model_dist_call_add(out, cap, n, COMET_MODEL_ALLGATHER, "widths", 1, 8, 1);
+            n = comet_model_dist_call_add(
+                out, cap, n, COMET_MODEL_ALLGATHERV, "", lq * lk, lq * lk * 4, bh);
+            return comet_model_dist_call_add(
                 out, cap, n, COMET_MODEL_ALLREDUCE, "sum", bh * lq * d, bh * lq * d * 4, 1);
         }
-        n = call_add(out, cap, n, COMET_MODEL_ALLREDUCE, "max", bh * lq, bh * lq * 4, 1);
-        return call_add(
+        n = comet_model_dist_call_add(
+            out, cap, n, COMET_MODEL_ALLREDUCE, "max", bh * lq, bh * lq * 4, 1);
+        return comet_model_dist_call_add(
             out, cap, n, COMET_MODEL_ALLREDUCE, "sum", bh * lq * (d + 1), bh * lq * (d + 1) * 4, 1);
     }
     default:

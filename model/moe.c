@@ -12,20 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int moe_call(comet_model_dist_call *out, int cap, int n, const char *op, double bytes)
-{
-    if (n >= cap)
-        return n;
-    comet_model_dist_call *c = &out[n];
-    memset(c, 0, sizeof *c);
-    c->kind = COMET_MODEL_ALLTOALL;
-    snprintf(c->op, sizeof c->op, "%s", op);
-    c->count = bytes / 4;
-    c->bytes = bytes;
-    c->calls = 1;
-    return n + 1;
-}
-
 static int moe_check(const comet_model_moe *m)
 {
     if (!m || m->ranks < 1 || !m->rank || !(m->K >= 1) || !(m->N >= 1) || !(m->experts >= 1))
@@ -53,9 +39,12 @@ int comet_model_moe_colls(const comet_model_moe *m, comet_model_dist_call *out, 
         sent = fmax(sent, m->rank[r].remote_sent);
         back = fmax(back, m->rank[r].remote_recv);
     }
-    int n = moe_call(out, cap, 0, "counts", P * cmax * 4);
-    n = moe_call(out, cap, n, "tokens", sent * m->K * 4);
-    return moe_call(out, cap, n, "combine", back * m->N * 4);
+    int n = comet_model_dist_call_add(
+        out, cap, 0, COMET_MODEL_ALLTOALL, "counts", P * cmax, P * cmax * 4, 1);
+    n = comet_model_dist_call_add(
+        out, cap, n, COMET_MODEL_ALLTOALL, "tokens", sent * m->K, sent * m->K * 4, 1);
+    return comet_model_dist_call_add(
+        out, cap, n, COMET_MODEL_ALLTOALL, "combine", back * m->N, back * m->N * 4, 1);
 }
 
 int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, int dataflow,

@@ -241,6 +241,27 @@ static json_t *log_json(const comet_kernels_coll_log *log)
 }
 
 /* Measures one case; returns 0, 1 (wrong result / write error). */
+/* The tail every distributed-kernel record shares: its work (FLOP, bytes
+ * and their rates at the median), the largest error against the reference
+ * (-1: not checked) and the collectives the kernel logged; appended to the
+ * results and released. 1 if the append failed (said on stderr). */
+static int finish_record(coll_ctx *cx, json_t *rec, double fl, double by, double median,
+    double maxerr, const comet_kernels_coll_log *log)
+{
+    char err[COMET_ERRLEN];
+    json_object_set_new(rec, "flops", json_real(fl));
+    json_object_set_new(rec, "bytes", json_real(by));
+    json_object_set_new(rec, "gflops", json_real(fl / median * 1e-9));
+    json_object_set_new(rec, "gbs", json_real(by / median * 1e-9));
+    json_object_set_new(rec, "max_abs_err", json_real(isfinite(maxerr) ? maxerr : -1));
+    json_object_set_new(rec, "collectives", log_json(log));
+    const int bad = comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0;
+    if (bad)
+        fprintf(stderr, "comet: bench collectives: %s\n", err);
+    json_decref(rec);
+    return bad;
+}
+
 /* Six warm-up calls, then the timed samples the job's set asks for (the
  * collectives' own sampler: each sample at least min_sample_s); the ranks'
  * rc agreed. */
@@ -297,7 +318,6 @@ static int one_case(coll_ctx *cx, const dist_case *c)
     int n = 0, iters = 1;
     ok = time_kernel(cx, dist_call, &b, &b.rc, samples, &n, &iters) && ok;
     if (rank == 0 && n > 0) {
-        char err[COMET_ERRLEN];
         comet_bench_stats st;
         comet_bench_stats_compute(samples, (size_t)n, &st);
         comet_kernels_shape gs = global_shape(c, p);
@@ -310,17 +330,8 @@ static int one_case(coll_ctx *cx, const dist_case *c)
             : json_pack("{s:s,s:I}", "split", "N", "n_local", (json_int_t)c->n);
         json_object_set_new(pa, "tile_m", json_integer((json_int_t)b.prm.tile_m));
         comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
-        json_object_set_new(rec, "flops", json_real(fl));
-        json_object_set_new(rec, "bytes", json_real(by));
-        json_object_set_new(rec, "gflops", json_real(fl / st.median * 1e-9));
-        json_object_set_new(rec, "gbs", json_real(by / st.median * 1e-9));
-        json_object_set_new(rec, "max_abs_err", json_real(isfinite(maxerr) ? maxerr : -1));
-        json_object_set_new(rec, "collectives", log_json(&b.log));
-        if (comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0) {
-            fprintf(stderr, "comet: bench collectives: %s\n", err);
+        if (finish_record(cx, rec, fl, by, st.median, maxerr, &b.log))
             rc = 1;
-        }
-        json_decref(rec);
         if (!ok) {
             fprintf(stderr,
                 "comet: bench collectives: distributed %s/%s returned a wrong result "
@@ -444,7 +455,6 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
     int n = 0, iters = 1;
     ok = time_kernel(cx, moe_call, &b, &b.rc, samples, &n, &iters) && ok;
     if (rank == 0 && n > 0) {
-        char err[COMET_ERRLEN];
         comet_bench_stats st;
         comet_bench_stats_compute(samples, (size_t)n, &st);
         size_t maxseg = 0;
@@ -495,18 +505,9 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
         comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
         double fl = 2.0 * (double)(T * 2) * (double)K * (double)N,
                by = 4.0 * ((double)T * (K + N) + (double)E * K * N);
-        json_object_set_new(rec, "flops", json_real(fl));
-        json_object_set_new(rec, "bytes", json_real(by));
-        json_object_set_new(rec, "gflops", json_real(fl / st.median * 1e-9));
-        json_object_set_new(rec, "gbs", json_real(by / st.median * 1e-9));
-        json_object_set_new(rec, "max_abs_err", json_real(maxerr));
-        json_object_set_new(rec, "collectives", log_json(&lg));
         json_object_set_new(rec, "rank_loads", loads);
-        if (comet_results_writer_append(&cx->w, rec, err, sizeof err) != 0) {
-            fprintf(stderr, "comet: bench collectives: %s\n", err);
+        if (finish_record(cx, rec, fl, by, st.median, maxerr, &lg))
             rc = 1;
-        }
-        json_decref(rec);
         if (!ok) {
             fprintf(stderr,
                 "comet: bench collectives: distributed gms/moe %s returned a wrong result "

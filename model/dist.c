@@ -4,6 +4,7 @@
  * link the record ran on. The kernels are bulk-synchronous (every
  * collective blocks on the result the next pass needs), so the two add. */
 #include "comet_model.h"
+#include "dist_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -77,6 +78,42 @@ int comet_model_dist_colls(
     }
 }
 
+void comet_model__dist_rank_hw(const comet_model_hw *hw, int p, int threads, comet_model_hw *one)
+{
+    *one = *hw;
+    one->cores = threads > 0 ? threads : 1;
+    one->clusters = 1;
+    one->cluster_net.dims[0] = 1;
+    one->cluster_net.dims[1] = 1;
+    one->n_outer = 0;
+    /* the ranks are processes of this machine: they share its memory */
+    one->dram.bw = hw->dram.bw / (p > 0 ? p : 1);
+}
+
+double comet_model__dist_share(const comet_model_hw *hw, int p, int threads)
+{
+    const double T = threads > 0 ? threads : 1;
+    const double share
+        = comet_model_gms_core_share(hw, (p > 0 ? p : 1) * T) / comet_model_gms_core_share(hw, T);
+    return share > 0 ? share : 1;
+}
+
+int comet_model__dist_net(
+    const comet_model_hw *hw, int p, const char *link, comet_model_hw *net, char *name, size_t len)
+{
+    *net = *hw;
+    net->clusters = p;
+    net->cluster_net.dims[0] = p;
+    net->cluster_net.dims[1] = 1;
+    net->n_outer = 0;
+    if (link && *link) {
+        if (comet_model_links_for_transport(hw, link, &net->links) != 0)
+            return -ENOENT; /* no fit of that link: no prediction over another */
+        snprintf(name, len, "%s", link);
+    }
+    return 0;
+}
+
 int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
     int threads, int p, const char *link, comet_model_dist_pred *out)
 {
@@ -95,14 +132,8 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
         sl.N = floor(pb->N / P);
     if (!(att ? sl.lk >= 1 : sl.N >= 1))
         return -EINVAL;
-    comet_model_hw one = *hw;
-    one.cores = threads > 0 ? threads : 1;
-    one.clusters = 1;
-    one.cluster_net.dims[0] = 1;
-    one.cluster_net.dims[1] = 1;
-    one.n_outer = 0;
-    /* the ranks are processes of this machine: they share its memory */
-    one.dram.bw = hw->dram.bw / P;
+    comet_model_hw one;
+    comet_model__dist_rank_hw(hw, p, threads, &one);
     comet_model_mapping mp;
     comet_model_local_mapping(&one, &sl, 0, 0, one.cores, 1, &mp);
     comet_model_result r;
@@ -125,21 +156,14 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
      * pass over all N (Lk) columns: p times the slice's pass */
     if (!fused)
         out->local_s += (P - 1) * r.t_pass / hz;
-    /* the ranks run at once on p x threads cores of this machine: each
-     * gets the share of a core that many cores deliver together */
-    out->local_s /= comet_model_gms_core_share(hw, P * one.cores);
+    /* the ranks run at once on p x threads cores of this machine */
+    out->local_s /= comet_model__dist_share(hw, p, one.cores);
 
     /* the collectives, over the link the record names */
-    comet_model_hw net = *hw;
-    net.clusters = p;
-    net.cluster_net.dims[0] = p;
-    net.cluster_net.dims[1] = 1;
-    net.n_outer = 0;
-    if (link && *link) {
-        if (comet_model_links_for_transport(hw, link, &net.links) != 0)
-            return -ENOENT; /* no fit of that link: no prediction over another */
-        snprintf(out->link, sizeof out->link, "%s", link);
-    }
+    comet_model_hw net;
+    int rc = comet_model__dist_net(hw, p, link, &net, out->link, sizeof out->link);
+    if (rc)
+        return rc;
     int nc = comet_model_dist_colls(pb, fused, p, out->call, COMET_MODEL_DIST_MAXCALLS);
     if (nc < 0)
         return nc;

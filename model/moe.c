@@ -6,6 +6,7 @@
  * volume (every rank waits for the one that moves the most; a rank's own
  * rows are a local copy). */
 #include "comet_model.h"
+#include "dist_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -56,13 +57,8 @@ int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, 
     memset(out, 0, sizeof *out);
     const double P = m->ranks, T = threads > 0 ? threads : 1;
     /* a rank alone on its cores, the machine's memory shared by the ranks */
-    comet_model_hw one = *hw;
-    one.cores = (int)T;
-    one.clusters = 1;
-    one.cluster_net.dims[0] = 1;
-    one.cluster_net.dims[1] = 1;
-    one.n_outer = 0;
-    one.dram.bw = hw->dram.bw / P;
+    comet_model_hw one;
+    comet_model__dist_rank_hw(hw, m->ranks, (int)T, &one);
     const double hz = hw->clock_ghz * 1e9;
     double worst = 0;
     for (int r = 0; r < m->ranks; r++) {
@@ -95,22 +91,13 @@ int comet_model_moe_predict(const comet_model_hw *hw, const comet_model_moe *m, 
         }
         worst = fmax(worst, t);
     }
-    /* the ranks are processes of this machine running at once: each core
-     * delivers the share P x T cores running together give it (the gms
-     * model's own rule for T threads, comet_model_gms_core_share) */
-    const double share = comet_model_gms_core_share(hw, P * T) / comet_model_gms_core_share(hw, T);
-    out->local_s = worst / (share > 0 ? share : 1);
+    /* the ranks are processes of this machine running at once (the gms
+     * model already charges the rank's own T threads) */
+    out->local_s = worst / comet_model__dist_share(hw, m->ranks, (int)T);
 
-    comet_model_hw net = *hw;
-    net.clusters = m->ranks;
-    net.cluster_net.dims[0] = m->ranks;
-    net.cluster_net.dims[1] = 1;
-    net.n_outer = 0;
-    if (link && *link) {
-        if (comet_model_links_for_transport(hw, link, &net.links) != 0)
-            return -ENOENT;
-        snprintf(out->link, sizeof out->link, "%s", link);
-    }
+    comet_model_hw net;
+    if ((rc = comet_model__dist_net(hw, m->ranks, link, &net, out->link, sizeof out->link)) != 0)
+        return rc;
     int nc = comet_model_moe_colls(m, out->call, COMET_MODEL_DIST_MAXCALLS);
     if (nc < 0)
         return nc;

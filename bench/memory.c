@@ -376,6 +376,46 @@ static int row_valid(const row_ctx *r)
 
 #define QUICK_MAX_ARRAY (512ull << 20)
 
+/* The fused kernels' epilogue: rows read from an L2-resident tile and their
+ * results written either into a second L2-resident tile (cache) or streamed
+ * out with non-temporal stores to a buffer beyond the LLC (stream), one tile
+ * after another. The difference per row is the part of the stores' time the
+ * row loop waits for (calibration: vector.store_stall). */
+#define STORE_WIDTHS 2
+static const size_t store_width[STORE_WIDTHS] = { 1024, 4096 };
+
+typedef struct store_ctx {
+    int layernorm, stream;
+    size_t width, tile_rows, tiles;
+    const float *x, *gamma, *beta;
+    float *y; /* cache: one tile; stream: tiles x tile_rows rows */
+} store_ctx;
+
+static float *store_tile_out(const store_ctx *c, size_t t)
+{
+    return c->stream ? c->y + t * c->tile_rows * c->width : c->y;
+}
+
+static int store_fn(void *ctx, size_t reps)
+{
+    const store_ctx *c = ctx;
+    const comet_kernels_stores st
+        = c->stream ? COMET_KERNELS_STORES_STREAM : COMET_KERNELS_STORES_CACHED;
+    for (size_t k = 0; k < reps; k++) {
+        for (size_t t = 0; t < c->tiles; t++) {
+            float *y = store_tile_out(c, t);
+            int rc = c->layernorm ? comet_kernels_layernorm_rows_ex(c->tile_rows, c->width, c->x,
+                         c->width, y, c->width, c->gamma, c->beta, 1e-5f, 1, st)
+                                  : comet_kernels_softmax_rows_ex(c->tile_rows, c->width, c->x,
+                                      c->width, y, c->width, 1.0f, 1, st);
+            if (rc)
+                return rc;
+        }
+        __asm__ __volatile__("" ::: "memory");
+    }
+    return 0;
+}
+
 int comet_bench_memory_run(
     const comet_bench_opts *o, json_t *machine, comet_bench_summary *sum, char *err, size_t errlen)
 {
@@ -461,7 +501,8 @@ int comet_bench_memory_run(
         goto fail;
     }
 
-    size_t total = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS + 2 * ROW_WIDTHS;
+    size_t total
+        = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS + 3 * ROW_WIDTHS + 4 * STORE_WIDTHS;
     bench_session_progress(&s, "bench memory", total);
     double best_triad[2] = { 0, 0 };
 
@@ -574,6 +615,57 @@ int comet_bench_memory_run(
         snprintf(note, sizeof note, "%s rows of %zu: %.1f ns/row", name, r.width,
             res.stats.median * 1e9 / (double)r.rows);
         /* flops as comet_kernels_flops counts the epilogues */
+        rc = emit(&s, rec, &res, (ln ? 8.0 : 5.0) * n, 8.0 * n, valid, err, errlen);
+        comet_bench_result_free(&res);
+        if (rc)
+            goto fail;
+        bench_session_step(&s, note);
+    }
+    /* The epilogue's stores: softmax and LayerNorm rows of 1024 and 4096
+     * from a tile of at most a quarter of L2, cached against streamed. */
+    const size_t tile_bytes = (size_t)(l2 / 4 < (256u << 10) ? l2 / 4 : (256u << 10));
+    for (int w = 0; w < 2 * STORE_WIDTHS * 2 && !s.stop; w++) {
+        const int ln = w / (2 * STORE_WIDTHS), stream = w % 2;
+        const size_t width = store_width[(w / 2) % STORE_WIDTHS];
+        store_ctx c
+            = { ln, stream, width, tile_bytes / (width * sizeof(float)), 0, vx, NULL, NULL, NULL };
+        if (c.tile_rows < 1)
+            c.tile_rows = 1;
+        c.tiles = n_stream / (c.tile_rows * width);
+        if (c.tiles < 1 || 2 * c.tile_rows * width > n_stream)
+            continue; /* a buffer below two tiles: nothing to stream to */
+        float *g = malloc(2 * width * sizeof(float));
+        if (!g) {
+            rc = comet_util_seterr(err, errlen, -ENOMEM, "bench memory: out of memory");
+            goto fail;
+        }
+        for (size_t j = 0; j < width; j++)
+            g[j] = 1.0f, g[width + j] = 0.0f;
+        c.gamma = g;
+        c.beta = g + width;
+        /* cache: the output tile right after the input tile */
+        c.y = stream ? vy : vx + c.tile_rows * width;
+        rc = comet_bench_measure(&s.cfg, store_fn, &c, &res, err, errlen);
+        row_ctx chk = { c.tile_rows, width, ln, vx, c.gamma, c.beta,
+            store_tile_out(&c, c.tiles - 1), NULL, NULL };
+        int valid = rc ? 0 : row_valid(&chk);
+        free(g);
+        if (rc)
+            goto fail;
+        const double rows = (double)(c.tiles * c.tile_rows), n = rows * (double)width;
+        const char *name = ln ? "layernorm_row_store" : "softmax_row_store";
+        json_t *rec = comet_bench_record_new(&s.run, "vecop", name, bench_vecop_impl(),
+            json_pack("{s:I,s:I}", "n", (json_int_t)n, "width", (json_int_t)width), 1);
+        if (rec) {
+            json_object_set_new(rec, "params",
+                json_pack("{s:s,s:s,s:I}", "regime", stream ? "stream" : "cache", "dtype", "f32",
+                    "tile_m", (json_int_t)c.tile_rows));
+            json_object_set_new(rec, "ns_per_elem", json_real(res.stats.median * 1e9 / n));
+            json_object_set_new(rec, "ns_per_row", json_real(res.stats.median * 1e9 / rows));
+        }
+        char note[96];
+        snprintf(note, sizeof note, "%s rows of %zu %s: %.1f ns/row", name, width,
+            stream ? "streamed" : "cached", res.stats.median * 1e9 / rows);
         rc = emit(&s, rec, &res, (ln ? 8.0 : 5.0) * n, 8.0 * n, valid, err, errlen);
         comet_bench_result_free(&res);
         if (rc)

@@ -281,6 +281,134 @@ fail:
 /* Vector ops                                                         */
 /* ------------------------------------------------------------------ */
 
+/* Seconds per row of a row-pass record, rescaled where others were busy. */
+static double row_seconds(const comet_results_record *r)
+{
+    const double med = r->stats.median_s;
+    return med > 0 && r->ns_per_row > 0 ? r->ns_per_row * 1e-9 * cal_record_time(r) / med : NAN;
+}
+
+/* The median of the matching records' seconds per row at one width (NAN: none). */
+static double row_median(
+    const comet_results_record *recs, size_t n, const char *op, const char *regime, double width)
+{
+    double v[16];
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < 16; i++) {
+        const comet_results_record *r = &recs[i];
+        if (r->kind != COMET_RESULTS_VECOP || !r->valid || strcmp(r->op, op) || !r->params.regime
+            || strcmp(r->params.regime, regime) || r->shape.width != width)
+            continue;
+        const double t = row_seconds(r);
+        if (t > 0)
+            v[m++] = t;
+    }
+    if (!m)
+        return NAN;
+    gsl_sort(v, 1, m);
+    return gsl_stats_median_from_sorted_data(v, 1, m);
+}
+
+/* The row passes at every measured width, in cache (the narrow rows of
+ * softmax_row / layernorm_row and the epilogue's wide rows from an L2 tile,
+ * *_row_store cache), as a table the model interpolates; and the share of
+ * the streamed stores the row loop hides: per width, 1 - (streamed - cached)
+ * / (the row's bytes at the 1-thread DRAM bandwidth), the median over
+ * widths and both ops, within [0, 1]. */
+static int fit_row_widths(
+    cal_ctx *cx, const comet_results_record *recs, size_t n, json_t *vj, char *err, size_t errlen)
+{
+    static const char *const narrow[2] = { "softmax_row", "layernorm_row" },
+                             *const wide[2] = { "softmax_row_store", "layernorm_row_store" },
+                             *const key[2] = { "softmax", "layernorm" };
+    const double hz = cx->ghz * 1e9;
+    json_t *tab = json_object(), *hid = json_array();
+    double hidden[2 * COMET_MODEL_ROW_TAB];
+    size_t nh = 0;
+    if (!tab || !hid)
+        goto nomem;
+    for (int o = 0; o < 2; o++) {
+        double w[COMET_MODEL_ROW_TAB], c[COMET_MODEL_ROW_TAB];
+        int m = 0;
+        /* the distinct widths of both record kinds, increasing */
+        for (size_t i = 0; i < n; i++) {
+            const comet_results_record *r = &recs[i];
+            if (r->kind != COMET_RESULTS_VECOP || !r->valid || !r->params.regime
+                || strcmp(r->params.regime, "cache")
+                || (strcmp(r->op, narrow[o]) && strcmp(r->op, wide[o])) || !(r->shape.width > 0))
+                continue;
+            int k = 0, dup = 0;
+            for (k = 0; k < m; k++)
+                dup |= w[k] == r->shape.width;
+            if (dup || m == COMET_MODEL_ROW_TAB)
+                continue;
+            for (k = m; k > 0 && w[k - 1] > r->shape.width; k--)
+                w[k] = w[k - 1];
+            w[k] = r->shape.width;
+            m++;
+        }
+        for (int k = 0; k < m; k++) {
+            double t = row_median(recs, n, narrow[o], "cache", w[k]);
+            if (!(t > 0))
+                t = row_median(recs, n, wide[o], "cache", w[k]);
+            c[k] = t * hz;
+            /* a wider row never costs less (noise between two widths) */
+            if (k > 0 && !(c[k] > c[k - 1]))
+                c[k] = c[k - 1] * (1 + 1e-6);
+            const double ts = row_median(recs, n, wide[o], "stream", w[k]),
+                         tc = row_median(recs, n, wide[o], "cache", w[k]);
+            const double bw = cx->hw->dram.core_bw * hz; /* bytes/s, 1 thread */
+            if (ts > 0 && tc > 0 && bw > 0 && nh < 2 * COMET_MODEL_ROW_TAB) {
+                const double store = w[k] * sizeof(float) / bw;
+                const double h = fmin(fmax(1 - (ts - tc) / store, 0), 1);
+                hidden[nh++] = h;
+                json_array_append_new(hid,
+                    json_pack("{s:s,s:f,s:f,s:f,s:f,s:f}", "op", key[o], "width", w[k],
+                        "cached_ns_per_row", tc * 1e9, "streamed_ns_per_row", ts * 1e9,
+                        "stores_ns_per_row", store * 1e9, "hidden", h));
+            }
+        }
+        if (m < 2)
+            continue;
+        for (int k = 0; k < m; k++) {
+            cx->hw->row_tab_w[o][k] = w[k];
+            cx->hw->row_tab_cycles[o][k] = c[k];
+        }
+        cx->hw->row_tab_n[o] = m;
+        json_t *ws = json_array(), *cs = json_array();
+        for (int k = 0; k < m; k++) {
+            json_array_append_new(ws, json_real(w[k]));
+            json_array_append_new(cs, json_real(c[k]));
+        }
+        json_object_set_new(
+            tab, key[o], json_pack("{s:o,s:o}", "widths", ws, "cycles_per_row", cs));
+    }
+    json_object_set_new(tab, "method",
+        json_string("cycles per row at each width, in cache (softmax_row / layernorm_row, and "
+                    "*_row_store from an L2-resident tile into one); the model interpolates "
+                    "piecewise-linearly, past the widest point along its last segment"));
+    json_object_set_new(vj, "row_pass_widths", tab);
+    tab = NULL;
+    if (nh) {
+        gsl_sort(hidden, 1, nh);
+        cx->hw->store_hidden = gsl_stats_median_from_sorted_data(hidden, 1, nh);
+        json_object_set_new(vj, "store_hidden",
+            json_pack("{s:f,s:o,s:s}", "value", cx->hw->store_hidden, "points", hid, "method",
+                "per width: 1 - (streamed - cached) / (the row's bytes at the 1-thread DRAM "
+                "bandwidth), within [0, 1]; the median over widths and ops"));
+    } else {
+        json_decref(hid);
+        json_object_set_new(vj, "store_hidden",
+            json_string("not measured (softmax_row_store / layernorm_row_store records, cached "
+                        "and streamed)"));
+    }
+    return 0;
+nomem:
+    json_decref(tab);
+    json_decref(hid);
+    return comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
+}
+
 int cal_fit_vector(
     cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
@@ -407,6 +535,8 @@ int cal_fit_vector(
                 "whose rows run this loop (vector.row_elem_cycles / ln_row_elem_cycles; "
                 "dist_ln_*: the fused distributed LayerNorm's local passes)"));
     }
+    if ((rc = fit_row_widths(cx, recs, n, vj, err, errlen)))
+        goto fail;
     json_object_set_new(cx->fits, "vector", vj);
     vj = NULL;
 fail:

@@ -224,6 +224,27 @@ int comet_kernels_softmax_rows(
 int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx, float *Y,
     size_t ldy, const float *gamma, const float *beta, float eps, int threads);
 
+/** How a row pass writes its output. */
+typedef enum comet_kernels_stores {
+    COMET_KERNELS_STORES_AUTO = 0, /**< non-temporal when the output is 16 MiB or more */
+    COMET_KERNELS_STORES_CACHED = 1, /**< ordinary stores (the lines stay in the caches) */
+    COMET_KERNELS_STORES_STREAM = 2, /**< non-temporal stores whatever the size */
+} comet_kernels_stores;
+
+/**
+ * The row passes with the store policy stated: the benchmark of the fused
+ * kernels' epilogue (rows from an L2-resident tile, results streamed out)
+ * calls them on one tile at a time, which the size rule would keep cached.
+ * Softmax streams only when its scratch rows could be allocated.
+ * @return 0, or -EINVAL for bad arguments or an unknown policy.
+ */
+int comet_kernels_softmax_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *Y,
+    size_t ldy, float scale, int threads, comet_kernels_stores stores);
+/** LayerNorm rows with the store policy stated (see comet_kernels_softmax_rows_ex). */
+int comet_kernels_layernorm_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *Y,
+    size_t ldy, const float *gamma, const float *beta, float eps, int threads,
+    comet_kernels_stores stores);
+
 /* ------------------------------------------------------------------ */
 /* Distributed variants (ranks are COMET's spatial clusters)           */
 /* ------------------------------------------------------------------ */

@@ -1129,18 +1129,42 @@ static void thread_rows(size_t M, size_t *r0, size_t *r1)
     *r1 = M * (t + 1) / nt;
 }
 
+/* The policy's decision for an output of M x N floats: 1 stream, 0 cache,
+ * -1 an unknown policy. */
+static int stores_stream(comet_kernels_stores stores, size_t M, size_t N)
+{
+    switch (stores) {
+    case COMET_KERNELS_STORES_AUTO:
+        return (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
+    case COMET_KERNELS_STORES_CACHED:
+        return 0;
+    case COMET_KERNELS_STORES_STREAM:
+        return 1;
+    }
+    return -1;
+}
+
 int comet_kernels_softmax_rows(
     size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy, float scale, int threads)
 {
-    return kern_softmax_rows_ex(M, N, X, ldx, Y, ldy, scale, threads, 1);
+    return comet_kernels_softmax_rows_ex(
+        M, N, X, ldx, Y, ldy, scale, threads, COMET_KERNELS_STORES_AUTO);
 }
 
 int kern_softmax_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *Y, size_t ldy,
     float scale, int threads, int may_stream)
 {
-    if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !isfinite(scale))
+    return comet_kernels_softmax_rows_ex(M, N, X, ldx, Y, ldy, scale, threads,
+        may_stream ? COMET_KERNELS_STORES_AUTO : COMET_KERNELS_STORES_CACHED);
+}
+
+int comet_kernels_softmax_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *Y,
+    size_t ldy, float scale, int threads, comet_kernels_stores stores)
+{
+    const int stream = stores_stream(stores, M, N);
+    if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !isfinite(scale)
+        || stream < 0)
         return -EINVAL;
-    int stream = may_stream && (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
 #pragma omp parallel num_threads(threads)
     {
         size_t r0, r1;
@@ -1160,10 +1184,18 @@ int kern_softmax_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *
 int comet_kernels_layernorm_rows(size_t M, size_t N, const float *X, size_t ldx, float *Y,
     size_t ldy, const float *gamma, const float *beta, float eps, int threads)
 {
+    return comet_kernels_layernorm_rows_ex(
+        M, N, X, ldx, Y, ldy, gamma, beta, eps, threads, COMET_KERNELS_STORES_AUTO);
+}
+
+int comet_kernels_layernorm_rows_ex(size_t M, size_t N, const float *X, size_t ldx, float *Y,
+    size_t ldy, const float *gamma, const float *beta, float eps, int threads,
+    comet_kernels_stores stores)
+{
+    const int stream = stores_stream(stores, M, N);
     if (!X || !Y || M == 0 || N == 0 || ldx < N || ldy < N || threads <= 0 || !(eps > 0)
-        || !isfinite(eps))
+        || !isfinite(eps) || stream < 0)
         return -EINVAL;
-    int stream = (double)M * (double)N * sizeof(float) >= (double)stream_min_bytes;
 #pragma omp parallel num_threads(threads)
     {
         size_t r0, r1;

@@ -501,27 +501,27 @@ comet_model_coll_cost comet_model_coll_time(
             l.a0 = lk->p2p_alpha_s * cyc_per_s;
             l.beta = lk->p2p_beta_s * cyc_per_s;
         }
-        /* the group takes the most compact block of the mesh that holds it
-         * (a 2 x 2 block of a 4 x 2 mesh, not a row of 4): as square as
-         * the dimensions allow */
-        {
-            int x = (int)ceil(sqrt((double)pl));
-            if (x > nets[i]->dims[0])
-                x = nets[i]->dims[0];
-            while (x < pl && (pl + x - 1) / x > (nets[i]->dims[1] > 0 ? nets[i]->dims[1] : 1))
-                x++;
-            l.X = x < 1 ? 1 : x;
-        }
-        l.Y = (pl + l.X - 1) / l.X;
+        /* the group takes the block of the network that holds it at the
+         * least cost: every width that fits (a 2 x 2 block of a 4 x 2 mesh,
+         * or a row of 4; on a grown network the smaller network's own block
+         * is among them, so more nodes never make a group slower) */
+        const int dx = nets[i]->dims[0] > 0 ? nets[i]->dims[0] : 1,
+                  dy = nets[i]->dims[1] > 0 ? nets[i]->dims[1] : 1;
         acc best = { INFINITY, 0 };
         comet_model_alg ba = COMET_MODEL_ALG_NONE;
-        for (comet_model_alg a = COMET_MODEL_ALG_RING; a <= COMET_MODEL_ALG_IN_NETWORK; a++) {
-            if (force != COMET_MODEL_ALG_NONE && force != a)
+        for (int x = 1; x <= dx && x <= pl; x++) {
+            if ((pl + x - 1) / x > dy)
                 continue;
-            acc c = level_alg(&l, coll, n, a);
-            if (c.t < best.t) {
-                best = c;
-                ba = a;
+            l.X = x;
+            l.Y = (pl + x - 1) / x;
+            for (comet_model_alg a = COMET_MODEL_ALG_RING; a <= COMET_MODEL_ALG_IN_NETWORK; a++) {
+                if (force != COMET_MODEL_ALG_NONE && force != a)
+                    continue;
+                acc c = level_alg(&l, coll, n, a);
+                if (c.t < best.t) {
+                    best = c;
+                    ba = a;
+                }
             }
         }
         total += best.t;

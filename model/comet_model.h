@@ -182,6 +182,9 @@ enum {
     COMET_MODEL_NVOP
 };
 
+/** Most row widths a row-pass table holds (comet_model_hw.row_tab_w). */
+#define COMET_MODEL_ROW_TAB 8
+
 /** Maximum points per axis of a GEMM efficiency grid. */
 #define COMET_MODEL_GRID_MAX 16
 
@@ -284,6 +287,20 @@ typedef struct comet_model_hw {
      *  double) per row and per element in cache (vector.dist_ln_row_cycles,
      *  vector.dist_ln_elem_cycles; 0: not measured, the LayerNorm row pass stands). */
     double dist_ln_row_cycles, dist_ln_elem_cycles;
+    /** CPU: the row passes' measured cycles per row at several row widths
+     *  (vector.row_pass_widths; [0] softmax, [1] LayerNorm; n 0: not measured, the
+     *  line row_cycles + row_elem_cycles x width stands). A row of width w costs the
+     *  piecewise-linear interpolation of these points (beyond the widest, its last
+     *  segment's slope): rows wider than L1 cost more per element than the narrow
+     *  rows the line is fitted on (Zen 4, softmax: 0.81 cycles per element fitted on
+     *  16-256, 0.97 measured at 4096). */
+    int row_tab_n[2];
+    double row_tab_w[2][COMET_MODEL_ROW_TAB], row_tab_cycles[2][COMET_MODEL_ROW_TAB];
+    /** CPU: the fraction of a fused epilogue's streamed result stores hidden under its
+     *  row loop (vector.store_hidden, 0..1; 0: not measured, the loop waits for every
+     *  store, the reading before it was measured). calibrate measures the row passes
+     *  from an L2-resident tile writing either into cache or streamed beyond the LLC. */
+    double store_hidden;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */
@@ -365,6 +382,11 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
  * m = 16 -> 1.125, m = 60 or 66 -> 1.
  */
 double comet_model_micro_tile_factor(const comet_model_hw *hw, double m);
+
+/** Cycles a CPU row pass takes over one row of `width` elements from the
+ *  measured table (vector.row_pass_widths; ln_rows: LayerNorm's, else
+ *  softmax's), interpolated piecewise-linearly; NAN when not measured. */
+double comet_model_row_pass_cycles(const comet_model_hw *hw, int ln_rows, double width);
 
 /**
  * Efficiency of the fused kernels' own GEMM at the whole problem's (M, N, K,

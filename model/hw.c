@@ -479,6 +479,41 @@ static int load_axis(const comet_util_doc *g, const char *key, double *dst, int 
     return 0;
 }
 
+/* vector.row_pass_widths: {softmax: {widths: [...], cycles: [...]},
+ * layernorm: {...}}, each list increasing, as many cycles as widths */
+static int load_row_tab(const comet_util_doc *t, comet_model_hw *hw, char *err, size_t errlen)
+{
+    static const char *const keys[] = { "softmax", "layernorm", NULL };
+    static const char *const sk[] = { "widths", "cycles", NULL };
+    char w[256];
+    int rc;
+    if (t->kind != COMET_DOC_MAP)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: 'row_pass_widths' must be a map",
+            comet_util_doc_where(t, w, sizeof w));
+    if ((rc = comet_util_doc_check_keys(t, keys, err, errlen)))
+        return rc;
+    for (int o = 0; o < 2; o++) {
+        const comet_util_doc *e = comet_util_doc_get(t, keys[o]);
+        int nc = 0;
+        if (!e)
+            continue;
+        if (e->kind != COMET_DOC_MAP)
+            return comet_util_seterr(err, errlen, -EINVAL, "%s: '%s' must be a map",
+                comet_util_doc_where(e, w, sizeof w), keys[o]);
+        if ((rc = comet_util_doc_check_keys(e, sk, err, errlen))
+            || (rc = load_axis(e, "widths", hw->row_tab_w[o], &hw->row_tab_n[o],
+                    COMET_MODEL_ROW_TAB, err, errlen))
+            || (rc = load_axis(
+                    e, "cycles", hw->row_tab_cycles[o], &nc, COMET_MODEL_ROW_TAB, err, errlen)))
+            return rc;
+        if (nc != hw->row_tab_n[o])
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "%s: '%s' needs as many cycles as widths (%d and %d)",
+                comet_util_doc_where(e, w, sizeof w), keys[o], nc, hw->row_tab_n[o]);
+    }
+    return 0;
+}
+
 static int load_grid(
     const comet_util_doc *g, comet_model_grid *gr, double vmax, char *err, size_t errlen)
 {
@@ -1008,9 +1043,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
             goto fail;
     }
 
-    static const char *const vk[]
-        = { "width", "cycles", "energy_pj", "row_cycles", "ln_row_cycles", "row_elem_cycles",
-              "ln_row_elem_cycles", "dist_ln_row_cycles", "dist_ln_elem_cycles", NULL };
+    static const char *const vk[] = { "width", "cycles", "energy_pj", "row_cycles", "ln_row_cycles",
+        "row_elem_cycles", "ln_row_elem_cycles", "dist_ln_row_cycles", "dist_ln_elem_cycles",
+        "row_pass_widths", "store_hidden", NULL };
     double width;
     if ((rc = need_map(d, "vector", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, vk, err, errlen)))
@@ -1023,6 +1058,10 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUM(sec, "ln_row_elem_cycles", 0, 0, 1e6, hw->ln_row_elem_cycles);
     NUM(sec, "dist_ln_row_cycles", 0, 0, 1e6, hw->dist_ln_row_cycles);
     NUM(sec, "dist_ln_elem_cycles", 0, 0, 1e6, hw->dist_ln_elem_cycles);
+    NUM(sec, "store_hidden", 0, 0, 1, hw->store_hidden);
+    if ((sub = comet_util_doc_get(sec, "row_pass_widths")) != NULL
+        && (rc = load_row_tab(sub, hw, err, errlen)))
+        goto fail;
     const comet_util_doc *cy = comet_util_doc_get(sec, "cycles"),
                          *en = comet_util_doc_get(sec, "energy_pj");
     for (int i = 0; i < COMET_MODEL_NVOP; i++) {
@@ -1204,6 +1243,18 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     if (vec && hw->dist_ln_elem_cycles > 0) {
         json_object_set_new(vec, "dist_ln_row_cycles", json_real(hw->dist_ln_row_cycles));
         json_object_set_new(vec, "dist_ln_elem_cycles", json_real(hw->dist_ln_elem_cycles));
+    }
+    if (vec && hw->store_hidden > 0)
+        json_object_set_new(vec, "store_hidden", json_real(hw->store_hidden));
+    if (vec && (hw->row_tab_n[0] > 0 || hw->row_tab_n[1] > 0)) {
+        static const char *const rk[2] = { "softmax", "layernorm" };
+        json_t *rt = json_object();
+        for (int o = 0; o < 2; o++)
+            if (hw->row_tab_n[o] > 0)
+                json_object_set_new(rt, rk[o],
+                    json_pack("{s:o,s:o}", "widths", axis_json(hw->row_tab_w[o], hw->row_tab_n[o]),
+                        "cycles", axis_json(hw->row_tab_cycles[o], hw->row_tab_n[o])));
+        json_object_set_new(vec, "row_pass_widths", rt);
     }
     json_object_set_new(j, "vector", vec);
     if (hw->links.p2p_beta_s > 0 || hw->links.nfits > 0) {

@@ -47,8 +47,46 @@ double comet_model_micro_tile_factor(const comet_model_hw *hw, double m)
     return (full * mr + (rest <= 0 ? 0 : rest <= edge ? edge : mr)) / m;
 }
 
+/* The row passes were measured at several widths (from an L2-resident tile
+ * into an L2-resident result: their stores are in the table). */
+static int row_tab_measured(const comet_model_hw *hw)
+{
+    return hw->row_tab_n[0] > 0 || hw->row_tab_n[1] > 0;
+}
+
+/* A CPU core's epilogue over a block: its row loop (tv) and its result
+ * stores (t_out at the level the result goes to). Unmeasured, the loop waits
+ * for every store (write-combining buffers full: measured so on a Zen 5 VM).
+ * Measured (vector.store_hidden), a result that stays in L2 is the regime
+ * the row passes were timed in, and beyond it the loop waits for the part of
+ * the stores it does not hide; the stores' bandwidth bounds the block. */
+static double epilogue_cycles(const comet_model_hw *hw, double tv, double t_out, double y_bytes)
+{
+    if (!row_tab_measured(hw) && !(hw->store_hidden > 0))
+        return tv + t_out;
+    const double exposed = y_bytes <= hw->lb.capacity ? 0 : (1 - hw->store_hidden) * t_out;
+    return fmax(tv + exposed, t_out);
+}
+
+double comet_model_row_pass_cycles(const comet_model_hw *hw, int ln_rows, double width)
+{
+    const int o = ln_rows ? 1 : 0, n = hw->row_tab_n[o];
+    if (n < 1 || !(width > 0))
+        return NAN;
+    const double *w = hw->row_tab_w[o], *c = hw->row_tab_cycles[o];
+    if (n == 1)
+        return c[0] * width / w[0];
+    /* the segment that holds width; below the first and beyond the last
+     * point, the nearest segment's line */
+    int i = 0;
+    while (i < n - 2 && width > w[i + 1])
+        i++;
+    const double slope = (c[i + 1] - c[i]) / (w[i + 1] - w[i]);
+    return fmax(c[i] + slope * (width - w[i]), 0);
+}
+
 static vcost graph_vcost(
-    const comet_model_hw *hw, const comet_model_graph *g, int ln_rows, int row_pass)
+    const comet_model_hw *hw, const comet_model_graph *g, int ln_rows, int row_pass, double width)
 {
     const double *c = hw->vop_cycles, *e = hw->vop_pj, w = hw->simd_width > 0 ? hw->simd_width : 1;
     const double lgw = w > 1 ? ceil(log2(w)) : 0;
@@ -133,6 +171,10 @@ static vcost graph_vcost(
     const double slope = ln_rows ? hw->ln_row_elem_cycles : hw->row_elem_cycles;
     if (row_pass && slope > 0)
         v.per_elem = slope;
+    /* measured at several widths: a row of this width costs what they say */
+    const double tw = row_pass ? comet_model_row_pass_cycles(hw, ln_rows, width) : NAN;
+    if (tw > 0)
+        v.per_elem = fmax(tw - v.row_fixed, 0) / width;
     return v;
 }
 
@@ -339,7 +381,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->valid = 1;
 
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
-    const vcost vc = graph_vcost(hw, g, od.desc->ln_rows, od.desc->row_pass && !(mp->fused && att));
+    /* a row pass runs rows of a core's share of the columns (fused) or of
+     * the cluster's (unfused passes) */
+    const vcost vc = graph_vcost(hw, g, od.desc->ln_rows, od.desc->row_pass && !(mp->fused && att),
+        mp->fused ? cdiv(nfin, mp->ks_n) : nfin);
     double eff = 1;
     /* with several threads the CPU kernels give each thread its own rows
      * (fused: row blocks through the micro-kernel; unfused: a row slab
@@ -550,7 +595,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
          * overlap the GEMM (prefetchers stream them beside the FMAs); the
          * epilogue's row loop waits for the result's stores to drain (the
          * unfused passes below say why) */
-        const double step = fmax(tg + t_reload, fmax(t_in, t_noc_step)) + tv + t_out + t_coll_step;
+        const double step = fmax(tg + t_reload, fmax(t_in, t_noc_step))
+            + epilogue_cycles(hw, tv, t_out, y_cl / C) + t_coll_step;
         total = t_once + steps * step;
     } else if (mp->pipelined && cpu) {
         /* a CPU's prefetchers and write-back caches overlap at cache-line
@@ -633,7 +679,11 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
          * stores 2.0 ms at the 1-thread triad rate: overlapped they would
          * take 3.4 ms. Accelerators' DMA engines overlap the two. */
         if (cpu) {
-            const double t_store = per * wr * wcost / inter_bw_cl;
+            /* an intermediate in L2 is the row passes' measured regime (their
+             * stores are in vector.row_pass_widths); beyond it the stores add */
+            const double t_store = row_tab_measured(hw) && inter_cl / C <= hw->lb.capacity
+                ? 0
+                : per * wr * wcost / inter_bw_cl;
             t_pass = fmax(vec_pass + t_store, t_mem);
         } else
             t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;

@@ -131,6 +131,19 @@ static void write_results_ex(const char *path, int busy)
             rec, w, ns_row);
         stats(fp, rows * ns_row * 1e-9);
     }
+    /* the epilogue's wide rows from an L2 tile: 30 ns a row plus 0.25 ns an
+     * element cached; streamed, 40% of the stores' time at the 1-thread DRAM
+     * triad (30 GB/s) on top: 0.6 of it hidden */
+    for (int w = 1024; w <= 4096; w *= 4)
+        for (int g = 0; g < 2; g++) {
+            const double ns_row = 30 + 0.25 * w + (g ? 0.4 * w * 4 / 30.0 : 0);
+            fprintf(fp,
+                "%s\"kind\":\"vecop\",\"op\":\"softmax_row_store\",\"variant\":\"avx2\","
+                "\"shape\":{\"n\":%d,\"width\":%d},\"threads\":1,\"params\":{\"regime\":"
+                "\"%s\"},\"ns_per_row\":%.12g,",
+                rec, 64 * w, w, g ? "stream" : "cache", ns_row);
+            stats(fp, 64 * ns_row * 1e-9);
+        }
     for (int e = 2; e <= 22; e++) {
         double m = pow(2, e), t = m < 16384 ? 0.3e-6 + m * 1e-10 : 4e-6 + m * 1.25e-10;
         fprintf(fp,
@@ -199,6 +212,20 @@ static void test_profile_build_and_roundtrip(void **st)
         || fabs(hw.dist_ln_elem_cycles - 1.0 * GHZ) > 1e-6)
         fail_msg("dist_ln %g / %g, want %g / %g", hw.dist_ln_row_cycles, hw.dist_ln_elem_cycles,
             50 * GHZ, 1.0 * GHZ);
+    /* the row-pass table: the narrow rows' and the wide rows' cached points,
+     * and the stores' hidden share */
+    assert_int_equal(hw.row_tab_n[0], 5);
+    assert_int_equal(hw.row_tab_n[1], 3);
+    assert_true(hw.row_tab_w[0][3] == 1024 && hw.row_tab_w[0][4] == 4096);
+    if (fabs(hw.row_tab_cycles[0][3] - (30 + 0.25 * 1024) * GHZ) > 1e-6 * hw.row_tab_cycles[0][3])
+        fail_msg("row_tab 1024: %g, want %g", hw.row_tab_cycles[0][3], (30 + 0.25 * 1024) * GHZ);
+    if (fabs(hw.store_hidden - 0.6) > 1e-6)
+        fail_msg("store_hidden %g, want 0.6", hw.store_hidden);
+    /* between two widths, the line through them; at one, its point */
+    assert_true(fabs(comet_model_row_pass_cycles(&hw, 0, 2048)
+                    - (2 * hw.row_tab_cycles[0][3] + hw.row_tab_cycles[0][4]) / 3)
+        < 1e-6 * hw.row_tab_cycles[0][4]);
+    assert_true(fabs(comet_model_row_pass_cycles(&hw, 1, 64) - (40 + 0.1 * 64) * GHZ) < 1e-6);
     /* the link: alpha of small messages, bandwidth of large ones */
     assert_true(fabs(hw.cluster_net.startup - 0.3e-6 * GHZ * 1e9) < 0.05 * 0.3e-6 * GHZ * 1e9);
     assert_true(fabs(hw.cluster_net.link_bw - 8 / GHZ) < 0.05 * 8 / GHZ);
@@ -229,6 +256,9 @@ static void test_profile_build_and_roundtrip(void **st)
         fail_msg("profile does not load: %s", err);
     assert_true(fabs(comet_model_gemm_eff(&back, 1024, 1024, 1024, 2) - eff_of(2, 2, 2, 1)) < 1e-9);
     assert_true(fabs(back.dram.bw - hw.dram.bw) < 1e-9 && back.cores == 2);
+    assert_true(back.row_tab_n[0] == 5 && back.row_tab_n[1] == 3
+        && fabs(back.row_tab_cycles[0][4] - hw.row_tab_cycles[0][4]) < 1e-9
+        && fabs(back.store_hidden - hw.store_hidden) < 1e-12);
     assert_non_null(back.calibration);
     const json_t *prov = json_object_get(back.calibration, "provenance");
     assert_string_equal(

@@ -129,6 +129,65 @@ static void test_softmax_large_logits(void **st)
     free(R);
 }
 
+/* The row passes with the store policy stated: cached and streamed stores
+ * (a tile well below the size rule's 16 MiB, with odd widths and an ld
+ * beyond N) give the reference's rows, at 1 and 2 threads, on every ISA
+ * path; an unknown policy is refused. */
+static void test_rows_store_policy(void **st)
+{
+    (void)st;
+    const size_t M = 13, N = 301, ld = 320;
+    float *X = malloc(M * ld * sizeof(float)), *Y = aligned_alloc(64, M * ld * sizeof(float)),
+          g[301], b[301];
+    double *R = malloc(M * N * sizeof(double)), *L = malloc(M * N * sizeof(double));
+    assert_true(X && Y && R && L);
+    kref_fill(X, M * ld, 21, -4, 4);
+    kref_fill(g, N, 22, 0.5f, 2);
+    kref_fill(b, N, 23, -1, 1);
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++)
+            R[i * N + j] = L[i * N + j] = X[i * ld + j];
+    for (size_t i = 0; i < M; i++) {
+        kref_softmax_row(R + i * N, N);
+        kref_layernorm_row(L + i * N, N, g, b, 1e-5);
+    }
+    for (int portable = 0; portable <= 1; portable++) {
+        comet_kernels_force_portable(portable);
+        for (int pol = 0; pol < 3; pol++)
+            for (int T = 1; T <= 2; T++) {
+                double worst = 0;
+                memset(Y, 0, M * ld * sizeof(float));
+                assert_int_equal(comet_kernels_softmax_rows_ex(
+                                     M, N, X, ld, Y, ld, 1.0f, T, (comet_kernels_stores)pol),
+                    0);
+                for (size_t i = 0; i < M; i++) {
+                    size_t w = 0;
+                    worst = fmax(worst, kref_compare(Y + i * ld, R + i * N, N, 1e-5, 1e-30, &w));
+                }
+                assert_true(worst <= 1.0);
+                assert_int_equal(comet_kernels_layernorm_rows_ex(
+                                     M, N, X, ld, Y, ld, g, b, 1e-5f, T, (comet_kernels_stores)pol),
+                    0);
+                for (size_t i = 0; i < M; i++) {
+                    size_t w = 0;
+                    worst = fmax(worst, kref_compare(Y + i * ld, L + i * N, N, 1e-4, 1e-6, &w));
+                }
+                assert_true(worst <= 1.0);
+            }
+    }
+    comet_kernels_force_portable(0);
+    assert_int_equal(
+        comet_kernels_softmax_rows_ex(M, N, X, ld, Y, ld, 1.0f, 1, (comet_kernels_stores)7),
+        -EINVAL);
+    assert_int_equal(comet_kernels_layernorm_rows_ex(
+                         M, N, X, ld, Y, ld, g, b, 1e-5f, 1, (comet_kernels_stores)-1),
+        -EINVAL);
+    free(X);
+    free(Y);
+    free(R);
+    free(L);
+}
+
 static void test_softmax_masks_and_nan(void **st)
 {
     (void)st;
@@ -776,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_gemm_softmax_all),
         cmocka_unit_test(test_gemm_layernorm_all),
         cmocka_unit_test(test_softmax_large_logits),
+        cmocka_unit_test(test_rows_store_policy),
         cmocka_unit_test(test_softmax_masks_and_nan),
         cmocka_unit_test(test_layernorm_rows_edge),
         cmocka_unit_test(test_layernorm_huge_spread),

@@ -12,6 +12,7 @@
 #include "comet_model.h"
 #include "comet_util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -896,6 +897,70 @@ static void test_cpu_stores_serial(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* Measured row passes (vector.row_pass_widths) and the share of the
+ * streamed stores a fused epilogue hides (vector.store_hidden): a block's
+ * epilogue is max(loop + the unhidden stores, the stores); a result or an
+ * intermediate in L2 is the regime the table was measured in. */
+static void test_cpu_stores_hidden(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], buf[2048];
+    comet_model_hw hw;
+    snprintf(buf, sizeof buf,
+        "%s  row_elem_cycles: 2\n  store_hidden: 1\n"
+        "  row_pass_widths: {softmax: {widths: [16, 1024], cycles: [40, 4096]}}\n",
+        cpu_hw);
+    if (comet_model_hw_parse("sh.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    hw.cores = 1;
+    assert_true(fabs(comet_model_row_pass_cycles(&hw, 0, 1024) - 4096) < 1e-9);
+    assert_true(
+        fabs(comet_model_row_pass_cycles(&hw, 0, 2048) - (4096 + 1024 * 4056.0 / 1008)) < 1e-6);
+    assert_true(isnan(comet_model_row_pass_cycles(&hw, 1, 1024))); /* no LayerNorm rows */
+    /* fused 1024 x 1024 x 16, blocks of 64 rows: a 4 MiB result beyond the
+     * 64 KiB L2, stored at one core's 4 B/cycle of DRAM: 1 Mcycles of stores
+     * under 4 Mcycles of row loop */
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 1024, .K = 16 };
+    comet_model_mapping mp;
+    comet_model_result r1, rh, r0;
+    comet_model_local_mapping(&hw, &pb, 1, 64, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r1);
+    assert_true(r1.valid);
+    assert_true(fabs(r1.t_vec - 1024.0 * 4096) < 1e-3 * r1.t_vec);
+    hw.store_hidden = 0.5;
+    comet_model_eval(&hw, &pb, &mp, &rh);
+    hw.store_hidden = 0;
+    comet_model_eval(&hw, &pb, &mp, &r0);
+    const double stores = 1024.0 * 1024 * 4 / 4;
+    if (fabs(r0.cycles - r1.cycles - stores) > 1e-6 * r0.cycles
+        || fabs(rh.cycles - r1.cycles - stores / 2) > 1e-6 * r0.cycles)
+        fail_msg("hidden 1 / 0.5 / 0: %g / %g / %g cycles, want steps of %g", r1.cycles, rh.cycles,
+            r0.cycles, stores / 2);
+    /* a result within L2 (8 rows, 32 KiB): the table's own regime, the
+     * hidden share does not matter */
+    pb.M = 8;
+    comet_model_local_mapping(&hw, &pb, 1, 8, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r0);
+    hw.store_hidden = 1;
+    comet_model_eval(&hw, &pb, &mp, &r1);
+    assert_true(r0.valid && fabs(r0.cycles - r1.cycles) < 1e-9 * r0.cycles);
+    /* unfused over an intermediate in L2: the pass is its loop alone */
+    comet_model_local_mapping(&hw, &pb, 0, 0, 1, 1, &mp);
+    comet_model_eval(&hw, &pb, &mp, &r0);
+    if (fabs(r0.t_pass - r0.t_vec) > 1e-6 * r0.t_pass)
+        fail_msg("unfused in L2: pass %g, loop %g", r0.t_pass, r0.t_vec);
+    comet_model_hw_free(&hw);
+    /* a table with fewer cycles than widths, or widths out of order: refused */
+    static const char *const bad[2] = { "{softmax: {widths: [16, 64], cycles: [40]}}",
+        "{softmax: {widths: [64, 16], cycles: [40, 50]}}" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(buf, sizeof buf, "%s  row_pass_widths: %s\n", cpu_hw, bad[i]);
+        assert_int_equal(
+            comet_model_hw_parse("bad.yaml", buf, strlen(buf), &hw, err, sizeof err), -EINVAL);
+        assert_non_null(strstr(err, "bad.yaml"));
+    }
+}
+
 /* A fused CPU block's packed B leaves L2 between blocks when it does not fit
  * beside the block's tile and its cached result: every block reads it again
  * at the LLC's per-core rate instead of L2's (here 25 and 30 B/cycle). A
@@ -1141,6 +1206,7 @@ int main(void)
         cmocka_unit_test(test_row_cycles),
         cmocka_unit_test(test_row_pass_slope),
         cmocka_unit_test(test_cpu_stores_serial),
+        cmocka_unit_test(test_cpu_stores_hidden),
         cmocka_unit_test(test_cpu_b_reload),
         cmocka_unit_test(test_causal_unfused_full),
         cmocka_unit_test(test_unfused_slabs),

@@ -140,6 +140,10 @@ static void row_extras(json_t *o, const comet_model_vrow *r)
     if (r->tile_k > 0)
         json_object_set_new(o, "tile_k", json_real(r->tile_k));
     json_object_set_new(o, "swept", json_boolean(r->swept));
+    if (r->launches > 1)
+        json_object_set_new(o, "launches", json_integer(r->launches));
+    if (r->link[0])
+        json_object_set_new(o, "link", json_string(r->link));
 }
 
 /* each record's prediction term by term, headed by what was measured */
@@ -350,6 +354,16 @@ int comet_cmd_validate(int argc, char **argv)
     } else {
         printf("validate: %d records, median relative error %.1f%%, p90 %.1f%%\n", nr, 100 * med,
             100 * p90);
+        int multi = 0, merged = 0;
+        for (int i = 0; i < nr; i++)
+            if (rows[i].launches > 1) {
+                multi++;
+                merged += rows[i].launches;
+            }
+        if (multi)
+            printf("  %d of them measured in several runs or MPI launches (%d records): each at "
+                   "the median of its launches' medians\n",
+                multi, merged);
         if (vs.busy_rows > 0)
             printf("  %d of the %d records sampled while other tenants kept the machine over "
                    "%.0f%% busy (their medians are the neighbours' as much as this machine's); "

@@ -524,6 +524,15 @@ static void causal_pv_rest(const float *S, size_t lds, const float *V, size_t d,
     }
 }
 
+/* 1 when rows x d values (consecutive rows of d) are all finite. */
+static int finite_rows(const float *v, size_t rows, size_t d)
+{
+    float acc = 0.0f;
+    for (size_t i = 0; i < rows * d; i++)
+        acc += v[i] * 0.0f; /* NaN for a NaN or an infinity, else 0 */
+    return acc == 0.0f;
+}
+
 static void attention_block_fused(const comet_kernels_params *p, size_t lq, size_t lk, size_t d,
     const float *Q, const float *K, const float *V, const float *Kp, const float *Vp, float *O,
     size_t q0, size_t mb, float *S, float *Oacc, float *m, float *l, float *nanf)
@@ -578,6 +587,13 @@ static void attention_block_fused(const comet_kernels_params *p, size_t lq, size
         if (p->causal) {
             size_t lim0 = causal_limit(q0, lq, lk);
             jfull = lim0 > j0 ? (lim0 - j0 < nb ? lim0 - j0 : nb) : 0;
+            /* the keys only some rows see hold exact zeros in the rows that
+             * do not (exp of -inf, or a row memset above): with finite
+             * values there, one GEMM over every key the block sees gives
+             * those rows nothing, as the row-by-row loop below would; a
+             * non-finite value keeps the loop (0 x NaN is NaN) */
+            if (jfull < nb && finite_rows(V + (j0 + jfull) * d, nb - jfull, d))
+                jfull = nb;
         }
         if (jfull && Vp)
             kern_ukernel_gemm_ex(mb, d, jfull, 1.0f, S, nb, Vp + j0 * 16, lk * 16, 1, Oacc, d);

@@ -383,6 +383,12 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
  */
 double comet_model_micro_tile_factor(const comet_model_hw *hw, double m);
 
+/** The share of a causal attention head's lq x lk scores a fused kernel
+ *  computes with blocks of blk query rows: each block against every key its
+ *  last query sees (the mask aligned at the end of the keys). 1/2 + 1/(2 lk)
+ *  per row at blk 1, 1 at blk >= lq. */
+double comet_model_causal_computed(double lq, double lk, double blk);
+
 /** Cycles a CPU row pass takes over one row of `width` elements from the
  *  measured table (vector.row_pass_widths; ln_rows: LayerNorm's, else
  *  softmax's), interpolated piecewise-linearly; NAN when not measured. */
@@ -664,6 +670,10 @@ typedef struct comet_model_vrow {
     double measured_s, predicted_s, rel_err; /**< median time, prediction, |p-m|/m */
     double ci_lo_s, ci_hi_s; /**< the measured median's 95% CI (0 when the record has none) */
     double busy; /**< others' busy fraction while the record sampled (NaN: unknown) */
+    int launches; /**< records of this configuration merged into the row (several runs or
+                       MPI launches: measured_s is the median of their medians, the CI
+                       their CIs' span); 1 for one record */
+    char link[24]; /**< the link a distributed record ran on ("" local) */
 } comet_model_vrow;
 
 /** Others' busy fraction above which a record's samples ran beside other tenants:
@@ -692,6 +702,8 @@ double comet_model_record_busy(const comet_results_record *rec);
 /**
  * Predicts measured records (kind "kernel" for the compound ops, and
  * "dist_kernel") on a local-machine description; rows[] gets up to cap rows.
+ * Records of one configuration (several runs, or the distributed kernels'
+ * MPI launches) make one row at the median of their medians (vrow.launches).
  * @return number of rows (>= 0) or a negative errno.
  */
 int comet_model_validate_records(const comet_model_hw *hw, const comet_results_record *recs,

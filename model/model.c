@@ -321,6 +321,25 @@ static void add_coll(comet_model_result *r, const comet_model_hw *hw, comet_mode
     r->coll_bytes += calls * bytes;
 }
 
+double comet_model_causal_computed(double lq, double lk, double blk)
+{
+    if (!(lq >= 1) || !(lk >= 1))
+        return 1;
+    blk = fmin(fmax(blk, 1), lq);
+    /* block b (full, b < nb - 1) ends at query (b + 1) blk - 1, which sees
+     * off + (b + 1) blk keys (the mask aligned at the end: off = lk - lq),
+     * none below 0; the last block's last query sees all lk */
+    const double off = lk - lq, nb = ceil(lq / blk), last = lq - (nb - 1) * blk;
+    const double b0 = off >= 0 ? 0 : floor(-off / blk); /* first full block that sees a key */
+    double sum = last * lk;
+    if (b0 <= nb - 2) {
+        const double nfull = nb - 1 - b0;
+        const double ksum = (nb - 1) * nb / 2 - b0 * (b0 + 1) / 2; /* (b + 1) over b0..nb-2 */
+        sum += blk * (nfull * off + blk * ksum);
+    }
+    return fmin(fmax(sum / (lq * lk), 0), 1);
+}
+
 static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const comet_model_mapping *mp, comet_model_result *r)
 {
@@ -353,6 +372,12 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double steps = cdiv(Mc, tm);
     const double mcore = cdiv(tm, mp->ks_m), ncore = cdiv(Nc, mp->ks_n);
     const double thr = (double)mp->ks_m * mp->ks_n;
+    /* what a fused causal kernel computes: each block of a core's rows
+     * computes them against every key its last row sees (the diagonal
+     * block whole, its masked part included); the bound keeps the ideal */
+    const double cfr = mp->fused && masked > 0
+        ? comet_model_causal_computed(od.group, N, fmin(mcore, od.group))
+        : cf;
     /* after a K split the partial tiles are reduce-scattered over N: each of
      * the cs_k clusters finishes an N/cs_k share of the row */
     const double nfin = mp->cs_k > 1 ? cdiv(Nc, mp->cs_k) : Nc;
@@ -419,16 +444,16 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     if (!hw->systolic)
         mrow = fmin(mcore,
             comet_model_busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m) / steps);
-    double tg = gemm_cycles(hw, mrow, ncore * cf, Kc, eff);
+    double tg = gemm_cycles(hw, mrow, ncore * cfr, Kc, eff);
     if (att) { /* P V: mcore x d x Nc; a core splitting the keys reduces over its share */
         double eff2 = hw->systolic ? 1
             : mp->fused
             ? eff
             : comet_model_gemm_eff(hw, ceil(fmin(od.group, Mc) / ms), od.Nout, ceil(Nc / ns), gthr);
-        tg += gemm_cycles(hw, mrow, od.Nout, ncore * cf, eff2);
+        tg += gemm_cycles(hw, mrow, od.Nout, ncore * cfr, eff2);
     }
     tg *= r->micro_factor;
-    const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cf;
+    const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
     if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile, P V

@@ -137,6 +137,58 @@ double comet_model_record_busy(const comet_results_record *rec)
     return b;
 }
 
+/* The same configuration measured by several records (runs given
+ * together; the distributed kernels' MPI launches, whose medians fall into
+ * a fast and a slow group from one launch to the next on these VMs, one
+ * record each) is one row: the median of their medians, the span of their
+ * CIs, the busiest reading. One prediction, one yardstick. */
+static int same_config(const comet_model_vrow *a, const comet_model_vrow *b)
+{
+    return !strcmp(a->op, b->op) && !strcmp(a->variant, b->variant) && a->M == b->M && a->N == b->N
+        && a->K == b->K && a->heads == b->heads && a->causal == b->causal
+        && a->threads == b->threads && a->ranks == b->ranks && a->tile_m == b->tile_m
+        && a->tile_k == b->tile_k && a->swept == b->swept && !strcmp(a->link, b->link);
+}
+
+static int merge_launches(comet_model_vrow *rows, int n)
+{
+    double *meds = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    char *used = calloc((size_t)(n > 0 ? n : 1), 1);
+    int k = 0;
+    if (!meds || !used) { /* no memory: the rows as they are */
+        free(meds);
+        free(used);
+        return n;
+    }
+    for (int i = 0; i < n; i++) {
+        if (used[i])
+            continue;
+        comet_model_vrow row = rows[i];
+        int m = 0;
+        for (int j = i; j < n; j++) {
+            if (used[j] || !same_config(&rows[i], &rows[j]))
+                continue;
+            used[j] = 1;
+            meds[m++] = rows[j].measured_s;
+            if (j == i)
+                continue;
+            row.ci_lo_s = fmin(row.ci_lo_s, rows[j].ci_lo_s);
+            row.ci_hi_s = fmax(row.ci_hi_s, rows[j].ci_hi_s);
+            if (isfinite(rows[j].busy) && !(row.busy >= rows[j].busy))
+                row.busy = rows[j].busy;
+        }
+        if (m > 1) {
+            row.measured_s = comet_model_quantile(meds, m, 0.5);
+            row.rel_err = fabs(row.predicted_s - row.measured_s) / row.measured_s;
+        }
+        row.launches = m;
+        rows[k++] = row;
+    }
+    free(meds);
+    free(used);
+    return k;
+}
+
 int comet_model_validate_records(const comet_model_hw *hw, const comet_results_record *recs,
     size_t n, comet_model_vrow *rows, size_t cap)
 {
@@ -193,8 +245,11 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         row->predicted_s = r.seconds;
         row->rel_err = fabs(r.seconds - med) / med;
         row->busy = comet_model_record_busy(rec);
+        row->launches = 1;
+        snprintf(row->link, sizeof row->link, "%s",
+            rec->kind == COMET_RESULTS_DIST_KERNEL ? rec->link : "");
     }
-    return (int)k;
+    return merge_launches(rows, (int)k);
 }
 
 /* The median and 90th percentile of n relative errors (NaN when there are

@@ -71,6 +71,9 @@ typedef struct comet_system_llm {
     int microbatch; /**< default microbatch (0: searched) */
     double bytes_per_elem; /**< activations and weights (bf16: 2) */
     comet_model_dtype dtype; /**< compute type (its peak is used) */
+    /** Dropout probability in training (0: none; its value beyond 0 changes no cost:
+     *  the dropouts, their masks and the masks' bytes are there or not). */
+    double dropout;
 } comet_system_llm;
 
 /**

@@ -97,7 +97,7 @@ static void build_fwd(const sys_layer *L, int split, graph *g, int *X0out)
     const double hd = T * h * e; /* a full activation */
     const int train = L->phase == COMET_SYSTEM_TRAIN;
     /* dropout runs in training's forward, also when that forward runs alone */
-    const int drop = train || L->phase == COMET_SYSTEM_FORWARD;
+    const int drop = L->dropout && (train || L->phase == COMET_SYSTEM_FORWARD);
     const int keep_attn = train && L->rec == COMET_SYSTEM_RECOMPUTE_NONE;
     const int keep_all = train && L->rec != COMET_SYSTEM_RECOMPUTE_FULL;
     const comet_model_coll out_coll = L->sp ? COMET_MODEL_REDUCE_SCATTER : COMET_MODEL_ALLREDUCE;
@@ -183,8 +183,9 @@ static void build_fwd(const sys_layer *L, int split, graph *g, int *X0out)
     }
     in[0] = k->out;
     in[1] = x0;
-    k = add_k(
-        g, "res1", E_VEC, 3 * T * h * rep, 2, in, hd * rep, keep_all ? hd * rep * (1 + 1 / e) : 0);
+    /* dropout, scale and add (and the 1-byte mask kept), or the add alone */
+    k = add_k(g, "res1", E_VEC, (drop ? 3 : 1) * T * h * rep, 2, in, hd * rep,
+        keep_all ? hd * rep * (1 + (drop ? 1 / e : 0)) : 0);
     int x1 = k->out;
     in[0] = x1;
     k = add_k(g, "ln2", E_VEC, 8 * T * h * rep, 1, in, hd, keep_all ? hd * rep : 0);
@@ -213,7 +214,8 @@ static void build_fwd(const sys_layer *L, int split, graph *g, int *X0out)
     }
     in[0] = k->out;
     in[1] = x1;
-    k = add_k(g, "res2", E_VEC, 3 * T * h * rep, 2, in, hd * rep, keep_all ? hd * rep / e : 0);
+    k = add_k(g, "res2", E_VEC, (drop ? 3 : 1) * T * h * rep, 2, in, hd * rep,
+        keep_all && drop ? hd * rep / e : 0);
     g->t[k->out].keep = 1; /* the layer's output goes to the next layer */
 }
 

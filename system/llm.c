@@ -50,9 +50,9 @@ static int need_int(const comet_util_doc *d, const char *key, const double *dflt
 
 static int load_llm(const comet_util_doc *d, comet_system_llm *m, char *err, size_t errlen)
 {
-    static const char *const keys[]
-        = { "schema", "name", "source", "hidden", "heads", "head_dim", "kv_heads", "ffn",
-              "activation", "layers", "seq", "vocab", "global_batch", "microbatch", "dtype", NULL };
+    static const char *const keys[] = { "schema", "name", "source", "hidden", "heads", "head_dim",
+        "kv_heads", "ffn", "activation", "layers", "seq", "vocab", "global_batch", "microbatch",
+        "dtype", "dropout", NULL };
     static const char *const dtn[COMET_MODEL_NDTYPE]
         = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8" };
     static const double dtb[COMET_MODEL_NDTYPE] = { 4, 4, 2, 2, 1, 1 };
@@ -114,6 +114,12 @@ static int load_llm(const comet_util_doc *d, comet_system_llm *m, char *err, siz
     else if (strcmp(s, "gelu"))
         return comet_util_seterr(err, errlen, -EINVAL, "%s: 'activation' must be gelu or swiglu",
             comet_util_doc_where(comet_util_doc_get(d, "activation"), w, sizeof w));
+    /* Megatron-LM's default hidden and attention dropout (megatron/arguments.py:
+     * --hidden-dropout, --attention-dropout 0.1), the runs the GPT presets cite */
+    const double drop_default = 0.1;
+    if ((rc = comet_util_doc_number(
+             d, "dropout", &drop_default, 0, 0.999, &m->dropout, err, errlen)))
+        return rc;
     if ((rc = comet_util_doc_string(d, "dtype", "bf16", &s, err, errlen)))
         return rc;
     m->dtype = COMET_MODEL_NDTYPE;

@@ -84,6 +84,7 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->gl = ceil((double)m->kv_heads / c->tp);
     L->fl = ceil((double)m->ffn / c->tp);
     L->gated = m->gated;
+    L->dropout = m->dropout > 0;
     L->tp = c->tp;
     L->sp = c->tp > 1 && c->seq_parallel > 0;
     L->rec = c->recompute;

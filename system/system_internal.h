@@ -14,6 +14,7 @@ typedef struct sys_layer {
     double h, d; /* hidden, head dim */
     double al, gl, fl; /* heads, KV heads, FFN width on this chip */
     int gated;
+    int dropout; /* training's forward has dropouts (the workload's dropout > 0) */
     int tp, sp;
     comet_system_recompute rec;
     comet_system_exec exec;

@@ -999,7 +999,8 @@ static void test_cpu_b_reload(void **s)
     comet_model_hw_free(&hw);
 }
 
-/* Causal attention: the fused kernel skips the masked half; the unfused
+/* Causal attention: the fused kernel skips the keys a block's rows do not
+ * see; the unfused
  * mapping's plain GEMMs compute all of S and a pass masks it, so its GEMM
  * time is the unmasked one's and its passes move more bytes. */
 static void test_causal_unfused_full(void **s)
@@ -1024,8 +1025,12 @@ static void test_causal_unfused_full(void **s)
     comet_model_local_mapping(&hw, &pn, 1, 64, 1, 1, &mp);
     comet_model_eval(&hw, &pn, &mp, &rn);
     comet_model_eval(&hw, &pc, &mp, &rc);
-    /* visible pairs: (1/2 + 1/(2 lk)) of lq x lk */
-    const double cf = 0.5 + 0.5 / 256;
+    /* blocks of 64 queries, each against every key its last query sees:
+     * 64 x (64 + 128 + 192 + 256) of 256 x 256 = 0.625 (the visible pairs
+     * alone would be 1/2 + 1/512) */
+    const double cf = 0.625;
+    assert_true(fabs(comet_model_causal_computed(256, 256, 64) - cf) < 1e-12);
+    assert_true(fabs(comet_model_causal_computed(256, 256, 1) - (0.5 + 0.5 / 256)) < 1e-12);
     if (fabs(rc.t_gemm - cf * rn.t_gemm) > 1e-9 * rn.t_gemm)
         fail_msg("fused causal gemm %g, want %g", rc.t_gemm, cf * rn.t_gemm);
     comet_model_hw_free(&hw);

@@ -325,6 +325,29 @@ static void test_cpu_rows_monotone(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* The causal share a fused kernel computes, against the sum over its blocks
+ * (each block's rows against every key its last row sees), over thousands
+ * of shapes and block sizes, more queries than keys included. */
+static void test_causal_computed(void **s)
+{
+    (void)s;
+    int n = 0;
+    for (int i = 0; i < 4000; i++) {
+        const double lq = irand(1, 600), lk = irand(1, 600), blk = irand(1, 700);
+        double sum = 0;
+        const double bl = fmin(blk, lq);
+        for (double q0 = 0; q0 < lq; q0 += bl) {
+            const double rows = fmin(bl, lq - q0), qlast = q0 + rows - 1;
+            sum += rows * fmin(lk, fmax(0, lk - lq + qlast + 1));
+        }
+        const double want = sum / (lq * lk), got = comet_model_causal_computed(lq, lk, blk);
+        if (!(fabs(got - want) <= 1e-12))
+            fail_msg("lq %g lk %g blk %g: %.15g, want %.15g", lq, lk, blk, got, want);
+        n++;
+    }
+    printf("  %d causal block shares match their sums\n", n);
+}
+
 static void test_memory_bound_clock(void **s)
 {
     (void)s;
@@ -433,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_latency_above_bounds),
         cmocka_unit_test(test_best_monotone),
         cmocka_unit_test(test_cpu_rows_monotone),
+        cmocka_unit_test(test_causal_computed),
         cmocka_unit_test(test_memory_bound_clock),
         cmocka_unit_test(test_collectives),
     };

@@ -106,6 +106,7 @@ static void make_llm(comet_system_llm *m, int heads, int d, int kv, int layers, 
     m->global_batch = batch;
     m->bytes_per_elem = 2;
     m->dtype = COMET_MODEL_BF16;
+    m->dropout = 0.1; /* as the GPT presets (Megatron-LM's default) */
 }
 
 static comet_system_config cfg(int tp, int pp, int dp, int mb, int rec, int sp, int ex)
@@ -143,32 +144,38 @@ static void test_memory_closed_forms(void **st)
     const double s = m.seq, h = m.hidden, a = m.heads;
     comet_system_opts o
         = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1 };
-    for (int t = 1; t <= 8; t *= 2)
-        for (int b = 1; b <= 2; b++)
-            for (int var = 0; var < 3; var++) {
-                const int sp = var >= 1 && t > 1, rec = var == 2 ? 1 : 0;
-                comet_system_config c = cfg(t, 1, 1, b, rec, sp, 0);
-                comet_system_result r;
-                assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
-                assert_true(r.feasible);
-                double per = s * b * h
-                    * (var == 0                 ? 10 + 24.0 / t + 5 * a * s / (h * t)
-                            : var == 1 && t > 1 ? 34.0 / t + 5 * a * s / (h * t)
-                            : var == 1          ? 34 + 5 * a * s / h
-                                                : (t > 1 ? 34.0 / t : 34));
-                if (var == 2 && t == 1)
-                    per = s * b * h * 34; /* no TP: nothing to split */
-                /* one microbatch in flight per chip with pp = 1 */
-                const double want = per * m.layers;
-                if (fabs(r.mem.activations - want) > 1e-9 * want)
-                    fail_msg("t=%d b=%d var=%d: activations %.6g, closed form %.6g", t, b, var,
-                        r.mem.activations, want);
-                const double params = m.layers
-                    * (4 * h * h / t + 2 * h * (4 * h / t) + 4 * h); /* QKV+proj, FFN, LN */
-                assert_true(fabs(r.mem.weights - 2 * params) < 1e-9 * params);
-                assert_true(fabs(r.mem.grads - 2 * params) < 1e-9 * params);
-                assert_true(fabs(r.mem.optimizer - 12 * params) < 1e-9 * params);
-            }
+    /* without dropout (Llama 2): no masks, 2 bytes fewer per hidden element
+     * (the two residual dropouts') and the attention's 5 become 2 (the
+     * softmax output alone) */
+    for (int dr = 0; dr < 2; dr++)
+        for (int t = 1; t <= 8; t *= 2)
+            for (int b = 1; b <= 2; b++)
+                for (int var = 0; var < 3; var++) {
+                    m.dropout = dr ? 0.1 : 0;
+                    const double c10 = dr ? 10 : 8, c34 = dr ? 34 : 32, c5 = dr ? 5 : 2;
+                    const int sp = var >= 1 && t > 1, rec = var == 2 ? 1 : 0;
+                    comet_system_config c = cfg(t, 1, 1, b, rec, sp, 0);
+                    comet_system_result r;
+                    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+                    assert_true(r.feasible);
+                    double per = s * b * h
+                        * (var == 0                 ? c10 + 24.0 / t + c5 * a * s / (h * t)
+                                : var == 1 && t > 1 ? c34 / t + c5 * a * s / (h * t)
+                                : var == 1          ? c34 + c5 * a * s / h
+                                                    : (t > 1 ? c34 / t : c34));
+                    if (var == 2 && t == 1)
+                        per = s * b * h * c34; /* no TP: nothing to split */
+                    /* one microbatch in flight per chip with pp = 1 */
+                    const double want = per * m.layers;
+                    if (fabs(r.mem.activations - want) > 1e-9 * want)
+                        fail_msg("dropout %g t=%d b=%d var=%d: activations %.6g, closed form %.6g",
+                            m.dropout, t, b, var, r.mem.activations, want);
+                    const double params = m.layers
+                        * (4 * h * h / t + 2 * h * (4 * h / t) + 4 * h); /* QKV+proj, FFN, LN */
+                    assert_true(fabs(r.mem.weights - 2 * params) < 1e-9 * params);
+                    assert_true(fabs(r.mem.grads - 2 * params) < 1e-9 * params);
+                    assert_true(fabs(r.mem.optimizer - 12 * params) < 1e-9 * params);
+                }
     /* decode: the KV cache, GQA with fewer KV heads than the TP degree */
     make_llm(&m, 16, 64, 2, 4, 512, 8);
     o.phase = COMET_SYSTEM_DECODE;

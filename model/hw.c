@@ -1424,6 +1424,29 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
     return grid_eff(&hw->grid, flat, M, N, K, thr);
 }
 
+double comet_model_gemm_grid_c_share(
+    const comet_model_hw *hw, double M, double N, double K, double thr, double c_bytes)
+{
+    const comet_model_grid *g = &hw->grid;
+    if (!g->values)
+        return 1;
+    int im, in;
+    double fm = g->nm > 1 ? interp_axis(g->M, g->nm, M, &im) : (im = 0, 0.0);
+    double fn = g->nn > 1 ? interp_axis(g->N, g->nn, N, &in) : (in = 0, 0.0);
+    (void)K;
+    (void)thr;
+    double share = 0;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            const int ii = im + (g->nm > 1 ? a : 0), jj = in + (g->nn > 1 ? b : 0);
+            const double w = (a ? fm : 1 - fm) * (b ? fn : 1 - fn);
+            /* the grid's sgemm records are fp32: C is M x N x 4 bytes */
+            if (w > 0 && g->M[ii] * g->N[jj] * 4 <= c_bytes)
+                share += w;
+        }
+    return share;
+}
+
 double comet_model_fused_gemm_eff(
     const comet_model_hw *hw, double M, double N, double K, double thr)
 {

@@ -650,13 +650,21 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     if (!mp->fused && cpu && inter_cl > hw->gb.capacity) {
         const double per = M * N * cf * b / used;
         t_beta = 2 * per / inter_bw_cl - 2 * per / comet_model_level_bw(&hw->gb, C);
+        /* only as far as the efficiency comes from grid points whose C was
+         * in the LLC: a point beyond it (a 4096 x 4096 point of the full
+         * grid) measured the clearing at memory bandwidth already (Zen 4,
+         * M = N = 4096, K = 64, 1 thread: unfused 8-12% over with it
+         * counted twice) */
+        const double ms = own ? mp->ks_m : 1, ns = own ? mp->ks_n : 1;
+        t_beta *= comet_model_gemm_grid_c_share(hw, ceil((att ? fmin(od.group, Mc) : Mc) / ms),
+            ceil(Nc / ns), Kc, gthr, hw->gb.capacity);
         if (t_beta < 0)
             t_beta = 0;
         total += t_beta;
     }
 
     /* ---- unfused: the separate passes over the whole intermediate ---- */
-    double t_pass = 0, pass_bytes = 0, vec_pass = 0, out_bytes = 0;
+    double t_pass = 0, pass_bytes = 0, vec_pass = 0, out_bytes = 0, pass_dram = 0;
     if (!mp->fused) {
         double rd = mp->pass_reads, wr = mp->pass_writes;
         int st = mp->streaming;
@@ -692,7 +700,19 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         vec_pass = (per / b) * vc.per_elem / C + (M / used / C) * vc.per_row;
         if (pn > 1 && cpu) /* after the gather every node runs whole rows */
             vec_pass *= pn;
-        const double t_mem = pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl;
+        /* a CPU pass that streams its output writes it with non-temporal
+         * stores, past the caches to memory, wherever its input lives (an
+         * L3-resident intermediate of 16 MiB read from the LLC, its result
+         * written to DRAM: Zen 4, M = N = 2048, 4-11% under when the writes
+         * were timed at the LLC's bandwidth) */
+        const double w_bw = cpu && st ? dram_bw_cl : inter_bw_cl;
+        /* the pass's bytes that reach DRAM: all of them where the
+         * intermediate lives there, else its streamed writes */
+        pass_dram = !cpu || inter_bw_cl == dram_bw_cl ? pass_bytes
+            : w_bw == dram_bw_cl                      ? per * wr * wcost
+                                                      : 0;
+        const double t_mem = (pass_bytes - per * wr * wcost) / inter_bw_cl + per * wr * wcost / w_bw
+            + out_bytes / dram_bw_cl;
         /* A CPU core's prefetchers overlap its loads with the row loop, but
          * its stores beyond the caches drain through a few write-combining
          * buffers that stall the loop when full: the loop's time and its
@@ -708,7 +728,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
              * stores are in vector.row_pass_widths); beyond it the stores add */
             const double t_store = row_tab_measured(hw) && inter_cl / C <= hw->lb.capacity
                 ? 0
-                : per * wr * wcost / inter_bw_cl;
+                : per * wr * wcost / w_bw;
             t_pass = fmax(vec_pass + t_store, t_mem);
         } else
             t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
@@ -795,7 +815,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     r->dram_bytes = used
         * ((once_dram ? once_cl : 0)
             + steps * (dram_step + (out_dram ? dram_write_step : 0) + (inter_dram ? inter_step : 0))
-            + (inter_dram ? pass_bytes : 0) + out_bytes);
+            + pass_dram + out_bytes);
     r->t_dram = r->dram_bytes / dram_bw;
     r->t_noc = steps * t_noc_step;
     r->t_coll = steps * t_coll_step;

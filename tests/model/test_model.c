@@ -626,6 +626,38 @@ static void test_cpu_levels_and_beta(void **s)
     comet_model_local_mapping(&hw, &pb, 1, 0, 1, 1, &mp);
     comet_model_eval(&hw, &pb, &mp, &r);
     assert_true(r.valid && r.t_beta == 0);
+    /* with a GEMM grid the clearing pass counts only as far as the efficiency
+     * comes from grid points whose C was in the LLC: a 2048 x 2048 point (16
+     * MiB) measured it at memory bandwidth already */
+    {
+        comet_model_hw g = hw;
+        memset(&g.grid, 0, sizeof g.grid);
+        double vals[4] = { 0.5, 0.5, 0.5, 0.5 };
+        g.grid.nt = 1, g.grid.threads[0] = 1;
+        g.grid.nm = g.grid.nn = 2, g.grid.nk = 1;
+        g.grid.M[0] = g.grid.N[0] = 64, g.grid.M[1] = g.grid.N[1] = 2048, g.grid.K[0] = 16;
+        g.grid.values = vals;
+        g.cores = 1;
+        assert_true(fabs(comet_model_gemm_grid_c_share(&g, 2048, 2048, 16, 1, 1 << 20)) < 1e-12);
+        /* at 1024 x 1024: 4/5 of the way in log on each axis, 0.64 on the far corner */
+        assert_true(
+            fabs(comet_model_gemm_grid_c_share(&g, 1024, 1024, 16, 1, 1 << 20) - 0.36) < 1e-12);
+        comet_model_local_mapping(&g, &pb, 0, 0, 1, 1, &mp);
+        comet_model_eval(&g, &pb, &mp, &r);
+        if (fabs(r.t_beta - 0.36 * 2 * inter * (1.0 / 4 - 1.0 / 25)) > 1e-6 * r.t_beta)
+            fail_msg("t_beta with a grid %g", r.t_beta);
+        /* a pass that streams its output (16 MiB) writes it to DRAM even when
+         * its input sits in a 64 MiB LLC: reads at the LLC's 25, writes at
+         * DRAM's 4 bytes a cycle */
+        g.gb.capacity = 64.0 * 1024 * 1024;
+        comet_model_problem big = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 2048, .N = 2048, .K = 16 };
+        comet_model_local_mapping(&g, &big, 0, 0, 1, 1, &mp);
+        comet_model_eval(&g, &big, &mp, &r);
+        const double i2 = 2048.0 * 2048 * 4;
+        if (fabs(r.t_pass - (i2 / 25 + i2 / 4)) > 1e-6 * r.t_pass)
+            fail_msg("streamed pass %g, want %g", r.t_pass, i2 / 25 + i2 / 4);
+        assert_true(r.dram_bytes >= i2);
+    }
     /* a negative per-core figure is refused, naming the field */
     char bad[2048];
     snprintf(bad, sizeof bad, "%s", cpu_hw);

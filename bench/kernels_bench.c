@@ -202,8 +202,7 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
             if (!j->params)
                 j->params = bench_kop_params(&k);
         }
-        if (!j->kop && !rc && !d->last_pass && !j->fused_gemm /* grid: measured once */
-            && d->kept_bytes + bench_kop_footprint(kp) <= KEEP_BYTES
+        if (!j->kop && !rc && !d->last_pass && d->kept_bytes + bench_kop_footprint(kp) <= KEEP_BYTES
             && (j->kop = malloc(sizeof *j->kop)) != NULL) {
             *j->kop = *kp;
             d->kept_bytes += bench_kop_footprint(kp);
@@ -468,22 +467,24 @@ int comet_bench_kernels_run(
     size_t mins = (o->cfg.min_samples + (size_t)passes - 1) / (size_t)passes;
     /* >= 4 per pass, so three passes still merge >= 12 samples */
     s.cfg.min_samples = mins < 4 ? 4 : mins;
-    /* The sgemm grid (calibration input: many short, steady calls) is
-     * measured in the first pass only; the compound ops, whose fused vs
-     * unfused comparison is the product, in every pass. */
-    size_t ngrid = 0;
-    for (size_t i = 0; i < njobs; i++)
-        ngrid += jobs[i].sgemm || jobs[i].fused_gemm;
-    bench_session_progress(
-        &s, "bench kernels", (njobs - ngrid) * (size_t)passes + (passes > 0 ? ngrid : 0));
+    /* Every job, the sgemm grid (calibration input) included, runs in every
+     * pass with its share of the budget, so that its samples span the run:
+     * a VM's second vCPU can run slow for a second or two, unseen by the
+     * idle gate (a host SMT sibling busy: no steal time), and a grid
+     * measured in one window took that window's state (Zen 4 VM, quick
+     * set: every 2-thread grid point 15-25% slow in one run, while the
+     * compound kernels measured after it ran at full speed; the fitted
+     * fork-and-join cost became 20 us, 2-thread predictions 30% slow). */
+    bench_session_progress(&s, "bench kernels", njobs * (size_t)passes);
     for (int p = 0; p < passes && !s.stop; p++) {
         d.last_pass = p == passes - 1;
         for (size_t i = 0; i < njobs && !s.stop; i++) {
             kjob *j = &jobs[i];
-            if (p > 0 && (j->sgemm || j->fused_gemm))
-                continue;
             int grid = j->sgemm || j->fused_gemm;
-            s.cfg.time_cap_s = grid && o->grid_time_cap_s > 0 ? o->grid_time_cap_s : pass_cap;
+            /* a grid set's cap (full: one pass's) shared by the passes */
+            s.cfg.time_cap_s = grid
+                ? (o->grid_time_cap_s > 0 ? o->grid_time_cap_s : pass_cap) / passes
+                : pass_cap;
             /* the grid's short steady calls settle in half the warm-up; a
              * set kept from the previous pass is settled after one batch */
             s.cfg.warmup_s = grid ? o->cfg.warmup_s / 2 : o->cfg.warmup_s;

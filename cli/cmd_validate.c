@@ -160,7 +160,12 @@ static void explain_records(const comet_model_hw *hw, const comet_results_record
         printf("== %s %s %s threads=%d ranks=%d params=%s: measured median %.4g ms\n",
             comet_model_op_name(pb.op), mp.fused ? "fused" : "unfused", sh ? sh : "?", local.cores,
             local.clusters, pa ? pa : "{}", med * 1e3);
-        comet_model_explain(&local, &pb, &mp, stdout);
+        /* a distributed record: what validate predicts it with */
+        if (recs[i].kind != COMET_RESULTS_DIST_KERNEL || local.clusters <= 1
+            || comet_model_dist_explain(hw, &pb, !strcmp(recs[i].variant, "fused"), local.cores,
+                   local.clusters, recs[i].link, stdout)
+                != 0)
+            comet_model_explain(&local, &pb, &mp, stdout);
         printf("\n");
     }
 }

@@ -1067,6 +1067,15 @@ typedef struct comet_model_dist_pred {
 } comet_model_dist_pred;
 
 /**
+ * Prints comet_model_dist_predict term by term: the rank's slice explained
+ * (comet_model_explain), the local time with its adjustments, each
+ * collective over the link, the total (the number validate compares).
+ * @return 0, or what comet_model_dist_predict returns.
+ */
+int comet_model_dist_explain(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    int threads, int p, const char *link, FILE *fp);
+
+/**
  * The collectives kernels/dist.c issues for one call of a distributed kernel
  * over p ranks holding equal slices (N split; attention: Lk split), in the
  * order it issues them. The kernels' program, not a measurement.

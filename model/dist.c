@@ -114,28 +114,37 @@ int comet_model__dist_net(
     return 0;
 }
 
+/* The rank's own slice, run as the single-process kernels run it: one BLAS
+ * GEMM, then row passes (the fused distributed kernels too: their
+ * statistics need the whole slice before the first collective). */
+static int dist_slice(const comet_model_hw *hw, const comet_model_problem *pb, int threads, int p,
+    comet_model_hw *one, comet_model_problem *sl, comet_model_mapping *mp)
+{
+    const int att = pb->op == COMET_MODEL_ATTENTION;
+    *sl = *pb;
+    if (att)
+        sl->lk = floor(pb->lk / (double)p);
+    else
+        sl->N = floor(pb->N / (double)p);
+    if (!(att ? sl->lk >= 1 : sl->N >= 1))
+        return -EINVAL;
+    comet_model__dist_rank_hw(hw, p, threads, one);
+    comet_model_local_mapping(one, sl, 0, 0, one->cores, 1, mp);
+    return 0;
+}
+
 int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
     int threads, int p, const char *link, comet_model_dist_pred *out)
 {
     if (!hw || !pb || !out || p < 1 || !(hw->clock_ghz > 0))
         return -EINVAL;
     memset(out, 0, sizeof *out);
-    const int att = pb->op == COMET_MODEL_ATTENTION;
     const double P = p;
-    /* the rank's own slice, run as the single-process kernels run it: one
-     * BLAS GEMM, then row passes (the fused distributed kernels too: their
-     * statistics need the whole slice before the first collective) */
-    comet_model_problem sl = *pb;
-    if (att)
-        sl.lk = floor(pb->lk / P);
-    else
-        sl.N = floor(pb->N / P);
-    if (!(att ? sl.lk >= 1 : sl.N >= 1))
-        return -EINVAL;
+    comet_model_problem sl;
     comet_model_hw one;
-    comet_model__dist_rank_hw(hw, p, threads, &one);
     comet_model_mapping mp;
-    comet_model_local_mapping(&one, &sl, 0, 0, one.cores, 1, &mp);
+    if (dist_slice(hw, pb, threads, p, &one, &sl, &mp) != 0)
+        return -EINVAL;
     comet_model_result r;
     comet_model_eval(&one, &sl, &mp, &r);
     if (!r.valid)
@@ -180,6 +189,40 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
     }
     out->seconds = out->local_s + out->coll_s;
     return isfinite(out->seconds) ? 0 : -ERANGE;
+}
+
+int comet_model_dist_explain(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    int threads, int p, const char *link, FILE *fp)
+{
+    comet_model_dist_pred d;
+    comet_model_problem sl;
+    comet_model_hw one;
+    comet_model_mapping mp;
+    int rc = comet_model_dist_predict(hw, pb, fused, threads, p, link, &d);
+    if (rc || !fp)
+        return rc ? rc : -EINVAL;
+    if ((rc = dist_slice(hw, pb, threads, p, &one, &sl, &mp)) != 0)
+        return rc;
+    fprintf(fp,
+        "distributed over %d ranks: one rank's slice as the local kernels run it (one BLAS "
+        "GEMM, then the row passes), on its share of this machine:\n",
+        p);
+    comet_model_explain(&one, &sl, &mp, fp);
+    fprintf(fp, "  local   = the slice above%s%s, over the ranks' core share (x %.3f) -> %.4g ms\n",
+        fused && pb->op == COMET_MODEL_GEMM_LAYERNORM && hw->dist_ln_elem_cycles > 0
+            ? " with the distributed LayerNorm's passes (vector.dist_ln_*) for its row pass"
+            : "",
+        fused ? "" : ", the row pass over whole rows (x ranks)",
+        1 / comet_model__dist_share(hw, p, one.cores), d.local_s * 1e3);
+    for (int i = 0; i < d.ncall; i++) {
+        const comet_model_dist_call *c = &d.call[i];
+        fprintf(fp, "  coll %d  = %s%s%s%s of %.0f B per rank over %s x %.0f calls -> %.4g ms\n",
+            i + 1, comet_model_coll_name(c->kind), c->op[0] ? "(" : "", c->op, c->op[0] ? ")" : "",
+            c->bytes, d.link[0] ? d.link : "the profile's link", c->calls,
+            c->calls * c->seconds * 1e3);
+    }
+    fprintf(fp, "  total   = local + collectives = %.4g ms\n", d.seconds * 1e3);
+    return 0;
 }
 
 int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_results_record *rec)

@@ -1223,6 +1223,23 @@ static void test_dist_ln_passes(void **s)
     assert_int_equal(comet_model_dist_predict(&m, &pb, 1, 1, 2, NULL, &c), 0);
     assert_int_equal(comet_model_dist_predict(&cpu, &pb, 1, 1, 2, NULL, &d), 0);
     assert_true(c.local_s == d.local_s);
+    /* explain prints the same prediction term by term: its total is it */
+    for (int fused = 0; fused <= 1; fused++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *fp = open_memstream(&buf, &len);
+        assert_non_null(fp);
+        assert_int_equal(comet_model_dist_explain(&m, &pb, fused, 1, 2, NULL, fp), 0);
+        fclose(fp);
+        const char *t = strstr(buf, "total   = local + collectives = ");
+        assert_non_null(t);
+        assert_non_null(strstr(buf, "coll 1  = "));
+        assert_int_equal(comet_model_dist_predict(&m, &pb, fused, 1, 2, NULL, &c), 0);
+        const double ms = strtod(t + strlen("total   = local + collectives = "), NULL);
+        if (fabs(ms - c.seconds * 1e3) > 1e-3 * ms)
+            fail_msg("explain total %g ms, predicted %g ms", ms, c.seconds * 1e3);
+        free(buf);
+    }
     comet_model_hw_free(&cpu);
 }
 

@@ -666,12 +666,19 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
             }
             /* causal: per block of 64 rows, the keys all its rows see by one
              * GEMM, the rest row by row up to each row's limit, so that a
-             * masked key's value (NaN included) never enters a row */
+             * masked key's value (NaN included) never enters a row; when
+             * those values are finite, one GEMM over every key the block
+             * sees (the masked probabilities are exact zeros). Blocks as
+             * threads come free: a later block sees more keys (in halves,
+             * the second thread had 3/4 of the work) */
             float *oh = O + h * lq * d;
-#pragma omp parallel for num_threads(p.threads) schedule(static)
+#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
             for (size_t r0 = 0; r0 < lq; r0 += 64) {
                 size_t rb = lq - r0 < 64 ? lq - r0 : 64;
-                size_t jfull = causal_full_keys(r0, lq, lk);
+                size_t jfull = causal_full_keys(r0, lq, lk),
+                       jend = causal_full_keys(r0 + rb - 1, lq, lk);
+                if (jend > jfull && finite_rows(vv + jfull * d, jend - jfull, d))
+                    jfull = jend;
                 if (jfull)
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rb, (int)d,
                         (int)jfull, 1.0f, S + r0 * lk, (int)lk, vv, (int)d, 0.0f, oh + r0 * d,

@@ -549,6 +549,9 @@ typedef struct comet_model_mapping {
     int in_place; /**< unfused on a CPU: the pass writes its result over the intermediate it
                        reads (lines it already owns: no read for ownership), as the fused
                        kernels' small-shape method does (params.method op_by_op) */
+    double pv_rows; /**< unfused causal attention: P V runs in blocks of this many query rows,
+                         each over the keys its last row sees (the CPU kernels: 64); 0: one
+                         plain GEMM over every key, as an unfused mapping's by default */
 } comet_model_mapping;
 
 /** An explicit collective node inserted by a mapping. */

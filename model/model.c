@@ -450,7 +450,12 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
             : mp->fused
             ? eff
             : comet_model_gemm_eff(hw, ceil(fmin(od.group, Mc) / ms), od.Nout, ceil(Nc / ns), gthr);
-        tg += gemm_cycles(hw, mrow, od.Nout, ncore * cfr, eff2);
+        /* unfused causal: P V in blocks of pv_rows queries, each over the
+         * keys its last query sees (the CPU kernels); else over cfr of them */
+        const double cpv = !mp->fused && masked > 0 && mp->pv_rows >= 1
+            ? comet_model_causal_computed(od.group, N, mp->pv_rows)
+            : cfr;
+        tg += gemm_cycles(hw, mrow, od.Nout, ncore * cpv, eff2);
     }
     tg *= r->micro_factor;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;

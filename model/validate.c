@@ -35,6 +35,9 @@ void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_probl
     mp->ks_m = threads > 0 ? threads : 1; /* threads take row blocks */
     mp->ks_n = 1;
     mp->one_pass = 1; /* unfused: whole BLAS GEMM, then one row pass (kernels/) */
+    /* unfused causal attention: P V per block of 64 queries over the keys
+     * the block sees (kernels/kernels.c) */
+    mp->pv_rows = fused ? 0 : 64;
     mp->streaming = -1;
     /* fused: row blocks of tile_m rows, one per thread at a time; the
      * distributed kernels reduce the statistics of all rows at once */

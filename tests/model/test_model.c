@@ -1049,11 +1049,21 @@ static void test_causal_unfused_full(void **s)
     comet_model_mapping mp;
     comet_model_result rn, rc;
     comet_model_local_mapping(&hw, &pn, 0, 0, 1, 1, &mp);
+    /* a plain unfused mapping: both GEMMs over all of S */
+    mp.pv_rows = 0;
     comet_model_eval(&hw, &pn, &mp, &rn);
     comet_model_eval(&hw, &pc, &mp, &rc);
     assert_true(rn.valid && rc.valid);
     assert_true(rc.t_gemm == rn.t_gemm);
     assert_true(rc.t_pass > rn.t_pass);
+    /* the CPU kernels' (pv_rows 64): Q K^T whole, P V per block of 64
+     * queries over the keys it sees, 0.625 of them (both GEMMs cost the
+     * same here: the peak engine at efficiency 1) */
+    comet_model_local_mapping(&hw, &pn, 0, 0, 1, 1, &mp);
+    assert_true(mp.pv_rows == 64);
+    comet_model_eval(&hw, &pc, &mp, &rc);
+    if (fabs(rc.t_gemm - rn.t_gemm * (1 + 0.625) / 2) > 1e-9 * rn.t_gemm)
+        fail_msg("unfused causal gemm %g, want %g", rc.t_gemm, rn.t_gemm * (1 + 0.625) / 2);
     comet_model_local_mapping(&hw, &pn, 1, 64, 1, 1, &mp);
     comet_model_eval(&hw, &pn, &mp, &rn);
     comet_model_eval(&hw, &pc, &mp, &rc);

@@ -725,6 +725,13 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
             for (size_t b = 0; b < nqb; b++) {
                 size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
                 size_t jfull = p.causal ? causal_full_keys(q0, lq, lk) : lk;
+                /* as the unfused variant: every key the block sees by the
+                 * GEMM when those values are finite */
+                if (p.causal) {
+                    size_t jend = causal_full_keys(q0 + mb - 1, lq, lk);
+                    if (jend > jfull && finite_rows(vv + jfull * d, jend - jfull, d))
+                        jfull = jend;
+                }
                 if (!jfull)
                     memset(oh + q0 * d, 0, mb * d * sizeof(float));
                 for (size_t j0 = 0; j0 < jfull; j0 += tn) {

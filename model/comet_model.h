@@ -393,8 +393,7 @@ double comet_model_causal_computed(double lq, double lk, double blk);
  *  grid points whose C (M x N fp32) is at most c_bytes: those measured BLAS's
  *  clearing of C (beta = 0) with C in the caches; the others measured it at
  *  memory bandwidth already. 1 without a grid. */
-double comet_model_gemm_grid_c_share(
-    const comet_model_hw *hw, double M, double N, double K, double thr, double c_bytes);
+double comet_model_gemm_grid_c_share(const comet_model_hw *hw, double M, double N, double c_bytes);
 
 /** Cycles a CPU row pass takes over one row of `width` elements from the
  *  measured table (vector.row_pass_widths; ln_rows: LayerNorm's, else

@@ -1424,8 +1424,7 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
     return grid_eff(&hw->grid, flat, M, N, K, thr);
 }
 
-double comet_model_gemm_grid_c_share(
-    const comet_model_hw *hw, double M, double N, double K, double thr, double c_bytes)
+double comet_model_gemm_grid_c_share(const comet_model_hw *hw, double M, double N, double c_bytes)
 {
     const comet_model_grid *g = &hw->grid;
     if (!g->values)
@@ -1433,8 +1432,6 @@ double comet_model_gemm_grid_c_share(
     int im, in;
     double fm = g->nm > 1 ? interp_axis(g->M, g->nm, M, &im) : (im = 0, 0.0);
     double fn = g->nn > 1 ? interp_axis(g->N, g->nn, N, &in) : (in = 0, 0.0);
-    (void)K;
-    (void)thr;
     double share = 0;
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {

@@ -661,8 +661,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
          * M = N = 4096, K = 64, 1 thread: unfused 8-12% over with it
          * counted twice) */
         const double ms = own ? mp->ks_m : 1, ns = own ? mp->ks_n : 1;
-        t_beta *= comet_model_gemm_grid_c_share(hw, ceil((att ? fmin(od.group, Mc) : Mc) / ms),
-            ceil(Nc / ns), Kc, gthr, hw->gb.capacity);
+        t_beta *= comet_model_gemm_grid_c_share(
+            hw, ceil((att ? fmin(od.group, Mc) : Mc) / ms), ceil(Nc / ns), hw->gb.capacity);
         if (t_beta < 0)
             t_beta = 0;
         total += t_beta;
@@ -760,7 +760,11 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         const double macs_cycle = (hw->systolic ? (double)hw->sa_rows * hw->sa_cols * hw->sa_arrays
                                                 : hw->peak_flops / 2)
             * hc;
-        const double macs = M * N * K * cf * (att ? 2 : 1);
+        /* causal: the visible pairs alone, whatever a mapping computes
+         * beyond them (an unfused mapping's whole S, a fused block's
+         * diagonal tile) */
+        const double cfb = 1.0 - masked;
+        const double macs = M * N * K * cfb * (att ? 2 : 1);
         r->bound_compute = macs_cycle > 0 ? macs / macs_cycle : 0;
         /* every element-op at the cheapest op's cycles per instruction of
          * simd_width lanes (a calibrated CPU states per-element costs with
@@ -770,7 +774,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
             if (hw->vop_cycles[q] > 0)
                 cmin = fmin(cmin, hw->vop_cycles[q]);
         r->bound_vector
-            = isfinite(cmin) ? M * N * cf * vc.n_mn * cmin / (fmax(1, hw->simd_width) * hc) : 0;
+            = isfinite(cmin) ? M * N * cfb * vc.n_mn * cmin / (fmax(1, hw->simd_width) * hc) : 0;
         /* compulsory bytes: A, B (K and V), the result; unfused, the
          * intermediate written once and read once more. On an accelerator
          * all from DRAM; on a CPU (warm caches between calls) from the

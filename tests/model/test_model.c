@@ -638,10 +638,9 @@ static void test_cpu_levels_and_beta(void **s)
         g.grid.M[0] = g.grid.N[0] = 64, g.grid.M[1] = g.grid.N[1] = 2048, g.grid.K[0] = 16;
         g.grid.values = vals;
         g.cores = 1;
-        assert_true(fabs(comet_model_gemm_grid_c_share(&g, 2048, 2048, 16, 1, 1 << 20)) < 1e-12);
+        assert_true(fabs(comet_model_gemm_grid_c_share(&g, 2048, 2048, 1 << 20)) < 1e-12);
         /* at 1024 x 1024: 4/5 of the way in log on each axis, 0.64 on the far corner */
-        assert_true(
-            fabs(comet_model_gemm_grid_c_share(&g, 1024, 1024, 16, 1, 1 << 20) - 0.36) < 1e-12);
+        assert_true(fabs(comet_model_gemm_grid_c_share(&g, 1024, 1024, 1 << 20) - 0.36) < 1e-12);
         comet_model_local_mapping(&g, &pb, 0, 0, 1, 1, &mp);
         comet_model_eval(&g, &pb, &mp, &r);
         if (fabs(r.t_beta - 0.36 * 2 * inter * (1.0 / 4 - 1.0 / 25)) > 1e-6 * r.t_beta)

@@ -128,6 +128,8 @@ static void random_mapping(
     mp->tile_k = pow(2, irand(0, 10));
     mp->one_pass = irand(0, 1);
     mp->streaming = -1;
+    /* unfused causal P V in blocks (the CPU kernels' 64), or one GEMM */
+    mp->pv_rows = mp->fused || irand(0, 1) ? 0 : pow(2, irand(0, 8));
 }
 
 /* latency >= every bound, for 20000 random (hardware, problem, mapping) */

@@ -92,10 +92,15 @@ static vcost graph_vcost(
     const double lgw = w > 1 ? ceil(log2(w)) : 0;
     /* Elementwise ops between two row reductions run as one loop over the
      * row (the reduction's result must be complete before its consumers),
-     * sharing loads and stores: each op after a loop's first saves the cost
-     * of a bare in-cache pass, the cheapest of add/mul/max. */
-    const double bare
-        = fmin(c[COMET_MODEL_VOP_ADD], fmin(c[COMET_MODEL_VOP_MUL], c[COMET_MODEL_VOP_MAX]));
+     * sharing loads and stores: on a CPU, whose op costs are measured loops
+     * (load, op, store), each op after a loop's first saves the cost of a
+     * bare in-cache pass, the cheapest of add/mul/max. An accelerator's op
+     * costs are its vector unit's cycles per instruction: a fused op still
+     * issues its instruction (saving them let an add cost 0 and the
+     * composition fall below its vector bound). */
+    const double bare = hw->kind[0] != 'c'
+        ? 0
+        : fmin(c[COMET_MODEL_VOP_ADD], fmin(c[COMET_MODEL_VOP_MUL], c[COMET_MODEL_VOP_MAX]));
     int in_loop = 0, in_loop_out = 0, reduces = 0;
     vcost v = { 0, 0, 0, 0, 0, 0, 0 };
     for (int i = 0; i < g->n; i++) {
@@ -271,6 +276,18 @@ double comet_model_cpu_level_bw(const comet_model_hw *hw, double bytes, double c
     return comet_model_level_bw(&hw->dram, cores);
 }
 
+/* The fastest CPU level that can hold `bytes` (a bound: whatever order the
+ * description's bandwidths come in, DRAM holds everything). */
+static double fastest_fit_bw(const comet_model_hw *hw, double bytes, double cores)
+{
+    double bw = comet_model_level_bw(&hw->dram, cores);
+    if (bytes <= hw->gb.capacity)
+        bw = fmax(bw, comet_model_level_bw(&hw->gb, cores));
+    if (bytes <= hw->lb.capacity * cores)
+        bw = fmax(bw, hw->lb.bw * cores);
+    return bw;
+}
+
 /* DRAM instances of a description: what one DRAM serves (schema v2
  * shared_by; v1: one per CPU node, one for all accelerator clusters). */
 static double dram_instances(const comet_model_hw *hw)
@@ -355,10 +372,13 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double io = hw->io_bytes_per_elem > 0 ? hw->io_bytes_per_elem : b;
     /* Attention as rows (heads*lq) x N=lk x K=d with a second GEMM of width d. */
     const double M = od.rows, N = od.N, K = od.K, Nout = od.Nout;
-    /* causal attention: the fused kernel visits only the unmasked half; an
+    /* causal attention (the mask aligned at the last key): the fused kernel
+     * visits only the visible pairs, about half when lq = lk, fewer when
+     * there are more queries than keys (the first lq - lk see none); an
      * unfused mapping's GEMM is a plain GEMM that computes all of S, which a
      * separate pass then masks (kernels/kernels.c) */
-    const double masked = att && pb->causal ? 0.5 - 0.5 / fmax(N, 1) : 0.0;
+    const double masked
+        = att && pb->causal ? 1 - comet_model_causal_computed(od.group, N, 1) : 0.0;
     const double cf = mp->fused ? 1.0 - masked : 1.0;
     const int P = hw->clusters, C = hw->cores, ch = mp->cs_h > 1 ? mp->cs_h : 1;
     if (mp->cs_m < 1 || mp->cs_n < 1 || mp->cs_k < 1 || mp->ks_m < 1 || mp->ks_n < 1
@@ -518,8 +538,11 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         = cpu && y_cl < UNFUSED_STREAM_MIN ? comet_model_cpu_level_bw(hw, y_cl, C) : dram_bw_cl;
     const double t_out = dram_write_step / out_bw_cl + inter_step / inter_bw_cl;
     /* the stationary operand's first load: on a CPU from the level it lives
-     * in between calls (warm caches), on an accelerator from DRAM */
-    const double once_bw = cpu ? comet_model_cpu_level_bw(hw, once_cl, C) : dram_bw_cl;
+     * in between calls (warm caches), on an accelerator from DRAM. Attention
+     * streams every head's K and V through the caches: the first head's stay
+     * there for the next call only when all the heads' do */
+    const double once_bw
+        = cpu ? comet_model_cpu_level_bw(hw, once_cl * (att ? heads_cl : 1), C) : dram_bw_cl;
     const double t_once = once_cl / once_bw;
 
     /* ---- NoC: global buffer to cores ---- */
@@ -785,10 +808,15 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         const double io_bytes = a_bytes + b_bytes + y_bytes;
         const double inter_rt = mp->fused ? 0 : 2 * M * N * cf * b;
         if (cpu) {
+            /* each tensor from the fastest level it fits in on its own (a
+             * bound: the three together may not fit where each does, and a
+             * description may give a level below a faster one) */
             const double nodes = hw->clusters;
-            const double io_bw = comet_model_cpu_level_bw(hw, io_bytes / nodes, C) * nodes;
-            const double it_bw = comet_model_cpu_level_bw(hw, inter_cl, C) * nodes;
-            r->bound_dram = io_bytes / io_bw;
+            const double it_bw = fastest_fit_bw(hw, inter_cl, C) * nodes;
+            r->bound_dram = 0;
+            const double tens[] = { a_bytes, b_bytes, y_bytes };
+            for (int t = 0; t < 3; t++)
+                r->bound_dram += tens[t] / (fastest_fit_bw(hw, tens[t] / nodes, C) * nodes);
             r->bound_inter = inter_rt > 0 ? inter_rt / it_bw : 0;
         } else {
             const double all_bw = hw->dram.bw * inst;

@@ -49,7 +49,7 @@ static void usage(FILE *fp)
         "  --gate-timeout S         idle-gate bound (0 = no gate; default 2 quick, 10 full)\n"
         "  --gate-threshold F       others' busy fraction that counts as idle (default 0.10)\n"
         "  --passes N               kernels: passes over the set, samples merged per config\n"
-        "                           so a median spans the run (default 3 quick, 2 full)\n"
+        "                           so a median spans the run (default 3)\n"
         "  --no-pin                 do not pin threads\n"
         "  --json                   print a summary as JSON on stdout\n"
         "  --out DIR                output folder (default comet-out)\n"

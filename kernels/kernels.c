@@ -381,17 +381,20 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
         int uk = use_ukernel(&p, K);
         size_t tm = p.tile_m < M ? p.tile_m : M, nblk = (M + tm - 1) / tm;
         float *C = ws, *Bp = C + round16(M * N);
-        if (uk)
-            kern_pack_b(K, N, B, N, Bp);
         openblas_set_num_threads(1);
-#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
-        for (size_t b = 0; b < nblk; b++) {
-            size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
-            if (uk)
-                kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, C + i0 * N, N);
-            else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K,
-                    alpha, A + i0 * K, (int)K, B, (int)N, 0.0f, C + i0 * N, (int)N);
+#pragma omp parallel num_threads(p.threads)
+        {
+            if (uk) /* the team packs B, as the fused variant's does */
+                kern_pack_b_team(K, N, B, N, Bp);
+#pragma omp for schedule(dynamic, 1)
+            for (size_t b = 0; b < nblk; b++) {
+                size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
+                if (uk)
+                    kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, C + i0 * N, N);
+                else
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)N, (int)K,
+                        alpha, A + i0 * K, (int)K, B, (int)N, 0.0f, C + i0 * N, (int)N);
+            }
         }
         openblas_set_num_threads(saved);
         if (ep->layernorm)
@@ -407,11 +410,14 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
     /* Y far beyond the caches is written once with NT stores: no read for
      * ownership of its lines, the one DRAM stream the fused kernel keeps */
     int stream = kern_stream_output(M * N * sizeof(float));
-    if (uk)
-        kern_pack_b(K, N, B, N, Bp); /* once, shared read-only by all threads */
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
 #pragma omp parallel num_threads(p.threads)
     {
+        /* B packed once, shared read-only by all threads, by all of them:
+         * one thread packing it alone left the others waiting (at 2
+         * threads, 1024 x 1024 x 1024: 1.1 ms of a 11.8 ms call) */
+        if (uk)
+            kern_pack_b_team(K, N, B, N, Bp);
         int t = 0;
 #ifdef _OPENMP
         extern int omp_get_thread_num(void);
@@ -703,22 +709,24 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
         for (size_t h = 0; h < bh; h++) {
             const float *q = Q + h * lq * d, *k = K + h * lk * d, *vv = V + h * lk * d;
             float *oh = O + h * lq * d;
-            if (uk) {
-                kern_pack_kt(lk, d, k, Kp);
-                kern_pack_v(lk, d, vv, Vp);
-            }
-#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
-            for (size_t b = 0; b < nqb; b++) {
-                size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
-                if (uk)
-                    kern_ukernel_gemm(mb, lk, d, p.scale, q + q0 * d, d, Kp, S + q0 * lk, lk);
-                else
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)lk, (int)d,
-                        p.scale, q + q0 * d, (int)d, k, (int)d, 0.0f, S + q0 * lk, (int)lk);
-                if (p.causal)
-                    for (size_t i = q0; i < q0 + mb; i++)
-                        for (size_t j = causal_limit(i, lq, lk); j < lk; j++)
-                            S[i * lk + j] = -INFINITY;
+#pragma omp parallel num_threads(p.threads)
+            {
+                if (uk) /* the team packs the head's K^T and V */
+                    kern_pack_attn_team(1, lk, d, k, vv, Kp, 0);
+#pragma omp for schedule(dynamic, 1)
+                for (size_t b = 0; b < nqb; b++) {
+                    size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
+                    if (uk)
+                        kern_ukernel_gemm(mb, lk, d, p.scale, q + q0 * d, d, Kp, S + q0 * lk, lk);
+                    else
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)lk,
+                            (int)d, p.scale, q + q0 * d, (int)d, k, (int)d, 0.0f, S + q0 * lk,
+                            (int)lk);
+                    if (p.causal)
+                        for (size_t i = q0; i < q0 + mb; i++)
+                            for (size_t j = causal_limit(i, lq, lk); j < lk; j++)
+                                S[i * lk + j] = -INFINITY;
+                }
             }
             kern_softmax_rows_ex(lq, lk, S, lk, S, lk, 1.0f, p.threads, 0);
 #pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
@@ -757,16 +765,12 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
     size_t pkt = kern_packed_kt_floats(lk, d), pv = kern_packed_v_floats(lk, d);
     float *packed = (float *)ws + (size_t)p.threads * per;
     openblas_set_num_threads(1);
-    if (uk) {
-        /* K^T and V packed once per head, shared read-only by all blocks */
-#pragma omp parallel for num_threads(p.threads) schedule(static)
-        for (size_t h = 0; h < bh; h++) {
-            kern_pack_kt(lk, d, K + h * lk * d, packed + h * (pkt + pv));
-            kern_pack_v(lk, d, V + h * lk * d, packed + h * (pkt + pv) + pkt);
-        }
-    }
 #pragma omp parallel num_threads(p.threads)
     {
+        /* K^T and V packed once per head, shared read-only by all blocks;
+         * the team shares the panels (one head packs in parallel too) */
+        if (uk)
+            kern_pack_attn_team(bh, lk, d, K, V, packed, pkt + pv);
         int t = 0;
 #ifdef _OPENMP
         extern int omp_get_thread_num(void);

@@ -20,10 +20,15 @@ size_t kern_packed_b_floats(size_t K, size_t N)
     return K * ((N + UK_NR - 1) / UK_NR) * UK_NR;
 }
 
-void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
+size_t kern_pack_panels(size_t n)
 {
-    size_t np = (N + UK_NR - 1) / UK_NR;
-    for (size_t p = 0; p < np; p++) {
+    return (n + UK_NR - 1) / UK_NR;
+}
+
+void kern_pack_b_panels(
+    size_t K, size_t N, const float *B, size_t ldb, float *Bp, size_t p0, size_t p1)
+{
+    for (size_t p = p0; p < p1; p++) {
         size_t j0 = p * UK_NR, w = N - j0 < UK_NR ? N - j0 : UK_NR;
         float *dst = Bp + p * K * UK_NR;
         for (size_t k = 0; k < K; k++) {
@@ -32,6 +37,21 @@ void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
                 memset(dst + k * UK_NR + w, 0, (UK_NR - w) * sizeof(float));
         }
     }
+}
+
+void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
+{
+    kern_pack_b_panels(K, N, B, ldb, Bp, 0, kern_pack_panels(N));
+}
+
+void kern_pack_b_team(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
+{
+    const size_t np = kern_pack_panels(N);
+    /* orphaned: the enclosing team shares the panels; the barrier at its
+     * end publishes them to every thread's blocks */
+#pragma omp for schedule(static)
+    for (size_t p = 0; p < np; p++)
+        kern_pack_b_panels(K, N, B, ldb, Bp, p, p + 1);
 }
 
 #if defined(__x86_64__)
@@ -275,11 +295,10 @@ size_t kern_packed_kt_floats(size_t lk, size_t d)
     return ((lk + UK_NR - 1) / UK_NR) * UK_NR * d;
 }
 
-void kern_pack_kt(size_t lk, size_t d, const float *K, float *Kp)
+void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t p0, size_t p1)
 {
     /* B = K^T (d x lk): panel p holds keys 16p..16p+15 as [c][16] */
-    size_t np = (lk + UK_NR - 1) / UK_NR;
-    for (size_t p = 0; p < np; p++) {
+    for (size_t p = p0; p < p1; p++) {
         float *dst = Kp + p * d * UK_NR;
         for (size_t c = 0; c < d; c++)
             for (size_t jj = 0; jj < UK_NR; jj++) {
@@ -294,8 +313,31 @@ size_t kern_packed_v_floats(size_t lk, size_t d)
     return ((d + UK_NR - 1) / UK_NR) * UK_NR * lk;
 }
 
+void kern_pack_kt(size_t lk, size_t d, const float *K, float *Kp)
+{
+    kern_pack_kt_panels(lk, d, K, Kp, 0, kern_pack_panels(lk));
+}
+
 void kern_pack_v(size_t lk, size_t d, const float *V, float *Vp)
 {
     /* panel q holds columns 16q..16q+15 of V as [j][16]; panel stride lk*16 */
     kern_pack_b(lk, d, V, d, Vp);
+}
+
+void kern_pack_attn_team(size_t heads, size_t lk, size_t d, const float *K, const float *V,
+    float *packed, size_t hstride)
+{
+    const size_t nk = kern_pack_panels(lk), nv = kern_pack_panels(d), per = nk + nv;
+    const size_t pkt = kern_packed_kt_floats(lk, d);
+    /* every head's K^T and V panels shared by the team (one head has as
+     * many panels as keys / 16: a single head packs in parallel too) */
+#pragma omp for schedule(static)
+    for (size_t w = 0; w < heads * per; w++) {
+        const size_t h = w / per, p = w % per;
+        float *dst = packed + h * hstride;
+        if (p < nk)
+            kern_pack_kt_panels(lk, d, K + h * lk * d, dst, p, p + 1);
+        else
+            kern_pack_b_panels(lk, d, V + h * lk * d, d, dst + pkt, p - nk, p - nk + 1);
+    }
 }

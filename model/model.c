@@ -218,7 +218,7 @@ double comet_model_parallel_regions(
     comet_model_op_dims(pb, &od);
     const int att = od.desc && od.desc->flash;
     if (mp->fused && !mp->blas_gemm)
-        return att ? 2 : 1;
+        return 1;
     return att ? od.groups * (3 + (pb->causal ? 1 : 0)) : 2;
 }
 

@@ -338,9 +338,6 @@ static void fit_parallel_region(cal_ctx *cx, const comet_results_record *recs, s
     if (m >= 4 && comet_calibrate_nnls(X, y, NULL, m, 2, &f) == 0
         && f.state[0] == COMET_CALIBRATE_FITTED && f.coef[0] > 0) {
         cx->hw->par_region_cycles = f.coef[0] * cx->ghz * 1e9;
-        /* the slope: each thread's share at T threads over the same rows alone */
-        if (f.state[1] == COMET_CALIBRATE_FITTED && f.coef[1] > 1 && f.coef[1] <= 16)
-            cx->hw->par_slope = f.coef[1];
         json_t *fg = json_object_get(cx->fits, "fused_gemm");
         if (json_is_object(fg))
             json_object_set_new(fg, "parallel_region",

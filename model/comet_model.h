@@ -282,12 +282,6 @@ typedef struct comet_model_hw {
      *  its 1-thread times over the busiest thread's rows. Charged per region the CPU
      *  kernels open at T > 1 (comet_model_parallel_regions). */
     double par_region_cycles;
-    /** CPU: how much slower each thread's share of the fused kernels' own GEMM runs
-     *  when the kernel's cores run together than the same rows alone (shared L3,
-     *  memory and power; gemm.parallel_slope, >= 1, 1: none). calibrate fits it with
-     *  par_region_cycles as the slope of the same fit. Charged on the fused own-engine
-     *  GEMM of a mapping with more than one core per cluster. */
-    double par_slope;
     /** CPU: the fused distributed LayerNorm's local passes (kernels/dist.c: row sums,
      *  squared deviations in double with one dependent add per element, the apply in
      *  double) per row and per element in cache (vector.dist_ln_row_cycles,

@@ -111,19 +111,14 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             "  gemm    = steps x folds x (2R + C + m_core - 2), R=%d C=%d arrays=%d  -> %.0f "
             "cycles\n",
             hw->sa_rows, hw->sa_cols, hw->sa_arrays, r.t_gemm);
-    else if (mp->fused && !mp->blas_gemm && hw->fused_micro_rows > 0) {
-        char slope[96] = "";
-        if (hw->kind[0] == 'c' && hw->par_slope > 1 && mp->ks_m * mp->ks_n > 1)
-            snprintf(slope, sizeof slope, " x %.3f (cores running together: gemm.parallel_slope)",
-                hw->par_slope);
+    else if (mp->fused && !mp->blas_gemm && hw->fused_micro_rows > 0)
         fprintf(fp,
             "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K)) x micro-tile rows "
-            "computed / rows of a core's blocks (%.0f-row tiles, %.0f-row edge: x %.3f)%s  -> "
-            "%.0f cycles\n",
+            "computed / rows of a core's blocks (%.0f-row tiles, %.0f-row edge: x %.3f)  -> %.0f "
+            "cycles\n",
             hw->peak_flops, hw->fused_micro_rows,
             hw->fused_micro_edge > 0 ? hw->fused_micro_edge : hw->fused_micro_rows, r.micro_factor,
-            slope, r.t_gemm);
-    }
+            r.t_gemm);
     else
         fprintf(fp,
             "  gemm    = steps x 2 m n k / (peak %.2f flop/cycle x eff(M,N,K))  -> %.0f cycles\n",

@@ -1026,7 +1026,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
 
     static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
         "efficiency", "efficiency_by_gflop", "mac_pj", "grid", "fused_grid", "fused_micro_rows",
-        "fused_micro_edge", "parallel_region_cycles", "parallel_slope", NULL };
+        "fused_micro_edge", "parallel_region_cycles", NULL };
     if ((rc = need_map(d, "gemm", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
         || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
@@ -1055,8 +1055,6 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUM(sec, "fused_micro_rows", 0, 0, 1024, hw->fused_micro_rows);
     NUM(sec, "fused_micro_edge", 0, 0, 1024, hw->fused_micro_edge);
     NUM(sec, "parallel_region_cycles", 0, 0, 1e9, hw->par_region_cycles);
-    /* a share of a core, not a speed-up: at least 1 */
-    NUM(sec, "parallel_slope", 1, 1, 16, hw->par_slope);
     if (hw->fused_micro_edge > hw->fused_micro_rows) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "%s: gemm 'fused_micro_edge' exceeds 'fused_micro_rows'",
@@ -1256,8 +1254,6 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     }
     if (hw->par_region_cycles > 0)
         json_object_set_new(g, "parallel_region_cycles", json_real(hw->par_region_cycles));
-    if (hw->par_slope > 1)
-        json_object_set_new(g, "parallel_slope", json_real(hw->par_slope));
     for (int w = 0; w < 2; w++) {
         const comet_model_grid *gr = w ? &hw->fused_grid : &hw->grid;
         if (!gr->values)

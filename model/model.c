@@ -478,10 +478,6 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         tg += gemm_cycles(hw, mrow, od.Nout, ncore * cpv, eff2);
     }
     tg *= r->micro_factor;
-    /* the fused kernels' cores running their own GEMMs together each run
-     * slower than one alone (gemm.parallel_slope, measured on the fused grid) */
-    if (own && mp->fused && hw->par_slope > 1)
-        tg *= hw->par_slope;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;

@@ -190,8 +190,6 @@ static void test_latency_above_bounds(void **s)
             continue;
         if (i % 2)
             random_row_tab(&hw);
-        if (i % 3 == 0) /* cores running together slower than alone */
-            hw.par_slope = 1 + 0.5 * urand();
         comet_model_problem pb;
         random_problem(&pb, 8192);
         comet_model_mapping mp;

@@ -377,8 +377,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * there are more queries than keys (the first lq - lk see none); an
      * unfused mapping's GEMM is a plain GEMM that computes all of S, which a
      * separate pass then masks (kernels/kernels.c) */
-    const double masked
-        = att && pb->causal ? 1 - comet_model_causal_computed(od.group, N, 1) : 0.0;
+    const double masked = att && pb->causal ? 1 - comet_model_causal_computed(od.group, N, 1) : 0.0;
     const double cf = mp->fused ? 1.0 - masked : 1.0;
     const int P = hw->clusters, C = hw->cores, ch = mp->cs_h > 1 ? mp->cs_h : 1;
     if (mp->cs_m < 1 || mp->cs_n < 1 || mp->cs_k < 1 || mp->ks_m < 1 || mp->ks_n < 1

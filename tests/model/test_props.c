@@ -157,8 +157,8 @@ static void test_latency_above_bounds(void **s)
          * not the bound put in its place (bound_raised) */
         if (r.bound_raised > 1e-9 * r.cycles)
             fail_msg("case %d (%s on %s, %s): the terms summed %g cycles below the bound %g", i,
-                comet_model_op_name(pb.op), hw.name, mp.fused ? "fused" : "unfused",
-                r.bound_raised, r.bound_cycles);
+                comet_model_op_name(pb.op), hw.name, mp.fused ? "fused" : "unfused", r.bound_raised,
+                r.bound_cycles);
         /* the DRAM busy time explain prints is within the latency: every
          * byte sent to DRAM is moved inside the composition (#17 defect 15) */
         if (!(r.t_dram <= r.cycles * (1 + 1e-9)))
@@ -388,8 +388,8 @@ static void test_memory_bound_clock(void **s)
         const double hz = clk * 1e9, dram_s = r.bound_dram / hz, fdram_s = q.bound_dram / (2 * hz);
         /* the memory bound is bytes over bytes per second: no clock in it;
          * a faster clock never slows a mapping, nor takes it below that bound */
-        if (!q.valid || fabs(fdram_s - dram_s) > 1e-9 * dram_s
-            || q.seconds > r.seconds * (1 + 1e-9) || q.seconds < fdram_s * (1 - 1e-9))
+        if (!q.valid || fabs(fdram_s - dram_s) > 1e-9 * dram_s || q.seconds > r.seconds * (1 + 1e-9)
+            || q.seconds < fdram_s * (1 - 1e-9))
             fail_msg("case %d (%s on %s): %g s (memory bound %g s) became %g s (bound %g s) with "
                      "twice the clock",
                 i, comet_model_op_name(pb.op), hw.name, r.seconds, dram_s, q.seconds, fdram_s);

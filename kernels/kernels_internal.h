@@ -69,9 +69,7 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
 /* Attention operands packed once per head: K^T in 16-key panels, V in
  * 16-column panels (panel stride lk*16). */
 size_t kern_packed_kt_floats(size_t lk, size_t d);
-void kern_pack_kt(size_t lk, size_t d, const float *K, float *Kp);
 size_t kern_packed_v_floats(size_t lk, size_t d);
-void kern_pack_v(size_t lk, size_t d, const float *V, float *Vp);
 void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t p0, size_t p1);
 /* Called by every thread of an OpenMP team: K^T and V of `heads` heads, head h
  * at packed + h * hstride (K^T, then V after kern_packed_kt_floats), shared

@@ -17,7 +17,7 @@
 
 size_t kern_packed_b_floats(size_t K, size_t N)
 {
-    return K * ((N + UK_NR - 1) / UK_NR) * UK_NR;
+    return K * kern_pack_panels(N) * UK_NR;
 }
 
 size_t kern_pack_panels(size_t n)
@@ -232,7 +232,7 @@ void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *
 void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
     const float *Bp, size_t pstride, int accumulate, float *C, size_t ldc)
 {
-    size_t np = (N + UK_NR - 1) / UK_NR;
+    size_t np = kern_pack_panels(N);
     int avx2 = kern_use_avx2(), avx512 = kern_use_avx512();
     /* Column chunks whose packed B (K x nc floats) stays in L2 (~128 KiB)
      * while every 6-row group of the block sweeps it: B comes from L2, the
@@ -292,7 +292,7 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
 
 size_t kern_packed_kt_floats(size_t lk, size_t d)
 {
-    return ((lk + UK_NR - 1) / UK_NR) * UK_NR * d;
+    return kern_pack_panels(lk) * UK_NR * d;
 }
 
 void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t p0, size_t p1)
@@ -310,18 +310,7 @@ void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t 
 
 size_t kern_packed_v_floats(size_t lk, size_t d)
 {
-    return ((d + UK_NR - 1) / UK_NR) * UK_NR * lk;
-}
-
-void kern_pack_kt(size_t lk, size_t d, const float *K, float *Kp)
-{
-    kern_pack_kt_panels(lk, d, K, Kp, 0, kern_pack_panels(lk));
-}
-
-void kern_pack_v(size_t lk, size_t d, const float *V, float *Vp)
-{
-    /* panel q holds columns 16q..16q+15 of V as [j][16]; panel stride lk*16 */
-    kern_pack_b(lk, d, V, d, Vp);
+    return kern_pack_panels(d) * UK_NR * lk;
 }
 
 void kern_pack_attn_team(size_t heads, size_t lk, size_t d, const float *K, const float *V,
@@ -337,7 +326,7 @@ void kern_pack_attn_team(size_t heads, size_t lk, size_t d, const float *K, cons
         float *dst = packed + h * hstride;
         if (p < nk)
             kern_pack_kt_panels(lk, d, K + h * lk * d, dst, p, p + 1);
-        else
+        else /* V's panel q: columns 16q..16q+15 as [j][16], panel stride lk*16 */
             kern_pack_b_panels(lk, d, V + h * lk * d, d, dst + pkt, p - nk, p - nk + 1);
     }
 }

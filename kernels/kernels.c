@@ -153,7 +153,7 @@ void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape
         if (rows < 16)
             rows = 16;
     }
-    /* at least ~4 blocks per thread so dynamic scheduling balances */
+    /* at least ~4 blocks per thread: static shares differ by one block */
     if (s && s->M) {
         size_t cap = (s->M + 4 * (size_t)p->threads - 1) / (4 * (size_t)p->threads);
         size_t q = uk ? 6 : 16;
@@ -242,10 +242,11 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
         if (v == COMET_KERNELS_UNFUSED) {
             *bytes = prod * sizeof(float);
         } else if (v == COMET_KERNELS_UNFUSED_SAME_GEMM) {
-            /* the intermediate, then B packed as the fused variant packs it */
+            /* the intermediate, then B packed per thread as the fused
+             * variant packs it */
             *bytes = round16(prod) * sizeof(float);
             if (use_ukernel(&p, s->K))
-                *bytes += kern_packed_b_floats(s->K, s->N) * sizeof(float);
+                *bytes += (size_t)p.threads * kern_packed_b_floats(s->K, s->N) * sizeof(float);
         } else {
             size_t tile;
             if (p.tile_m == 0)
@@ -255,8 +256,14 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
                 != 0)
                 return rc;
             *bytes = tile * sizeof(float);
-            if (use_ukernel(&p, s->K))
-                *bytes += kern_packed_b_floats(s->K, s->N) * sizeof(float);
+            if (use_ukernel(&p, s->K)) {
+                /* each thread's own packed B */
+                if ((rc = kern_check_dims(
+                         kern_packed_b_floats(s->K, s->N), (size_t)p.threads, sizeof(float), &tile))
+                    != 0)
+                    return rc;
+                *bytes += tile;
+            }
         }
         return 0;
     case COMET_KERNELS_ATTENTION:
@@ -267,13 +274,14 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
         if (v == COMET_KERNELS_UNFUSED) {
             *bytes = prod * sizeof(float);
         } else if (v == COMET_KERNELS_UNFUSED_SAME_GEMM) {
-            /* S of one head, then that head's K^T and V packed as the fused
-             * variant packs them */
+            /* S of one head, then that head's K^T and V packed per thread as
+             * the fused variant packs them */
             if (p.tile_m == 0 || p.tile_n == 0)
                 return -EINVAL;
             *bytes = round16(prod) * sizeof(float);
             if (attn_ukernel(&p, s->d))
-                *bytes += (kern_packed_kt_floats(s->lk, s->d) + kern_packed_v_floats(s->lk, s->d))
+                *bytes += (size_t)p.threads
+                    * (kern_packed_kt_floats(s->lk, s->d) + kern_packed_v_floats(s->lk, s->d))
                     * sizeof(float);
         } else {
             if (p.tile_m == 0 || p.tile_n == 0)
@@ -281,11 +289,11 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
             size_t per = p.tile_m * p.tile_n + p.tile_m * s->d + 3 * p.tile_m;
             *bytes = (size_t)p.threads * per * sizeof(float);
             if (attn_ukernel(&p, s->d)) {
-                size_t bh = s->batch * s->heads;
+                /* each thread packs the head it works on into its own buffer */
                 size_t pk = kern_packed_kt_floats(s->lk, s->d) + kern_packed_v_floats(s->lk, s->d);
-                if (pk > SIZE_MAX / 64 / bh)
+                if (pk > SIZE_MAX / 64 / (size_t)p.threads)
                     return -EOVERFLOW;
-                *bytes += bh * pk * sizeof(float);
+                *bytes += (size_t)p.threads * pk * sizeof(float);
             }
         }
         return 0;
@@ -380,12 +388,19 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
          * is the fusion alone. */
         int uk = use_ukernel(&p, K);
         size_t tm = p.tile_m < M ? p.tile_m : M, nblk = (M + tm - 1) / tm;
-        float *C = ws, *Bp = C + round16(M * N);
+        float *C = ws, *Bp0 = C + round16(M * N);
+        const size_t pb = kern_packed_b_floats(K, N);
         openblas_set_num_threads(1);
 #pragma omp parallel num_threads(p.threads)
         {
-            if (uk) /* the team packs B, as the fused variant's does */
-                kern_pack_b_team(K, N, B, N, Bp);
+            int t = 0;
+#ifdef _OPENMP
+            extern int omp_get_thread_num(void);
+            t = omp_get_thread_num();
+#endif
+            float *Bp = Bp0 + (size_t)t * pb;
+            if (uk) /* each thread packs its own B, as the fused variant's do */
+                kern_pack_b(K, N, B, N, Bp);
 #pragma omp for schedule(dynamic, 1)
             for (size_t b = 0; b < nblk; b++) {
                 size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
@@ -406,23 +421,29 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
     int uk = use_ukernel(&p, K);
     size_t tm = p.tile_m < M ? p.tile_m : M, nblk = (M + tm - 1) / tm;
     size_t ld = (N + 15) / 16 * 16, per = fused_tile_floats(&p, M, N);
-    float *tiles = ws, *Bp = tiles + (size_t)p.threads * per;
+    float *tiles = ws, *Bp0 = tiles + (size_t)p.threads * per;
+    const size_t pb = kern_packed_b_floats(K, N);
     /* Y far beyond the caches is written once with NT stores: no read for
      * ownership of its lines, the one DRAM stream the fused kernel keeps */
     int stream = kern_stream_output(M * N * sizeof(float));
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
 #pragma omp parallel num_threads(p.threads)
     {
-        /* B packed once, shared read-only by all threads, by all of them:
-         * one thread packing it alone left the others waiting (at 2
-         * threads, 1024 x 1024 x 1024: 1.1 ms of a 11.8 ms call) */
-        if (uk)
-            kern_pack_b_team(K, N, B, N, Bp);
         int t = 0;
 #ifdef _OPENMP
         extern int omp_get_thread_num(void);
         t = omp_get_thread_num();
 #endif
+        /* every thread packs B into its own buffer: panels packed by one
+         * core and read by another cross the core-to-core path, which a VM
+         * host moves between one L3 (26 ns) and two (150 ns): on the Zen 4
+         * VM 2-thread 512x1024x64 took 0.58 ms with shared panels across,
+         * 0.50 ms with its own, and 0.46 and 0.45 ms on one L3 (same
+         * process, interleaved). The redundant pack is what the 1-thread
+         * grid point of the thread's rows already holds. */
+        float *Bp = Bp0 + (size_t)t * pb;
+        if (uk)
+            kern_pack_b(K, N, B, N, Bp);
         float *T = tiles + (size_t)t * per, *scr = T + tm * ld;
 #pragma omp for schedule(dynamic, 1)
         for (size_t b = 0; b < nblk; b++) {
@@ -539,6 +560,17 @@ static int finite_rows(const float *v, size_t rows, size_t d)
     return acc == 0.0f;
 }
 
+/* This thread's number in the enclosing team (0 outside one). */
+static size_t attn_thread(void)
+{
+#ifdef _OPENMP
+    extern int omp_get_thread_num(void);
+    return (size_t)omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 static void attention_block_fused(const comet_kernels_params *p, size_t lq, size_t lk, size_t d,
     const float *Q, const float *K, const float *V, const float *Kp, const float *Vp, float *O,
     size_t q0, size_t mb, float *S, float *Oacc, float *m, float *l, float *nanf)
@@ -632,6 +664,32 @@ static void attention_block_fused(const comet_kernels_params *p, size_t lq, size
     }
 }
 
+/* One thread's fused attention: its scratch, its own packed K^T and V (NULL:
+ * BLAS on the unpacked operands) and which head they hold. */
+typedef struct attn_share {
+    const comet_kernels_params *p;
+    size_t lq, lk, d, tm, nqb;
+    const float *Q, *K, *V;
+    float *O, *own;
+    size_t pkt, packed_h;
+    float *S, *Oacc, *m;
+} attn_share;
+
+/* Query block b of head h, packing the head first when it is not the one
+ * this thread's buffer holds. */
+static void attn_share_block(attn_share *a, size_t h, size_t b)
+{
+    const size_t lq = a->lq, lk = a->lk, d = a->d, q0 = b * a->tm;
+    const size_t mb = lq - q0 < a->tm ? lq - q0 : a->tm;
+    if (a->own && h != a->packed_h) {
+        kern_pack_attn_head(lk, d, a->K + h * lk * d, a->V + h * lk * d, a->own);
+        a->packed_h = h;
+    }
+    attention_block_fused(a->p, lq, lk, d, a->Q + h * lq * d, a->K + h * lk * d, a->V + h * lk * d,
+        a->own, a->own ? a->own + a->pkt : NULL, a->O + h * lq * d, q0, mb, a->S, a->Oacc, a->m,
+        a->m + a->tm, a->m + 2 * a->tm);
+}
+
 int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *s, const float *Q,
     const float *K, const float *V, float *O, const comet_kernels_params *in, void *ws,
     size_t ws_bytes)
@@ -704,15 +762,19 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
          * P V) with S written out whole between the passes. */
         int uk = attn_ukernel(&p, d);
         size_t tm = p.tile_m < lq ? p.tile_m : lq, nqb = (lq + tm - 1) / tm, tn = p.tile_n;
-        float *S = ws, *Kp = S + round16(lq * lk), *Vp = Kp + kern_packed_kt_floats(lk, d);
+        const size_t pkt = kern_packed_kt_floats(lk, d), pk = pkt + kern_packed_v_floats(lk, d);
+        float *S = ws, *packed = S + round16(lq * lk);
         openblas_set_num_threads(1);
         for (size_t h = 0; h < bh; h++) {
             const float *q = Q + h * lq * d, *k = K + h * lk * d, *vv = V + h * lk * d;
             float *oh = O + h * lq * d;
 #pragma omp parallel num_threads(p.threads)
             {
-                if (uk) /* the team packs the head's K^T and V */
-                    kern_pack_attn_team(1, lk, d, k, vv, Kp, 0);
+                /* each thread packs the head's K^T and V into its own
+                 * buffer, as the fused variant's threads do */
+                float *Kp = packed + (size_t)attn_thread() * pk;
+                if (uk)
+                    kern_pack_attn_head(lk, d, k, vv, Kp);
 #pragma omp for schedule(dynamic, 1)
                 for (size_t b = 0; b < nqb; b++) {
                     size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
@@ -742,6 +804,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                 }
                 if (!jfull)
                     memset(oh + q0 * d, 0, mb * d * sizeof(float));
+                const float *Vp = packed + (size_t)attn_thread() * pk + pkt;
                 for (size_t j0 = 0; j0 < jfull; j0 += tn) {
                     size_t nb = jfull - j0 < tn ? jfull - j0 : tn;
                     if (uk)
@@ -767,23 +830,27 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
     openblas_set_num_threads(1);
 #pragma omp parallel num_threads(p.threads)
     {
-        /* K^T and V packed once per head, shared read-only by all blocks;
-         * the team shares the panels (one head packs in parallel too) */
-        if (uk)
-            kern_pack_attn_team(bh, lk, d, K, V, packed, pkt + pv);
-        int t = 0;
-#ifdef _OPENMP
-        extern int omp_get_thread_num(void);
-        t = omp_get_thread_num();
-#endif
-        float *base = (float *)ws + (size_t)t * per;
-        float *S = base, *Oacc = S + tm * p.tile_n, *m = Oacc + tm * d, *l = m + tm, *nanf = l + tm;
-#pragma omp for schedule(dynamic, 1)
-        for (size_t w = 0; w < bh * nqb; w++) {
-            size_t h = w / nqb, q0 = (w % nqb) * tm, mb = lq - q0 < tm ? lq - q0 : tm;
-            const float *kp = uk ? packed + h * (pkt + pv) : NULL, *vp = uk ? kp + pkt : NULL;
-            attention_block_fused(&p, lq, lk, d, Q + h * lq * d, K + h * lk * d, V + h * lk * d, kp,
-                vp, O + h * lq * d, q0, mb, S, Oacc, m, l, nanf);
+        /* Each thread packs the K^T and V of each head it reaches into its
+         * own buffer: no panel one core wrote is read by another (the core-
+         * to-core path a VM host moves between one L3 and two: on the Zen 4
+         * VM 2-thread H=4 256^2 took 0.42 ms with the team's shared panels
+         * on one L3, 0.60 ms across, 0.38-0.41 ms either way with its own).
+         * Without a mask every block costs the same: contiguous shares of
+         * the (head, block) list, so a thread packs about heads / T heads
+         * (a head split between two shares, by both). Causal: a later block
+         * sees more keys, so the blocks go as threads come free, the
+         * heaviest of each head first; a thread packs each head it meets. */
+        const size_t t = attn_thread(), nt = (size_t)p.threads, nw = bh * nqb;
+        float *base = (float *)ws + t * per, *own = packed + t * (pkt + pv);
+        attn_share sh = { &p, lq, lk, d, tm, nqb, Q, K, V, O, uk ? own : NULL, pkt, SIZE_MAX, base,
+            base + tm * p.tile_n, base + tm * p.tile_n + tm * d };
+        if (!p.causal) {
+            for (size_t w = nw * t / nt; w < nw * (t + 1) / nt; w++)
+                attn_share_block(&sh, w / nqb, w % nqb);
+        } else {
+#pragma omp for schedule(dynamic, 1) nowait
+            for (size_t w = 0; w < nw; w++)
+                attn_share_block(&sh, w / nqb, nqb - 1 - w % nqb);
         }
     }
     openblas_set_num_threads(saved);

@@ -56,9 +56,6 @@ size_t kern_pack_panels(size_t n);
 /* Panels p0..p1-1 only. */
 void kern_pack_b_panels(
     size_t K, size_t N, const float *B, size_t ldb, float *Bp, size_t p0, size_t p1);
-/* Called by every thread of an OpenMP team: the team packs B's panels
- * between them; all are packed when it returns (the loop's barrier). */
-void kern_pack_b_team(size_t K, size_t N, const float *B, size_t ldb, float *Bp);
 /* C[mb x N] = alpha * A[mb x K] * B (packed), row-major, ldc. */
 void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
     const float *Bp, float *C, size_t ldc);
@@ -71,11 +68,12 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
 size_t kern_packed_kt_floats(size_t lk, size_t d);
 size_t kern_packed_v_floats(size_t lk, size_t d);
 void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t p0, size_t p1);
-/* Called by every thread of an OpenMP team: K^T and V of `heads` heads, head h
- * at packed + h * hstride (K^T, then V after kern_packed_kt_floats), shared
- * out by panel; all are packed when it returns. */
-void kern_pack_attn_team(size_t heads, size_t lk, size_t d, const float *K, const float *V,
-    float *packed, size_t hstride);
+/* One head's K^T, then its V after kern_packed_kt_floats, into dst. Each
+ * thread packs what it consumes, into its own buffer: panels one core wrote
+ * and another reads cross the core-to-core path, whose latency the host
+ * changes under a VM (26 ns on one L3, 150 ns across; the Zen 4 VM's 2-thread
+ * attention took 0.61 ms with shared panels there, 0.40 ms with its own). */
+void kern_pack_attn_head(size_t lk, size_t d, const float *K, const float *V, float *dst);
 
 int kern_check_dims(size_t a, size_t b, size_t c, size_t *prod);
 

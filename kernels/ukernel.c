@@ -44,16 +44,6 @@ void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
     kern_pack_b_panels(K, N, B, ldb, Bp, 0, kern_pack_panels(N));
 }
 
-void kern_pack_b_team(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
-{
-    const size_t np = kern_pack_panels(N);
-    /* orphaned: the enclosing team shares the panels; the barrier at its
-     * end publishes them to every thread's blocks */
-#pragma omp for schedule(static)
-    for (size_t p = 0; p < np; p++)
-        kern_pack_b_panels(K, N, B, ldb, Bp, p, p + 1);
-}
-
 #if defined(__x86_64__)
 /* One 6x16 tile: C[mr x nr] = alpha * A[mr rows] * Bp panel. Rows past mr
  * re-read row mr-1 (their results are dropped) so edges stay vectorized;
@@ -313,20 +303,9 @@ size_t kern_packed_v_floats(size_t lk, size_t d)
     return kern_pack_panels(d) * UK_NR * lk;
 }
 
-void kern_pack_attn_team(size_t heads, size_t lk, size_t d, const float *K, const float *V,
-    float *packed, size_t hstride)
+void kern_pack_attn_head(size_t lk, size_t d, const float *K, const float *V, float *dst)
 {
-    const size_t nk = kern_pack_panels(lk), nv = kern_pack_panels(d), per = nk + nv;
-    const size_t pkt = kern_packed_kt_floats(lk, d);
-    /* every head's K^T and V panels shared by the team (one head has as
-     * many panels as keys / 16: a single head packs in parallel too) */
-#pragma omp for schedule(static)
-    for (size_t w = 0; w < heads * per; w++) {
-        const size_t h = w / per, p = w % per;
-        float *dst = packed + h * hstride;
-        if (p < nk)
-            kern_pack_kt_panels(lk, d, K + h * lk * d, dst, p, p + 1);
-        else /* V's panel q: columns 16q..16q+15 as [j][16], panel stride lk*16 */
-            kern_pack_b_panels(lk, d, V + h * lk * d, d, dst + pkt, p - nk, p - nk + 1);
-    }
+    kern_pack_kt_panels(lk, d, K, dst, 0, kern_pack_panels(lk));
+    /* V's panel q: columns 16q..16q+15 as [j][16], panel stride lk*16 */
+    kern_pack_b(lk, d, V, d, dst + kern_packed_kt_floats(lk, d));
 }

@@ -618,8 +618,8 @@ double comet_model_busiest_rows(double blk, double seg, double rows, double T);
 /**
  * OpenMP parallel regions one call of comet's CPU kernels opens with a team
  * of T > 1 threads for a mapping (kernels/kernels.c): the fused kernels one
- * (the team packs B, or every head's K and V, then runs the row or query
- * blocks), the unfused row ops two (the
+ * (each thread packs its own B, or the K and V of the heads it reaches,
+ * then runs its row or query blocks), the unfused row ops two (the
  * row-slab GEMM, then the row pass), unfused attention three per head (QK^T,
  * softmax, PV) and one more per head when causal (the mask). 0 at one thread.
  */

@@ -414,8 +414,8 @@ static void test_profile_parallel_region(void **st)
                     r.cycles - r0.cycles, want);
         }
     /* attention: unfused three regions a head (QK^T, softmax, PV), four when
-     * causal (the mask); fused one (the team packs K and V, then the query
-     * blocks) */
+     * causal (the mask); fused one (each thread packs the K and V it uses,
+     * then runs its query blocks) */
     comet_model_problem at
         = { .op = COMET_MODEL_ATTENTION, .heads = 3, .lq = 256, .lk = 256, .d = 64 };
     comet_model_mapping mp;

@@ -92,7 +92,7 @@ static void test_gemm_softmax_all(void **st)
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
         for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++)
             for (int uk = 0; uk <= 2; uk++)
-                for (int thr = 1; thr <= 3; thr++) /* 3: B's panels shared unevenly */
+                for (int thr = 1; thr <= 3; thr++) /* 3: blocks shared unevenly */
                     run_gemm_op(0, (comet_kernels_variant)v, shapes[c].M, shapes[c].N, shapes[c].K,
                         thr, uk, c % 2 ? 7 : 0, -1, 1);
 }
@@ -404,8 +404,13 @@ static void test_attention_all(void **st)
             run_attention((comet_kernels_variant)v, 1, 1, 20, 300, 32, causal, 1, 6, 64, 1);
             run_attention((comet_kernels_variant)v, 1, 2, 70, 70, 16, causal, 2, 16, 32, 2);
             run_attention((comet_kernels_variant)v, 1, 1, 130, 130, 64, causal, 1, 0, 0, 2);
-            /* one head's K^T and V panels (10 and 2, both partial) over 3 threads */
+            /* one head (K^T and V panels 10 and 2, both partial) over 3 threads,
+             * each packing its own copy */
             run_attention((comet_kernels_variant)v, 1, 1, 45, 150, 24, causal, 3, 16, 32, 0);
+            /* 2 x 5 heads of 5 query blocks over 3 threads: shares that end
+             * inside a head (both threads pack it), causal zig-zag order */
+            run_attention((comet_kernels_variant)v, 2, 5, 40, 61, 16, causal, 3, 8, 16, 0);
+            run_attention((comet_kernels_variant)v, 1, 3, 33, 33, 32, causal, 2, 4, 16, 2);
         }
 }
 

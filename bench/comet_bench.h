@@ -165,6 +165,16 @@ typedef struct comet_bench_result {
 } comet_bench_result;
 
 /**
+ * One-way core-to-core latency in ns between threads 0 and 1 of an OpenMP
+ * team of two (bound as the caller's pinning binds them): a cache line
+ * handed back and forth `rounds` times, the median of `sets` timed sets.
+ * A VM host moves its vCPUs between one shared cache (tens of ns) and two
+ * (above 100 ns), and kernels whose threads exchange data follow.
+ * @return the latency, or -1 without OpenMP or with fewer than two threads.
+ */
+double comet_bench_core_to_core_ns(int rounds, int sets);
+
+/**
  * Measures fn: idle gate, warm-up, calibration of reps per sample, then
  * samples until the CI of the median is within target, or max_samples, or
  * the time cap. Times with CLOCK_MONOTONIC; each sample is one timed call

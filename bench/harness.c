@@ -205,6 +205,65 @@ void comet_bench_result_free(comet_bench_result *res)
 /* 2^16 x 4 multiplies: ~0.2 ms at 4 GHz, twice per sample set */
 #define CLOCK_PROBE_ITERS ((uint64_t)1 << 16)
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double comet_bench_core_to_core_ns(int rounds, int sets)
+{
+    double t[16];
+    int ok = 1;
+    if (rounds < 1 || sets < 1)
+        return -1;
+    if (sets > 16)
+        sets = 16;
+    /* the line both threads spin on; thread 0 writes odd values, thread 1
+     * even ones, each waiting for the other's. Two threads on one CPU hand
+     * over once per time slice: a set stops after 20 ms whatever it did. */
+    static _Alignas(64) volatile long line;
+    static _Alignas(64) volatile int stop;
+    for (int s = 0; s < sets && ok; s++) {
+        line = 0;
+        stop = 0;
+        double dt = -1;
+        long done = 0;
+#pragma omp parallel num_threads(2) shared(ok, dt, done)
+        {
+            if (omp_get_num_threads() < 2) {
+#pragma omp single
+                ok = 0;
+            } else {
+                const int id = omp_get_thread_num();
+#pragma omp barrier
+                const double t0 = comet_util_now();
+                long r = 0;
+                for (; r < rounds && !stop; r++) {
+                    if (id == 0) {
+                        while (line != 2 * r && !stop) { }
+                        line = 2 * r + 1;
+                        if ((r & 63) == 63 && comet_util_now() - t0 > 0.02)
+                            stop = 1;
+                    } else {
+                        while (line != 2 * r + 1 && !stop) { }
+                        line = 2 * r + 2;
+                    }
+                }
+                if (id == 0) {
+                    dt = comet_util_now() - t0;
+                    done = r;
+                }
+            }
+        }
+        t[s] = done > 0 ? dt / (2.0 * (double)done) * 1e9 : -1; /* two hand-overs a round */
+    }
+    if (!ok)
+        return -1;
+    qsort(t, (size_t)sets, sizeof t[0], cmp_double);
+    return t[sets / 2];
+}
+
 int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *ctx,
     comet_bench_result *res, char *err, size_t errlen)
 {

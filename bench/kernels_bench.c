@@ -90,6 +90,8 @@ typedef struct kjob {
     double calls; /* calls timed over all passes */
     double clock_sum, clock_n; /* measured clock x samples, and samples, over passes */
     int passes; /* passes that added samples */
+    double c2c[8]; /* core-to-core ns after each pass's samples (T > 1) */
+    int nc2c; /* of them measured */
     double wall_s; /* wall time over passes: set-up, warm-up, sampling, check */
     json_t *params; /* params object (owned) */
     bench_kop *kop; /* prepared call kept between passes (NULL: prepared each pass) */
@@ -218,6 +220,12 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
             goto done;
     }
     j->valid = j->valid && valid;
+    if (j->T > 1 && j->nc2c < (int)(sizeof j->c2c / sizeof j->c2c[0])) {
+        /* which path the threads' shared lines took during these samples */
+        double c = comet_bench_core_to_core_ns(2000, 5);
+        if (c > 0)
+            j->c2c[j->nc2c++] = c;
+    }
     if ((rc = job_add_samples(j, &res)))
         comet_util_seterr(err, errlen, rc, "bench kernels: out of memory");
 done:
@@ -255,6 +263,12 @@ static int job_emit(bench_session *s, kjob *j, double *hl, char *err, size_t err
         json_object_set(rec, "params", j->params);
     json_object_set_new(rec, "passes", json_integer(j->passes));
     json_object_set_new(rec, "wall_s", json_real(j->wall_s));
+    if (j->nc2c > 0) {
+        json_t *c = json_array();
+        for (int i = 0; i < j->nc2c; i++)
+            json_array_append_new(c, json_real(round(j->c2c[i] * 10) / 10));
+        json_object_set_new(rec, "c2c_ns", c);
+    }
     if ((rc = comet_bench_record_set_result(rec, &r, j->flops, j->bytes)) == 0) {
         json_object_set_new(rec, "valid", json_boolean(j->valid));
         comet_bench_record_set_counters(rec, &s->counters, r.calls);

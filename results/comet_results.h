@@ -186,6 +186,8 @@ typedef struct comet_results_record {
     double reps, passes; /**< calls per sample, interleaved passes (NaN absent) */
     int converged, valid, pinned; /**< flags (-1 absent) */
     double wall_s; /**< wall time spent on the configuration */
+    double c2c_ns[8]; /**< kernels, threads > 1: core-to-core latency after each pass */
+    size_t nc2c; /**< of them present (0: not measured) */
     double flops, bytes, gflops, gbs; /**< analytic work and rates */
     double clock_mhz, median_cycles; /**< measured core clock, median x clock */
     size_t ncounters; /**< PAPI counters per call */

@@ -386,6 +386,22 @@ int comet_results_check(const json_t *rec, char *err, size_t errlen)
             "stats: min %g, CI [%g, %g] and median %g do not fit together (min <= median, "
             "CI low <= median <= CI high, none negative)",
             mn, lo, hi, med);
+    /* kernels at threads > 1: the core-to-core latency per pass */
+    json_t *cc = json_object_get(rec, "c2c_ns");
+    if (cc) {
+        size_t ci;
+        json_t *cv;
+        if (!json_is_array(cc) || json_array_size(cc) > 8)
+            return comet_util_seterr(
+                err, errlen, -EINVAL, "field 'c2c_ns' is not an array of at most 8 numbers");
+        json_array_foreach(cc, ci, cv)
+        {
+            if (!json_is_number(cv) || !isfinite(json_number_value(cv))
+                || json_number_value(cv) <= 0)
+                return comet_util_seterr(
+                    err, errlen, -EINVAL, "c2c_ns[%zu] is not a latency (ns > 0)", ci);
+        }
+    }
     json_t *smp = json_object_get(st, "samples_s");
     if (!json_is_array(smp))
         return comet_util_seterr(err, errlen, -EINVAL, "field 'stats.samples_s' missing");
@@ -593,6 +609,8 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
     size_t ns = json_array_size(smp), i;
     const json_t *v;
     const char *k;
+    json_array_foreach(json_object_get(rec, "c2c_ns"), i, v) out->c2c_ns[out->nc2c++]
+        = json_number_value(v);
     if (ns && !(out->stats.samples_s = malloc(ns * sizeof(double))))
         goto nomem;
     json_array_foreach(smp, i, v) out->stats.samples_s[i] = json_number_value(v);
@@ -773,6 +791,12 @@ static json_t *to_json_table(const comet_results_record *r)
     }
     if (!rc)
         rc = write_fields(o, mid_fields, NF(mid_fields), r);
+    if (!rc && r->nc2c) {
+        json_t *c = json_array();
+        for (size_t i = 0; c && i < r->nc2c && i < 8; i++)
+            json_array_append_new(c, json_real(r->c2c_ns[i]));
+        rc = set_obj(o, "c2c_ns", c);
+    }
     if (!rc && pa)
         rc = write_fields(pa, params_fields, NF(params_fields), &r->params);
     if (!rc && json_object_size(pa)) {

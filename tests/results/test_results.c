@@ -87,6 +87,7 @@ static void test_round_trip_every_field(void **s)
     r.stats = (comet_results_stats) { 3, 2e-3, 1e-3, 3e-3, 0.95, 1e-3, 3e-3, 2e-3, 2.8e-3, smp, 3 };
     r.load = (comet_results_gate) { 0.05, 0.02, 0.1, "idle" };
     r.reps = 10, r.passes = 3, r.converged = 1, r.valid = 0, r.pinned = 1, r.wall_s = 1.25;
+    r.c2c_ns[0] = 26.5, r.c2c_ns[1] = 161, r.nc2c = 2;
     r.flops = 1e9, r.bytes = 1e6, r.gflops = 500, r.gbs = 0.5, r.clock_mhz = 3900;
     r.median_cycles = 7.8e6;
     r.ncounters = 2;
@@ -133,6 +134,7 @@ static void test_round_trip_every_field(void **s)
     assert_true(b.load.waited_s == 0.1);
     assert_string_equal(b.load.gate, "idle");
     assert_true(b.reps == 10 && b.passes == 3 && b.wall_s == 1.25);
+    assert_true(b.nc2c == 2 && b.c2c_ns[0] == 26.5 && b.c2c_ns[1] == 161);
     assert_int_equal(b.converged, 1);
     assert_int_equal(b.valid, 0);
     assert_int_equal(b.pinned, 1);
@@ -268,6 +270,14 @@ static void test_bad_inputs(void **s)
           "\"shape\":{},\"threads\":1,\"stats\":{\"n\":1,\"median_s\":1,\"ci_lo_s\":1,"
           "\"ci_hi_s\":1,\"min_s\":1,\"samples_s\":[-1]}}",
             "stats.samples_s[0] is not a non-negative number" },
+        { "{\"schema\":\"comet.record.v2\",\"kind\":\"kernel\",\"run_id\":\"r\",\"op\":\"x\","
+          "\"shape\":{},\"threads\":2,\"c2c_ns\":[25,0],\"stats\":{\"n\":1,\"median_s\":1,"
+          "\"ci_lo_s\":1,\"ci_hi_s\":1,\"min_s\":1,\"samples_s\":[1]}}",
+            "c2c_ns[1] is not a latency" },
+        { "{\"schema\":\"comet.record.v2\",\"kind\":\"kernel\",\"run_id\":\"r\",\"op\":\"x\","
+          "\"shape\":{},\"threads\":2,\"c2c_ns\":25,\"stats\":{\"n\":1,\"median_s\":1,"
+          "\"ci_lo_s\":1,\"ci_hi_s\":1,\"min_s\":1,\"samples_s\":[1]}}",
+            "field 'c2c_ns' is not an array" },
         { "{\"schema\":\"comet.record.v2\",\"kind\":\"run\",\"run_id\":\"\x7f\",\"machine\":{}}",
             "holds a control character" },
     };

@@ -144,6 +144,13 @@ static void row_extras(json_t *o, const comet_model_vrow *r)
         json_object_set_new(o, "launches", json_integer(r->launches));
     if (r->link[0])
         json_object_set_new(o, "link", json_string(r->link));
+    if (r->c2c_hi_ns > 0)
+        json_object_set_new(o, "c2c_ns", json_pack("[f,f]", r->c2c_lo_ns, r->c2c_hi_ns));
+}
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
 /* each record's prediction term by term, headed by what was measured */
@@ -346,6 +353,13 @@ int comet_cmd_validate(int argc, char **argv)
             isfinite(vs.quiet_median_rel_err) ? json_real(vs.quiet_median_rel_err) : json_null(),
             "quiet_p90_rel_err",
             isfinite(vs.quiet_p90_rel_err) ? json_real(vs.quiet_p90_rel_err) : json_null()));
+    json_object_set_new(j, "core_to_core",
+        json_pack("{s:o,s:i,s:i,s:o,s:o,s:o,s:o}", "floor_ns", num_or_null(vs.c2c_floor_ns),
+            "records", vs.c2c_rows, "across_records", vs.across_rows, "across_median_rel_err",
+            num_or_null(vs.across_median_rel_err), "across_p90_rel_err",
+            num_or_null(vs.across_p90_rel_err), "near_median_rel_err",
+            num_or_null(vs.near_median_rel_err), "near_p90_rel_err",
+            num_or_null(vs.near_p90_rel_err)));
     json_object_set(j, "gms", jgms);
     /* per shape: the fused kernel at its default tiles against the unfused */
     json_object_set_new(j, "shapes",
@@ -375,6 +389,13 @@ int comet_cmd_validate(int argc, char **argv)
                    "over the other %d: median %.1f%%, p90 %.1f%%\n",
                 vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
                 100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
+        if (vs.across_rows > 0)
+            printf("  %d of the %d multi-thread records ran in some pass with their threads two "
+                   "caches apart (core-to-core above twice the %.0f ns floor, c2c_ns): median "
+                   "%.1f%%, p90 %.1f%%; the other %d: median %.1f%%, p90 %.1f%%\n",
+                vs.across_rows, vs.c2c_rows, vs.c2c_floor_ns, 100 * vs.across_median_rel_err,
+                100 * vs.across_p90_rel_err, vs.c2c_rows - vs.across_rows,
+                100 * vs.near_median_rel_err, 100 * vs.near_p90_rel_err);
         size_t i;
         json_t *x;
         json_array_foreach(groups, i, x) printf("  %-15s %-8s n=%-3d median %5.1f%%  p90 %5.1f%%\n",

@@ -683,6 +683,9 @@ typedef struct comet_model_vrow {
                        MPI launches: measured_s is the median of their medians, the CI
                        their CIs' span); 1 for one record */
     char link[24]; /**< the link a distributed record ran on ("" local) */
+    double c2c_lo_ns, c2c_hi_ns; /**< threads > 1: the lowest and highest core-to-core latency
+                                      the record's passes saw (c2c_ns; NaN or 0: not
+                                      measured) */
 } comet_model_vrow;
 
 /** Others' busy fraction above which a record's samples ran beside other tenants:
@@ -729,6 +732,11 @@ typedef struct comet_model_vsum {
     int shape_decided, shape_decided_agrees; /**< of those, with a clear measured winner */
     int busy_rows; /**< rows measured beside busy tenants (busy > COMET_MODEL_BUSY_MAX) */
     double quiet_median_rel_err, quiet_p90_rel_err; /**< over the other rows (NaN: none) */
+    double c2c_floor_ns; /**< the lowest core-to-core latency any row saw (NaN: none measured) */
+    int c2c_rows, across_rows; /**< rows with c2c measured; of them, rows where some pass saw
+                                    more than twice the floor (threads two caches apart) */
+    double across_median_rel_err, across_p90_rel_err; /**< over the across rows (NaN: none) */
+    double near_median_rel_err, near_p90_rel_err; /**< over the other c2c rows (NaN: none) */
 } comet_model_vsum;
 
 /** One fused/unfused pair found by comet_model_validate_pairs(). */

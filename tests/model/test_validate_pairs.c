@@ -54,6 +54,37 @@ static void test_busy_rows(void **s)
     assert_true(fabs(v.median_rel_err - 0.25) < 1e-9);
 }
 
+/* Multi-thread rows by where their threads sat: across when some pass saw
+ * more than twice the lowest core-to-core latency of the set; rows without
+ * the measurement (0 or NaN) are in neither group. */
+static void test_core_to_core_rows(void **s)
+{
+    (void)s;
+    comet_model_vrow rows[] = {
+        row("attention", "fused", 256, 2, 1.0, 0.98, 1.02, 1.1), /* 10%, one cache */
+        row("attention", "fused", 512, 2, 1.0, 0.98, 1.02, 1.3), /* 30%, both */
+        row("attention", "unfused", 512, 2, 1.0, 0.98, 1.02, 1.5), /* 50%, across */
+        row("attention", "unfused", 256, 1, 1.0, 0.98, 1.02, 1.9), /* 90%, 1 thread */
+        row("attention", "fused", 128, 2, 1.0, 0.98, 1.02, 1.7), /* 70%, unknown */
+    };
+    rows[0].c2c_lo_ns = 24, rows[0].c2c_hi_ns = 40; /* < 2 x 24: one cache */
+    rows[1].c2c_lo_ns = 26, rows[1].c2c_hi_ns = 160;
+    rows[2].c2c_lo_ns = 150, rows[2].c2c_hi_ns = 170;
+    rows[4].c2c_lo_ns = rows[4].c2c_hi_ns = NAN;
+    comet_model_vsum v;
+    comet_model_validate_summary(rows, 5, &v);
+    assert_true(v.c2c_floor_ns == 24);
+    assert_int_equal(v.c2c_rows, 3);
+    assert_int_equal(v.across_rows, 2);
+    assert_true(fabs(v.across_median_rel_err - 0.4) < 1e-9);
+    assert_true(fabs(v.near_median_rel_err - 0.1) < 1e-9);
+    /* no row measured: no floor, no groups */
+    comet_model_validate_summary(rows + 3, 2, &v);
+    assert_true(isnan(v.c2c_floor_ns));
+    assert_int_equal(v.c2c_rows, 0);
+    assert_true(isnan(v.across_median_rel_err) && isnan(v.near_median_rel_err));
+}
+
 /* Which records count as sampled beside busy tenants: others' share while
  * sampling; where it was not measured (null: the distributed kernels'
  * busy-polling ranks) or the idle gate timed out (older distributed records
@@ -176,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pairs_and_clear_winners),
         cmocka_unit_test(test_busy_rows),
+        cmocka_unit_test(test_core_to_core_rows),
         cmocka_unit_test(test_record_busy),
         cmocka_unit_test(test_rows_without_ci_count_as_decided),
         cmocka_unit_test(test_heads_mask_and_sweeps),

@@ -306,6 +306,17 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
 /* GEMM-Softmax / GEMM-LayerNorm                                       */
 /* ------------------------------------------------------------------ */
 
+/* This thread's number in the enclosing team (0 outside one). */
+static size_t team_thread(void)
+{
+#ifdef _OPENMP
+    extern int omp_get_thread_num(void);
+    return (size_t)omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 typedef struct row_epilogue {
     int layernorm;
     float eps;
@@ -393,12 +404,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
         openblas_set_num_threads(1);
 #pragma omp parallel num_threads(p.threads)
         {
-            int t = 0;
-#ifdef _OPENMP
-            extern int omp_get_thread_num(void);
-            t = omp_get_thread_num();
-#endif
-            float *Bp = Bp0 + (size_t)t * pb;
+            float *Bp = Bp0 + team_thread() * pb;
             if (uk) /* each thread packs its own B, as the fused variant's do */
                 kern_pack_b(K, N, B, N, Bp);
 #pragma omp for schedule(dynamic, 1)
@@ -429,11 +435,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
     openblas_set_num_threads(1); /* the kernel owns the parallelism */
 #pragma omp parallel num_threads(p.threads)
     {
-        int t = 0;
-#ifdef _OPENMP
-        extern int omp_get_thread_num(void);
-        t = omp_get_thread_num();
-#endif
+        const size_t t = team_thread();
         /* every thread packs B into its own buffer: panels packed by one
          * core and read by another cross the core-to-core path, which a VM
          * host moves between one L3 (26 ns) and two (150 ns): on the Zen 4
@@ -441,10 +443,10 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
          * 0.50 ms with its own, and 0.46 and 0.45 ms on one L3 (same
          * process, interleaved). The redundant pack is what the 1-thread
          * grid point of the thread's rows already holds. */
-        float *Bp = Bp0 + (size_t)t * pb;
+        float *Bp = Bp0 + t * pb;
         if (uk)
             kern_pack_b(K, N, B, N, Bp);
-        float *T = tiles + (size_t)t * per, *scr = T + tm * ld;
+        float *T = tiles + t * per, *scr = T + tm * ld;
 #pragma omp for schedule(dynamic, 1)
         for (size_t b = 0; b < nblk; b++) {
             size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
@@ -558,17 +560,6 @@ static int finite_rows(const float *v, size_t rows, size_t d)
     for (size_t i = 0; i < rows * d; i++)
         acc += v[i] * 0.0f; /* NaN for a NaN or an infinity, else 0 */
     return acc == 0.0f;
-}
-
-/* This thread's number in the enclosing team (0 outside one). */
-static size_t attn_thread(void)
-{
-#ifdef _OPENMP
-    extern int omp_get_thread_num(void);
-    return (size_t)omp_get_thread_num();
-#else
-    return 0;
-#endif
 }
 
 static void attention_block_fused(const comet_kernels_params *p, size_t lq, size_t lk, size_t d,
@@ -772,7 +763,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
             {
                 /* each thread packs the head's K^T and V into its own
                  * buffer, as the fused variant's threads do */
-                float *Kp = packed + (size_t)attn_thread() * pk;
+                float *Kp = packed + team_thread() * pk;
                 if (uk)
                     kern_pack_attn_head(lk, d, k, vv, Kp);
 #pragma omp for schedule(dynamic, 1)
@@ -804,7 +795,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                 }
                 if (!jfull)
                     memset(oh + q0 * d, 0, mb * d * sizeof(float));
-                const float *Vp = packed + (size_t)attn_thread() * pk + pkt;
+                const float *Vp = packed + team_thread() * pk + pkt;
                 for (size_t j0 = 0; j0 < jfull; j0 += tn) {
                     size_t nb = jfull - j0 < tn ? jfull - j0 : tn;
                     if (uk)
@@ -840,7 +831,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
          * (a head split between two shares, by both). Causal: a later block
          * sees more keys, so the blocks go as threads come free, the
          * heaviest of each head first; a thread packs each head it meets. */
-        const size_t t = attn_thread(), nt = (size_t)p.threads, nw = bh * nqb;
+        const size_t t = team_thread(), nt = (size_t)p.threads, nw = bh * nqb;
         float *base = (float *)ws + t * per, *own = packed + t * (pkt + pv);
         attn_share sh = { &p, lq, lk, d, tm, nqb, Q, K, V, O, uk ? own : NULL, pkt, SIZE_MAX, base,
             base + tm * p.tile_n, base + tm * p.tile_n + tm * d };

@@ -63,13 +63,16 @@ int kern_check_dims(size_t a, size_t b, size_t c, size_t *prod)
 
 #define UKERNEL_MAX_K 512
 
-/* A product of at most this many bytes per thread sits in the threads' L2
- * whole (the default tiles' L2 budget): row blocking has nothing to save
- * there and its fixed costs (packing B, short blocks, per-block calls)
- * show. Measured on an AMD EPYC (Zen 4) VM, fusion set of bench kernels:
- * the blocked micro-kernel path ran at 0.72-0.97x of OpenBLAS + the pass
- * at M x N <= 256 x 512 (K 16-64, 1-2 threads). */
-#define SMALL_ROWOP_BYTES (512u * 1024u)
+/* A product of at most this many bytes per thread runs op by op (one BLAS
+ * GEMM per thread's rows, then the pass in cache): row blocking's fixed
+ * costs (packing B, short blocks, per-block calls) show there. Zen 4 VM,
+ * both paths in one process, interleaved, with each thread packing its own
+ * B (kernels/README.md): blocked against op by op 1.04x at 128 KiB a thread
+ * (128x256x64, 1 thread), 1.05-1.26x at 256x256 on 2 threads, 1.00x at 256
+ * KiB on 1, 0.94-0.98x from 512 KiB; across two L3s op by op lost 10-34%
+ * (OpenBLAS's calls from two threads). It was 512 KiB while the team shared
+ * B's panels (the blocked path then ran at 0.72-0.97x up to 256 x 512). */
+#define SMALL_ROWOP_BYTES (128u * 1024u)
 
 /* Small GEMM row ops on auto settings run op by op in cache: one BLAS GEMM
  * into the output, the pass in place (the fused and same-GEMM variants

@@ -778,6 +778,16 @@ static void test_invalid_args(void **st)
         1);
     assert_int_equal(
         comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &big, &one), 0);
+    /* the boundary: 128 KiB of product a thread */
+    comet_kernels_shape at = { .M = 128, .N = 256, .K = 64 },
+                        past = { .M = 256, .N = 256, .K = 64 };
+    comet_kernels_params two = { .threads = 2 };
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &at, &one), 1);
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &past, &one), 0);
+    assert_int_equal(
+        comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &past, &two), 1);
     assert_int_equal(
         comet_kernels_op_by_op(COMET_KERNELS_GEMM_SOFTMAX, COMET_KERNELS_FUSED, &sm, &uk), 0);
     assert_int_equal(

@@ -156,7 +156,7 @@ void comet_kernels_default_params(comet_kernels_op op, const comet_kernels_shape
         if (rows < 16)
             rows = 16;
     }
-    /* at least ~4 blocks per thread: static shares differ by one block */
+    /* at least ~4 blocks per thread so dynamic scheduling balances */
     if (s && s->M) {
         size_t cap = (s->M + 4 * (size_t)p->threads - 1) / (4 * (size_t)p->threads);
         size_t q = uk ? 6 : 16;
@@ -259,13 +259,14 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
                 != 0)
                 return rc;
             *bytes = tile * sizeof(float);
+            size_t packs;
             if (use_ukernel(&p, s->K)) {
                 /* each thread's own packed B */
-                if ((rc = kern_check_dims(
-                         kern_packed_b_floats(s->K, s->N), (size_t)p.threads, sizeof(float), &tile))
+                if ((rc = kern_check_dims(kern_packed_b_floats(s->K, s->N), (size_t)p.threads,
+                         sizeof(float), &packs))
                     != 0)
                     return rc;
-                *bytes += tile;
+                *bytes += packs;
             }
         }
         return 0;
@@ -317,6 +318,17 @@ static size_t team_thread(void)
     return (size_t)omp_get_thread_num();
 #else
     return 0;
+#endif
+}
+
+/* The threads the enclosing team got (OpenMP may give fewer than asked). */
+static size_t team_size(void)
+{
+#ifdef _OPENMP
+    extern int omp_get_num_threads(void);
+    return (size_t)omp_get_num_threads();
+#else
+    return 1;
 #endif
 }
 
@@ -758,6 +770,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
         size_t tm = p.tile_m < lq ? p.tile_m : lq, nqb = (lq + tm - 1) / tm, tn = p.tile_n;
         const size_t pkt = kern_packed_kt_floats(lk, d), pk = pkt + kern_packed_v_floats(lk, d);
         float *S = ws, *packed = S + round16(lq * lk);
+        size_t packers = 1; /* threads whose buffers hold the head's K^T and V */
         openblas_set_num_threads(1);
         for (size_t h = 0; h < bh; h++) {
             const float *q = Q + h * lq * d, *k = K + h * lk * d, *vv = V + h * lk * d;
@@ -769,6 +782,8 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                 float *Kp = packed + team_thread() * pk;
                 if (uk)
                     kern_pack_attn_head(lk, d, k, vv, Kp);
+#pragma omp single nowait
+                packers = team_size();
 #pragma omp for schedule(dynamic, 1)
                 for (size_t b = 0; b < nqb; b++) {
                     size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
@@ -798,7 +813,10 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                 }
                 if (!jfull)
                     memset(oh + q0 * d, 0, mb * d * sizeof(float));
-                const float *Vp = packed + team_thread() * pk + pkt;
+                /* its own V, as packed in the region before (a team that
+                 * got more threads than that one reads the first's) */
+                const size_t t = team_thread();
+                const float *Vp = packed + (t < packers ? t : 0) * pk + pkt;
                 for (size_t j0 = 0; j0 < jfull; j0 += tn) {
                     size_t nb = jfull - j0 < tn ? jfull - j0 : tn;
                     if (uk)
@@ -834,7 +852,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
          * (a head split between two shares, by both). Causal: a later block
          * sees more keys, so the blocks go as threads come free, the
          * heaviest of each head first; a thread packs each head it meets. */
-        const size_t t = team_thread(), nt = (size_t)p.threads, nw = bh * nqb;
+        const size_t t = team_thread(), nt = team_size(), nw = bh * nqb;
         float *base = (float *)ws + t * per, *own = packed + t * (pkt + pv);
         attn_share sh = { &p, lq, lk, d, tm, nqb, Q, K, V, O, uk ? own : NULL, pkt, SIZE_MAX, base,
             base + tm * p.tile_n, base + tm * p.tile_n + tm * d };

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,6 +413,66 @@ static void test_attention_all(void **st)
             run_attention((comet_kernels_variant)v, 2, 5, 40, 61, 16, causal, 3, 8, 16, 0);
             run_attention((comet_kernels_variant)v, 1, 3, 33, 33, 32, causal, 2, 4, 16, 2);
         }
+}
+
+/* Called where OpenMP gives its team fewer threads than asked (inside a
+ * caller's parallel region, nesting off: a team of one), every variant of
+ * attention still computes every head and block, as with one thread. */
+static void test_attention_smaller_team(void **st)
+{
+    (void)st;
+    comet_kernels_shape s = { .batch = 1, .heads = 3, .lq = 40, .lk = 61, .d = 16 };
+    const size_t n = 3 * 40 * 16, nk = 3 * 61 * 16;
+    float *Q = malloc(n * 4), *K = malloc(nk * 4), *V = malloc(nk * 4), *O1 = malloc(n * 4),
+          *O3 = malloc(n * 4);
+    assert_non_null(Q && K && V && O1 && O3);
+    kref_fill(Q, n, 3, -1, 1);
+    kref_fill(K, nk, 4, -1, 1);
+    kref_fill(V, nk, 5, -1, 1);
+    const int saved = omp_get_max_active_levels();
+    omp_set_max_active_levels(1);
+    for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++)
+        for (int causal = 0; causal <= 1; causal++) {
+            comet_kernels_params one
+                = { .threads = 1, .tile_m = 8, .tile_n = 16, .causal = causal },
+                three = one;
+            three.threads = 3;
+            size_t w1 = 0, w3 = 0;
+            assert_int_equal(comet_kernels_workspace_size(
+                                 COMET_KERNELS_ATTENTION, (comet_kernels_variant)v, &s, &one, &w1),
+                0);
+            assert_int_equal(comet_kernels_workspace_size(COMET_KERNELS_ATTENTION,
+                                 (comet_kernels_variant)v, &s, &three, &w3),
+                0);
+            void *ws1 = malloc(w1 + 1), *ws3 = malloc(w3 + 1);
+            assert_non_null(ws1 && ws3);
+            memset(O3, 0, n * 4);
+            int rc1 = comet_kernels_attention(
+                (comet_kernels_variant)v, &s, Q, K, V, O1, &one, ws1, w1 + 1);
+            int rc3 = -1;
+#pragma omp parallel num_threads(2)
+            {
+#pragma omp master
+                rc3 = comet_kernels_attention(
+                    (comet_kernels_variant)v, &s, Q, K, V, O3, &three, ws3, w3 + 1);
+            }
+            free(ws1);
+            free(ws3);
+            assert_int_equal(rc1, 0);
+            assert_int_equal(rc3, 0);
+            /* the same blocks computed the same way: equal to the bit */
+            for (size_t i = 0; i < n; i++)
+                if (memcmp(&O3[i], &O1[i], sizeof(float)))
+                    fail_msg("%s causal %d: a team of one left O[%zu] = %g, want %g",
+                        comet_kernels_variant_name((comet_kernels_variant)v), causal, i,
+                        (double)O3[i], (double)O1[i]);
+        }
+    omp_set_max_active_levels(saved);
+    free(Q);
+    free(K);
+    free(V);
+    free(O1);
+    free(O3);
 }
 
 /* A dimension of 2^31 or more is refused, never truncated into BLAS's ints. */
@@ -857,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_layernorm_rows_edge),
         cmocka_unit_test(test_layernorm_huge_spread),
         cmocka_unit_test(test_attention_all),
+        cmocka_unit_test(test_attention_smaller_team),
         cmocka_unit_test(test_huge_dims_refused),
         cmocka_unit_test(test_fused_equals_unfused),
         cmocka_unit_test(test_gemm_only),

@@ -205,15 +205,10 @@ void comet_bench_result_free(comet_bench_result *res)
 /* 2^16 x 4 multiplies: ~0.2 ms at 4 GHz, twice per sample set */
 #define CLOCK_PROBE_ITERS ((uint64_t)1 << 16)
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 double comet_bench_core_to_core_ns(int rounds, int sets)
 {
     double t[16];
+    size_t nt = 0;
     int ok = 1;
     if (rounds < 1 || sets < 1)
         return -1;
@@ -256,12 +251,13 @@ double comet_bench_core_to_core_ns(int rounds, int sets)
                 }
             }
         }
-        t[s] = done > 0 ? dt / (2.0 * (double)done) * 1e9 : -1; /* two hand-overs a round */
+        if (done > 0)
+            t[nt++] = dt / (2.0 * (double)done) * 1e9; /* two hand-overs a round */
     }
-    if (!ok)
+    comet_bench_stats st;
+    if (!ok || comet_bench_stats_compute(t, nt, &st) != 0)
         return -1;
-    qsort(t, (size_t)sets, sizeof t[0], cmp_double);
-    return t[sets / 2];
+    return st.median;
 }
 
 int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *ctx,

@@ -90,7 +90,7 @@ typedef struct kjob {
     double calls; /* calls timed over all passes */
     double clock_sum, clock_n; /* measured clock x samples, and samples, over passes */
     int passes; /* passes that added samples */
-    double c2c[8]; /* core-to-core ns after each pass's samples (T > 1) */
+    double c2c[COMET_RESULTS_C2C_MAX]; /* core-to-core ns after each pass's samples (T > 1) */
     int nc2c; /* of them measured */
     double wall_s; /* wall time over passes: set-up, warm-up, sampling, check */
     json_t *params; /* params object (owned) */
@@ -220,7 +220,7 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
             goto done;
     }
     j->valid = j->valid && valid;
-    if (j->T > 1 && j->nc2c < (int)(sizeof j->c2c / sizeof j->c2c[0])) {
+    if (j->T > 1 && j->nc2c < COMET_RESULTS_C2C_MAX) {
         /* which path the threads' shared lines took during these samples */
         double c = comet_bench_core_to_core_ns(2000, 5);
         if (c > 0)

@@ -51,11 +51,6 @@ void kern_set_row_scratch(int on);
 /* Micro-kernel GEMM with B packed once into 16-column panels. */
 size_t kern_packed_b_floats(size_t K, size_t N);
 void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp);
-/* 16-wide panels of n columns (keys, for K^T). */
-size_t kern_pack_panels(size_t n);
-/* Panels p0..p1-1 only. */
-void kern_pack_b_panels(
-    size_t K, size_t N, const float *B, size_t ldb, float *Bp, size_t p0, size_t p1);
 /* C[mb x N] = alpha * A[mb x K] * B (packed), row-major, ldc. */
 void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
     const float *Bp, float *C, size_t ldc);
@@ -67,7 +62,6 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
  * 16-column panels (panel stride lk*16). */
 size_t kern_packed_kt_floats(size_t lk, size_t d);
 size_t kern_packed_v_floats(size_t lk, size_t d);
-void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t p0, size_t p1);
 /* One head's K^T, then its V after kern_packed_kt_floats, into dst. Each
  * thread packs what it consumes, into its own buffer: panels one core wrote
  * and another reads cross the core-to-core path, whose latency the host

@@ -15,20 +15,21 @@
 #define UK_MR2 COMET_KERNELS_TILE_ROWS_AVX512
 #define UK_NR  16
 
-size_t kern_packed_b_floats(size_t K, size_t N)
-{
-    return K * kern_pack_panels(N) * UK_NR;
-}
-
-size_t kern_pack_panels(size_t n)
+/* 16-wide panels of n columns (keys, for K^T) */
+static size_t pack_panels(size_t n)
 {
     return (n + UK_NR - 1) / UK_NR;
 }
 
-void kern_pack_b_panels(
-    size_t K, size_t N, const float *B, size_t ldb, float *Bp, size_t p0, size_t p1)
+size_t kern_packed_b_floats(size_t K, size_t N)
 {
-    for (size_t p = p0; p < p1; p++) {
+    return K * pack_panels(N) * UK_NR;
+}
+
+void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
+{
+    const size_t np = pack_panels(N);
+    for (size_t p = 0; p < np; p++) {
         size_t j0 = p * UK_NR, w = N - j0 < UK_NR ? N - j0 : UK_NR;
         float *dst = Bp + p * K * UK_NR;
         for (size_t k = 0; k < K; k++) {
@@ -37,11 +38,6 @@ void kern_pack_b_panels(
                 memset(dst + k * UK_NR + w, 0, (UK_NR - w) * sizeof(float));
         }
     }
-}
-
-void kern_pack_b(size_t K, size_t N, const float *B, size_t ldb, float *Bp)
-{
-    kern_pack_b_panels(K, N, B, ldb, Bp, 0, kern_pack_panels(N));
 }
 
 #if defined(__x86_64__)
@@ -222,7 +218,7 @@ void kern_ukernel_gemm(size_t mb, size_t N, size_t K, float alpha, const float *
 void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const float *A, size_t lda,
     const float *Bp, size_t pstride, int accumulate, float *C, size_t ldc)
 {
-    size_t np = kern_pack_panels(N);
+    size_t np = pack_panels(N);
     int avx2 = kern_use_avx2(), avx512 = kern_use_avx512();
     /* Column chunks whose packed B (K x nc floats) stays in L2 (~128 KiB)
      * while every 6-row group of the block sweeps it: B comes from L2, the
@@ -282,13 +278,14 @@ void kern_ukernel_gemm_ex(size_t mb, size_t N, size_t K, float alpha, const floa
 
 size_t kern_packed_kt_floats(size_t lk, size_t d)
 {
-    return kern_pack_panels(lk) * UK_NR * d;
+    return pack_panels(lk) * UK_NR * d;
 }
 
-void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t p0, size_t p1)
+static void pack_kt(size_t lk, size_t d, const float *K, float *Kp)
 {
     /* B = K^T (d x lk): panel p holds keys 16p..16p+15 as [c][16] */
-    for (size_t p = p0; p < p1; p++) {
+    const size_t np = pack_panels(lk);
+    for (size_t p = 0; p < np; p++) {
         float *dst = Kp + p * d * UK_NR;
         for (size_t c = 0; c < d; c++)
             for (size_t jj = 0; jj < UK_NR; jj++) {
@@ -300,12 +297,12 @@ void kern_pack_kt_panels(size_t lk, size_t d, const float *K, float *Kp, size_t 
 
 size_t kern_packed_v_floats(size_t lk, size_t d)
 {
-    return kern_pack_panels(d) * UK_NR * lk;
+    return pack_panels(d) * UK_NR * lk;
 }
 
 void kern_pack_attn_head(size_t lk, size_t d, const float *K, const float *V, float *dst)
 {
-    kern_pack_kt_panels(lk, d, K, dst, 0, kern_pack_panels(lk));
+    pack_kt(lk, d, K, dst);
     /* V's panel q: columns 16q..16q+15 as [j][16], panel stride lk*16 */
     kern_pack_b(lk, d, V, d, dst + kern_packed_kt_floats(lk, d));
 }

@@ -179,10 +179,9 @@ static int merge_launches(comet_model_vrow *rows, int n)
             row.ci_hi_s = fmax(row.ci_hi_s, rows[j].ci_hi_s);
             if (isfinite(rows[j].busy) && !(row.busy >= rows[j].busy))
                 row.busy = rows[j].busy;
-            if (!(row.c2c_lo_ns <= rows[j].c2c_lo_ns)) /* NaN-aware min and max */
-                row.c2c_lo_ns = rows[j].c2c_lo_ns;
-            if (!(row.c2c_hi_ns >= rows[j].c2c_hi_ns))
-                row.c2c_hi_ns = rows[j].c2c_hi_ns;
+            /* fmin and fmax skip a NaN (not measured) */
+            row.c2c_lo_ns = fmin(row.c2c_lo_ns, rows[j].c2c_lo_ns);
+            row.c2c_hi_ns = fmax(row.c2c_hi_ns, rows[j].c2c_hi_ns);
         }
         if (m > 1) {
             row.measured_s = comet_model_quantile(meds, m, 0.5);
@@ -253,11 +252,9 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         row->rel_err = fabs(r.seconds - med) / med;
         row->busy = comet_model_record_busy(rec);
         row->c2c_lo_ns = row->c2c_hi_ns = NAN;
-        for (size_t c = 0; c < rec->nc2c && c < 8; c++) {
-            if (!(row->c2c_lo_ns <= rec->c2c_ns[c]))
-                row->c2c_lo_ns = rec->c2c_ns[c];
-            if (!(row->c2c_hi_ns >= rec->c2c_ns[c]))
-                row->c2c_hi_ns = rec->c2c_ns[c];
+        for (size_t c = 0; c < rec->nc2c && c < COMET_RESULTS_C2C_MAX; c++) {
+            row->c2c_lo_ns = fmin(row->c2c_lo_ns, rec->c2c_ns[c]);
+            row->c2c_hi_ns = fmax(row->c2c_hi_ns, rec->c2c_ns[c]);
         }
         row->launches = 1;
         snprintf(row->link, sizeof row->link, "%s",
@@ -306,12 +303,12 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
      * pass saw more than twice the lowest latency of the set. */
     out->c2c_floor_ns = NAN;
     for (int i = 0; i < n; i++)
-        if (rows[i].c2c_lo_ns > 0 && !(out->c2c_floor_ns <= rows[i].c2c_lo_ns))
-            out->c2c_floor_ns = rows[i].c2c_lo_ns;
+        if (rows[i].c2c_lo_ns > 0)
+            out->c2c_floor_ns = fmin(out->c2c_floor_ns, rows[i].c2c_lo_ns);
     double *a = malloc((size_t)n * sizeof(double)), *b = malloc((size_t)n * sizeof(double));
     int na = 0, nb = 0;
-    for (int i = 0; a && b && i < n; i++) {
-        if (!(rows[i].c2c_hi_ns > 0) || !(out->c2c_floor_ns > 0))
+    for (int i = 0; a && b && out->c2c_floor_ns > 0 && i < n; i++) {
+        if (!(rows[i].c2c_hi_ns > 0))
             continue;
         out->c2c_rows++;
         if (rows[i].c2c_hi_ns > 2 * out->c2c_floor_ns)

@@ -161,6 +161,9 @@ typedef struct comet_results_machine {
     const json_t *json; /**< the whole probe object, for display (borrowed from the record) */
 } comet_results_machine;
 
+/** Core-to-core latencies a kernel record holds at most (one per pass, c2c_ns). */
+#define COMET_RESULTS_C2C_MAX 8
+
 /**
  * One record (a line of a results file). Strings point into json (owned by
  * the record) and are "" when absent; numbers are NaN when absent; flags are
@@ -186,7 +189,8 @@ typedef struct comet_results_record {
     double reps, passes; /**< calls per sample, interleaved passes (NaN absent) */
     int converged, valid, pinned; /**< flags (-1 absent) */
     double wall_s; /**< wall time spent on the configuration */
-    double c2c_ns[8]; /**< kernels, threads > 1: core-to-core latency after each pass */
+    double c2c_ns[COMET_RESULTS_C2C_MAX]; /**< kernels, threads > 1: core-to-core latency
+                                               after each pass */
     size_t nc2c; /**< of them present (0: not measured) */
     double flops, bytes, gflops, gbs; /**< analytic work and rates */
     double clock_mhz, median_cycles; /**< measured core clock, median x clock */

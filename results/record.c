@@ -391,9 +391,9 @@ int comet_results_check(const json_t *rec, char *err, size_t errlen)
     if (cc) {
         size_t ci;
         json_t *cv;
-        if (!json_is_array(cc) || json_array_size(cc) > 8)
-            return comet_util_seterr(
-                err, errlen, -EINVAL, "field 'c2c_ns' is not an array of at most 8 numbers");
+        if (!json_is_array(cc) || json_array_size(cc) > COMET_RESULTS_C2C_MAX)
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "field 'c2c_ns' is not an array of at most %d numbers", COMET_RESULTS_C2C_MAX);
         json_array_foreach(cc, ci, cv)
         {
             if (!json_is_number(cv) || !isfinite(json_number_value(cv))
@@ -793,7 +793,7 @@ static json_t *to_json_table(const comet_results_record *r)
         rc = write_fields(o, mid_fields, NF(mid_fields), r);
     if (!rc && r->nc2c) {
         json_t *c = json_array();
-        for (size_t i = 0; c && i < r->nc2c && i < 8; i++)
+        for (size_t i = 0; c && i < r->nc2c && i < COMET_RESULTS_C2C_MAX; i++)
             json_array_append_new(c, json_real(r->c2c_ns[i]));
         rc = set_obj(o, "c2c_ns", c);
     }

@@ -412,6 +412,10 @@ static void test_attention_all(void **st)
              * inside a head (both threads pack it), causal zig-zag order */
             run_attention((comet_kernels_variant)v, 2, 5, 40, 61, 16, causal, 3, 8, 16, 0);
             run_attention((comet_kernels_variant)v, 1, 3, 33, 33, 32, causal, 2, 4, 16, 2);
+            /* d = 20: K^T's panels in 8 x 8 register transposes for 16 of
+             * d's columns, the last 4 and the partial last panel (lk = 53)
+             * element by element */
+            run_attention((comet_kernels_variant)v, 1, 2, 29, 53, 20, causal, 2, 8, 16, 0);
         }
 }
 

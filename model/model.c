@@ -480,16 +480,32 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
-    if (att && mp->fused) /* online softmax: rescale O and the sums once per KV tile, P V
-                           * adds into the O row once per KV tile, and the row's fixed
-                           * cost on every KV tile after the first */
-        tv += cdiv(Nc, tk) * mrow
-                * (od.Nout
-                        * (hw->vop_cycles[COMET_MODEL_VOP_MUL]
-                            + hw->vop_cycles[COMET_MODEL_VOP_ADD])
-                        / fmax(1, hw->simd_width)
-                    + hw->vop_cycles[COMET_MODEL_VOP_EXP])
-            + (cdiv(Nc, tk) - 1) * mrow * vc.row_fixed;
+    if (att && mp->fused) {
+        /* online softmax: rescale O and the sums once per KV tile, P V adds
+         * into the O row once per KV tile */
+        const double ntile = cdiv(Nc, tk);
+        tv += ntile * mrow
+            * (od.Nout * (hw->vop_cycles[COMET_MODEL_VOP_MUL] + hw->vop_cycles[COMET_MODEL_VOP_ADD])
+                    / fmax(1, hw->simd_width)
+                + hw->vop_cycles[COMET_MODEL_VOP_EXP]);
+        /* Each row of each KV tile runs the softmax row pass's first two
+         * loops (max; exp, store and sum: kernels/kernels.c), not its third
+         * (scaling by 1 / sum: deferred to O). Where the row passes were
+         * measured, a tile's row costs the measured softmax row of its width
+         * less that width's in-cache multiply loop; the sum of the single-op
+         * loops over-states it (Zen 4 VM, 1 thread, rows of 256: 360 cycles
+         * composed against 295 measured for the whole three-loop row), and
+         * fused attention came out 4-8% over at 256-2048 keys. Else the
+         * composed ops, and the row's fixed cost on every tile after the
+         * first. */
+        const double wt = mrow > 0 ? elems_core / (mrow * ntile) : 0;
+        const double tab = cpu && wt > 0 ? comet_model_row_pass_cycles(hw, 0, wt) : NAN;
+        const double row_tile = tab - wt * hw->vop_cycles[COMET_MODEL_VOP_MUL];
+        if (row_tile > 0)
+            tv += ntile * mrow * row_tile - elems_core * vc.per_elem - mrow * vc.row_fixed;
+        else
+            tv += (ntile - 1) * mrow * vc.row_fixed;
+    }
 
     /* ---- memory traffic per step, per cluster ---- */
     /* Each cluster's traffic is timed at its share of the DRAM instance it

@@ -992,6 +992,44 @@ static void test_cpu_stores_hidden(void **s)
     }
 }
 
+/* Fused attention on a CPU with measured row passes: each row of each KV
+ * tile costs the measured softmax row of the tile's width less that width's
+ * multiply loop (the kernel defers 1 / sum to O); without the table, the
+ * composed ops. Op costs of 1e-6 cycles: the table is nearly all of it. */
+static void test_attention_row_tiles(void **s)
+{
+    (void)s;
+    char err[COMET_ERRLEN], buf[2048];
+    comet_model_hw hw;
+    snprintf(buf, sizeof buf,
+        "%s  row_pass_widths: {softmax: {widths: [16, 1024], cycles: [40, 4096]}}\n", cpu_hw);
+    if (comet_model_hw_parse("at.yaml", buf, strlen(buf), &hw, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    hw.cores = 1;
+    comet_model_problem pb
+        = { .op = COMET_MODEL_ATTENTION, .heads = 1, .lq = 96, .lk = 1024, .d = 16 };
+    comet_model_mapping mp;
+    comet_model_result r, r0;
+    comet_model_local_mapping(&hw, &pb, 1, 96, 1, 1, &mp);
+    static const double tiles[3] = { 256, 1024, 100 };
+    for (int i = 0; i < 3; i++) {
+        mp.tile_k = tiles[i];
+        comet_model_eval(&hw, &pb, &mp, &r);
+        assert_true(r.valid);
+        /* 1024 keys in ceil(1024 / tile) tiles of 1024 / that many keys a row */
+        const double nt = ceil(1024 / tiles[i]), w = 1024 / nt;
+        const double want = nt * 96 * (40 + (w - 16) * 4056.0 / 1008);
+        if (fabs(r.t_vec - want) > 1e-3 * want)
+            fail_msg("tile %g: t_vec %g, want %g", tiles[i], r.t_vec, want);
+    }
+    /* no table: the composed ops (here almost free) and the row's fixed cost */
+    hw.row_tab_n[0] = 0;
+    mp.tile_k = 256;
+    comet_model_eval(&hw, &pb, &mp, &r0);
+    assert_true(r0.valid && r0.t_vec < 1e-2 * r.t_vec);
+    comet_model_hw_free(&hw);
+}
+
 /* A fused CPU block's packed B leaves L2 between blocks when it does not fit
  * beside the block's tile and its cached result: every block reads it again
  * at the LLC's per-core rate instead of L2's (here 25 and 30 B/cycle). A
@@ -1270,6 +1308,7 @@ int main(void)
         cmocka_unit_test(test_row_pass_slope),
         cmocka_unit_test(test_cpu_stores_serial),
         cmocka_unit_test(test_cpu_stores_hidden),
+        cmocka_unit_test(test_attention_row_tiles),
         cmocka_unit_test(test_cpu_b_reload),
         cmocka_unit_test(test_causal_unfused_full),
         cmocka_unit_test(test_unfused_slabs),

@@ -59,7 +59,7 @@ json_t *comet_bench_run_record(const comet_bench_run *run, const char *cmdline, 
     json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s},s:O,s:o}", "schema",
         COMET_BENCH_SCHEMA, "kind", "run", "run_id", run->run_id, "bench", run->kind, "time",
         comet_util_iso_time(t, sizeof t), "cmdline", cmdline ? cmdline : "", "comet", "version",
-        COMET_VERSION, "commit", COMET_GIT_COMMIT, "machine", run->machine, "env",
+        COMET_VERSION, "commit", comet_util_git_commit(), "machine", run->machine, "env",
         env ? env : json_object());
     if (rec && extra)
         json_object_set_new(rec, "settings", extra);

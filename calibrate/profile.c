@@ -10,10 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef COMET_GIT_COMMIT
-#define COMET_GIT_COMMIT ""
-#endif
-
 json_t *cal_jreal(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
@@ -88,9 +84,9 @@ static int provenance(const comet_results_record *recs, size_t n, const comet_ca
     *out = json_pack("{s:{s:s,s:s,s:s,s:o,s:o},s:s,s:s,s:s,s:o,s:o,s:o,s:I}", "machine", "id", mid,
         "hostname", (*machine)->hostname, "cpu_model", (*machine)->cpu_model, "mhz",
         cal_jreal((*machine)->mhz), "cores", cal_jreal((*machine)->cores), "date",
-        comet_util_iso_time(now, sizeof now), "comet_commit", COMET_GIT_COMMIT, "comet_version",
-        COMET_VERSION, "runs", runs, "files", files, "records_by_kind", kinds, "records",
-        (json_int_t)n);
+        comet_util_iso_time(now, sizeof now), "comet_commit", comet_util_git_commit(),
+        "comet_version", COMET_VERSION, "runs", runs, "files", files, "records_by_kind", kinds,
+        "records", (json_int_t)n);
     runs = files = kinds = NULL;
     if (*out) /* the whole probe object, as the run record has it */
         json_object_set(*out, "machine_probe", (json_t *)(*machine)->json);

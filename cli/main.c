@@ -71,7 +71,8 @@ int main(int argc, char **argv)
         return COMET_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("comet %s%s%s\n", COMET_VERSION, COMET_GIT_COMMIT[0] ? " " : "", COMET_GIT_COMMIT);
+        printf("comet %s%s%s\n", COMET_VERSION, comet_util_git_commit()[0] ? " " : "",
+            comet_util_git_commit());
         return COMET_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)

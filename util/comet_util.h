@@ -30,6 +30,11 @@ extern "C" {
 /** Returns a static description of a negative comet error code. */
 const char *comet_util_strerror(int rc);
 
+/** The git commit the binary was built from (12 hex digits, "-dirty" when
+ *  tracked files differed from it), "" outside a checkout. Written at every
+ *  build, not at configure time. */
+const char *comet_util_git_commit(void);
+
 /** Formats into err (if non-NULL) printf-style; always returns rc. */
 int comet_util_seterr(char *err, size_t errlen, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

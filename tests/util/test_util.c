@@ -1,4 +1,5 @@
 /* util: document tree positions and validation, atomic writes, checked parsing. */
+#define _POSIX_C_SOURCE 200809L /* popen */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +175,33 @@ static void test_quantities(void **s)
 
 /* The path comet re-executes: /proc/self/exe for a program that is its own
  * image; the program's path when the image is another (a tool hosting it). */
+/* The build's commit: empty outside a checkout, else 12 lower-case hex
+ * digits and "-dirty" when tracked files differed from that commit; and,
+ * where git and the source tree are at hand, the checkout's HEAD itself
+ * (the commit is written at every build, not once at configure time). */
+static void test_git_commit(void **s)
+{
+    (void)s;
+    const char *c = comet_util_git_commit();
+    assert_non_null(c);
+    size_t n = strlen(c);
+    if (n == 0)
+        return;
+    assert_true(n == 12 || (n == 18 && !strcmp(c + 12, "-dirty")));
+    for (size_t i = 0; i < 12; i++)
+        assert_non_null(strchr("0123456789abcdef", c[i]));
+    FILE *p = popen("git -C " COMET_SOURCE_DIR " rev-parse --short=12 HEAD 2>/dev/null", "r");
+    char head[64] = "";
+    if (p) {
+        if (!fgets(head, sizeof head, p))
+            head[0] = '\0';
+        pclose(p);
+    }
+    head[strcspn(head, "\n")] = '\0';
+    if (strlen(head) == 12)
+        assert_memory_equal(c, head, 12);
+}
+
 static void test_self_exe(void **s)
 {
     (void)s;
@@ -277,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_git_commit),
         cmocka_unit_test(test_self_exe),
         cmocka_unit_test(test_read_bounded),
         cmocka_unit_test(test_progress_plain),

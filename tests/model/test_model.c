@@ -1022,8 +1022,32 @@ static void test_attention_row_tiles(void **s)
         if (fabs(r.t_vec - want) > 1e-3 * want)
             fail_msg("tile %g: t_vec %g, want %g", tiles[i], r.t_vec, want);
     }
+    /* causal, lq = lk = 1024 in blocks of 128 rows: a row visits the tiles
+     * up to its block's last key (kv on average, half a tile more than its
+     * whole tiles), not all of them; smaller tiles, more visits, never
+     * fewer than one (a table whose rows have a fixed part: 100 cycles at 16) */
+    hw.row_tab_cycles[0][0] = 100;
+    comet_model_problem pc
+        = { .op = COMET_MODEL_ATTENTION, .heads = 1, .lq = 1024, .lk = 1024, .d = 16, .causal = 1 };
+    comet_model_local_mapping(&hw, &pc, 1, 128, 1, 1, &mp);
+    double prev = 0;
+    static const double ctiles[4] = { 1024, 256, 64, 16 };
+    for (int i = 0; i < 4; i++) {
+        mp.tile_k = ctiles[i];
+        comet_model_eval(&hw, &pc, &mp, &r);
+        assert_true(r.valid);
+        const double kv = 1024 * comet_model_causal_computed(1024, 1024, 128);
+        const double nt = fmax(1, fmin(1024 / ctiles[i], kv / ctiles[i] + 0.5)), w = kv / nt;
+        const double want = nt * 1024 * (100 + (w - 16) * 3996.0 / 1008);
+        if (fabs(r.t_vec - want) > 1e-3 * want)
+            fail_msg("causal tile %g: t_vec %g, want %g", ctiles[i], r.t_vec, want);
+        assert_true(r.t_vec > prev);
+        prev = r.t_vec;
+    }
     /* no table: the composed ops (here almost free) and the row's fixed cost */
     hw.row_tab_n[0] = 0;
+    mp.tile_k = 256;
+    comet_model_local_mapping(&hw, &pb, 1, 96, 1, 1, &mp);
     mp.tile_k = 256;
     comet_model_eval(&hw, &pb, &mp, &r0);
     assert_true(r0.valid && r0.t_vec < 1e-2 * r.t_vec);

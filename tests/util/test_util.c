@@ -177,8 +177,10 @@ static void test_quantities(void **s)
  * image; the program's path when the image is another (a tool hosting it). */
 /* The build's commit: empty outside a checkout, else 12 lower-case hex
  * digits and "-dirty" when tracked files differed from that commit; and,
- * where git and the source tree are at hand, the checkout's HEAD itself
- * (the commit is written at every build, not once at configure time). */
+ * for a build of an unmodified tree where git and the source tree are at
+ * hand, the checkout's HEAD itself (the commit is written at every build,
+ * not once at configure time: this fails when the tests run on a build
+ * older than the checkout). */
 static void test_git_commit(void **s)
 {
     (void)s;
@@ -190,6 +192,8 @@ static void test_git_commit(void **s)
     assert_true(n == 12 || (n == 18 && !strcmp(c + 12, "-dirty")));
     for (size_t i = 0; i < 12; i++)
         assert_non_null(strchr("0123456789abcdef", c[i]));
+    if (n > 12) /* built from a modified tree: HEAD may since hold the change */
+        return;
     FILE *p = popen("git -C " COMET_SOURCE_DIR " rev-parse --short=12 HEAD 2>/dev/null", "r");
     char head[64] = "";
     if (p) {

@@ -568,13 +568,20 @@ static void causal_pv_rest(const float *S, size_t lds, const float *V, size_t d,
     }
 }
 
-/* 1 when rows x d values (consecutive rows of d) are all finite. */
+/* 1 when rows x d values (consecutive rows of d) are all finite: no value
+ * has an all-ones exponent. An OR of integer tests vectorises; the float
+ * sum of v x 0 it replaces was one dependent add per value (about 4% of
+ * causal fused attention at 1024^2, called on every block's diagonal
+ * tile). */
 static int finite_rows(const float *v, size_t rows, size_t d)
 {
-    float acc = 0.0f;
-    for (size_t i = 0; i < rows * d; i++)
-        acc += v[i] * 0.0f; /* NaN for a NaN or an infinity, else 0 */
-    return acc == 0.0f;
+    uint32_t bad = 0;
+    for (size_t i = 0; i < rows * d; i++) {
+        uint32_t b;
+        memcpy(&b, v + i, sizeof b);
+        bad |= (b & 0x7f800000u) == 0x7f800000u;
+    }
+    return !bad;
 }
 
 static void attention_block_fused(const comet_kernels_params *p, size_t lq, size_t lk, size_t d,

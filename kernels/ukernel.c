@@ -326,20 +326,19 @@ static void pack_kt(size_t lk, size_t d, const float *K, float *Kp)
      * down its columns and took 1.1 cycles a float, 4-5% of fused attention
      * at 256 keys (Zen 4 VM, d = 64) */
     const size_t c8 = kern_use_avx2() ? d / 8 * 8 : 0;
-#else
-    const size_t c8 = 0;
 #endif
     for (size_t p = 0; p < np; p++) {
         float *dst = Kp + p * d * UK_NR;
         const size_t j0 = p * UK_NR;
-        const int whole = lk - j0 >= UK_NR;
         size_t c = 0;
 #if defined(__x86_64__)
-        if (whole)
-            for (; c < c8; c += 8) {
-                kt_8x8(K + j0 * d, d, c, dst, 0);
-                kt_8x8(K + (j0 + 8) * d, d, c, dst, 8);
-            }
+        /* a whole panel's columns in 8-wide blocks; the rest (and a partial
+         * last panel) element by element */
+        const size_t cv = lk - j0 >= UK_NR ? c8 : 0;
+        for (; c < cv; c += 8) {
+            kt_8x8(K + j0 * d, d, c, dst, 0);
+            kt_8x8(K + (j0 + 8) * d, d, c, dst, 8);
+        }
 #endif
         for (; c < d; c++)
             for (size_t jj = 0; jj < UK_NR; jj++) {

@@ -490,8 +490,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
          * tiles to 8% under at 512 (Zen 4 VM); visited only, 8-11% under
          * at every tile: the rest is a causal cost not modelled */
         const double kv = mrow > 0 ? elems_core / mrow : 0;
-        const double ntile
-            = masked > 0 ? fmax(1, fmin(cdiv(Nc, tk), kv / fmax(tk, 1) + 0.5)) : cdiv(Nc, tk);
+        const double ntile = masked > 0 ? fmax(1, fmin(cdiv(Nc, tk), kv / tk + 0.5)) : cdiv(Nc, tk);
         tv += ntile * mrow
             * (od.Nout * (hw->vop_cycles[COMET_MODEL_VOP_MUL] + hw->vop_cycles[COMET_MODEL_VOP_ADD])
                     / fmax(1, hw->simd_width)

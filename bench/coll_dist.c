@@ -314,9 +314,11 @@ static int one_case(coll_ctx *cx, const dist_case *c)
     if (rank == 0)
         ok = ok && got && verify(&b, got, p, &maxerr);
     ok = comet_bench__coll_bcast0(ok);
-    double samples[32];
+    double samples[32], rd[2];
     int n = 0, iters = 1;
+    rd[0] = comet_bench__coll_c2c_ns(cx); /* the placement the samples ran in */
     ok = time_kernel(cx, dist_call, &b, &b.rc, samples, &n, &iters) && ok;
+    rd[1] = comet_bench__coll_c2c_ns(cx);
     if (rank == 0 && n > 0) {
         comet_bench_stats st;
         comet_bench_stats_compute(samples, (size_t)n, &st);
@@ -330,6 +332,7 @@ static int one_case(coll_ctx *cx, const dist_case *c)
             : json_pack("{s:s,s:I}", "split", "N", "n_local", (json_int_t)c->n);
         json_object_set_new(pa, "tile_m", json_integer((json_int_t)b.prm.tile_m));
         comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
+        comet_bench__coll_c2c_json(rec, rd, 2);
         if (finish_record(cx, rec, fl, by, st.median, maxerr, &b.log))
             rc = 1;
         if (!ok) {
@@ -451,9 +454,11 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
         lg.e[i].bytes = (size_t)lb[i];
         lg.e[i].count = (size_t)lb[i] / 4;
     }
-    double samples[32];
+    double samples[32], rd[2];
     int n = 0, iters = 1;
+    rd[0] = comet_bench__coll_c2c_ns(cx);
     ok = time_kernel(cx, moe_call, &b, &b.rc, samples, &n, &iters) && ok;
+    rd[1] = comet_bench__coll_c2c_ns(cx);
     if (rank == 0 && n > 0) {
         comet_bench_stats st;
         comet_bench_stats_compute(samples, (size_t)n, &st);
@@ -503,6 +508,7 @@ static int one_moe(coll_ctx *cx, const moe_case *c)
         json_object_set_new(rec, "workload", json_string("moe"));
         json_t *pa = json_pack("{s:s,s:I}", "split", "experts", "tile_m", (json_int_t)b.prm.tile_m);
         comet_bench__coll_common(cx, rec, pa, samples, (size_t)n, &st, ok, iters);
+        comet_bench__coll_c2c_json(rec, rd, 2);
         double fl = 2.0 * (double)(T * 2) * (double)K * (double)N,
                by = 4.0 * ((double)T * (K + N) + (double)E * K * N);
         json_object_set_new(rec, "rank_loads", loads);

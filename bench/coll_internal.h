@@ -25,6 +25,7 @@ typedef struct coll_ctx {
     comet_results_writer w; /**< results writer (rank 0) */
     char link[96]; /**< link measured: "shm", "tcp:<dev>", ... */
     int nodes; /**< distinct hosts among the ranks */
+    void *c2c; /**< ranks 0 and 1: their shared page for the core-to-core reading (or NULL) */
 } coll_ctx;
 
 /** Runs one worker job inside mpiexec; returns a process exit code. */
@@ -59,6 +60,25 @@ int comet_bench__coll_dist(coll_ctx *cx);
 int comet_bench__coll_measure(int (*body)(void *ctx), void *ctx, int barrier_each,
     double min_sample_s, int nmin, int nmax, double cap_s, double *samples, double *avg, int *n,
     int *iters);
+
+/**
+ * Sets up the core-to-core reading between ranks 0 and 1 (a POSIX
+ * shared-memory page both map; point-to-point MPI only). Leaves cx->c2c NULL
+ * when the ranks are not on one host, or the page cannot be shared.
+ * Called by every rank.
+ */
+void comet_bench__coll_c2c_open(coll_ctx *cx);
+/** Releases what comet_bench__coll_c2c_open() set up. */
+void comet_bench__coll_c2c_close(coll_ctx *cx);
+/**
+ * One core-to-core reading: ranks 0 and 1 hand a cache line back and forth
+ * (three sets of 2000 rounds, each capped at 20 ms), one-way ns per
+ * hand-over, the median set. Called by every rank; ranks above 1 return at
+ * once. @return the latency on rank 0, -1 elsewhere or without a page.
+ */
+double comet_bench__coll_c2c_ns(coll_ctx *cx);
+/** Sets rec's "c2c_ns" to the n readings of v that are > 0 (none: unset). */
+void comet_bench__coll_c2c_json(json_t *rec, const double *v, int n);
 
 /** Max of mine over all ranks, on every rank (point-to-point through rank
  *  0, so that it never runs a forced collective algorithm). */

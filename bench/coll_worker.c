@@ -410,7 +410,7 @@ static void size_setup(coll_ctx *cx, size_run *z)
 
 /* Checks the last timed call's result and appends the size's record (rank
  * 0). Returns 0, or 1 on a wrong result or a write error. */
-static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
+static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok, const double *c2c, int nc2c)
 {
     const coll_job *job = cx->job;
     int p = cx->p, rank = cx->rank, rc = 0, n = z->n;
@@ -432,6 +432,7 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok)
             job->alg,
             json_pack("{s:I,s:i}", "bytes", (json_int_t)z->c.count * 4, "count", z->c.count), 1);
         comet_bench__coll_common(cx, rec, NULL, samples, (size_t)n, &st, all_ok, z->iters);
+        comet_bench__coll_c2c_json(rec, c2c, nc2c);
         /* nccl-tests: algbw = S / t; S is the per-rank buffer (count x 4 B),
          * except allgather, whose S is the gathered array (p x count x 4 B) */
         double S = (double)z->c.count * 4
@@ -506,9 +507,15 @@ static int measure_sizes(coll_ctx *cx)
                 rc = 1;
             live += z[i].state == 0;
         }
-        int mpi_ok = 1;
+        int mpi_ok = 1, nrd = 0;
+        /* core-to-core readings across the group's rounds (at most 7, then
+         * one after the last): the placement its samples ran in */
+        double rd[COMET_RESULTS_C2C_MAX];
+        const int step = (nmax + 6) / 7;
         double t0 = MPI_Wtime();
         for (int s = 0; s < nmax && live && rc == 0 && mpi_ok; s++) {
+            if (s % step == 0 && nrd < COMET_RESULTS_C2C_MAX - 1)
+                rd[nrd++] = comet_bench__coll_c2c_ns(cx);
             for (int i = g0; i < g1 && mpi_ok; i++) {
                 if (z[i].state != 0)
                     continue;
@@ -526,9 +533,11 @@ static int measure_sizes(coll_ctx *cx)
                     s + 1 >= nmin && MPI_Wtime() - t0 > job->sample_cap_s * live))
                 break;
         }
+        if (live && rc == 0)
+            rd[nrd++] = comet_bench__coll_c2c_ns(cx);
         for (int i = g0; i < g1; i++) {
             if (z[i].state == 0 && rc == 0) {
-                if (size_finish(cx, &z[i], mpi_ok) != 0)
+                if (size_finish(cx, &z[i], mpi_ok, rd, nrd) != 0)
                     rc = 1;
                 measured++;
             }
@@ -588,15 +597,30 @@ int comet_bench__coll_worker(const coll_job *job)
         have_writer = 1;
     }
     name_link(&cx);
+    comet_bench__coll_c2c_open(&cx);
     if (!strcmp(job->coll, "pingpong") && cx.p < 2) {
         if (cx.rank == 0)
             fprintf(stderr, "comet: bench collectives: pingpong needs 2 ranks\n");
         rc = 1;
     } else if (!strcmp(job->coll, COLL_DIST)) {
-        rc = comet_bench__coll_dist(&cx);
+        /* the collectives the distributed kernels issue, measured in this
+         * launch too: a launch keeps one core placement while its ranks stay
+         * busy, so the kernels' placement always has fits of its own */
+        static const char *const own[] = { "allgather", "allgatherv", "allreduce", "alltoall" };
+        for (size_t i = 0; i < sizeof own / sizeof *own && rc == 0; i++) {
+            coll_job sweep = *job;
+            sweep.coll = own[i];
+            sweep.alg = "auto";
+            cx.job = &sweep;
+            rc = measure_sizes(&cx) == 1;
+            cx.job = job;
+        }
+        if (rc == 0)
+            rc = comet_bench__coll_dist(&cx);
     } else {
         rc = measure_sizes(&cx);
     }
+    comet_bench__coll_c2c_close(&cx);
     if (have_writer) {
         comet_results_writer_close(&cx.w, err, sizeof err);
         comet_bench_run_fini(&cx.run);

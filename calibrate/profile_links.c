@@ -248,6 +248,22 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
     }
+    /* the core placement of the shared-memory records: the floor is the
+     * lowest core-to-core reading of any record of that link (collectives,
+     * ping-pong and the distributed kernels, which validate classifies by
+     * the same floor); a record above twice it ran with its cores apart and
+     * belongs to the link shm/apart */
+    double floor_ns = NAN;
+    int n_read = 0, n_apart = 0;
+    for (size_t i = 0; i < n; i++) {
+        const comet_results_record *r = &recs[i];
+        if ((r->kind == COMET_RESULTS_P2P || r->kind == COMET_RESULTS_COLLECTIVE
+                || r->kind == COMET_RESULTS_DIST_KERNEL)
+            && comet_model_link_is_shm(r->link))
+            for (size_t c = 0; c < r->nc2c && c < COMET_RESULTS_C2C_MAX; c++)
+                if (r->c2c_ns[c] > 0)
+                    floor_ns = fmin(floor_ns, r->c2c_ns[c]);
+    }
     for (size_t i = 0; i < n; i++) {
         const comet_results_record *r = &recs[i];
         if (r->kind != COMET_RESULTS_P2P && r->kind != COMET_RESULTS_COLLECTIVE)
@@ -255,6 +271,13 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
         if (r->valid == 0)
             continue; /* a collective whose result was wrong is not a timing */
         link_pt q = { r->op, r->variant, r->link, r->ranks, r->shape.bytes, r->stats.median_s };
+        if (comet_model_link_is_shm(r->link) && r->nc2c > 0) {
+            n_read++;
+            if (comet_model_c2c_apart(r->c2c_ns, r->nc2c, floor_ns)) {
+                q.link = "shm" COMET_MODEL_LINK_APART;
+                n_apart++;
+            }
+        }
         if (r->kind == COMET_RESULTS_P2P)
             q.op = "pingpong";
         if (!*q.alg)
@@ -396,6 +419,14 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
         }
         a = b;
     }
+    json_object_set_new(cx->fits, "link_states",
+        n_read ? json_pack("[{s:s,s:f,s:f,s:i,s:i,s:s}]", "link", "shm", "c2c_floor_ns", floor_ns,
+            "apart_above_ns", COMET_MODEL_APART_FACTOR * floor_ns, "records", n_read,
+            "records_apart", n_apart, "note",
+            "records whose median core-to-core reading lies above apart_above_ns ran "
+            "with their cores on different caches: they are fitted as the link "
+            "shm/apart")
+               : json_string("no core-to-core readings in the collective records"));
     json_object_set_new(cx->fits, "link_joint",
         json_array_size(joint) ? json_incref(joint)
                                : json_string("no forced-algorithm collectives measured"));

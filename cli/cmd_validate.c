@@ -167,10 +167,13 @@ static void explain_records(const comet_model_hw *hw, const comet_results_record
         printf("== %s %s %s threads=%d ranks=%d params=%s: measured median %.4g ms\n",
             comet_model_op_name(pb.op), mp.fused ? "fused" : "unfused", sh ? sh : "?", local.cores,
             local.clusters, pa ? pa : "{}", med * 1e3);
-        /* a distributed record: what validate predicts it with */
+        /* a distributed record: what validate predicts it with, over its
+         * link with its cores' placement */
+        char link[64];
+        comet_model_record_link(hw, recs[i].link, recs[i].c2c_ns, recs[i].nc2c, link, sizeof link);
         if (recs[i].kind != COMET_RESULTS_DIST_KERNEL || local.clusters <= 1
             || comet_model_dist_explain(hw, &pb, !strcmp(recs[i].variant, "fused"), local.cores,
-                   local.clusters, recs[i].link, stdout)
+                   local.clusters, *recs[i].link ? link : "", stdout)
                 != 0)
             comet_model_explain(&local, &pb, &mp, stdout);
         printf("\n");

@@ -135,6 +135,15 @@ static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float 
     return 0;
 }
 
+/* Rows the unfused baselines stage at a time: whole rows of N floats, a
+ * block of 64 KiB at most (it stays in L2 beside the gathered slices). */
+static size_t stage_rows(size_t M, size_t N)
+{
+    size_t rb = ((size_t)16384 / (N ? N : 1));
+    rb = rb < 1 ? 1 : rb;
+    return rb < M ? rb : M;
+}
+
 /* Row i (of M) of the gathered [rank][M][width] layout, into row[N]. */
 static void full_row(const float *full, MPI_Comm comm, const int *counts, const int *displs,
     size_t M, size_t i, float *row)
@@ -168,16 +177,25 @@ int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size
         size_t N = 0;
         if ((rc = gather_full(comm, M, n, Y, &full, &counts, &displs, &N, &r, log)) != 0)
             goto fail;
-        row = malloc(N * sizeof(float));
+        /* whole rows staged a block at a time, then the row pass the
+         * single-process unfused kernel runs (comet_kernels_softmax_rows):
+         * over a block it overlaps one row's output with the next row's
+         * exps, and its exps stay in two scratch rows */
+        const size_t ldscr = (N + 15) / 16 * 16, rb = stage_rows(M, N);
+        const size_t scr = (rb * N + 15) / 16 * 16; /* the scratch rows, 64-byte aligned */
+        row = aligned_alloc(64, (scr + 2 * ldscr) * sizeof(float));
         if (!row) {
             rc = -ENOMEM;
             goto fail;
         }
         size_t off = (size_t)displs[r] / M;
-        for (size_t i = 0; i < M; i++) {
-            full_row(full, comm, counts, displs, M, i, row);
-            kern_softmax_row(row, row, N, 1.0f);
-            memcpy(Y + i * n, row + off, n * sizeof(float));
+        for (size_t i0 = 0; i0 < M; i0 += rb) {
+            const size_t nb = M - i0 < rb ? M - i0 : rb;
+            for (size_t i = 0; i < nb; i++)
+                full_row(full, comm, counts, displs, M, i0 + i, row + i * N);
+            kern_softmax_rows_tile(nb, N, row, N, row, N, 1.0f, row + scr, ldscr, 0);
+            for (size_t i = 0; i < nb; i++)
+                memcpy(Y + (i0 + i) * n, row + i * N + off, n * sizeof(float));
         }
         goto fail; /* rc == 0: shared cleanup */
     }
@@ -290,19 +308,24 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
         size_t N = 0;
         if ((rc = gather_full(comm, M, n, Y, &full, &counts, &displs, &N, &r, log)) != 0)
             goto fail;
-        row = malloc(N * sizeof(float));
+        /* staged a block of whole rows at a time (as softmax's) */
+        const size_t rb = stage_rows(M, N);
+        row = malloc(rb * N * sizeof(float));
         if (!row) {
             rc = -ENOMEM;
             goto fail;
         }
         size_t off = (size_t)displs[r] / M;
-        for (size_t i = 0; i < M; i++) {
-            full_row(full, comm, counts, displs, M, i, row);
-            kern_layernorm_row(row, row, N, NULL, NULL, eps);
-            for (size_t j = 0; j < n; j++) {
-                float x = row[off + j];
-                Y[i * n + j] = x * (gamma ? gamma[j] : 1.0f) + (beta ? beta[j] : 0.0f);
-            }
+        for (size_t i0 = 0; i0 < M; i0 += rb) {
+            const size_t nb = M - i0 < rb ? M - i0 : rb;
+            for (size_t i = 0; i < nb; i++)
+                full_row(full, comm, counts, displs, M, i0 + i, row + i * N);
+            kern_layernorm_rows_tile(nb, N, row, N, row, N, NULL, NULL, eps, 0);
+            for (size_t i = 0; i < nb; i++)
+                for (size_t j = 0; j < n; j++) {
+                    float x = row[i * N + off + j];
+                    Y[(i0 + i) * n + j] = x * (gamma ? gamma[j] : 1.0f) + (beta ? beta[j] : 0.0f);
+                }
         }
         goto fail;
     }

@@ -350,6 +350,40 @@ int comet_model_coll_parse(const char *s, comet_model_coll *c);
 int comet_model_links_for_transport(
     const comet_model_hw *hw, const char *transport, comet_model_links *out);
 
+/**
+ * Core placement of the rank processes of a shared-memory link. A VM host
+ * places two vCPUs on one shared cache or on two, and the shared-memory
+ * transport moves its data through those caches: a record whose
+ * core-to-core readings (c2c_ns, median) lie above COMET_MODEL_APART_FACTOR
+ * times the link's floor (the lowest reading of the calibration's records
+ * of that link) ran with its cores apart, and is fitted and predicted as
+ * the link `<link>/apart` (COMET_MODEL_LINK_APART).
+ */
+#define COMET_MODEL_APART_FACTOR 2.0
+/** Suffix of a shared-memory link measured with its cores apart. */
+#define COMET_MODEL_LINK_APART "/apart"
+
+/** 1 when link names a shared-memory transport ("shm", or "" = shm). */
+int comet_model_link_is_shm(const char *link);
+
+/**
+ * 1 when the median of n core-to-core readings (ns) lies above
+ * COMET_MODEL_APART_FACTOR x floor_ns; 0 when it does not, or when there is
+ * no reading or no floor.
+ */
+int comet_model_c2c_apart(const double *c2c, size_t n, double floor_ns);
+
+/**
+ * The link whose fits predict a record that ran over `link` with these
+ * core-to-core readings: `link`, or `link/apart` when the record's cores
+ * were apart by the floor the profile's calibration keeps for that link
+ * (calibration.fits.link_states) and the profile has fits of it.
+ * @return 0 (out = link), 1 (out = link/apart), 2 (apart, but the profile
+ * has no fit of that placement: out = link), or -EINVAL.
+ */
+int comet_model_record_link(
+    const comet_model_hw *hw, const char *link, const double *c2c, size_t n, char *out, size_t len);
+
 /** Frees what a hardware description owns. */
 void comet_model_hw_free(comet_model_hw *hw);
 /**
@@ -682,7 +716,7 @@ typedef struct comet_model_vrow {
     int launches; /**< records of this configuration merged into the row (several runs or
                        MPI launches: measured_s is the median of their medians, the CI
                        their CIs' span); 1 for one record */
-    char link[24]; /**< the link a distributed record ran on ("" local) */
+    char link[32]; /**< the link a distributed record ran on, with its placement ("" local) */
     double c2c_lo_ns, c2c_hi_ns; /**< threads > 1: the lowest and highest core-to-core latency
                                       the record's passes saw (c2c_ns; NaN or 0: not
                                       measured) */

@@ -268,11 +268,13 @@ static int dist_moe_row(
     memset(row, 0, sizeof *row);
     const double tile = comet_results_has(rec->params.tile_m) ? rec->params.tile_m : 0;
     const int T = rec->threads > 0 ? rec->threads : 1;
-    if (comet_model_moe_predict(hw, &m, df, tile, T, rec->link, &row->pred) != 0)
+    char link[32];
+    comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
+    if (comet_model_moe_predict(hw, &m, df, tile, T, *rec->link ? link : "", &row->pred) != 0)
         return -ERANGE;
     snprintf(row->op, sizeof row->op, "gms:moe");
     snprintf(row->variant, sizeof row->variant, "%s", comet_model_gms_dataflow_name(df));
-    snprintf(row->link, sizeof row->link, "%s", rec->link ? rec->link : "");
+    snprintf(row->link, sizeof row->link, "%s", *rec->link ? link : "");
     row->M = sh->rows;
     row->N = sh->N;
     row->K = sh->K;
@@ -326,13 +328,16 @@ int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_reco
         const int fused = !strcmp(rec->variant, "fused");
         comet_model_drow *row = &rows[k];
         memset(row, 0, sizeof *row);
+        /* the link with its cores' placement (comet_model_record_link) */
+        char link[32];
+        comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
         if (comet_model_dist_predict(hw, &pb, fused, rec->threads > 0 ? rec->threads : 1,
-                rec->ranks, rec->link, &row->pred)
+                rec->ranks, *rec->link ? link : "", &row->pred)
             != 0)
             continue;
         snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
         snprintf(row->variant, sizeof row->variant, "%s", fused ? "fused" : "unfused");
-        snprintf(row->link, sizeof row->link, "%s", rec->link ? rec->link : "");
+        snprintf(row->link, sizeof row->link, "%s", *rec->link ? link : "");
         row->M = att ? pb.lq : pb.M;
         row->N = att ? pb.lk : pb.N;
         row->K = att ? pb.d : pb.K;

@@ -752,6 +752,56 @@ int comet_model_links_for_transport(
     return links_filtered(hw->calibration, transport, out) > 0 ? 0 : -ENOENT;
 }
 
+int comet_model_link_is_shm(const char *link)
+{
+    return !link || !*link || !strcmp(link, "shm");
+}
+
+int comet_model_c2c_apart(const double *c2c, size_t n, double floor_ns)
+{
+    double v[16];
+    size_t m = 0;
+    if (!c2c || !(floor_ns > 0))
+        return 0;
+    for (size_t i = 0; i < n && m < 16; i++)
+        if (c2c[i] > 0)
+            v[m++] = c2c[i];
+    if (!m)
+        return 0;
+    return comet_model_quantile(v, (int)m, 0.5) > COMET_MODEL_APART_FACTOR * floor_ns;
+}
+
+int comet_model_record_link(
+    const comet_model_hw *hw, const char *link, const double *c2c, size_t n, char *out, size_t len)
+{
+    if (!hw || !out || !len)
+        return -EINVAL;
+    const char *base = link && *link ? link : "shm";
+    snprintf(out, len, "%s", base);
+    if (!comet_model_link_is_shm(base) || !hw->calibration)
+        return 0;
+    /* the floor calibration classified its own records by */
+    double floor_ns = NAN;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(
+        json_object_get(json_object_get(hw->calibration, "fits"), "link_states"), i, x)
+    {
+        const char *l = json_string_value(json_object_get(x, "link"));
+        if (l && !strcmp(l, base))
+            floor_ns = jnum_or(x, "c2c_floor_ns", NAN);
+    }
+    if (!comet_model_c2c_apart(c2c, n, floor_ns))
+        return 0;
+    char apart[64];
+    comet_model_links l;
+    snprintf(apart, sizeof apart, "%s%s", base, COMET_MODEL_LINK_APART);
+    if (links_filtered(hw->calibration, apart, &l) <= 0)
+        return 2;
+    snprintf(out, len, "%s", apart);
+    return 1;
+}
+
 /* A quantity of a unit kind that does not depend on the clock (FLOP/s, USD,
  * W, J/B): a bare number is its base unit in schema v1 and refused in v2. */
 static int doc_si(const comet_util_doc *map, const char *key, comet_util_unit u, int bare_ok,

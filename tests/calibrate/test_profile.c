@@ -167,6 +167,111 @@ static void write_results(const char *path)
     write_results_ex(path, 0);
 }
 
+/* Shared-memory records in two core placements (a VM host keeps two vCPUs
+ * on one cache, then on two): each placement is fitted on its own, and a
+ * distributed record is predicted over the fits of the placement it ran in
+ * (comet_model_record_link); another link is never relabelled. */
+static void test_links_by_placement(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-cal-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"time\":\"t\","
+        "\"cmdline\":\"comet bench\",\"machine\":{\"id\":\"abc\",\"hostname\":\"h\","
+        "\"cores\":2}}\n");
+    /* near: 40 ns core to core, alpha 1 us, 0.3 ns a byte; apart: 160 ns,
+     * alpha 3 us, 0.9 ns a byte; one record of each placement is mixed
+     * (its readings straddle the threshold; its median decides) */
+    for (int apart = 0; apart < 2; apart++)
+        for (int e = 2; e <= 22; e++) {
+            const double m = pow(2, e), a = apart ? 3e-6 : 1e-6, b = apart ? 9e-10 : 3e-10;
+            const double c0 = apart ? 158 : 40, c1 = e == 10 ? (apart ? 45 : 170) : c0 + 3;
+            fprintf(fp,
+                "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"collective\","
+                "\"op\":\"allreduce\",\"variant\":\"auto\",\"shape\":{\"bytes\":%g,"
+                "\"count\":%g},\"threads\":1,\"ranks\":2,\"link\":\"shm\",\"valid\":true,"
+                "\"c2c_ns\":[%g,%g,%g],",
+                m, m / 4, c0, c1, c0 + 1);
+            stats(fp, a + m * b);
+            /* a TCP link whose readings vary: never split by placement */
+            fprintf(fp,
+                "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"collective\","
+                "\"op\":\"allreduce\",\"variant\":\"auto\",\"shape\":{\"bytes\":%g,"
+                "\"count\":%g},\"threads\":1,\"ranks\":2,\"link\":\"tcp:dl0\","
+                "\"valid\":true,\"c2c_ns\":[%g],",
+                m, m / 4, apart ? 400.0 : 40.0);
+            stats(fp, 100e-6 + m * 16e-9);
+        }
+    fclose(fp);
+    comet_results_set set = { 0 };
+    comet_calibrate_source *src = NULL;
+    size_t nsrc = 0;
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    if (comet_calibrate_load_results_src(paths, 1, &set, &src, &nsrc, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    json_t *lf = NULL;
+    if (comet_calibrate_links(set.recs, set.n, &lf, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    const json_t *ls = json_array_get(json_object_get(lf, "link_states"), 0);
+    assert_non_null(ls);
+    assert_string_equal(json_string_value(json_object_get(ls, "link")), "shm");
+    assert_true(json_number_value(json_object_get(ls, "c2c_floor_ns")) == 40);
+    assert_int_equal(json_integer_value(json_object_get(ls, "records")), 42);
+    assert_int_equal(json_integer_value(json_object_get(ls, "records_apart")), 21);
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    hw.calibration = json_pack("{s:O}", "fits", lf);
+    /* each placement's fit has its own parameters */
+    comet_model_links near, apart, tcp;
+    assert_int_equal(comet_model_links_for_transport(&hw, "shm", &near), 0);
+    assert_int_equal(comet_model_links_for_transport(&hw, "shm/apart", &apart), 0);
+    assert_int_equal(comet_model_links_for_transport(&hw, "tcp:dl0", &tcp), 0);
+    assert_int_equal(comet_model_links_for_transport(&hw, "tcp:dl0/apart", &tcp), -ENOENT);
+    assert_true(near.nfits >= 1 && apart.nfits >= 1);
+    const comet_model_coll_fit *fn = &near.fits[near.nfits - 1], *fa = &apart.fits[apart.nfits - 1];
+    if (fabs(fn->beta_s + fn->gamma_s - 3e-10) > 0.05 * 3e-10
+        || fabs(fa->beta_s + fa->gamma_s - 9e-10) > 0.05 * 9e-10)
+        fail_msg("per-byte near %g apart %g, want 3e-10 and 9e-10", fn->beta_s + fn->gamma_s,
+            fa->beta_s + fa->gamma_s);
+    /* a record's link: by the median of its readings against twice the floor */
+    char out[32];
+    const double r_near[] = { 41, 44 }, r_apart[] = { 150, 170, 44 }, r_mixed[] = { 44, 170 };
+    assert_int_equal(comet_model_record_link(&hw, "shm", r_near, 2, out, sizeof out), 0);
+    assert_string_equal(out, "shm");
+    assert_int_equal(comet_model_record_link(&hw, "shm", r_apart, 3, out, sizeof out), 1);
+    assert_string_equal(out, "shm/apart");
+    assert_int_equal(comet_model_record_link(&hw, "", r_apart, 3, out, sizeof out), 1);
+    assert_string_equal(out, "shm/apart");
+    /* the median of two straddling readings (107) is above 80 ns */
+    assert_int_equal(comet_model_record_link(&hw, "shm", r_mixed, 2, out, sizeof out), 1);
+    assert_int_equal(comet_model_record_link(&hw, "shm", NULL, 0, out, sizeof out), 0);
+    assert_string_equal(out, "shm");
+    assert_int_equal(comet_model_record_link(&hw, "tcp:dl0", r_apart, 3, out, sizeof out), 0);
+    assert_string_equal(out, "tcp:dl0");
+    /* apart, but a profile without fits of that placement: said, not used */
+    json_t *only = json_deep_copy(lf);
+    json_t *co = json_object_get(only, "collectives");
+    for (size_t i = json_array_size(co); i-- > 0;)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(co, i), "link")), "shm/apart"))
+            json_array_remove(co, i);
+    json_decref(hw.calibration);
+    hw.calibration = json_pack("{s:o}", "fits", only);
+    assert_int_equal(comet_model_record_link(&hw, "shm", r_apart, 3, out, sizeof out), 2);
+    assert_string_equal(out, "shm");
+    assert_int_equal(comet_model_c2c_apart(r_apart, 3, 0), 0); /* no floor: not apart */
+    json_decref(hw.calibration);
+    json_decref(lf);
+    comet_results_set_free(&set);
+    comet_calibrate_sources_free(src, nsrc);
+    unlink(path);
+}
+
 static void test_profile_build_and_roundtrip(void **st)
 {
     (void)st;
@@ -534,6 +639,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_build_and_roundtrip),
         cmocka_unit_test(test_profile_busy_vm),
+        cmocka_unit_test(test_links_by_placement),
         cmocka_unit_test(test_profile_parallel_region),
         cmocka_unit_test(test_bad_results),
         cmocka_unit_test(test_cli_atomic),

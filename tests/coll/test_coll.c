@@ -45,7 +45,7 @@ static void test_quick_records(void **s)
     FILE *p = popen(cmd, "r");
     char *line = NULL;
     size_t cap = 0;
-    int runs = 0, recs = 0, dist = 0, forced = 0;
+    int runs = 0, recs = 0, dist = 0, forced = 0, gatherv = 0;
     char run_id[128] = "";
     while (getline(&line, &cap, p) > 0) {
         json_t *j = json_loads(line, 0, NULL);
@@ -70,6 +70,11 @@ static void test_quick_records(void **s)
                 json_number_value(json_object_get(json_object_get(j, "stats"), "median_s")) > 0);
             assert_non_null(json_object_get(j, "launch"));
             assert_string_equal(json_string_value(json_object_get(j, "link")), "shm");
+            /* the core placement its samples ran in: readings in ns */
+            json_t *cc = json_object_get(j, "c2c_ns");
+            assert_true(json_array_size(cc) >= 1 && json_array_size(cc) <= 8);
+            assert_true(json_number_value(json_array_get(cc, 0)) > 0);
+            gatherv += !strcmp(json_string_value(json_object_get(j, "op")), "allgatherv");
             if (!strcmp(kind, "dist_kernel")) {
                 /* the collectives the kernel issued are listed */
                 json_t *cl = json_object_get(j, "collectives");
@@ -95,6 +100,9 @@ static void test_quick_records(void **s)
     assert_true(recs >= 7 * 3 + 3 * 3 + 8);
     assert_true(forced >= 3 * 3);
     assert_int_equal(dist, 8);
+    /* not asked for: measured by the distributed kernels' launch, the
+     * collectives they issue in the placement they ran in */
+    assert_int_equal(gatherv, 3);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
 }

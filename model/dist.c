@@ -133,6 +133,30 @@ static int dist_slice(const comet_model_hw *hw, const comet_model_problem *pb, i
     return 0;
 }
 
+/* The unfused baselines' staging (kernels/dist.c): the gathered slices
+ * ([rank][rows][width]) are copied into whole rows before the row pass, and
+ * GEMM-Softmax/LayerNorm copy their own slice of each row out again. In-cache
+ * copies, read and written, at the bandwidth of the level the gathered
+ * intermediate fits in (one core's share). Cycles. */
+static double dist_stage_cycles(const comet_model_hw *one, const comet_model_problem *pb, double P)
+{
+    double bytes, foot;
+    if (pb->op == COMET_MODEL_ATTENTION) {
+        const double L = floor(pb->lk / P) * P, rows = pb->lq;
+        foot = 2 * rows * L * 4; /* the gathered slices and the staged rows, per head */
+        bytes = pb->heads * 2 * rows * L * 4;
+    } else {
+        const double N = floor(pb->N / P) * P, n = floor(pb->N / P);
+        foot = pb->M * N * 4;
+        bytes = 2 * pb->M * (N + n) * 4;
+    }
+    const comet_model_mem *lv = foot <= one->lb.capacity ? &one->lb
+        : foot <= one->gb.capacity                       ? &one->gb
+                                                         : &one->dram;
+    const double bw = comet_model_level_bw(lv, 1);
+    return bw > 0 ? bytes / bw : 0;
+}
+
 int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
     int threads, int p, const char *link, comet_model_dist_pred *out)
 {
@@ -163,8 +187,10 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
     }
     /* the unfused baselines gather whole rows and every rank runs the row
      * pass over all N (Lk) columns: p times the slice's pass */
-    if (!fused)
+    if (!fused) {
         out->local_s += (P - 1) * r.t_pass / hz;
+        out->local_s += dist_stage_cycles(&one, pb, P) / hz;
+    }
     /* the ranks run at once on p x threads cores of this machine */
     out->local_s /= comet_model__dist_share(hw, p, one.cores);
 
@@ -212,8 +238,13 @@ int comet_model_dist_explain(const comet_model_hw *hw, const comet_model_problem
         fused && pb->op == COMET_MODEL_GEMM_LAYERNORM && hw->dist_ln_elem_cycles > 0
             ? " with the distributed LayerNorm's passes (vector.dist_ln_*) for its row pass"
             : "",
-        fused ? "" : ", the row pass over whole rows (x ranks)",
+        fused ? "" : ", the row pass over whole rows (x ranks), the rows staged from the slices",
         1 / comet_model__dist_share(hw, p, one.cores), d.local_s * 1e3);
+    if (!fused)
+        fprintf(fp,
+            "  stage   = whole rows copied from the gathered slices (and the slice back) at "
+            "the bandwidth of the level they fit in -> %.4g ms\n",
+            dist_stage_cycles(&one, pb, p) / (hw->clock_ghz * 1e9) * 1e3);
     for (int i = 0; i < d.ncall; i++) {
         const comet_model_dist_call *c = &d.call[i];
         fprintf(fp, "  coll %d  = %s%s%s%s of %.0f B per rank over %s x %.0f calls -> %.4g ms\n",

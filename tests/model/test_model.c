@@ -1314,6 +1314,66 @@ static void test_dist_ln_passes(void **s)
     comet_model_hw_free(&cpu);
 }
 
+/* The unfused distributed baselines copy whole rows out of the gathered
+ * slices before their row pass (and GEMM-Softmax/LayerNorm their slice back):
+ * read and written at the bandwidth of the level the gathered intermediate
+ * fits in, one core's share (cpu2: 64 KiB L2 at 30 B/cycle, a 1 MiB LLC a core
+ * draws 25 B/cycle from, DRAM 4 B/cycle a core). */
+static void test_dist_stage(void **s)
+{
+    (void)s;
+    comet_model_hw cpu;
+    char err[COMET_ERRLEN];
+    if (comet_model_hw_parse("cpu2.yaml", cpu_hw, strlen(cpu_hw), &cpu, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    static const struct {
+        comet_model_op op;
+        double M, N, heads, want_cycles;
+    } c[] = {
+        /* 256 KiB gathered: the LLC; 2 x 128 x (512 + 256) x 4 B */
+        { COMET_MODEL_GEMM_SOFTMAX, 128, 512, 0, 2 * 128 * (512 + 256) * 4 / 25.0 },
+        { COMET_MODEL_GEMM_LAYERNORM, 128, 512, 0, 2 * 128 * (512 + 256) * 4 / 25.0 },
+        /* 8 MiB: DRAM */
+        { COMET_MODEL_GEMM_SOFTMAX, 1024, 2048, 0, 2 * 1024 * (2048 + 1024) * 4 / 4.0 },
+        /* attention, per head the slices and the staged rows (256 KiB x 2):
+         * the LLC; 2 heads x 2 x 128 x 512 x 4 B, no copy back */
+        { COMET_MODEL_ATTENTION, 128, 512, 2, 2 * 2 * 128 * 512 * 4 / 25.0 },
+        /* 16 x 16 rows: 2 KiB, in L2 */
+        { COMET_MODEL_GEMM_SOFTMAX, 16, 16, 0, 2 * 16 * (16 + 8) * 4 / 30.0 },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        comet_model_problem pb;
+        memset(&pb, 0, sizeof pb);
+        pb.op = c[i].op;
+        if (pb.op == COMET_MODEL_ATTENTION) {
+            pb.heads = c[i].heads, pb.lq = c[i].M, pb.lk = c[i].N, pb.d = 64;
+        } else {
+            pb.M = c[i].M, pb.N = c[i].N, pb.K = 64;
+        }
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *fp = open_memstream(&buf, &len);
+        assert_non_null(fp);
+        assert_int_equal(comet_model_dist_explain(&cpu, &pb, 0, 1, 2, NULL, fp), 0);
+        fclose(fp);
+        const char *t = strstr(buf, "stage   = ");
+        assert_non_null(t);
+        t = strstr(t, "-> ");
+        assert_non_null(t);
+        const double cyc = strtod(t + 3, NULL) * 1e-3 * cpu.clock_ghz * 1e9;
+        if (fabs(cyc - c[i].want_cycles) > 1e-3 * c[i].want_cycles)
+            fail_msg("case %zu: stage %g cycles, want %g", i, cyc, c[i].want_cycles);
+        free(buf);
+        /* the fused kernels stage nothing */
+        fp = open_memstream(&buf, &len);
+        assert_int_equal(comet_model_dist_explain(&cpu, &pb, 1, 1, 2, NULL, fp), 0);
+        fclose(fp);
+        assert_null(strstr(buf, "stage   = "));
+        free(buf);
+    }
+    comet_model_hw_free(&cpu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1323,6 +1383,7 @@ int main(void)
         cmocka_unit_test(test_collectives_levels),
         cmocka_unit_test(test_allgatherv_fit),
         cmocka_unit_test(test_dist_ln_passes),
+        cmocka_unit_test(test_dist_stage),
         cmocka_unit_test(test_collective_nodes),
         cmocka_unit_test(test_workload_and_mapping_files),
         cmocka_unit_test(test_validate_fixture),

@@ -202,6 +202,9 @@ typedef struct comet_results_record {
     double algbw_GBs, busbw_GBs, algbw_bytes; /**< collectives (nccl-tests units) */
     double latency_us, min_latency_us, rank_avg_latency_us; /**< collectives */
     const char *timing, *sampling, *link; /**< collectives */
+    /** collectives: "written" (every cache line of the send buffer written before
+     *  each call) or "unchanged" (ping-pong, loop timing); "" in older records */
+    const char *send_buffer;
     int launch, nodes; /**< collectives (-1 absent) */
     double max_abs_err; /**< dist_kernel: largest error against the reference */
     comet_results_coll_call *collectives; /**< dist_kernel (owned), ncollectives entries */

@@ -105,6 +105,7 @@ static const field tail_fields[] = {
     REC("min_latency_us", F_NUM, min_latency_us, 0),
     REC("timing", F_STR, timing, 0),
     REC("sampling", F_STR, sampling, 0),
+    REC("send_buffer", F_STR, send_buffer, 0),
     REC("rank_avg_latency_us", F_NUM, rank_avg_latency_us, 0),
     REC("algbw_GBs", F_NUM, algbw_GBs, 0),
     REC("busbw_GBs", F_NUM, busbw_GBs, 0),

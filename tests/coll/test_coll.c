@@ -86,6 +86,10 @@ static void test_quick_records(void **s)
             } else {
                 assert_non_null(json_object_get(j, "busbw_GBs"));
                 assert_non_null(json_object_get(j, "latency_us"));
+                /* collectives send freshly written data, as kernels do;
+                 * ping-pong keeps OSU's unchanged buffer */
+                assert_string_equal(json_string_value(json_object_get(j, "send_buffer")),
+                    strcmp(kind, "p2p") ? "written" : "unchanged");
                 const char *var = json_string_value(json_object_get(j, "variant"));
                 forced += strcmp(var, "auto") != 0;
             }

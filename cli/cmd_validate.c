@@ -393,8 +393,9 @@ int comet_cmd_validate(int argc, char **argv)
                 vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
                 100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
         if (vs.across_rows > 0)
-            printf("  %d of the %d multi-thread records ran in some pass with their threads two "
-                   "caches apart (core-to-core above twice the %.0f ns floor, c2c_ns): median "
+            printf("  %d of the %d multi-thread and multi-rank records ran in some pass with "
+                   "their threads or ranks two caches apart (core-to-core above twice the %.0f "
+                   "ns floor, c2c_ns): median "
                    "%.1f%%, p90 %.1f%%; the other %d: median %.1f%%, p90 %.1f%%\n",
                 vs.across_rows, vs.c2c_rows, vs.c2c_floor_ns, 100 * vs.across_median_rel_err,
                 100 * vs.across_p90_rel_err, vs.c2c_rows - vs.across_rows,

@@ -131,7 +131,7 @@ static int links_only_fit(const comet_results_record *recs, size_t n,
     rc = COMET_EXIT_FAIL;
     for (size_t i = 0; files && i < nsrc; i++)
         json_array_append_new(files, json_string(src[i].path));
-    doc = json_pack("{s:s,s:O,s:o}", "schema", "comet.links.v1", "files", files, "fits", fits);
+    doc = json_pack("{s:s,s:O,s:o}", "schema", "comet.links.v2", "files", files, "fits", fits);
     fits = NULL;
     if (comet_calibrate_write_json(doc, path, err, sizeof err) != 0) {
         lib_error(err, "");

@@ -343,7 +343,7 @@ int comet_cmd_validate(int argc, char **argv)
                 vg[k].n, "median_rel_err", vg[k].median_rel_err, "p90_rel_err", vg[k].p90_rel_err,
                 "bias", vg[k].bias));
     json_t *j = json_pack("{s:s,s:s,s:i,s:f,s:f,s:i,s:i,s:f,s:i,s:i,s:f,s:o,s:o,s:o}", "schema",
-        "comet.validate.v4", "profile", profile, "records", nr, "median_rel_err", med,
+        "comet.validate.v5", "profile", profile, "records", nr, "median_rel_err", med,
         "p90_rel_err", p90, "pairs", pairs, "winner_agrees", agree, "winner_agreement",
         pairs ? (double)agree / pairs : 0.0, "clear_pairs", vs.decided, "clear_winner_agrees",
         vs.decided_agrees, "clear_winner_agreement",

@@ -145,7 +145,7 @@ int comet_cli_validate_dist(const struct comet_model_hw *hw, const char *profile
         json_array_append_new(jlinks,
             json_pack("{s:s,s:i,s:f}", "link", links[k], "records", cnt, "median_rel_err", m));
     }
-    json_t *j = json_pack("{s:s,s:s,s:i,s:f,s:f,s:i,s:o,s:o}", "schema", "comet.scaleout.v1",
+    json_t *j = json_pack("{s:s,s:s,s:i,s:f,s:f,s:i,s:o,s:o}", "schema", "comet.scaleout.v2",
         "profile", profile, "records", nr, "median_rel_err", med, "p90_rel_err", p90,
         "collectives_mismatched", mism, "links", jlinks, "rows", jrows);
     if (json_out) {

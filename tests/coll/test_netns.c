@@ -109,7 +109,7 @@ static void test_scale_out(void **s)
     json_error_t je;
     json_t *v = json_load_file(path, 0, &je);
     assert_non_null(v);
-    assert_string_equal(json_string_value(json_object_get(v, "schema")), "comet.scaleout.v1");
+    assert_string_equal(json_string_value(json_object_get(v, "schema")), "comet.scaleout.v2");
     /* fused and unfused of each of the three ops, and the MoE layer in two
      * dataflows, over the one link */
     assert_int_equal(json_integer_value(json_object_get(v, "records")), 8);

@@ -129,18 +129,10 @@ double comet_bench__coll_c2c_ns(coll_ctx *cx)
     double t[3];
     for (int s = 0; s < 3; s++)
         t[s] = c2c_set(cx, pg, 2000);
-    if (cx->rank != 0)
+    comet_bench_stats st;
+    if (cx->rank != 0 || comet_bench_stats_compute(t, 3, &st) != 0)
         return -1;
-    double a = t[0], b = t[1], c = t[2];
-    if (a > b) {
-        double x = a;
-        a = b;
-        b = x;
-    }
-    if (b > c)
-        b = c;
-    double med = a > b ? a : b;
-    return med > 0 ? med : -1;
+    return st.median > 0 ? st.median : -1;
 }
 
 void comet_bench__coll_c2c_json(json_t *rec, const double *v, int n)

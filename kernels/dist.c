@@ -139,8 +139,8 @@ static int gather_full(MPI_Comm comm, size_t M, size_t n, const float *C, float 
  * block of 64 KiB at most (it stays in L2 beside the gathered slices). */
 static size_t stage_rows(size_t M, size_t N)
 {
-    size_t rb = ((size_t)16384 / (N ? N : 1));
-    rb = rb < 1 ? 1 : rb;
+    size_t rb = (size_t)16384 / (N ? N : 1);
+    rb = rb ? rb : 1;
     return rb < M ? rb : M;
 }
 
@@ -154,6 +154,14 @@ static void full_row(const float *full, MPI_Comm comm, const int *counts, const 
         size_t w = (size_t)counts[q] / M, off = (size_t)displs[q] / M;
         memcpy(row + off, full + (size_t)displs[q] + i * w, w * sizeof(float));
     }
+}
+
+/* Rows i0..i0+nb-1 of the gathered layout, whole, into block[nb][N]. */
+static void stage_block(const float *full, MPI_Comm comm, const int *counts, const int *displs,
+    size_t M, size_t N, size_t i0, size_t nb, float *block)
+{
+    for (size_t i = 0; i < nb; i++)
+        full_row(full, comm, counts, displs, M, i0 + i, block + i * N);
 }
 
 int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size_t M, size_t n,
@@ -191,8 +199,7 @@ int comet_kernels_dist_gemm_softmax(MPI_Comm comm, comet_kernels_variant v, size
         size_t off = (size_t)displs[r] / M;
         for (size_t i0 = 0; i0 < M; i0 += rb) {
             const size_t nb = M - i0 < rb ? M - i0 : rb;
-            for (size_t i = 0; i < nb; i++)
-                full_row(full, comm, counts, displs, M, i0 + i, row + i * N);
+            stage_block(full, comm, counts, displs, M, N, i0, nb, row);
             kern_softmax_rows_tile(nb, N, row, N, row, N, 1.0f, row + scr, ldscr, 0);
             for (size_t i = 0; i < nb; i++)
                 memcpy(Y + (i0 + i) * n, row + i * N + off, n * sizeof(float));
@@ -318,8 +325,7 @@ int comet_kernels_dist_gemm_layernorm(MPI_Comm comm, comet_kernels_variant v, si
         size_t off = (size_t)displs[r] / M;
         for (size_t i0 = 0; i0 < M; i0 += rb) {
             const size_t nb = M - i0 < rb ? M - i0 : rb;
-            for (size_t i = 0; i < nb; i++)
-                full_row(full, comm, counts, displs, M, i0 + i, row + i * N);
+            stage_block(full, comm, counts, displs, M, N, i0, nb, row);
             kern_layernorm_rows_tile(nb, N, row, N, row, N, NULL, NULL, eps, 0);
             for (size_t i = 0; i < nb; i++)
                 for (size_t j = 0; j < n; j++) {
@@ -427,8 +433,7 @@ int comet_kernels_dist_attention(MPI_Comm comm, comet_kernels_variant v,
             log_add(log, "allgatherv", "", lq * lk, lq * lk * sizeof(float));
             if (rc)
                 goto out;
-            for (size_t i = 0; i < lq; i++)
-                full_row(buf, comm, counts, displs, lq, i, full + i * L);
+            stage_block(buf, comm, counts, displs, lq, L, 0, lq, full);
             comet_kernels_softmax_rows(lq, L, full, L, full, L, 1.0f, p->threads);
             if (lk)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)lq, (int)d, (int)lk,

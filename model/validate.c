@@ -100,10 +100,11 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     /* a distributed kernel's collectives ran over the link its record names
      * (shared memory, or a TCP link between namespaces or hosts): predict
      * them with that link's fits, not another's */
-    char link[64];
-    comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
-    if (ranks > 1 && *rec->link)
+    if (ranks > 1 && *rec->link) {
+        char link[32];
+        comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
         comet_model_links_for_transport(hw, link, &local->links);
+    }
     /* a fused kernel that ran op by op in cache (small GEMM row ops; the
      * record's params.method) is predicted as what it ran: the unfused
      * mapping with its intermediate in cache */
@@ -222,11 +223,13 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
         /* a distributed kernel: its local compute plus the collectives its
          * program issues, over the fits of the link it ran on (model/dist.c) */
         comet_model_dist_pred dp;
-        char link[32]; /* with its cores' placement (comet_model_record_link) */
-        comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
-        if (rec->kind == COMET_RESULTS_DIST_KERNEL && local.clusters > 1
-            && comet_model_dist_predict(hw, &pb, !strcmp(rec->variant, "fused"), local.cores,
-                   local.clusters, *rec->link ? link : "", &dp)
+        char link[32] = ""; /* with its cores' placement (comet_model_record_link) */
+        const int dist = rec->kind == COMET_RESULTS_DIST_KERNEL;
+        if (dist && *rec->link)
+            comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
+        if (dist && local.clusters > 1
+            && comet_model_dist_predict(
+                   hw, &pb, !strcmp(rec->variant, "fused"), local.cores, local.clusters, link, &dp)
                 == 0)
             r.seconds = dp.seconds;
         const comet_model_opdesc *d = comet_model_op_desc(pb.op);
@@ -260,8 +263,7 @@ int comet_model_validate_records(const comet_model_hw *hw, const comet_results_r
             row->c2c_hi_ns = fmax(row->c2c_hi_ns, rec->c2c_ns[c]);
         }
         row->launches = 1;
-        snprintf(row->link, sizeof row->link, "%s",
-            rec->kind == COMET_RESULTS_DIST_KERNEL && *rec->link ? link : "");
+        snprintf(row->link, sizeof row->link, "%s", link);
     }
     return merge_launches(rows, (int)k);
 }

@@ -117,6 +117,7 @@ typedef struct bench_shapeset {
     long sg_min, sg_max;
     int sg_points;
     int sg_fused; /* also the fused kernels' GEMM (gemm_only) on the grid */
+    double sg_max_gflop; /* grid points above 2MNK = this x 1e9 are skipped (0: none) */
 } bench_shapeset;
 
 /**

@@ -378,6 +378,9 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
             for (size_t a = 0; a < ng; a++)
                 for (size_t b = 0; b < ng; b++)
                     for (size_t c = 0; c < ng; c++) {
+                        if (set->sg_max_gflop > 0
+                            && 2.0 * grid[a] * grid[b] * grid[c] > set->sg_max_gflop * 1e9)
+                            continue;
                         ADD_JOB();
                         kjob *j = &jobs[n - 1];
                         j->sgemm = 1;

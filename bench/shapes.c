@@ -110,7 +110,8 @@ int bench_shapeset_load(
     static const char *const top[] = { "threads", "ops", "tile_sweep", "sgemm", NULL };
     static const char *const opk[] = { "op", "variants", "shapes", NULL };
     static const char *const swk[] = { "op", "param", "values", NULL };
-    static const char *const sgk[] = { "threads", "min", "max", "points", "fused_gemm", NULL };
+    static const char *const sgk[]
+        = { "threads", "min", "max", "points", "fused_gemm", "max_gflop", NULL };
     comet_util_doc *doc = NULL;
     int rc;
     memset(set, 0, sizeof *set);
@@ -252,6 +253,13 @@ int bench_shapeset_load(
         if ((rc = get_int(sg, "fused_gemm", &f_dflt, 0, 1, &fg, err, errlen)))
             goto fail;
         set->sg_fused = (int)fg;
+        /* max_gflop: grid points whose 2MNK exceeds it are not timed (the
+         * cube's far corner costs more than the rest together); calibration
+         * fills them from the largest measured point below them */
+        const double g_dflt = 0;
+        if ((rc = comet_util_doc_number(
+                 sg, "max_gflop", &g_dflt, 0, 1e9, &set->sg_max_gflop, err, errlen)))
+            goto fail;
         if (set->sg_max < set->sg_min) {
             rc = where_err(sg, err, errlen, "sgemm: max must be >= min", NULL);
             goto fail;

@@ -108,6 +108,34 @@ static size_t heldout_axis(
     return ne;
 }
 
+/* A grid point the bench did not time (a set's max_gflop skips the cube's
+ * far corner): the efficiency of the largest measured GEMM (by flops) that
+ * is no larger on every axis at the same thread count, the plateau a GEMM
+ * past the measured ones stays on (model/hw.c holds the grid's edge value
+ * above it for the same reason). 0 when none is below it. */
+static double plateau_value(
+    const comet_model_grid *g, const double *meas, int t, int a, int b, int c)
+{
+    double best_f = 0, sum = 0;
+    int n = 0;
+    for (int i = 0; i <= a; i++)
+        for (int j = 0; j <= b; j++)
+            for (int k = 0; k <= c; k++) {
+                const size_t x = IDX(g, t, i, j, k);
+                const double f = g->M[i] * g->N[j] * g->K[k];
+                if (!(meas[x] > 0) || !(g->values[x] > 0) || f < best_f * (1 - 1e-12))
+                    continue;
+                if (f > best_f * (1 + 1e-12)) { /* larger: starts the set again */
+                    best_f = f;
+                    sum = 0;
+                    n = 0;
+                }
+                sum += g->values[x]; /* equal flops (1024^3, 4096^2 x 64): their mean */
+                n++;
+            }
+    return n ? sum / n : 0;
+}
+
 /* One efficiency grid from the records of one variant into g, its fit
  * section under key in cx->fits. fused: absent records are not an error and
  * the summary figures are not touched. */
@@ -207,16 +235,23 @@ static int fit_grid(
         }
         law_r2 = ss > 0 ? 1 - sr / ss : 1;
     }
-    size_t holes = 0, clamped = 0;
+    size_t holes = 0, plateau = 0, clamped = 0;
     for (int t = 0; t < g->nt; t++)
         for (int a = 0; a < g->nm; a++)
             for (int b = 0; b < g->nn; b++)
                 for (int c = 0; c < g->nk; c++) {
                     size_t k = IDX(g, t, a, b, c);
                     if (!(g->values[k] > 0)) {
+                        const double fill = plateau_value(g, meas, t, a, b, c);
                         double Fk = 2 * g->M[a] * g->N[b] * g->K[c];
-                        g->values[k] = g->f_half > 0 ? g->emax * Fk / (Fk + g->f_half) : g->emax;
-                        holes++;
+                        if (fill > 0) {
+                            g->values[k] = fill;
+                            plateau++;
+                        } else {
+                            g->values[k]
+                                = g->f_half > 0 ? g->emax * Fk / (Fk + g->f_half) : g->emax;
+                            holes++;
+                        }
                     }
                     if (g->values[k] > lim) { /* the schema's bound: clock under-reported */
                         g->values[k] = lim;
@@ -275,6 +310,7 @@ static int fit_grid(
     json_object_set_new(gj, "records", json_integer((json_int_t)ng));
     json_object_set_new(gj, "grid_points", json_integer((json_int_t)nmeas));
     json_object_set_new(gj, "grid_holes_filled_by_law", json_integer((json_int_t)holes));
+    json_object_set_new(gj, "grid_holes_filled_by_plateau", json_integer((json_int_t)plateau));
     json_object_set_new(gj, "clamped_to_bound", json_integer((json_int_t)clamped));
     json_object_set_new(gj, "peak_flops_per_cycle_per_core", json_real(cx->peak));
     json_object_set_new(gj, "efficiency_definition",

@@ -536,6 +536,91 @@ static void test_profile_parallel_region(void **st)
     unlink(path);
 }
 
+/* A grid whose far corner was not timed (a shape set's max_gflop): the
+ * 3-point grid gains 4096 on every axis where 2MNK <= 2 x 1024^3 (index sum
+ * i + j + k <= 6 on the axis 64, 256, 1024, 4096). Measured points stay
+ * exact; every hole takes the mean efficiency of the measured points no
+ * larger on any axis with the most flops (the plateau); the model's
+ * evaluator between them stays inside its corners. */
+static void test_grid_plateau_holes(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-calh-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_results(path);
+    const double ax4[4] = { 64, 256, 1024, 4096 };
+    FILE *fp = fopen(path, "a");
+    assert_non_null(fp);
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                for (int c = 0; c < 4; c++) {
+                    if ((a < 3 && b < 3 && c < 3) || a + b + c > 6)
+                        continue; /* written already, or beyond the cap */
+                    double M = ax4[a], N = ax4[b], K = ax4[c];
+                    double time = 2 * M * N * K / (eff_of(a, b, c, t) * PEAK * (t + 1) * GHZ * 1e9);
+                    fprintf(fp,
+                        "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"kernel\","
+                        "\"op\":\"sgemm\",\"variant\":\"blas\",\"shape\":{\"M\":%g,\"N\":%g,"
+                        "\"K\":%g},\"threads\":%d,",
+                        M, N, K, t + 1);
+                    stats(fp, time);
+                }
+    fclose(fp);
+    comet_results_set set = { 0 };
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    assert_int_equal(
+        comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err), 0);
+    comet_model_hw hw;
+    comet_calibrate_summary sum;
+    if (comet_calibrate_build(set.recs, set.n, NULL, 0, &hw, &sum, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(hw.grid.nm, 4);
+    assert_int_equal(hw.grid.nk, 4);
+    int holes = 0;
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                for (int c = 0; c < 4; c++) {
+                    double want = 0;
+                    if (a + b + c <= 6) {
+                        want = eff_of(a, b, c, t);
+                    } else { /* the most flops below it: the largest index sum */
+                        int best = -1, n = 0;
+                        for (int i = 0; i <= a; i++)
+                            for (int j = 0; j <= b; j++)
+                                for (int k = 0; k <= c; k++) {
+                                    const int s = i + j + k;
+                                    if (s > 6 || s < best)
+                                        continue;
+                                    if (s > best) {
+                                        best = s;
+                                        want = 0;
+                                        n = 0;
+                                    }
+                                    want += eff_of(i, j, k, t);
+                                    n++;
+                                }
+                        want /= n;
+                        holes++;
+                    }
+                    const double got
+                        = comet_model_gemm_eff(&hw, ax4[a], ax4[b], ax4[c], (double)(t + 1));
+                    if (fabs(got - want) > 1e-9 * want)
+                        fail_msg("t %d (%d,%d,%d): eff %g, want %g", t + 1, a, b, c, got, want);
+                }
+    assert_int_equal(holes, 20);
+    /* attention's 2048^2 x 64 lies between its measured corners */
+    const double e = comet_model_gemm_eff(&hw, 2048, 2048, 64, 1);
+    assert_true(e >= eff_of(2, 2, 0, 0) - 1e-12 && e <= eff_of(3, 3, 0, 0) + 1e-12);
+    comet_model_hw_free(&hw);
+    comet_results_set_free(&set);
+    unlink(path);
+}
+
 static void test_bad_results(void **st)
 {
     (void)st;
@@ -641,6 +726,7 @@ int main(void)
         cmocka_unit_test(test_profile_busy_vm),
         cmocka_unit_test(test_links_by_placement),
         cmocka_unit_test(test_profile_parallel_region),
+        cmocka_unit_test(test_grid_plateau_holes),
         cmocka_unit_test(test_bad_results),
         cmocka_unit_test(test_cli_atomic),
     };

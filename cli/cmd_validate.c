@@ -392,14 +392,18 @@ int comet_cmd_validate(int argc, char **argv)
                    "over the other %d: median %.1f%%, p90 %.1f%%\n",
                 vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
                 100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
-        if (vs.across_rows > 0)
+        if (vs.across_rows > 0) {
             printf("  %d of the %d multi-thread and multi-rank records ran in some pass with "
                    "their threads or ranks two caches apart (core-to-core above twice the %.0f "
                    "ns floor, c2c_ns): median "
-                   "%.1f%%, p90 %.1f%%; the other %d: median %.1f%%, p90 %.1f%%\n",
+                   "%.1f%%, p90 %.1f%%",
                 vs.across_rows, vs.c2c_rows, vs.c2c_floor_ns, 100 * vs.across_median_rel_err,
-                100 * vs.across_p90_rel_err, vs.c2c_rows - vs.across_rows,
-                100 * vs.near_median_rel_err, 100 * vs.near_p90_rel_err);
+                100 * vs.across_p90_rel_err);
+            if (vs.c2c_rows > vs.across_rows) /* no other rows: no figures to print */
+                printf("; the other %d: median %.1f%%, p90 %.1f%%", vs.c2c_rows - vs.across_rows,
+                    100 * vs.near_median_rel_err, 100 * vs.near_p90_rel_err);
+            printf("\n");
+        }
         size_t i;
         json_t *x;
         json_array_foreach(groups, i, x) printf("  %-15s %-8s n=%-3d median %5.1f%%  p90 %5.1f%%\n",

@@ -162,6 +162,29 @@ static void write_results_ex(const char *path, int busy)
     fclose(fp);
 }
 
+/* Loads a results file and builds a profile from it (fails the test on error). */
+static void build_profile(const char *path, comet_results_set *set, comet_model_hw *hw)
+{
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    comet_calibrate_summary sum;
+    assert_int_equal(
+        comet_calibrate_load_results_src(paths, 1, set, NULL, NULL, err, sizeof err), 0);
+    if (comet_calibrate_build(set->recs, set->n, NULL, 0, hw, &sum, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+/* An sgemm record of a variant (params: "" or a params member and comma). */
+static void sgemm_record(
+    FILE *fp, const char *variant, double M, double N, double K, int T, const char *params)
+{
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"kernel\","
+        "\"op\":\"sgemm\",\"variant\":\"%s\",\"shape\":{\"M\":%g,\"N\":%g,\"K\":%g},"
+        "\"threads\":%d,%s",
+        variant, M, N, K, T, params);
+}
+
 static void write_results(const char *path)
 {
     write_results_ex(path, 0);
@@ -433,14 +456,8 @@ static void test_profile_busy_vm(void **st)
     close(fd);
     write_results_ex(path, 1);
     comet_results_set set = { 0 };
-    char err[COMET_ERRLEN];
-    const char *paths[1] = { path };
-    assert_int_equal(
-        comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err), 0);
     comet_model_hw hw;
-    comet_calibrate_summary sum;
-    if (comet_calibrate_build(set.recs, set.n, NULL, 0, &hw, &sum, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    build_profile(path, &set, &hw);
     /* the edge between the 32 MiB and 64 MiB points of the sweep */
     const double edge = sqrt(32.0 * 64.0) * (1 << 20);
     if (fabs(hw.gb.capacity - edge) > 1e-6 * edge)
@@ -481,23 +498,14 @@ static void test_profile_parallel_region(void **st)
                     double t1 = 2 * M * N * K / (eff_of(a, b, c, 0) * PEAK * GHZ * 1e9);
                     double time
                         = t ? 1.1 * t1 * comet_model_busiest_rows(32, M, M, 2) / M + 5e-6 : t1;
-                    fprintf(fp,
-                        "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"kernel\","
-                        "\"op\":\"sgemm\",\"variant\":\"fused\",\"shape\":{\"M\":%g,\"N\":%g,"
-                        "\"K\":%g},\"threads\":%d,\"params\":{\"tile_m\":32,\"gemm_only\":1},",
-                        M, N, K, t + 1);
+                    sgemm_record(
+                        fp, "fused", M, N, K, t + 1, "\"params\":{\"tile_m\":32,\"gemm_only\":1},");
                     stats(fp, time);
                 }
     fclose(fp);
     comet_results_set set = { 0 };
-    char err[COMET_ERRLEN];
-    const char *paths[1] = { path };
-    assert_int_equal(
-        comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err), 0);
     comet_model_hw hw;
-    comet_calibrate_summary sum;
-    if (comet_calibrate_build(set.recs, set.n, NULL, 0, &hw, &sum, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    build_profile(path, &set, &hw);
     if (fabs(hw.par_region_cycles - 5e-6 * GHZ * 1e9) > 1e-3 * 5e-6 * GHZ * 1e9)
         fail_msg("parallel region %g cycles, want %g", hw.par_region_cycles, 5e-6 * GHZ * 1e9);
     /* charged per region at 2 threads: one fused, two unfused (GEMM, pass) */
@@ -561,23 +569,13 @@ static void test_grid_plateau_holes(void **st)
                         continue; /* written already, or beyond the cap */
                     double M = ax4[a], N = ax4[b], K = ax4[c];
                     double time = 2 * M * N * K / (eff_of(a, b, c, t) * PEAK * (t + 1) * GHZ * 1e9);
-                    fprintf(fp,
-                        "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"kernel\","
-                        "\"op\":\"sgemm\",\"variant\":\"blas\",\"shape\":{\"M\":%g,\"N\":%g,"
-                        "\"K\":%g},\"threads\":%d,",
-                        M, N, K, t + 1);
+                    sgemm_record(fp, "blas", M, N, K, t + 1, "");
                     stats(fp, time);
                 }
     fclose(fp);
     comet_results_set set = { 0 };
-    char err[COMET_ERRLEN];
-    const char *paths[1] = { path };
-    assert_int_equal(
-        comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err), 0);
     comet_model_hw hw;
-    comet_calibrate_summary sum;
-    if (comet_calibrate_build(set.recs, set.n, NULL, 0, &hw, &sum, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    build_profile(path, &set, &hw);
     assert_int_equal(hw.grid.nm, 4);
     assert_int_equal(hw.grid.nk, 4);
     int holes = 0;

@@ -123,7 +123,7 @@ static double plateau_value(
             for (int k = 0; k <= c; k++) {
                 const size_t x = IDX(g, t, i, j, k);
                 const double f = g->M[i] * g->N[j] * g->K[k];
-                if (!(meas[x] > 0) || !(g->values[x] > 0) || f < best_f * (1 - 1e-12))
+                if (!(meas[x] > 0) || f < best_f * (1 - 1e-12)) /* measured: values[x] set */
                     continue;
                 if (f > best_f * (1 + 1e-12)) { /* larger: starts the set again */
                     best_f = f;
@@ -243,15 +243,12 @@ static int fit_grid(
                     size_t k = IDX(g, t, a, b, c);
                     if (!(g->values[k] > 0)) {
                         const double fill = plateau_value(g, meas, t, a, b, c);
-                        double Fk = 2 * g->M[a] * g->N[b] * g->K[c];
-                        if (fill > 0) {
-                            g->values[k] = fill;
-                            plateau++;
-                        } else {
-                            g->values[k]
-                                = g->f_half > 0 ? g->emax * Fk / (Fk + g->f_half) : g->emax;
-                            holes++;
-                        }
+                        const double Fk = 2 * g->M[a] * g->N[b] * g->K[c];
+                        const double law
+                            = g->f_half > 0 ? g->emax * Fk / (Fk + g->f_half) : g->emax;
+                        g->values[k] = fill > 0 ? fill : law;
+                        plateau += fill > 0;
+                        holes += !(fill > 0);
                     }
                     if (g->values[k] > lim) { /* the schema's bound: clock under-reported */
                         g->values[k] = lim;

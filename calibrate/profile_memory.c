@@ -120,19 +120,19 @@ out:
 int cal_fit_memory(
     cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
-    static const char *const ops[] = { "read", "copy", "triad" };
+    static const char *const ops[] = { "read", "copy", "triad", "fill" };
     int rc = 0, thr[2] = { 1, cx->cores };
     double *he = malloc((n + 1) * sizeof(double)), *res = malloc((n + 1) * sizeof(double));
     size_t nh = 0, npts = 0;
     json_t *series = json_array();
-    comet_calibrate_plateau tri_lv[2][MAXLV];
-    int tri_nl[2] = { 0, 0 };
+    comet_calibrate_plateau tri_lv[2][MAXLV], fill_lv[2][MAXLV];
+    int tri_nl[2] = { 0, 0 }, fill_nl[2] = { 0, 0 };
     double lb_gbs = NAN, gb_gbs = NAN, dram_gbs = NAN, gb1_gbs = 0, dram1_gbs = 0;
     if (!he || !res) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
     }
-    for (int o = 0; o < 3; o++)
+    for (int o = 0; o < 4; o++)
         for (int ti = 0; ti < (cx->cores > 1 ? 2 : 1); ti++) {
             sweep s;
             if ((rc = collect(recs, n, ops[o], thr[ti], &s)) != 0) {
@@ -164,6 +164,9 @@ int cal_fit_memory(
             if (!strcmp(ops[o], "triad")) {
                 memcpy(tri_lv[ti], lv, sizeof lv);
                 tri_nl[ti] = nl;
+            } else if (!strcmp(ops[o], "fill")) {
+                memcpy(fill_lv[ti], lv, sizeof lv);
+                fill_nl[ti] = nl;
             }
             sweep_free(&s);
         }
@@ -238,12 +241,41 @@ int cal_fit_memory(
         dram1_gbs = 0;
     if (cx->cores < 2 || !(gb1_gbs > 0) || gb1_gbs >= gb_gbs)
         gb1_gbs = 0;
-    cx->hw->dram = (comet_model_mem) {
-        .capacity = cx->dram_bytes, .bw = dram_gbs / g, .access_bytes = 64, .core_bw = dram1_gbs / g
-    };
-    cx->hw->gb = (comet_model_mem) {
-        .capacity = llc, .bw = gb_gbs / g, .access_bytes = 64, .core_bw = gb1_gbs / g
-    };
+    /* Stores alone (the fill sweep) at the same places as the triad: what
+     * a pass that only writes (BLAS clearing C) draws from the LLC and DRAM.
+     * Without a fill sweep (older results) the model takes half the triad's
+     * bandwidth: each line read for ownership, then written. */
+    double w[2][2] = { { 0, 0 }, { 0, 0 } }; /* [gb, dram][all cores, 1 core] */
+    const int fa = cx->cores > 1 && fill_nl[1] ? 1 : 0;
+    if (fill_nl[0] >= 1) {
+        w[0][1] = comet_calibrate_plateau_predict(fill_lv[0], fill_nl[0], llc / 2);
+        w[1][1] = fill_lv[0][fill_nl[0] - 1].gbs;
+    }
+    if (fill_nl[fa] >= 1 && (fa == 1 || cx->cores == 1)) {
+        w[0][0] = comet_calibrate_plateau_predict(fill_lv[fa], fill_nl[fa], llc / 2);
+        w[1][0] = fill_lv[fa][fill_nl[fa] - 1].gbs;
+    }
+    for (int l = 0; l < 2; l++) {
+        if (!(w[l][0] > 0)) {
+            w[l][0] = w[l][1] = 0;
+            continue;
+        }
+        w[l][0] = fmax(w[l][0], w[l][1]);
+        if (cx->cores < 2 || !(w[l][1] > 0) || w[l][1] >= w[l][0])
+            w[l][1] = 0;
+    }
+    cx->hw->dram = (comet_model_mem) { .capacity = cx->dram_bytes,
+        .bw = dram_gbs / g,
+        .access_bytes = 64,
+        .core_bw = dram1_gbs / g,
+        .write_bw = w[1][0] / g,
+        .core_write_bw = w[1][1] / g };
+    cx->hw->gb = (comet_model_mem) { .capacity = llc,
+        .bw = gb_gbs / g,
+        .access_bytes = 64,
+        .core_bw = gb1_gbs / g,
+        .write_bw = w[0][0] / g,
+        .core_write_bw = w[0][1] / g };
     cx->hw->lb = (comet_model_mem) { .capacity = cx->l2, .bw = lb_gbs / g, .access_bytes = 64 };
     cx->hw->l1_bytes = cx->l1 > 0 && cx->l1 <= cx->l2 ? cx->l1 : 0; /* the probe's L1d */
     json_object_set_new(cx->fits, "memory",
@@ -269,6 +301,19 @@ int cal_fit_memory(
                 json_object_get(ml, "global_buffer"), "core_gbs", json_real(gb1_gbs));
         if (dram1_gbs > 0)
             json_object_set_new(json_object_get(ml, "dram"), "core_gbs", json_real(dram1_gbs));
+        static const char *const lvn[2] = { "global_buffer", "dram" };
+        for (int l = 0; l < 2; l++) {
+            json_t *o = json_object_get(ml, lvn[l]);
+            if (w[l][0] > 0)
+                json_object_set_new(o, "write_gbs", json_real(w[l][0]));
+            if (w[l][1] > 0)
+                json_object_set_new(o, "core_write_gbs", json_real(w[l][1]));
+            json_object_set_new(o, "write_source",
+                json_string(w[l][0] > 0 ? (l ? "all-core fill, last plateau (core: 1-thread fill)"
+                                             : "all-core fill at LLC/2 (core: 1-thread fill)")
+                                        : "no fill sweep: half the triad's (read for "
+                                          "ownership, then write)"));
+        }
     }
 fail:
     json_decref(series);

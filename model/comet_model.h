@@ -162,6 +162,9 @@ typedef struct comet_model_mem {
     double access_bytes; /**< bytes per access */
     double core_bw; /**< bytes/cycle one core can draw from this level (0: no per-core limit):
                          on a CPU a single core reaches far less DRAM bandwidth than all */
+    double write_bw; /**< bytes/cycle of stores alone (a fill, as BLAS clearing C; 0: unknown,
+                          taken as half of bw: a read for ownership and a write per line) */
+    double core_write_bw; /**< bytes/cycle of stores alone one core reaches (0: no limit) */
     /* --- schema v2 --- */
     comet_model_share shared_by; /**< what one instance serves (DEFAULT: v1 reading) */
     comet_model_steps eff_by_mb; /**< bandwidth efficiency by transfer size in MB (system model) */
@@ -170,6 +173,11 @@ typedef struct comet_model_mem {
 /** Bandwidth (bytes/cycle) a level serves to `cores` cores: its bw, capped
  *  at cores x core_bw when a per-core limit is given. */
 double comet_model_level_bw(const comet_model_mem *m, double cores);
+
+/** Bandwidth (bytes/cycle) of stores alone a level serves to `cores` cores:
+ *  write_bw capped at cores x core_write_bw; where write_bw is not given,
+ *  half of comet_model_level_bw (each line read for ownership, then written). */
+double comet_model_level_write_bw(const comet_model_mem *m, double cores);
 
 /** Vector-unit ops with per-op cycles and energy. */
 enum {

@@ -153,9 +153,9 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             r.t_pass);
     if (r.t_beta > 0)
         fprintf(fp,
-            "  beta    = BLAS clears C (beta = 0) beyond the LLC: 2 x intermediate x (1 / memory "
-            "bw "
-            "- 1 / LLC bw) -> %.0f cycles\n",
+            "  beta    = BLAS clears C (beta = 0) beyond the LLC: intermediate x (1 / memory "
+            "store bw - 1 / LLC store bw) x the grid's share with C in the LLC (store bw: the "
+            "measured fill, else half the level's bw) -> %.0f cycles\n",
             r.t_beta);
     if (r.t_reload > 0)
         fprintf(fp,

@@ -417,7 +417,7 @@ static int load_mem(
     const comet_util_doc *m, comet_model_mem *x, int local, const qctx *q, char *err, size_t errlen)
 {
     static const char *const keys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
-        "core_bw", "shared_by", "efficiency_by_mb", NULL };
+        "core_bw", "write_bw", "core_write_bw", "shared_by", "efficiency_by_mb", NULL };
     /* the local buffer may be partitioned (COMET: input, weight, output) */
     static const char *const lkeys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
         "input_bytes", "weight_bytes", "output_bytes", "l1_bytes", NULL };
@@ -431,6 +431,8 @@ static int load_mem(
     NUMQ(m, "write_pj", Q_PJ, x->access_bytes, 0, 0, 1e9, x->write_pj);
     if (!local) {
         NUMQ(m, "core_bw", Q_BW, 1, 0, 0, 1e12, x->core_bw);
+        NUMQ(m, "write_bw", Q_BW, 1, 0, 0, 1e12, x->write_bw);
+        NUMQ(m, "core_write_bw", Q_BW, 1, 0, 0, 1e12, x->core_write_bw);
         if ((rc = load_steps(m, "efficiency_by_mb", &x->eff_by_mb, err, errlen)))
             goto fail;
     }
@@ -1225,6 +1227,10 @@ static json_t *mem_json(const comet_model_mem *m)
         m->read_pj, "write_pj", m->write_pj, "access_bytes", m->access_bytes);
     if (o && m->core_bw > 0)
         json_object_set_new(o, "core_bw", json_real(m->core_bw));
+    if (o && m->write_bw > 0)
+        json_object_set_new(o, "write_bw", json_real(m->write_bw));
+    if (o && m->core_write_bw > 0)
+        json_object_set_new(o, "core_write_bw", json_real(m->core_write_bw));
     if (o && m->eff_by_mb.n > 0)
         json_object_set_new(o, "efficiency_by_mb", steps_json(&m->eff_by_mb));
     static const char *const sh[] = { "default", "core", "cluster", "chip", "node", "system" };

@@ -265,6 +265,14 @@ double comet_model_level_bw(const comet_model_mem *m, double cores)
     return m->core_bw > 0 && cores > 0 ? fmin(m->bw, m->core_bw * cores) : m->bw;
 }
 
+double comet_model_level_write_bw(const comet_model_mem *m, double cores)
+{
+    if (!(m->write_bw > 0))
+        return comet_model_level_bw(m, cores) / 2;
+    return m->core_write_bw > 0 && cores > 0 ? fmin(m->write_bw, m->core_write_bw * cores)
+                                             : m->write_bw;
+}
+
 /* Bandwidth (bytes/cycle) of the level an intermediate of `bytes` lives in
  * on a CPU (caches are transparent): private L2s, the LLC, or DRAM. */
 double comet_model_cpu_level_bw(const comet_model_hw *hw, double bytes, double cores)
@@ -692,14 +700,20 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
 
     /* ---- unfused on a CPU: BLAS clears C first ---- */
     /* With beta = 0 OpenBLAS runs its beta kernel over C before the product
-     * (a pass of its own: a read for ownership and a write per line). The
-     * sgemm grid measured that pass with C inside the LLC; an intermediate
-     * beyond it pays the pass at memory bandwidth instead, after which the
-     * product starts: the difference is added, not overlapped. */
+     * (a pass of stores alone; memset where C is contiguous). The sgemm grid
+     * measured that pass with C inside the LLC; an intermediate beyond it
+     * pays the pass at memory's store bandwidth instead, after which the
+     * product starts: the difference is added, not overlapped. The store
+     * bandwidth is the measured fill's where the profile has it: a Zen 4 VM
+     * fills DRAM at 77-98 GB/s against a 30-38 GB/s triad, and its 4096 x
+     * 4096 x 64 unfused GEMM at 2 threads (2048-row slabs, 32 MiB of C
+     * each) was 7-16% over with every line charged a read and a write at
+     * the triad's bandwidth. */
     double t_beta = 0;
     if (!mp->fused && cpu && inter_cl > hw->gb.capacity) {
         const double per = M * N * cf * b / used;
-        t_beta = 2 * per / inter_bw_cl - 2 * per / comet_model_level_bw(&hw->gb, C);
+        t_beta = per / comet_model_level_write_bw(&hw->dram, C)
+            - per / comet_model_level_write_bw(&hw->gb, C);
         /* only as far as the efficiency comes from grid points whose C was
          * in the LLC: a point beyond it (a 4096 x 4096 point of the full
          * grid) measured the clearing at memory bandwidth already (Zen 4,

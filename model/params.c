@@ -145,6 +145,8 @@ int comet_model_param_set(comet_model_hw *hw, const char *name, double v)
         for (size_t k = 0; k < sizeof lv / sizeof lv[0]; k++) {
             lv[k]->bw *= f;
             lv[k]->core_bw *= f;
+            lv[k]->write_bw *= f;
+            lv[k]->core_write_bw *= f;
         }
         hw->cluster_net.link_bw *= f;
         hw->core_net.link_bw *= f;
@@ -153,9 +155,19 @@ int comet_model_param_set(comet_model_hw *hw, const char *name, double v)
         hw->clock_ghz = v / 1e9;
         return 0;
     }
-    case P_BW:
-        *bw_field(hw, name) = v / hz;
+    case P_BW: {
+        double *bw = bw_field(hw, name);
+        /* a level's stores alone keep their ratio to its bandwidth */
+        comet_model_mem *lv = !strcmp(name, "dram_bw") ? &hw->dram
+            : !strcmp(name, "gb_bw")                   ? &hw->gb
+                                                       : NULL;
+        if (lv && *bw > 0) {
+            lv->write_bw *= v / hz / *bw;
+            lv->core_write_bw *= v / hz / *bw;
+        }
+        *bw = v / hz;
         return 0;
+    }
     case P_CAP:
         *(!strcmp(name, "gb_capacity") ? &hw->gb.capacity : &hw->lb.capacity) = v;
         return 0;

@@ -79,7 +79,7 @@ static void test_memory_tiny(void **s)
     assert_string_equal(json_string_value(json_object_get(recs[0], "kind")), "run");
     assert_true(json_is_object(json_object_get(recs[0], "machine")));
     const char *run_id = json_string_value(json_object_get(recs[0], "run_id"));
-    int seen_triad = 0, seen_exp = 0;
+    int seen_triad = 0, seen_exp = 0, seen_fill = 0;
     for (size_t i = 1; i < n; i++) {
         json_t *r = recs[i];
         assert_string_equal(json_string_value(json_object_get(r, "run_id")), run_id);
@@ -92,6 +92,11 @@ static void test_memory_tiny(void **s)
             assert_true(
                 json_integer_value(json_object_get(json_object_get(r, "shape"), "bytes")) <= 65536);
         }
+        if (!strcmp(kind, "memory") && !strcmp(op, "fill")) {
+            seen_fill++; /* stores alone, through memset: valid means zeroed */
+            assert_string_equal(json_string_value(json_object_get(r, "variant")), "memset");
+            assert_true(json_real_value(json_object_get(r, "gbs")) > 0);
+        }
         if (!strcmp(kind, "vecop") && !strcmp(op, "exp")) {
             seen_exp++;
             assert_true(json_real_value(json_object_get(r, "ns_per_elem")) > 0);
@@ -99,7 +104,7 @@ static void test_memory_tiny(void **s)
         assert_true(json_is_string(json_object_get(r, "counters_disabled"))
             || json_is_object(json_object_get(r, "counters")));
     }
-    assert_true(seen_triad >= 2);
+    assert_true(seen_triad >= 2 && seen_fill >= 2);
     assert_int_equal(seen_exp, 2); /* cache and stream */
     comet_results_json_free(recs, n);
 

@@ -617,6 +617,23 @@ static void test_cpu_levels_and_beta(void **s)
     comet_model_eval(&hw, &pb, &mp, &r);
     if (fabs(r.t_beta - 2 * inter * (1.0 / 8 - 1.0 / 40)) > 1e-6 * r.t_beta)
         fail_msg("t_beta(2) %g", r.t_beta);
+    /* with the stores alone measured (a fill: DRAM 6, one core 5; LLC 30,
+     * one core 20) the pass costs inter / store bandwidth at each level */
+    {
+        comet_model_hw w = hw;
+        w.dram.write_bw = 6, w.dram.core_write_bw = 5;
+        w.gb.write_bw = 30, w.gb.core_write_bw = 20;
+        assert_true(fabs(comet_model_level_write_bw(&w.dram, 1) - 5) < 1e-12);
+        assert_true(fabs(comet_model_level_write_bw(&w.dram, 2) - 6) < 1e-12);
+        assert_true(fabs(comet_model_level_write_bw(&hw.dram, 2) - 4) < 1e-12); /* 8 / 2 */
+        comet_model_eval(&w, &pb, &mp, &r);
+        if (fabs(r.t_beta - inter * (1.0 / 6 - 1.0 / 30)) > 1e-6 * r.t_beta)
+            fail_msg("t_beta(fill) %g", r.t_beta);
+        /* stores that reach DRAM as fast as the LLC: no extra pass */
+        w.gb.write_bw = 6, w.gb.core_write_bw = 5;
+        comet_model_eval(&w, &pb, &mp, &r);
+        assert_true(r.valid && r.t_beta == 0);
+    }
     /* an intermediate inside the LLC: no extra pass (the grid measured it) */
     comet_model_problem small = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 256, .K = 16 };
     comet_model_local_mapping(&hw, &small, 0, 0, 1, 1, &mp);
@@ -666,6 +683,24 @@ static void test_cpu_levels_and_beta(void **s)
     assert_true(comet_model_hw_parse("bad.yaml", bad, strlen(bad), &bh, err, sizeof err) != 0);
     if (!strstr(err, "core_bw") || !strstr(err, "bad.yaml:"))
         fail_msg("error does not name the field and file: %s", err);
+    /* stores alone, stated with a unit (at 1 GHz: 6 GB/s = 6 bytes/cycle),
+     * survive the description's JSON round trip */
+    snprintf(bad, sizeof bad, "%s", cpu_hw);
+    at = strstr(bad, "{bw: 10, core_bw: 4}");
+    assert_non_null(at);
+    char wr[2048];
+    snprintf(wr, sizeof wr, "%.*s{bw: 10, core_bw: 4, write_bw: 6 GB/s, core_write_bw: 5}%s",
+        (int)(at - bad), bad, at + strlen("{bw: 10, core_bw: 4}"));
+    if (comet_model_hw_parse("w.yaml", wr, strlen(wr), &bh, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    assert_true(fabs(bh.dram.write_bw - 6) < 1e-9 && fabs(bh.dram.core_write_bw - 5) < 1e-9);
+    json_t *j = comet_model_hw_to_json(&bh);
+    assert_non_null(j);
+    json_t *dj = json_object_get(json_object_get(j, "memory"), "dram");
+    assert_true(fabs(json_real_value(json_object_get(dj, "write_bw")) - 6) < 1e-9);
+    assert_true(fabs(json_real_value(json_object_get(dj, "core_write_bw")) - 5) < 1e-9);
+    json_decref(j);
+    comet_model_hw_free(&bh);
     comet_model_hw_free(&hw);
 }
 

@@ -59,6 +59,15 @@ static void test_clock_keeps_bandwidth(void **s)
     assert_int_equal(comet_model_param_get(&hw, "peak_flops", &f1), 0);
     assert_true(fabs(bw1 - bw0) <= 1e-9 * bw0); /* B/s unchanged */
     assert_true(fabs(f1 - 2 * f0) <= 1e-9 * f0); /* FLOP/s with the clock */
+    /* stores alone stay in B/s with the clock, and keep their ratio to the
+     * level's bandwidth when that is set */
+    hw.dram.write_bw = 2 * hw.dram.bw, hw.dram.core_write_bw = hw.dram.bw;
+    const double w0 = hw.dram.write_bw * hw.clock_ghz;
+    assert_int_equal(comet_model_param_set(&hw, "clock", v), 0);
+    assert_true(fabs(hw.dram.write_bw * hw.clock_ghz - w0) <= 1e-9 * w0);
+    assert_int_equal(comet_model_param_set(&hw, "dram_bw", 3 * bw0), 0);
+    assert_true(fabs(hw.dram.write_bw - 2 * hw.dram.bw) <= 1e-9 * hw.dram.write_bw);
+    assert_true(fabs(hw.dram.core_write_bw - hw.dram.bw) <= 1e-9 * hw.dram.bw);
     assert_int_equal(comet_model_param_parse("dram_bw", "25 GB/s", &v), 0);
     assert_true(v == 25e9);
     assert_int_equal(comet_model_param_parse("clusters", "4.5", &v), 0);

@@ -146,8 +146,10 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     }
     if (!mp->fused)
         fprintf(fp, "  passes  = %s over the whole intermediate, after the GEMM -> %.0f cycles\n",
-            hw->kind[0] == 'c' ? "max(vector + stores / bw, bytes / bw) (a core's stores stall its "
-                                 "row loop; its loads overlap it)"
+            hw->kind[0] == 'c'
+                ? "max(vector + loads + stores / bw, bytes / bw) (a core's stores stall its row "
+                  "loop; one pass per row: the rows' loads from beyond L2 at one core's rate "
+                  "add, as the later sweeps run from L1)"
                 : mp->pipelined ? "max(vector, bytes / bw)"
                                 : "vector + bytes / bw",
             r.t_pass);

@@ -796,8 +796,29 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
              * top over-predicted unfused by 9-12%: the pass took about
              * 30.2 - 26.5 ms (the grid's sgemm of that shape), the fused
              * epilogue 3.8 ms, where loop plus stores said 6.7 ms */
-            t_pass
-                = fmax(epilogue_cycles(hw, vec_pass, per * wr * wcost / w_bw, inter_cl / C), t_mem);
+            /* The row loop's loads: a row is read by its first sweep (max;
+             * LayerNorm's sum), whose loads the prefetchers stream, but the
+             * later sweeps run over the row from L1 with no loads to hide
+             * the next row's behind: one core's reads of an intermediate
+             * beyond the L2s add to its loop, at the rate one core draws
+             * from that level (the row-pass costs were measured with rows
+             * in L2: that part is in them already). Measured on the Zen 4
+             * VM (1 thread, M = N = 4096, K = 64, the pass alone after the
+             * GEMM): 6.3-6.6 ms, where the loop says 4.6 and its 64 MiB of
+             * loads take 2.2 at one core's DRAM triad rate; at 2 threads
+             * 3.1-3.5 ms, each core's loop 2.3 plus 1.1 of loads. Op by op,
+             * each pass is one sweep whose loads overlap its work. */
+            double t_load = 0;
+            if (mp->one_pass && inter_cl > hw->lb.capacity * C && hw->lb.bw > 0) {
+                const comet_model_mem *lv = inter_cl > hw->gb.capacity ? &hw->dram : &hw->gb;
+                const double rate = lv->core_bw > 0 ? fmin(lv->core_bw, lv->bw) : lv->bw / C;
+                const double lb = per * rd / C; /* one core's rows */
+                if (rate > 0 && rate < hw->lb.bw)
+                    t_load = lb / rate - lb / hw->lb.bw;
+            }
+            t_pass = fmax(
+                epilogue_cycles(hw, vec_pass + t_load, per * wr * wcost / w_bw, inter_cl / C),
+                t_mem);
         } else
             t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
         total += t_pass;

@@ -5,6 +5,7 @@
 #include "bench_internal.h"
 #include "comet_kernels.h"
 
+#include <cblas.h>
 #include <errno.h>
 #include <immintrin.h>
 #include <math.h>
@@ -27,12 +28,15 @@ static volatile float sink_f;
 /* Stream kernels over [lo, hi) of double arrays                      */
 /* ------------------------------------------------------------------ */
 
-/* fill: memset, the way a BLAS clears C (beta = 0; OpenBLAS's SkylakeX
- * beta kernel calls memset when C is contiguous) and libraries clear
- * buffers. The C library picks its stores by size: non-temporal ones past a
- * threshold near the LLC's size skip the read for ownership (a Zen 4 VM,
- * one core, 128 MiB: 77 GB/s through memset, 25 with ordinary 64-byte
- * stores, a triad's DRAM plateau 30) */
+/* fill: stores alone, as the BLAS writes them when it clears C for an
+ * sgemm with beta = 0 (the pass the model charges an unfused GEMM for): the
+ * BLAS's own clearing pass, an sgemm with alpha = 0 and beta = 0 over the
+ * array (rows of 16 floats, C contiguous). How it stores is the BLAS's:
+ * OpenBLAS's SkylakeX kernels call memset for a contiguous C, whose
+ * non-temporal stores past a size near the LLC's skip the read for
+ * ownership (a Zen 4 VM, one core, 128 MiB: 77 GB/s, where 64-byte vector
+ * stores reach 25 and the triad 30); its Haswell kernels store with
+ * ordinary vector stores. */
 enum mem_op { OP_READ, OP_COPY, OP_TRIAD, OP_FILL, NOPS };
 static const char *const op_name[NOPS] = { "read", "copy", "triad", "fill" };
 static const int op_arrays[NOPS] = { 1, 2, 3, 1 };
@@ -111,7 +115,7 @@ AVX2 static void triad_avx2(double *a, const double *b, const double *c, size_t 
 
 typedef struct stream_ctx {
     enum mem_op op;
-    int vec; /* 1 = AVX2 (fill: always memset) */
+    int vec; /* 1 = AVX2 (fill: always the BLAS's clearing pass) */
     int threads;
     size_t n; /* elements per array */
     double *a, *b, *c;
@@ -131,9 +135,19 @@ static void stream_range(const stream_ctx *x, size_t lo, size_t hi, size_t reps)
             else
                 copy_scalar(x->c, x->a, lo, hi);
             break;
-        case OP_FILL:
-            memset(x->a + lo, 0, (hi - lo) * sizeof(double));
+        case OP_FILL: {
+            /* [lo, hi) as rows of 16 floats (part() splits on 8 doubles),
+             * any tail of the last thread's part by hand; A and B are only
+             * there to be valid (alpha = 0) */
+            float *c = (float *)(x->a + lo);
+            const size_t nf = 2 * (hi - lo), rows = nf / 16;
+            if (rows)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, 16, 1, 0.0f,
+                    (const float *)x->b, 1, (const float *)x->c, 16, 0.0f, c, 16);
+            for (size_t i = rows * 16; i < nf; i++)
+                c[i] = 0.0f;
             break;
+        }
         default:
             if (x->vec)
                 triad_avx2(x->a, x->b, x->c, lo, hi);
@@ -434,7 +448,7 @@ int comet_bench_memory_run(
     double *a = NULL, *b = NULL, *c = NULL;
     float *vx = NULL, *vy = NULL;
     comet_bench_result res = { 0 };
-    int rc;
+    int rc, blas_threads = 0; /* > 0: the BLAS's thread count to restore */
     if ((rc = bench_session_open(&s, o, "memory", machine, sum, err, errlen)))
         return rc;
 
@@ -516,6 +530,10 @@ int comet_bench_memory_run(
         = npts_all * (size_t)nt * (size_t)nv + 2 * NVOPS + 3 * ROW_WIDTHS + 4 * STORE_WIDTHS;
     bench_session_progress(&s, "bench memory", total);
     double best_triad[2] = { 0, 0 };
+    /* the fill's BLAS call runs on the thread that makes it, as the unfused
+     * kernels' slabs do: no BLAS pool beside the sweep's threads */
+    blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
 
     for (int ti = 0; ti < nt && !s.stop; ti++) {
         int T = tlist[ti];
@@ -533,7 +551,7 @@ int comet_bench_memory_run(
                         goto fail;
                     int valid = stream_valid(&x);
                     json_t *rec = comet_bench_record_new(&s.run, "memory", op_name[op],
-                        op == OP_FILL ? "memset"
+                        op == OP_FILL ? "blas"
                             : x.vec   ? "avx2"
                                       : "scalar",
                         json_pack("{s:I}", "bytes", (json_int_t)(bytes)), T);
@@ -556,6 +574,9 @@ int comet_bench_memory_run(
             }
         }
     }
+
+    openblas_set_num_threads(blas_threads);
+    blas_threads = 0;
 
     /* Vector ops, one thread: cost per element in cache and streaming. */
     bench_session_pin(&s, 1);
@@ -695,6 +716,8 @@ int comet_bench_memory_run(
     free(vy);
     return rc;
 fail:
+    if (blas_threads > 0)
+        openblas_set_num_threads(blas_threads);
     comet_bench_result_free(&res);
     bench_session_abort(&s);
     free(a);

@@ -101,7 +101,7 @@ static void write_results_ex(const char *path, int busy)
         for (double w = 4096; w <= 1 << 29; w *= 2) {
             double g = (w <= (1 << 20) ? 300 : w <= (32 << 20) ? 150 : 60) * (t == 2 ? 1.25 : 1);
             fprintf(fp,
-                "%s\"kind\":\"memory\",\"op\":\"fill\",\"variant\":\"memset\",\"shape\":{"
+                "%s\"kind\":\"memory\",\"op\":\"fill\",\"variant\":\"blas\",\"shape\":{"
                 "\"bytes\":%g},\"threads\":%d,",
                 rec, w, t);
             stats(fp, w / (g * 1e9));

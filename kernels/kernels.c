@@ -332,6 +332,21 @@ static size_t team_size(void)
 #endif
 }
 
+/* The rows [*r0, *r1) of M this thread owns: the same contiguous share the
+ * row passes take (vmath.c) and the BLAS baseline's slabs, so a row is
+ * produced, passed over and written by one core. Blocks of a row taken by
+ * whichever thread came free (a dynamic schedule) move half the
+ * intermediate between the two passes through the core-to-core path, which
+ * a VM host moves between one L3 and two (on the Zen 4 VM the unfused
+ * same-GEMM baseline at 2 threads measured 1.3-1.7x the fused kernel
+ * across two L3s, 1.0-1.1x on one). */
+static void own_rows(size_t M, size_t *r0, size_t *r1)
+{
+    const size_t t = team_thread(), nt = team_size();
+    *r0 = M * t / nt;
+    *r1 = M * (t + 1) / nt;
+}
+
 typedef struct row_epilogue {
     int layernorm;
     float eps;
@@ -408,12 +423,12 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
     }
 
     if (v == COMET_KERNELS_UNFUSED_SAME_GEMM) {
-        /* The fused variant's GEMM (B packed once, the same row blocks,
-         * threads and schedule) into the full intermediate, then the same
-         * passes as the BLAS baseline: the difference to the fused variant
-         * is the fusion alone. */
+        /* The fused variant's GEMM (B packed per thread, the same row
+         * blocks of each thread's own rows) into the full intermediate,
+         * then the same passes as the BLAS baseline over the same rows:
+         * the difference to the fused variant is the fusion alone. */
         int uk = use_ukernel(&p, K);
-        size_t tm = p.tile_m < M ? p.tile_m : M, nblk = (M + tm - 1) / tm;
+        size_t tm = p.tile_m < M ? p.tile_m : M;
         float *C = ws, *Bp0 = C + round16(M * N);
         const size_t pb = kern_packed_b_floats(K, N);
         openblas_set_num_threads(1);
@@ -422,9 +437,10 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
             float *Bp = Bp0 + team_thread() * pb;
             if (uk) /* each thread packs its own B, as the fused variant's do */
                 kern_pack_b(K, N, B, N, Bp);
-#pragma omp for schedule(dynamic, 1)
-            for (size_t b = 0; b < nblk; b++) {
-                size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
+            size_t r0, r1;
+            own_rows(M, &r0, &r1);
+            for (size_t i0 = r0; i0 < r1; i0 += tm) {
+                size_t mb = r1 - i0 < tm ? r1 - i0 : tm;
                 if (uk)
                     kern_ukernel_gemm(mb, N, K, alpha, A + i0 * K, K, Bp, C + i0 * N, N);
                 else
@@ -440,7 +456,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
     }
 
     int uk = use_ukernel(&p, K);
-    size_t tm = p.tile_m < M ? p.tile_m : M, nblk = (M + tm - 1) / tm;
+    size_t tm = p.tile_m < M ? p.tile_m : M;
     size_t ld = (N + 15) / 16 * 16, per = fused_tile_floats(&p, M, N);
     float *tiles = ws, *Bp0 = tiles + (size_t)p.threads * per;
     const size_t pb = kern_packed_b_floats(K, N);
@@ -462,9 +478,10 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
         if (uk)
             kern_pack_b(K, N, B, N, Bp);
         float *T = tiles + t * per, *scr = T + tm * ld;
-#pragma omp for schedule(dynamic, 1)
-        for (size_t b = 0; b < nblk; b++) {
-            size_t i0 = b * tm, mb = M - i0 < tm ? M - i0 : tm;
+        size_t r0, r1;
+        own_rows(M, &r0, &r1);
+        for (size_t i0 = r0; i0 < r1; i0 += tm) {
+            size_t mb = r1 - i0 < tm ? r1 - i0 : tm;
             float *Yb = Y + i0 * N;
             /* the block lands in this thread's tile, reused block after
              * block so it stays in L2; gemm_only 1 (the calibration's "GEMM
@@ -703,6 +720,44 @@ static void attn_share_block(attn_share *a, size_t h, size_t b)
         a->m + a->tm, a->m + 2 * a->tm);
 }
 
+/* The same-GEMM attention baseline's P V of one block of query rows over
+ * its head's V (packed per thread), chunks of tile_n keys. */
+typedef struct same_pv {
+    const comet_kernels_params *p;
+    const float *S;
+    size_t lq, lk, d, tn;
+    const float *vv, *Vp;
+    int uk;
+    float *oh;
+} same_pv;
+
+static void same_pv_block(const same_pv *x, size_t q0, size_t mb)
+{
+    const size_t lq = x->lq, lk = x->lk, d = x->d, tn = x->tn;
+    size_t jfull = x->p->causal ? causal_full_keys(q0, lq, lk) : lk;
+    /* as the unfused variant: every key the block sees by the GEMM when
+     * those values are finite */
+    if (x->p->causal) {
+        size_t jend = causal_full_keys(q0 + mb - 1, lq, lk);
+        if (jend > jfull && finite_rows(x->vv + jfull * d, jend - jfull, d))
+            jfull = jend;
+    }
+    if (!jfull)
+        memset(x->oh + q0 * d, 0, mb * d * sizeof(float));
+    for (size_t j0 = 0; j0 < jfull; j0 += tn) {
+        size_t nb = jfull - j0 < tn ? jfull - j0 : tn;
+        if (x->uk)
+            kern_ukernel_gemm_ex(mb, d, nb, 1.0f, x->S + q0 * lk + j0, lk, x->Vp + j0 * 16, lk * 16,
+                j0 > 0, x->oh + q0 * d, d);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)d, (int)nb, 1.0f,
+                x->S + q0 * lk + j0, (int)lk, x->vv + j0 * d, (int)d, j0 > 0 ? 1.0f : 0.0f,
+                x->oh + q0 * d, (int)d);
+    }
+    if (x->p->causal)
+        causal_pv_rest(x->S, lk, x->vv, d, x->oh, q0, mb, jfull, lq, lk);
+}
+
 int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *s, const float *Q,
     const float *K, const float *V, float *O, const comet_kernels_params *in, void *ws,
     size_t ws_bytes)
@@ -791,9 +846,10 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                     kern_pack_attn_head(lk, d, k, vv, Kp);
 #pragma omp single nowait
                 packers = team_size();
-#pragma omp for schedule(dynamic, 1)
-                for (size_t b = 0; b < nqb; b++) {
-                    size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
+                size_t r0, r1;
+                own_rows(lq, &r0, &r1);
+                for (size_t q0 = r0; q0 < r1; q0 += tm) {
+                    size_t mb = r1 - q0 < tm ? r1 - q0 : tm;
                     if (uk)
                         kern_ukernel_gemm(mb, lk, d, p.scale, q + q0 * d, d, Kp, S + q0 * lk, lk);
                     else
@@ -807,35 +863,24 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                 }
             }
             kern_softmax_rows_ex(lq, lk, S, lk, S, lk, 1.0f, p.threads, 0);
-#pragma omp parallel for num_threads(p.threads) schedule(dynamic, 1)
-            for (size_t b = 0; b < nqb; b++) {
-                size_t q0 = b * tm, mb = lq - q0 < tm ? lq - q0 : tm;
-                size_t jfull = p.causal ? causal_full_keys(q0, lq, lk) : lk;
-                /* as the unfused variant: every key the block sees by the
-                 * GEMM when those values are finite */
-                if (p.causal) {
-                    size_t jend = causal_full_keys(q0 + mb - 1, lq, lk);
-                    if (jend > jfull && finite_rows(vv + jfull * d, jend - jfull, d))
-                        jfull = jend;
-                }
-                if (!jfull)
-                    memset(oh + q0 * d, 0, mb * d * sizeof(float));
+#pragma omp parallel num_threads(p.threads)
+            {
                 /* its own V, as packed in the region before (a team that
                  * got more threads than that one reads the first's) */
                 const size_t t = team_thread();
-                const float *Vp = packed + (t < packers ? t : 0) * pk + pkt;
-                for (size_t j0 = 0; j0 < jfull; j0 += tn) {
-                    size_t nb = jfull - j0 < tn ? jfull - j0 : tn;
-                    if (uk)
-                        kern_ukernel_gemm_ex(mb, d, nb, 1.0f, S + q0 * lk + j0, lk, Vp + j0 * 16,
-                            lk * 16, j0 > 0, oh + q0 * d, d);
-                    else
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mb, (int)d,
-                            (int)nb, 1.0f, S + q0 * lk + j0, (int)lk, vv + j0 * d, (int)d,
-                            j0 > 0 ? 1.0f : 0.0f, oh + q0 * d, (int)d);
+                same_pv pv = { &p, S, lq, lk, d, tn, vv, packed + (t < packers ? t : 0) * pk + pkt,
+                    uk, oh };
+                if (!p.causal) { /* the rows this thread's softmax pass wrote */
+                    size_t r0, r1;
+                    own_rows(lq, &r0, &r1);
+                    for (size_t q0 = r0; q0 < r1; q0 += tm)
+                        same_pv_block(&pv, q0, r1 - q0 < tm ? r1 - q0 : tm);
+                } else { /* later blocks see more keys: as threads come free,
+                          * as the BLAS baseline's causal P V */
+#pragma omp for schedule(dynamic, 1)
+                    for (size_t b = 0; b < nqb; b++)
+                        same_pv_block(&pv, b * tm, lq - b * tm < tm ? lq - b * tm : tm);
                 }
-                if (p.causal)
-                    causal_pv_rest(S, lk, vv, d, oh, q0, mb, jfull, lq, lk);
             }
         }
         openblas_set_num_threads(saved);

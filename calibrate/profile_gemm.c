@@ -364,7 +364,9 @@ static void fit_parallel_region(cal_ctx *cx, const comet_results_record *recs, s
         if (!(t1 > 0) || !(tT > 0) || !(M >= 1))
             continue;
         X[2 * m] = 1;
-        X[2 * m + 1] = t1 * comet_model_busiest_rows(r->params.tile_m, M, M, T) / M;
+        /* the busiest thread's own rows: a contiguous share of M
+         * (kernels/kernels.c own_rows), ceil(M / T) at most */
+        X[2 * m + 1] = t1 * ceil(M / T) / M;
         y[m++] = tT;
     }
     comet_calibrate_lsq f;

@@ -446,10 +446,17 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const int own = cpu && thr > 1 && !mp->blas_gemm;
     const double gthr = own ? 1 : thr;
     /* each core runs its own blocks of mcore rows through the micro-tiles;
-     * the last block of each head (attention) or of M is shorter */
-    r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic
-        ? micro_factor_blocks(hw, mcore, att ? od.group : Mc)
-        : 1;
+     * the last block of each head (attention) or of a core's rows is
+     * shorter. The CPU GEMM-row kernels give each core its own contiguous
+     * share of M (ceil(M / cores) rows at most, the rows its passes take:
+     * kernels/kernels.c own_rows); attention's, contiguous shares of its
+     * (head, block) list, as blocks came free before */
+    const double own_share = cpu && !att ? ceil(Mc / fmax(1, mp->ks_m)) : 0;
+    r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic ? micro_factor_blocks(hw, mcore,
+                          att                 ? od.group
+                              : own_share > 0 ? own_share
+                                              : Mc)
+                                                                   : 1;
     /* each cluster runs its own share of the GEMM: the efficiency of that
      * share (on one cluster, the whole problem). The fused kernels' tiles
      * compute micro_factor x the rows they need, at the efficiency of the
@@ -470,7 +477,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     double mrow = mcore;
     if (!hw->systolic)
         mrow = fmin(mcore,
-            comet_model_busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m) / steps);
+            (own_share > 0
+                    ? own_share
+                    : comet_model_busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m))
+                / steps);
     double tg = gemm_cycles(hw, mrow, ncore * cfr, Kc, eff);
     if (att) { /* P V: mcore x d x Nc; a core splitting the keys reduces over its share */
         double eff2 = hw->systolic ? 1

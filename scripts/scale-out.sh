@@ -22,7 +22,7 @@
 #     -s SET     distributed kernel shapes: quick (default; 64-128 KiB
 #                messages and row statistics) or full (0.5-4 MiB messages;
 #                minutes per rate below 1 Gbit/s)
-#     -b BURST   tbf bucket (default 256kb)
+#     -b BURST   tbf bucket (default 64kb: near a wire of the rate; see docs)
 #     -m S       shortest sample of the link's collectives (default 0.05 s):
 #                each sample then moves far more than the bucket, so they
 #                are timed in the link's sustained regime (after half a
@@ -40,7 +40,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/netns-veth.sh
 COMET=${COMET:-$here/../build/comet}
-out=comet-out/scale-out rates=1gbit:0.05,200mbit:0.002 local= set=quick burst=256kb nice=0 tmo=900 minsample=0.05
+out=comet-out/scale-out rates=1gbit:0.05,200mbit:0.002 local= set=quick burst=64kb nice=0 tmo=900 minsample=0.05
 COMET_NETNS_NAME=${COMET_NETNS_NAME:-so$$}
 export COMET_NETNS_NAME
 

@@ -332,21 +332,6 @@ static size_t team_size(void)
 #endif
 }
 
-/* The rows [*r0, *r1) of M this thread owns: the same contiguous share the
- * row passes take (vmath.c) and the BLAS baseline's slabs, so a row is
- * produced, passed over and written by one core. Blocks of a row taken by
- * whichever thread came free (a dynamic schedule) move half the
- * intermediate between the two passes through the core-to-core path, which
- * a VM host moves between one L3 and two (on the Zen 4 VM the unfused
- * same-GEMM baseline at 2 threads measured 1.3-1.7x the fused kernel
- * across two L3s, 1.0-1.1x on one). */
-static void own_rows(size_t M, size_t *r0, size_t *r1)
-{
-    const size_t t = team_thread(), nt = team_size();
-    *r0 = M * t / nt;
-    *r1 = M * (t + 1) / nt;
-}
-
 typedef struct row_epilogue {
     int layernorm;
     float eps;
@@ -404,17 +389,8 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
         if (p.threads == 1) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, alpha, A,
                 (int)K, B, (int)N, 0.0f, C, (int)N);
-        } else {
-#pragma omp parallel num_threads(p.threads)
-            {
-                extern int omp_get_thread_num(void), omp_get_num_threads(void);
-                size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-                size_t r0 = M * t / nt, r1 = M * (t + 1) / nt;
-                if (r1 > r0)
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)N,
-                        (int)K, alpha, A + r0 * K, (int)K, B, (int)N, 0.0f, C + r0 * N, (int)N);
-            }
-        }
+        } else
+            slab_gemm(p.threads, M, N, K, alpha, A, K, 0, B, N, C, N);
         openblas_set_num_threads(saved);
         if (ep->layernorm)
             return comet_kernels_layernorm_rows(
@@ -438,7 +414,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
             if (uk) /* each thread packs its own B, as the fused variant's do */
                 kern_pack_b(K, N, B, N, Bp);
             size_t r0, r1;
-            own_rows(M, &r0, &r1);
+            kern_thread_rows(M, &r0, &r1);
             for (size_t i0 = r0; i0 < r1; i0 += tm) {
                 size_t mb = r1 - i0 < tm ? r1 - i0 : tm;
                 if (uk)
@@ -479,7 +455,7 @@ static int gemm_rowop(comet_kernels_op op, comet_kernels_variant v, size_t M, si
             kern_pack_b(K, N, B, N, Bp);
         float *T = tiles + t * per, *scr = T + tm * ld;
         size_t r0, r1;
-        own_rows(M, &r0, &r1);
+        kern_thread_rows(M, &r0, &r1);
         for (size_t i0 = r0; i0 < r1; i0 += tm) {
             size_t mb = r1 - i0 < tm ? r1 - i0 : tm;
             float *Yb = Y + i0 * N;
@@ -540,9 +516,8 @@ static void slab_gemm(int threads, size_t m, size_t n, size_t k, float alpha, co
 {
 #pragma omp parallel num_threads(threads)
     {
-        extern int omp_get_thread_num(void), omp_get_num_threads(void);
-        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-        size_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
+        size_t r0, r1;
+        kern_thread_rows(m, &r0, &r1);
         if (r1 > r0)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
                 (int)(r1 - r0), (int)n, (int)k, alpha, A + r0 * lda, (int)lda, B, (int)ldb, 0.0f,
@@ -847,7 +822,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
 #pragma omp single nowait
                 packers = team_size();
                 size_t r0, r1;
-                own_rows(lq, &r0, &r1);
+                kern_thread_rows(lq, &r0, &r1);
                 for (size_t q0 = r0; q0 < r1; q0 += tm) {
                     size_t mb = r1 - q0 < tm ? r1 - q0 : tm;
                     if (uk)
@@ -872,7 +847,7 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
                     uk, oh };
                 if (!p.causal) { /* the rows this thread's softmax pass wrote */
                     size_t r0, r1;
-                    own_rows(lq, &r0, &r1);
+                    kern_thread_rows(lq, &r0, &r1);
                     for (size_t q0 = r0; q0 < r1; q0 += tm)
                         same_pv_block(&pv, q0, r1 - q0 < tm ? r1 - q0 : tm);
                 } else { /* later blocks see more keys: as threads come free,

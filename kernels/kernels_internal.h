@@ -27,6 +27,15 @@ void kern_softmax_rows_tile(size_t m, size_t n, const float *X, size_t ldx, floa
     float scale, float *scratch, size_t ldscr, int stream);
 void kern_layernorm_rows_tile(size_t m, size_t n, const float *X, size_t ldx, float *Y, size_t ldy,
     const float *gamma, const float *beta, float eps, int stream);
+/* The rows [*r0, *r1) of M the calling thread owns in its OpenMP team: a
+ * contiguous share, the same for every pass of a kernel (GEMM blocks, row
+ * passes, the BLAS baseline's slabs), so a row is produced, passed over and
+ * written by one core. Blocks taken as threads came free moved half of the
+ * unfused same-GEMM baseline's intermediate between its two passes through
+ * the core-to-core path, which a VM host moves between one L3 and two (Zen
+ * 4 VM, full set, 2 threads across two L3s: that baseline's fusion effect
+ * read 1.1-1.7x, median 1.3x, where one thread read 1.0-1.1x). */
+void kern_thread_rows(size_t M, size_t *r0, size_t *r1);
 /* 1 when an output of this many bytes is written with NT stores. */
 int kern_stream_output(size_t bytes);
 /* sfence after NT stores (no-op when stream is 0). */

@@ -1116,8 +1116,7 @@ void kern_stream_fence(int stream)
 #endif
 }
 
-/* Rows r0..r1 of thread t of nt (contiguous slabs, as schedule(static)). */
-static void thread_rows(size_t M, size_t *r0, size_t *r1)
+void kern_thread_rows(size_t M, size_t *r0, size_t *r1)
 {
     size_t t = 0, nt = 1;
 #ifdef _OPENMP
@@ -1168,7 +1167,7 @@ int comet_kernels_softmax_rows_ex(size_t M, size_t N, const float *X, size_t ldx
 #pragma omp parallel num_threads(threads)
     {
         size_t r0, r1;
-        thread_rows(M, &r0, &r1);
+        kern_thread_rows(M, &r0, &r1);
         /* the exps go to scratch rows that stay in L1/L2, so the output is
          * written exactly once; without them (no memory) they go to y */
         size_t ldscr = (N + 15) / 16 * 16;
@@ -1199,7 +1198,7 @@ int comet_kernels_layernorm_rows_ex(size_t M, size_t N, const float *X, size_t l
 #pragma omp parallel num_threads(threads)
     {
         size_t r0, r1;
-        thread_rows(M, &r0, &r1);
+        kern_thread_rows(M, &r0, &r1);
         layernorm_rows_any(r0, r1, N, X, ldx, Y, ldy, gamma, beta, eps, stream);
         kern_stream_fence(stream);
     }

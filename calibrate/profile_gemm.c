@@ -365,7 +365,7 @@ static void fit_parallel_region(cal_ctx *cx, const comet_results_record *recs, s
             continue;
         X[2 * m] = 1;
         /* the busiest thread's own rows: a contiguous share of M
-         * (kernels/kernels.c own_rows), ceil(M / T) at most */
+         * (the kernels' kern_thread_rows), ceil(M / T) at most */
         X[2 * m + 1] = t1 * ceil(M / T) / M;
         y[m++] = tT;
     }

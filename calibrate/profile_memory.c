@@ -117,6 +117,31 @@ out:
     return ne;
 }
 
+/* What every core (out[l][0]) and one core (out[l][1]; 0: no per-core
+ * limit) draw from the LLC (l = 0, at llc / 2) and from DRAM (l = 1, the
+ * last plateau), from one op's 1-thread (lv[0]) and all-core (lv[1])
+ * plateaus; all 0 without the all-core sweep. Every core draws at least what
+ * one core draws (an all-core sweep below the 1-thread one ran beside other
+ * tenants); a per-core limit only where one core draws less than all. */
+static void shared_level_rates(const comet_calibrate_plateau lv[2][MAXLV], const int nl[2],
+    int cores, double llc, double out[2][2])
+{
+    const int a = cores > 1 && nl[1] ? 1 : 0;
+    double one[2] = { 0, 0 }, all[2] = { 0, 0 };
+    if (nl[0] >= 1) {
+        one[0] = comet_calibrate_plateau_predict(lv[0], nl[0], llc / 2);
+        one[1] = lv[0][nl[0] - 1].gbs;
+    }
+    if (nl[a] >= 1 && (a == 1 || cores == 1)) {
+        all[0] = comet_calibrate_plateau_predict(lv[a], nl[a], llc / 2);
+        all[1] = lv[a][nl[a] - 1].gbs;
+    }
+    for (int l = 0; l < 2; l++) {
+        out[l][0] = all[l] > 0 ? fmax(all[l], one[l]) : 0;
+        out[l][1] = out[l][0] > 0 && cores > 1 && one[l] > 0 && one[l] < out[l][0] ? one[l] : 0;
+    }
+}
+
 int cal_fit_memory(
     cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
@@ -127,7 +152,7 @@ int cal_fit_memory(
     json_t *series = json_array();
     comet_calibrate_plateau tri_lv[2][MAXLV], fill_lv[2][MAXLV];
     int tri_nl[2] = { 0, 0 }, fill_nl[2] = { 0, 0 };
-    double lb_gbs = NAN, gb_gbs = NAN, dram_gbs = NAN, gb1_gbs = 0, dram1_gbs = 0;
+    double lb_gbs = NAN;
     if (!he || !res) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
@@ -211,16 +236,16 @@ int cal_fit_memory(
                       "probe's LLC";
         }
     }
-    if (tri_nl[0] >= 1) {
+    if (tri_nl[0] >= 1)
         lb_gbs = comet_calibrate_plateau_predict(tri_lv[0], tri_nl[0], cx->l2 / 2);
-        /* what one core draws from the shared levels */
-        gb1_gbs = comet_calibrate_plateau_predict(tri_lv[0], tri_nl[0], llc / 2);
-        dram1_gbs = tri_lv[0][tri_nl[0] - 1].gbs;
-    }
-    if (tri_nl[ta] >= 1 && (ta == 1 || cx->cores == 1)) {
-        gb_gbs = comet_calibrate_plateau_predict(tri_lv[ta], tri_nl[ta], llc / 2);
-        dram_gbs = tri_lv[ta][tri_nl[ta] - 1].gbs;
-    }
+    /* the shared levels: the triad's (loads and stores), and the fill's
+     * (stores alone: a pass that only writes, as BLAS clearing C; without a
+     * fill sweep, older results, the model takes half the triad's: each
+     * line read for ownership, then written) */
+    double t[2][2], w[2][2]; /* [LLC, DRAM][every core, one core] */
+    shared_level_rates(tri_lv, tri_nl, cx->cores, llc, t);
+    shared_level_rates(fill_lv, fill_nl, cx->cores, llc, w);
+    const double gb_gbs = t[0][0], gb1_gbs = t[0][1], dram_gbs = t[1][0], dram1_gbs = t[1][1];
     if (!(dram_gbs > 0) || !(lb_gbs > 0)) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
             "calibrate: no triad sweep at 1 and %d threads in the results (run 'comet bench "
@@ -232,38 +257,6 @@ int cal_fit_memory(
     cx->sum.mem_heldout = nh;
     comet_calibrate_err_stats(he, nh, &cx->sum.mem_med, &cx->sum.mem_p90);
     const double g = cx->ghz;
-    /* every core draws at least what one core draws (an all-core sweep
-     * below the 1-thread one ran beside other tenants) */
-    dram_gbs = fmax(dram_gbs, dram1_gbs);
-    gb_gbs = fmax(gb_gbs, gb1_gbs);
-    /* a per-core limit only where one core draws less than all of them */
-    if (cx->cores < 2 || !(dram1_gbs > 0) || dram1_gbs >= dram_gbs)
-        dram1_gbs = 0;
-    if (cx->cores < 2 || !(gb1_gbs > 0) || gb1_gbs >= gb_gbs)
-        gb1_gbs = 0;
-    /* Stores alone (the fill sweep) at the same places as the triad: what
-     * a pass that only writes (BLAS clearing C) draws from the LLC and DRAM.
-     * Without a fill sweep (older results) the model takes half the triad's
-     * bandwidth: each line read for ownership, then written. */
-    double w[2][2] = { { 0, 0 }, { 0, 0 } }; /* [gb, dram][all cores, 1 core] */
-    const int fa = cx->cores > 1 && fill_nl[1] ? 1 : 0;
-    if (fill_nl[0] >= 1) {
-        w[0][1] = comet_calibrate_plateau_predict(fill_lv[0], fill_nl[0], llc / 2);
-        w[1][1] = fill_lv[0][fill_nl[0] - 1].gbs;
-    }
-    if (fill_nl[fa] >= 1 && (fa == 1 || cx->cores == 1)) {
-        w[0][0] = comet_calibrate_plateau_predict(fill_lv[fa], fill_nl[fa], llc / 2);
-        w[1][0] = fill_lv[fa][fill_nl[fa] - 1].gbs;
-    }
-    for (int l = 0; l < 2; l++) {
-        if (!(w[l][0] > 0)) {
-            w[l][0] = w[l][1] = 0;
-            continue;
-        }
-        w[l][0] = fmax(w[l][0], w[l][1]);
-        if (cx->cores < 2 || !(w[l][1] > 0) || w[l][1] >= w[l][0])
-            w[l][1] = 0;
-    }
     cx->hw->dram = (comet_model_mem) { .capacity = cx->dram_bytes,
         .bw = dram_gbs / g,
         .access_bytes = 64,

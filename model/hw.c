@@ -1434,6 +1434,8 @@ int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nod
     out->dram.bw = base->dram.bw * fmin(1.0, cores_per_node / bc) + 0.0;
     if (cores_per_node > bc) /* more cores than measured: bandwidth saturates */
         out->dram.bw = base->dram.bw;
+    if (base->dram.bw > 0) /* stores alone: the same share of the node's DRAM */
+        out->dram.write_bw = base->dram.write_bw * out->dram.bw / base->dram.bw;
     out->core_net.dims[0] = cores_per_node;
     out->core_net.dims[1] = 1;
     out->n_outer = 0;

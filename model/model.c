@@ -449,14 +449,13 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * the last block of each head (attention) or of a core's rows is
      * shorter. The CPU GEMM-row kernels give each core its own contiguous
      * share of M (ceil(M / cores) rows at most, the rows its passes take:
-     * kernels/kernels.c own_rows); attention's, contiguous shares of its
+     * kernels' kern_thread_rows); attention's, contiguous shares of its
      * (head, block) list, as blocks came free before */
     const double own_share = cpu && !att ? ceil(Mc / fmax(1, mp->ks_m)) : 0;
-    r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic ? micro_factor_blocks(hw, mcore,
-                          att                 ? od.group
-                              : own_share > 0 ? own_share
-                                              : Mc)
-                                                                   : 1;
+    const double block_seg = att ? od.group : own_share > 0 ? own_share : Mc;
+    r->micro_factor = mp->fused && !mp->blas_gemm && !hw->systolic
+        ? micro_factor_blocks(hw, mcore, block_seg)
+        : 1;
     /* each cluster runs its own share of the GEMM: the efficiency of that
      * share (on one cluster, the whole problem). The fused kernels' tiles
      * compute micro_factor x the rows they need, at the efficiency of the
@@ -822,9 +821,9 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
             if (mp->one_pass && inter_cl > hw->lb.capacity * C && hw->lb.bw > 0) {
                 const comet_model_mem *lv = inter_cl > hw->gb.capacity ? &hw->dram : &hw->gb;
                 const double rate = lv->core_bw > 0 ? fmin(lv->core_bw, lv->bw) : lv->bw / C;
-                const double lb = per * rd / C; /* one core's rows */
+                const double loads = per * rd / C; /* one core's rows */
                 if (rate > 0 && rate < hw->lb.bw)
-                    t_load = lb / rate - lb / hw->lb.bw;
+                    t_load = loads / rate - loads / hw->lb.bw;
             }
             t_pass = fmax(
                 epilogue_cycles(hw, vec_pass + t_load, per * wr * wcost / w_bw, inter_cl / C),

@@ -63,6 +63,17 @@ static void random_row_tab(comet_model_hw *hw)
     hw->store_hidden = urand();
 }
 
+/* Stores alone measured (a fill sweep) on the LLC and DRAM: from a tenth
+ * to eight times the level's bandwidth, a per-core limit or none. */
+static void random_write_bw(comet_model_hw *hw)
+{
+    comet_model_mem *lv[2] = { &hw->gb, &hw->dram };
+    for (int l = 0; l < 2; l++) {
+        lv[l]->write_bw = lv[l]->bw * lrand(0.1, 8);
+        lv[l]->core_write_bw = urand() < 0.5 ? 0 : lv[l]->write_bw * lrand(0.05, 1);
+    }
+}
+
 static void random_hw_levels(comet_model_hw *hw, int clusters, int max_levels)
 {
     *hw = base[irand(0, 2)]; /* shallow: grids are only read */
@@ -190,6 +201,8 @@ static void test_latency_above_bounds(void **s)
             continue;
         if (i % 2)
             random_row_tab(&hw);
+        if (i % 3 == 0)
+            random_write_bw(&hw);
         comet_model_problem pb;
         random_problem(&pb, 8192);
         comet_model_mapping mp;

@@ -201,6 +201,16 @@ static void write_results(const char *path)
     write_results_ex(path, 0);
 }
 
+/* A fresh temporary file (path: a mkstemp template) holding the results
+ * write_results_ex writes. */
+static void temp_results(char *path, int busy)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_results_ex(path, busy);
+}
+
 /* Shared-memory records in two core placements (a VM host keeps two vCPUs
  * on one cache, then on two): each placement is fitted on its own, and a
  * distributed record is predicted over the fits of the placement it ran in
@@ -310,10 +320,7 @@ static void test_profile_build_and_roundtrip(void **st)
 {
     (void)st;
     char path[] = "/tmp/comet-cal-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_results(path);
+    temp_results(path, 0);
     comet_results_set set = { 0 };
     size_t nsrc = 0;
     comet_calibrate_source *src = NULL;
@@ -467,10 +474,7 @@ static void test_profile_busy_vm(void **st)
 {
     (void)st;
     char path[] = "/tmp/comet-calb-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_results_ex(path, 1);
+    temp_results(path, 1);
     comet_results_set set = { 0 };
     comet_model_hw hw;
     build_profile(path, &set, &hw);
@@ -502,10 +506,7 @@ static void test_profile_parallel_region(void **st)
 {
     (void)st;
     char path[] = "/tmp/comet-calr-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_results(path);
+    temp_results(path, 0);
     FILE *fp = fopen(path, "a");
     assert_non_null(fp);
     for (int t = 0; t < 2; t++)
@@ -572,10 +573,7 @@ static void test_grid_plateau_holes(void **st)
 {
     (void)st;
     char path[] = "/tmp/comet-calh-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_results(path);
+    temp_results(path, 0);
     const double ax4[4] = { 64, 256, 1024, 4096 };
     FILE *fp = fopen(path, "a");
     assert_non_null(fp);
@@ -641,9 +639,7 @@ static void test_bad_results(void **st)
 {
     (void)st;
     char path[] = "/tmp/comet-cal-XXXXXX";
-    int fd = mkstemp(path);
-    close(fd);
-    write_results(path);
+    temp_results(path, 0);
     comet_results_set recs = { 0 };
     char err[COMET_ERRLEN], want[96];
     const char *paths[1] = { path };

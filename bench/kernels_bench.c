@@ -33,16 +33,6 @@ static int sgemm_fn(void *ctx, size_t reps)
     return 0;
 }
 
-/* Pseudo-random values in [-1, 1) from a fixed seed (reproducible runs). */
-void bench_fill(float *x, size_t n, unsigned seed)
-{
-    unsigned long long s = 0x9E3779B97F4A7C15ull ^ seed;
-    for (size_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((double)(s >> 40) / 8388608.0 - 1.0);
-    }
-}
-
 /* C rows {0, M/2, M-1} against a double reference; tolerance grows with K. */
 static int sgemm_valid(const sgemm_ctx *g)
 {

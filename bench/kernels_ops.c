@@ -84,6 +84,16 @@ static void pool_put(kop_pool *p)
 
 static size_t cache_l1, cache_l2, cache_l3;
 
+/* Pseudo-random values in [-1, 1) from a fixed seed (reproducible runs). */
+void bench_fill(float *x, size_t n, unsigned seed)
+{
+    unsigned long long s = 0x9E3779B97F4A7C15ull ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 40) / 8388608.0 - 1.0);
+    }
+}
+
 void bench_kop_set_caches(uint64_t l1, uint64_t l2, uint64_t l3)
 {
     cache_l1 = (size_t)l1;

@@ -178,20 +178,20 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
         ny = m->sh.M * m->sh.N;
     }
     const int ln = m->op == COMET_KERNELS_GEMM_LAYERNORM;
-    const size_t f = sizeof(float), sizes[6] = { na * f, nb * f, ny * f, nc * f,
-                                        ln ? m->sh.N * f : 0, ln ? m->sh.N * f : 0 };
+    const size_t f = sizeof(float),
+                 sizes[6]
+        = { na * f, nb * f, ny * f, nc * f, ln ? m->sh.N * f : 0, ln ? m->sh.N * f : 0 };
     char key[160];
     int fresh = 0, wfresh = 0;
-    snprintf(key, sizeof key, "io %d %zu %zu %zu %zu %zu %zu %zu %zu", (int)m->op, m->sh.M,
-        m->sh.N, m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk, m->sh.d);
+    snprintf(key, sizeof key, "io %d %zu %zu %zu %zu %zu %zu %zu %zu", (int)m->op, m->sh.M, m->sh.N,
+        m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk, m->sh.d);
     if (!(m->io = pool_get(key, sizes, 6, &fresh))) {
         rc = comet_util_seterr(
             err, errlen, -ENOMEM, "bench kernels: cannot allocate %s buffers", op);
         goto fail;
     }
-    snprintf(key, sizeof key, "ws %zu %d %zu %zu %zu %zu %zu %zu %zu %zu", m->ws_bytes,
-        (int)m->op, m->sh.M, m->sh.N, m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk,
-        m->sh.d);
+    snprintf(key, sizeof key, "ws %zu %d %zu %zu %zu %zu %zu %zu %zu %zu", m->ws_bytes, (int)m->op,
+        m->sh.M, m->sh.N, m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk, m->sh.d);
     if (!(m->wsp = pool_get(key, &m->ws_bytes, 1, &wfresh))) {
         rc = comet_util_seterr(
             err, errlen, -ENOMEM, "bench kernels: cannot allocate %s workspace", op);
@@ -213,8 +213,8 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
     if (peer) {
         float scale = m->p.scale != 0 ? m->p.scale : 1.0f;
         if ((rc = bench_dnnl_create(&m->dnnl, m->op, &m->sh, m->p.causal, threads, scale,
-                 m->p.eps != 0 ? m->p.eps : 1e-5f, m->a, m->b, m->c, m->gamma, m->beta, m->y,
-                 m->ws, m->ws_bytes, err, errlen)))
+                 m->p.eps != 0 ? m->p.eps : 1e-5f, m->a, m->b, m->c, m->gamma, m->beta, m->y, m->ws,
+                 m->ws_bytes, err, errlen)))
             goto fail;
     }
     k->flops = comet_kernels_flops(m->op, &m->sh);

@@ -110,9 +110,8 @@ int bench_shapeset_load(
     static const char *const top[] = { "threads", "ops", "tile_sweep", "sgemm", NULL };
     static const char *const opk[] = { "op", "variants", "shapes", NULL };
     static const char *const swk[] = { "op", "param", "values", NULL };
-    static const char *const sgk[]
-        = { "threads", "min", "max", "points", "fused_gemm", "fused_max_k", "fused_threads",
-              "max_gflop", NULL };
+    static const char *const sgk[] = { "threads", "min", "max", "points", "fused_gemm",
+        "fused_max_k", "fused_threads", "max_gflop", NULL };
     comet_util_doc *doc = NULL;
     int rc;
     memset(set, 0, sizeof *set);
@@ -258,8 +257,8 @@ int bench_shapeset_load(
          * timed (a set whose fused kernels all run at small K: the fused
          * grid is only read there) */
         const double fk_dflt = 0;
-        if ((rc = get_int(sg, "fused_max_k", &fk_dflt, 0, 1 << 16, &set->sg_fused_max_k, err,
-                 errlen)))
+        if ((rc = get_int(
+                 sg, "fused_max_k", &fk_dflt, 0, 1 << 16, &set->sg_fused_max_k, err, errlen)))
             goto fail;
         /* max_gflop: grid points whose 2MNK exceeds it are not timed (the
          * cube's far corner costs more than the rest together); calibration

@@ -8,6 +8,7 @@
 #   cli -> everything public; reports -> {model, calibrate, bench, results, util};
 #   system -> {model, util}; calibrate -> {model, results, util};
 #   bench -> {kernels, probe, results, util}; model -> {results, util};
+#   cometio -> {model, results, util} (COMET's YAML files);
 #   probe -> util; results -> util (a leaf beside util: the one reader and
 #   writer of records); kernels -> nothing; util -> nothing;
 #   fuzz -> public headers only.
@@ -24,6 +25,7 @@ owner() {
     comet_probe.h) echo probe ;;
     comet_bench.h | comet_bench_coll.h) echo bench ;;
     comet_model.h) echo model ;;
+    comet_cometio.h) echo cometio ;;
     comet_calibrate.h) echo calibrate ;;
     comet_reports.h) echo reports ;;
     comet_system.h) echo system ;;
@@ -38,16 +40,17 @@ allowed() {
     probe) echo "probe util" ;;
     bench) echo "bench kernels probe results util" ;;
     model) echo "model results util" ;;
+    cometio) echo "cometio model results util" ;;
     calibrate) echo "calibrate model results util" ;;
     system) echo "system model util" ;;
     reports) echo "reports model calibrate bench results system util" ;;
-    cli | fuzz) echo "util results kernels probe bench model calibrate system reports" ;;
+    cli | fuzz) echo "util results kernels probe bench model cometio calibrate system reports" ;;
     esac
 }
 
 tmp=$(mktemp) || exit 2
 trap 'rm -f "$tmp"' EXIT
-for lib in util results kernels probe bench model calibrate system reports cli fuzz; do
+for lib in util results kernels probe bench model cometio calibrate system reports cli fuzz; do
     [ -d "$lib" ] || continue
     ok=$(allowed "$lib")
     for f in "$lib"/*.c "$lib"/*.h; do

@@ -1,0 +1,2 @@
+comet_add_test(test_cometio_read SOURCES cometio/test_cometio_read.c LIBS comet_cometio
+               LABELS cometio model sanitize)

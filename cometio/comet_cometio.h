@@ -260,6 +260,9 @@ typedef struct comet_cometio_node {
     comet_cometio_optype op_type; /**< op type */
     char op_name[COMET_COMETIO_NAME]; /**< problem op it runs */
     uint64_t prim[COMET_COMETIO_MAX_DIMS]; /**< TilePrimitive per dimension (0 absent) */
+    char op_tensor[COMET_COMETIO_MAX_TENSORS][COMET_COMETIO_NAME]; /**< the op's tensors */
+    int n_op_tensor; /**< tensors */
+    uint64_t steps[COMET_COMETIO_MAX_TENSORS][COMET_COMETIO_MAX_DIMS]; /**< TileSteps per tensor */
     int red_dim; /**< reduction dimension (-1: none) */
     uint64_t red_factor; /**< reduction factor */
     int op_rmw, specd; /**< compute_attributes */
@@ -318,6 +321,55 @@ int comet_cometio_level_find(const comet_cometio_arch *a, const char *name);
  * that edge); parent == child: the level's link network. NULL if none.
  */
 const comet_cometio_net *comet_cometio_net_of(const comet_cometio_arch *a, int parent, int child);
+
+/* ------------------------------------------------------------------ */
+/* COMET-compatible evaluation                                         */
+/* ------------------------------------------------------------------ */
+
+/** Most rows of a breakdown. */
+#define COMET_COMETIO_MAX_TERMS 64
+
+/** One row of COMET's cycle table: a unit (memory levels of a node, a
+ *  basic op's compute window, a collective) and its cycles. */
+typedef struct comet_cometio_term {
+    char unit[160]; /**< "DRAM-", "OB-IB-WB-", "GEMM", "ALLREDUCE-max", ... */
+    double cs; /**< compulsory stall (ramp-up + ramp-down), cycles */
+    double os; /**< optional stall (transfers not hidden), cycles */
+    double tmw; /**< compute window (a basic op's compute), cycles */
+} comet_cometio_term;
+
+/** One row of the energy breakdown. */
+typedef struct comet_cometio_eterm {
+    char unit[160]; /**< a memory level, "SE-EXP1", "GB<->GB", ... */
+    double pj; /**< picojoules */
+} comet_cometio_eterm;
+
+/** A COMET-compatible evaluation of one mapping. */
+typedef struct comet_cometio_result {
+    double cycles; /**< total cycles (COMET's "Total Cycles") */
+    double energy_pj; /**< total energy (COMET's "Total Energy") */
+    comet_cometio_term term[COMET_COMETIO_MAX_TERMS]; /**< cycle rows by unit */
+    int n_term;
+    comet_cometio_eterm eterm[COMET_COMETIO_MAX_TERMS]; /**< energy rows by unit */
+    int n_eterm;
+} comet_cometio_result;
+
+/**
+ * Evaluates a COMET mapping with COMET's own formulas (d-matrix-ai/comet at
+ * 917af0d: src/analysis/{nest_analysis,data_movement,cost_walker}.cpp,
+ * src/arch/{arch_cost,network,systolic_array,vsimd_compute}.cpp): per-tile
+ * transfer time as the slower of the target and child ports plus the mesh
+ * NoC's hop and queuing terms, windows shared by tensors on one port,
+ * ramp-up and ramp-down, compulsory stalls of dependent tensors under
+ * sequential bindings, explicit collectives exposed, systolic fill/drain per
+ * core-level tile, SIMD cost per instruction; energy per access. noc_energy
+ * turns on COMET's --calc_noc_energy. Refuses (naming file:line) what the
+ * port does not cover: pipeline/sharing/parallel bindings, XBar networks,
+ * meshes outside COMET's hop table.
+ * @return 0 or a negative errno.
+ */
+int comet_cometio_evaluate(const comet_cometio_inputs *in, int noc_energy,
+    comet_cometio_result *out, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

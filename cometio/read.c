@@ -960,6 +960,27 @@ static int parse_op(mctx *x, const doc *n, comet_cometio_node *nd)
     if ((rc = parse_kv_dims(
              x, comet_util_doc_get(n, "TilePrimitive"), "TilePrimitive", prim, nd->prim)))
         return rc;
+    const doc *ot = comet_util_doc_get(n, "tensors");
+    const doc *ts = comet_util_doc_get(n, "TileSteps");
+    if (!ot || ot->kind != COMET_DOC_SEQ || ot->n == 0 || ot->n > COMET_COMETIO_MAX_TENSORS)
+        return fail(ot ? ot : n, "tensors", x->err, x->errlen, "a list of 1..%d tensors",
+            COMET_COMETIO_MAX_TENSORS);
+    if (!ts || ts->kind != COMET_DOC_MAP)
+        return fail(
+            ts ? ts : n, "TileSteps", x->err, x->errlen, "a map of tensor: D=n ... is required");
+    for (size_t i = 0; i < ot->n; i++) {
+        const char *tn = scalar(ot->child[i]);
+        if (!tn || (rc = copy_name(nd->op_tensor[i], tn, ot, "tensors", x->err, x->errlen)))
+            return rc ? rc : fail(ot, "tensors", x->err, x->errlen, "a name is required");
+        const char *st = NULL;
+        if (comet_util_doc_get(ts, tn))
+            st = scalar(comet_util_doc_get(ts, tn));
+        if (!st)
+            return fail(ts, "TileSteps", x->err, x->errlen, "no tile step for tensor %s", tn);
+        if ((rc = parse_kv_dims(x, comet_util_doc_get(ts, tn), "TileSteps", st, nd->steps[i])))
+            return rc;
+        nd->n_op_tensor++;
+    }
     nd->red_dim = -1;
     nd->red_factor = 1;
     const doc *ca = comet_util_doc_get(n, "compute_attributes");

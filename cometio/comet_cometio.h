@@ -123,6 +123,9 @@ typedef struct comet_cometio_arch {
     comet_cometio_link *link; /**< Hierarchy edges */
     size_t n_link;
     char file[512]; /**< source path */
+    char ignored[32][200]; /**< "file:line: key": attributes COMET does not read (it ignores them
+                              too) */
+    int n_ignored;
 } comet_cometio_arch;
 
 /* ------------------------------------------------------------------ */

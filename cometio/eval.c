@@ -375,7 +375,7 @@ static int compute_latency(ev *e, const node *op, int level, int64_t *out)
             return 0;
         }
         if (op->specd && op->op_rmw && op->red_dim >= 0) {
-            uint64_t r = op->red_factor / 512;
+            uint64_t r = op->red_factor / 256; /* kGEMMReductionFactor */
             lat += r == 16 ? 16 : r == 8 ? 12 : r == 4 ? 8 : r == 2 ? 6 : 0;
         }
         lat += (int64_t)(prim_volume(op) / 512) * (int64_t)c->compute_latency;
@@ -416,7 +416,7 @@ static int link_latency(const comet_cometio_net *nt, int stype, const dmi *mv, u
     if (mv->uniq == 0 || spatial == 1)
         return 0;
     uint32_t mxy = (uint32_t)ceil(sqrt((double)spatial));
-    int mx = (int)mxy, my = (int)mxy;
+    int mx = nt->mesh_x, my = nt->mesh_y; /* the network's own mesh unless a branch below */
     /* MeshNetwork: meshX/meshY given (always in our reader) */
     if ((uint32_t)nt->mesh_x >= mxy && (uint32_t)nt->mesh_y >= mxy) {
         mx = my = (int)mxy;
@@ -1552,7 +1552,9 @@ static void totals(ev *e, node *n, uint64_t iters_all, uint64_t iters_up)
     info *f = I(e, n);
     comet_cometio_result *r = e->res;
     if (n->type == COMET_COMETIO_COLL) {
-        double c = (double)f->cost * (double)iters_all;
+        /* parent_iteration_count, as estimate_energy sets it */
+        double c = (double)f->cost * (double)f->parent_iters;
+        (void)iters_all;
         char unit[160];
         snprintf(unit, sizeof unit, "%s-%s%s%s", comet_cometio_coll_name(n->coll),
             n->coll == COMET_COMETIO_ALLREDUCE || n->coll == COMET_COMETIO_REDUCTION
@@ -1627,8 +1629,9 @@ int comet_cometio_evaluate(const comet_cometio_inputs *in, int noc_energy,
     if ((rc = nest(&e, in->mapping.root)) || (rc = movement(&e, in->mapping.root))
         || (rc = walk(&e, in->mapping.root)))
         goto out;
+    if ((rc = energy(&e, in->mapping.root)))
+        goto out;
     totals(&e, in->mapping.root, 1, 1);
-    rc = energy(&e, in->mapping.root);
 out:
     if (e.inf)
         for (int i = 0; i < e.n; i++) {
@@ -1890,7 +1893,32 @@ static int energy_rec(ev *e, node *n, cmap sp, cmap it)
         if (c->type == COMET_COMETIO_COLL) {
             info *cf = I(e, c);
             uint64_t iters = 1;
-            if (!n->spatial) {
+            if (n->spatial) {
+                /* the in tensor's count under an op left of it; 1 when the
+                 * map has none (COMET then scales this spatial level's own
+                 * energy, not the collective's) */
+                for (size_t j = 0; j < k; j++) {
+                    const node *s = n->kid[j];
+                    if (s->type != COMET_COMETIO_TILE)
+                        continue;
+                    for (int t = 0; t < s->n_move; t++) {
+                        if (strcmp(s->move[t].tensor, c->in_tensor))
+                            continue;
+                        uint64_t *v = cm_get(&it, s->move[t].tag, c->in_tensor, 0);
+                        if (v)
+                            iters = *v;
+                    }
+                }
+                for (int l = 0; l < 16; l++) {
+                    f->e_mem[l] *= (double)iters;
+                    f->e_noc[l] *= (double)iters;
+                }
+                cf->parent_iters = iters;
+                cf->e_mem[c->coll_target] = cf->coll_read_pj + cf->coll_write_pj;
+                cf->e_noc[c->coll_target] = e->noc_energy ? coll_noc_pj(e, c) : 0;
+                continue;
+            }
+            {
                 const node *left = NULL;
                 for (size_t j = k; j-- > 0;)
                     if (n->kid[j]->type == COMET_COMETIO_TILE) {
@@ -2095,7 +2123,7 @@ static double link_energy(const comet_cometio_net *nt, int stype, uint64_t size,
     if (uniq == 0 || spatial == 1)
         return 0;
     uint32_t mxy = (uint32_t)ceil(sqrt((double)spatial));
-    int mx = (int)mxy, my = (int)mxy;
+    int mx = nt->mesh_x, my = nt->mesh_y; /* the network's own mesh unless a branch below */
     if ((uint32_t)nt->mesh_x >= mxy && (uint32_t)nt->mesh_y >= mxy) {
         mx = my = (int)mxy;
     } else if ((uint32_t)nt->mesh_x >= mxy) {

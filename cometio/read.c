@@ -158,13 +158,29 @@ static int read_consts(const doc *root, comet_cometio_consts *c, char *err, size
 /* architecture                                                       */
 /* ------------------------------------------------------------------ */
 
+/* COMET reads attributes by exact name and ignores the rest (its example
+ * architecture spells computeWidth "computewidth"): such keys are listed,
+ * not refused, so a COMET user's file reads as COMET reads it */
+static void note_unknown(comet_cometio_arch *a, const doc *m, const char *const *allowed)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        int ok = 0;
+        for (int k = 0; allowed[k] && !ok; k++)
+            ok = !strcmp(m->child[i]->key, allowed[k]);
+        if (!ok && a->n_ignored < 32)
+            snprintf(a->ignored[a->n_ignored++], sizeof a->ignored[0], "%s:%d: %s",
+                m->child[i]->file ? m->child[i]->file : "?", m->child[i]->line, m->child[i]->key);
+    }
+}
+
 static int num_field(
     const doc *m, const char *key, double dflt, double *out, char *err, size_t errlen)
 {
     return comet_util_doc_number(m, key, &dflt, 0, 1e18, out, err, errlen);
 }
 
-static int read_compute(const doc *e, comet_cometio_compute *c, char *err, size_t errlen)
+static int read_compute(
+    comet_cometio_arch *ar, const doc *e, comet_cometio_compute *c, char *err, size_t errlen)
 {
     static const char *const keys[] = { "name", "class", "attributes", NULL };
     static const char *const ak[] = { "datawidth", "capacity", "computeWidth", "computeOpC",
@@ -188,20 +204,20 @@ static int read_compute(const doc *e, comet_cometio_compute *c, char *err, size_
     const doc *a = comet_util_doc_get(e, "attributes");
     if (!a || a->kind != COMET_DOC_MAP)
         return fail(e, "attributes", err, errlen, "a map is required");
-    if ((rc = comet_util_doc_check_keys(a, ak, err, errlen)))
-        return rc;
+    note_unknown(ar, a, ak);
     if (!comet_util_doc_get(a, "computeOpC") || !comet_util_doc_get(a, "computeLatency"))
         return fail(a, "computeOpC", err, errlen,
             "COMET requires computeOpC and computeLatency on every compute tile");
-    if ((rc = num_field(a, "datawidth", 8, &c->datawidth, err, errlen))
+    /* arch_spec.cpp's defaults: computeWidth 8, arrays of 32x32, one array */
+    if ((rc = num_field(a, "datawidth", 0, &c->datawidth, err, errlen))
         || (rc = num_field(a, "capacity", 0, &c->capacity, err, errlen))
-        || (rc = num_field(a, "computeWidth", 1, &c->compute_width, err, errlen))
+        || (rc = num_field(a, "computeWidth", 8, &c->compute_width, err, errlen))
         || (rc = num_field(a, "computeOpC", 1, &c->compute_opc, err, errlen))
         || (rc = num_field(a, "computeLatency", 1, &c->compute_latency, err, errlen))
         || (rc = num_field(a, "startupLatency", 0, &c->startup_latency, err, errlen))
         || (rc = num_field(a, "compute_energy", 0, &c->compute_energy, err, errlen))
-        || (rc = num_field(a, "array_rows", 1, &c->array_rows, err, errlen))
-        || (rc = num_field(a, "array_cols", 1, &c->array_cols, err, errlen))
+        || (rc = num_field(a, "array_rows", 32, &c->array_rows, err, errlen))
+        || (rc = num_field(a, "array_cols", 32, &c->array_cols, err, errlen))
         || (rc = num_field(a, "num_sa_rows", 1, &c->num_sa_rows, err, errlen))
         || (rc = num_field(a, "num_sa_cols", 1, &c->num_sa_cols, err, errlen)))
         return rc;
@@ -209,7 +225,8 @@ static int read_compute(const doc *e, comet_cometio_compute *c, char *err, size_
     return 0;
 }
 
-static int read_memory(const doc *e, comet_cometio_memory *m, char *err, size_t errlen)
+static int read_memory(
+    comet_cometio_arch *ar, const doc *e, comet_cometio_memory *m, char *err, size_t errlen)
 {
     static const char *const keys[] = { "name", "class", "attributes", NULL };
     static const char *const ak[] = { "width", "depth", "ports", "doublebuffered", "reduction",
@@ -232,8 +249,7 @@ static int read_memory(const doc *e, comet_cometio_memory *m, char *err, size_t 
     const doc *a = comet_util_doc_get(e, "attributes");
     if (!a || a->kind != COMET_DOC_MAP)
         return fail(e, "attributes", err, errlen, "a map is required");
-    if ((rc = comet_util_doc_check_keys(a, ak, err, errlen)))
-        return rc;
+    note_unknown(ar, a, ak);
     int f0 = 0;
     if ((rc = num_field(a, "width", 1, &m->width, err, errlen))
         || (rc = num_field(a, "depth", 1, &m->depth, err, errlen))
@@ -348,8 +364,8 @@ static int parse_level(comet_cometio_arch *a, const doc *e, int parent, comet_co
         return fail(at, "attributes", err, errlen, "a map is required");
     if (parent >= 0 && !at)
         return fail(e, "attributes", err, errlen, "COMET requires attributes below the root");
-    if (at && (rc = comet_util_doc_check_keys(at, ak, err, errlen)))
-        return rc;
+    if (at)
+        note_unknown(a, at, ak);
     int is_compute = comet_util_doc_get(e, "is_compute") != NULL;
     /* arch.cpp: a compute level, or a level under the root, named again is
      * the same level (another network to it) */
@@ -437,10 +453,10 @@ static int read_arch(const doc *root, comet_cometio_arch *a, char *err, size_t e
     if (!a->compute || !a->memory)
         return -ENOMEM;
     for (size_t i = 0; i < ct->n; i++, a->n_compute++)
-        if ((rc = read_compute(ct->child[i], &a->compute[i], err, errlen)))
+        if ((rc = read_compute(a, ct->child[i], &a->compute[i], err, errlen)))
             return rc;
     for (size_t i = 0; i < mt->n; i++, a->n_memory++)
-        if ((rc = read_memory(mt->child[i], &a->memory[i], err, errlen)))
+        if ((rc = read_memory(a, mt->child[i], &a->memory[i], err, errlen)))
             return rc;
     if (h->n != 1)
         return fail(h, "Hierarchy", err, errlen,

@@ -118,11 +118,38 @@ static void test_terms(void **state)
     near(q.energy_pj, 16123977.0 - 66985.1, 1e-6, "energy without NoC");
 }
 
+/* COMET's shipped example (test/example_run, run as its run.sh runs it:
+ * no --calc_noc_energy): 3,141,418 cycles, 7.146304e6 pJ; with
+ * --calc_noc_energy 7.556757e6 pJ (COMET 917af0d, rerun here) */
+static void test_shipped_example(void **state)
+{
+    (void)state;
+    for (int noc = 0; noc < 2; noc++) {
+        comet_cometio_inputs in;
+        comet_cometio_result r;
+        char err[512] = "";
+        int rc = comet_cometio_load(fixture("example-arch.yaml"), fixture("example-problem.yaml"),
+            fixture("example-mapping.yaml"), fixture("example-const.yaml"), &in, err, sizeof err);
+        if (rc)
+            fail_msg("load: %s", err);
+        rc = comet_cometio_evaluate(&in, noc, &r, err, sizeof err);
+        comet_cometio_free(&in);
+        if (rc)
+            fail_msg("evaluate: %s", err);
+        near(r.cycles, 3141418, 1e-6, "example cycles");
+        near(r.energy_pj, noc ? 7.556757e6 : 7.146304e6, 1e-5, "example energy");
+        near(term(&r, "GATHER--colop1")->os, 582, 0, "gather");
+        near(term(&r, "softmax")->tmw, 32768, 0, "softmax window");
+        near(term(&r, "GEMM")->tmw, 268288, 0, "GEMM window");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_runs),
         cmocka_unit_test(test_terms),
+        cmocka_unit_test(test_shipped_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

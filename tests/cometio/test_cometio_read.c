@@ -188,6 +188,17 @@ static void arch_refused(const char *from, const char *to, const char *want)
         fail_msg("error '%s' lacks '%s' or file:line", err, want);
 }
 
+/* a key COMET does not read is listed (COMET ignores it), not refused */
+static void test_arch_ignored(void **state)
+{
+    (void)state;
+    comet_cometio_inputs in;
+    char err[512] = "";
+    assert_int_equal(load("edge-arch.yaml", "edge_c1-const.yaml", &in, err, sizeof err), 0);
+    assert_int_equal(in.arch.n_ignored, 0);
+    comet_cometio_free(&in);
+}
+
 static void test_arch_errors(void **state)
 {
     (void)state;
@@ -196,8 +207,6 @@ static void test_arch_errors(void **state)
     arch_refused("type: GBuffer", "type: GlobalBuffer", "type");
     arch_refused(
         "hop_latency: 5, bw: 64, queuing_delay: 2", "hop_latency: 5, queuing_delay: 2", "bw");
-    arch_refused("parent_child_ports_shared: true", "parent_child_port_shared: true",
-        "parent_child_port_shared");
     arch_refused("connection_type: MeshNetwork, hop_latency: 5, bw: 64, queuing_delay: 2",
         "connection_type: Torus, hop_latency: 5, bw: 64, queuing_delay: 2", "connection_type");
 }
@@ -286,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_edge),
         cmocka_unit_test(test_cloud),
+        cmocka_unit_test(test_arch_ignored),
         cmocka_unit_test(test_arch_errors),
         cmocka_unit_test(test_mapping_errors),
         cmocka_unit_test(test_wrong_kind),

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "comet_model.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -373,6 +375,35 @@ typedef struct comet_cometio_result {
  */
 int comet_cometio_evaluate(const comet_cometio_inputs *in, int noc_energy,
     comet_cometio_result *out, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Translation into comet's own description, problem and mapping       */
+/* ------------------------------------------------------------------ */
+
+/** Most fields one translation lists as dropped. */
+#define COMET_COMETIO_MAX_DROPPED 48
+
+/** COMET inputs restated in comet's own terms. */
+typedef struct comet_cometio_translation {
+    char hw_yaml[6144]; /**< a hardware description (docs/hardware.md schema) */
+    comet_model_problem pb; /**< the compound op */
+    comet_model_mapping mp; /**< the mapping */
+    char dropped[COMET_COMETIO_MAX_DROPPED][200]; /**< "file:line: field: why" per dropped field */
+    int n_dropped;
+} comet_cometio_translation;
+
+/**
+ * Restates COMET inputs as comet's description (levels: DRAM, global
+ * buffer per cluster, local buffers per core; the first networks as the
+ * cluster and core meshes), problem (a GEMM-Softmax or GEMM-LayerNorm chain
+ * of basic ops) and mapping (fusion, cluster and core splits, rows and K per
+ * global-buffer step), listing every field the restatement drops. Refuses,
+ * naming file:line and field, what comet's model cannot express (an op
+ * chain outside its vocabulary, an architecture without the three levels).
+ * @return 0 or -EINVAL.
+ */
+int comet_cometio_translate(
+    const comet_cometio_inputs *in, comet_cometio_translation *tr, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -83,6 +83,7 @@ done
 #   comet_kernels -> MPI::MPI_C (comet_kernels.h includes mpi.h)
 #   comet_calibrate -> comet_model (comet_calibrate.h includes comet_model.h)
 #   comet_system -> comet_model (comet_system.h includes comet_model.h)
+#   comet_cometio -> comet_model (comet_cometio.h includes comet_model.h)
 #   comet_bench, comet_model, comet_calibrate, comet_reports -> comet_results
 #     (their public headers take typed records: they include comet_results.h)
 #   * -> PkgConfig::JANSSON (public headers take and return json_t)
@@ -99,6 +100,7 @@ for cm in */CMakeLists.txt; do
                          (tgt == "comet_kernels" && w[i] == "MPI::MPI_C") ||
                          (tgt == "comet_calibrate" && w[i] == "comet_model") ||
                          (tgt == "comet_system" && w[i] == "comet_model") ||
+                         (tgt == "comet_cometio" && w[i] == "comet_model") ||
                          (w[i] == "comet_results" && (tgt == "comet_bench" || tgt == "comet_model" ||
                                                       tgt == "comet_calibrate" || tgt == "comet_reports"))
                     if (!ok) printf "%s:%d: %s links %s PUBLIC; its public header does not need it (link PRIVATE)\n", f, NR, tgt, w[i]

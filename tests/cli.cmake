@@ -4,3 +4,4 @@ comet_add_test(test_whatif SOURCES cli/test_whatif.c LIBS PkgConfig::JANSSON LAB
 add_dependencies(test_whatif comet)
 comet_add_test(test_schemas SOURCES cli/test_schemas.c LIBS PkgConfig::JANSSON LABELS cli)
 add_dependencies(test_schemas comet)
+comet_add_test(test_cometio_cli SOURCES cli/test_cometio_cli.c LIBS PkgConfig::JANSSON LABELS cli cometio)

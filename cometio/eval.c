@@ -6,6 +6,7 @@
  * mesh hop table), because the point of this evaluation is COMET's numbers;
  * comet's own model (model/) is where the physics is argued. */
 #include "comet_cometio.h"
+#include "cometio_internal.h"
 
 #include "comet_util.h"
 
@@ -2186,4 +2187,12 @@ static double move_noc_pj(ev *e, const node *n, int t, const dmi *mv)
     return nt
         ? link_energy(nt, stype, mv->size, mv->uniq, mv->count, (float)m->precision / 8.0f, -1)
         : 0;
+}
+
+double comet_cometio_noc_pj_per_byte(const comet_cometio_net *n, int instances)
+{
+    const uint64_t big = 1 << 20;
+    double e1 = link_energy(n, BCAST, big, 1, (uint64_t)instances, 1.0f, -1);
+    double e0 = link_energy(n, BCAST, 1, 1, (uint64_t)instances, 1.0f, -1);
+    return e1 > e0 ? (e1 - e0) / (double)(big - 1) : 0;
 }

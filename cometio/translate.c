@@ -3,6 +3,7 @@
  * of comet's knobs. What the restatement cannot carry is listed, never
  * silently dropped. */
 #include "comet_cometio.h"
+#include "cometio_internal.h"
 
 #include "comet_util.h"
 
@@ -157,12 +158,23 @@ static int translate_hw(
             return tfail(err, errlen, f, le[i]->line, "meshX",
                 "every per-core buffer level needs the same instances (%d)", cores);
     }
-    if (nlb > 1)
+    /* COMET's input, weight and output buffers: the local buffer's parts
+     * (the GEMM's A fills the first, B the second, the result drains) */
+    char parts[160] = "";
+    if (nlb == 3 && le[0]->edge == COMET_COMETIO_FILLS && le[1]->edge == COMET_COMETIO_FILLS
+        && le[2]->edge == COMET_COMETIO_DRAINS) {
+        snprintf(parts, sizeof parts, ", input_bytes: %.0f, weight_bytes: %.0f, output_bytes: %.0f",
+            lb[0]->width * lb[0]->depth, lb[1]->width * lb[1]->depth, lb[2]->width * lb[2]->depth);
         drop(tr, f, le[0]->line,
-            "Hierarchy: %d per-core buffers (input/weight/output: %.0f B together) become one "
-            "local buffer; their separate capacities, ports and parent_child_ports_shared are "
-            "not carried",
+            "Hierarchy: the input/weight/output buffers become one local buffer with three "
+            "parts (their capacities kept); their own bandwidths, ports and "
+            "parent_child_ports_shared are not carried (the input buffer's read bandwidth is)");
+    } else if (nlb > 1) {
+        drop(tr, f, le[0]->line,
+            "Hierarchy: %d per-core buffers (%.0f B together) become one local buffer; their "
+            "separate capacities, ports and parent_child_ports_shared are not carried",
             nlb, lcap);
+    }
     /* engines */
     const comet_cometio_compute *mac = NULL, *simd = NULL;
     for (size_t i = 0; i < a->n_compute; i++) {
@@ -226,8 +238,13 @@ static int translate_hw(
             "channel_width %.0f/%.0f bits: comet charges a startup per message (queuing_delay) "
             "and link_bw, not COMET's per-channel-word queuing term",
             cn->channel_width, kn->channel_width);
+    double cpj = comet_cometio_noc_pj_per_byte(cn, gbl->instances);
+    double kpj = comet_cometio_noc_pj_per_byte(kn, a->level[le[0]->child].instances);
     drop(tr, f, ce->line,
-        "NoC energy: COMET's Orion router model has no per-byte equivalent; link_pj_per_byte 0");
+        "NoC energy: COMET's Orion router model becomes its marginal energy per byte moved "
+        "across the mesh (%.4g pJ/B clusters, %.4g cores); its fixed per-transfer part is not "
+        "carried",
+        cpj, kpj);
     drop(tr, f, a->level[0].line, "clock: COMET has none; 1 GHz (cycles are unchanged)");
     /* precisions: DRAM tensors and on-chip intermediates */
     int io_bits = 8, chip_bits = 16;
@@ -250,18 +267,18 @@ static int translate_hw(
         "clusters:\n"
         "  count: %d\n"
         "  network: {topology: mesh2d, dims: [%d, %d], link_bw: %.6g, hop_latency: %.6g, "
-        "startup: %.6g, broadcast: %s, reduction: %s, link_pj_per_byte: 0}\n"
+        "startup: %.6g, broadcast: %s, reduction: %s, link_pj_per_byte: %.6g}\n"
         "cores:\n"
         "  count: %d\n"
         "  network: {topology: mesh2d, dims: [%d, %d], link_bw: %.6g, hop_latency: %.6g, "
-        "startup: %.6g, broadcast: %s, reduction: %s}\n"
+        "startup: %.6g, broadcast: %s, reduction: %s, link_pj_per_byte: %.6g}\n"
         "memory:\n"
         "  dram: {capacity: 17179869184, bw: %.6g, read_pj: %.6g, write_pj: %.6g, access_bytes: "
         "%.6g}\n"
         "  global_buffer: {capacity: %.0f, bw: %.6g, read_pj: %.6g, write_pj: %.6g, "
         "access_bytes: %.0f}\n"
         "  local_buffer: {capacity: %.0f, bw: %.6g, read_pj: %.6g, write_pj: %.6g, access_bytes: "
-        "%.0f}\n"
+        "%.0f%s}\n"
         "%s"
         "vector:\n"
         "  width: %.0f\n"
@@ -269,11 +286,12 @@ static int translate_hw(
         "  energy_pj: {add: 0.11, mul: 0.64, div: 0.8, exp: 3.86, max: 0.0025, sqrt: 2.84}\n",
         "comet-arch", chip_bits / 8, io_bits >= 8 ? io_bits / 8 : 1, gbl->instances, cn->mesh_x,
         cn->mesh_y, cn->bw, cn->hop_latency, cn->queuing_delay, cn->broadcast ? "true" : "false",
-        cn->reduction ? "true" : "false", cores, kn->mesh_x, kn->mesh_y, kn->bw, kn->hop_latency,
-        kn->queuing_delay, kn->broadcast ? "true" : "false", kn->reduction ? "true" : "false",
-        dram_bw, dram->child_read_pj, dram->child_write_pj, dram->width, gb->width * gb->depth,
-        gb_bw, gb->child_read_pj, gb->child_write_pj, gb->width, lcap, ib->child_read_bw,
-        ib->child_read_pj, ob->child_write_pj, ib->width, gemm, simd->compute_width);
+        cn->reduction ? "true" : "false", cpj, cores, kn->mesh_x, kn->mesh_y, kn->bw,
+        kn->hop_latency, kn->queuing_delay, kn->broadcast ? "true" : "false",
+        kn->reduction ? "true" : "false", kpj, dram_bw, dram->child_read_pj, dram->child_write_pj,
+        dram->width, gb->width * gb->depth, gb_bw, gb->child_read_pj, gb->child_write_pj, gb->width,
+        lcap, ib->child_read_bw, ib->child_read_pj, ob->child_write_pj, ib->width, parts, gemm,
+        simd->compute_width);
     if (n < 0 || (size_t)n >= sizeof tr->hw_yaml)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: description too long", f);
     if (gbl->instances != cn->mesh_x * cn->mesh_y)

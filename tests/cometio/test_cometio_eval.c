@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "comet_cometio.h"
+#include "cometio_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -144,12 +145,41 @@ static void test_shipped_example(void **state)
     }
 }
 
+/* the presets' link_pj_per_byte is COMET's router model's marginal energy
+ * per byte on the same mesh (configs/hw/edge.yaml, cloud.yaml) */
+static void test_preset_noc_energy(void **state)
+{
+    (void)state;
+    static const char *const arch[2] = { "edge-arch.yaml", "cloud-arch.yaml" };
+    static const char *const preset[2] = { "edge", "cloud" };
+    for (int k = 0; k < 2; k++) {
+        comet_cometio_inputs in;
+        char err[512] = "";
+        int rc = comet_cometio_load(fixture(arch[k]), fixture("gemm-softmax-problem.yaml"),
+            fixture("gemm-softmax-mapping.yaml"), fixture("edge_c1-const.yaml"), &in, err,
+            sizeof err);
+        if (rc)
+            fail_msg("load: %s", err);
+        int gb = comet_cometio_level_find(&in.arch, "GB");
+        double pj = comet_cometio_noc_pj_per_byte(
+            comet_cometio_net_of(&in.arch, 0, gb), in.arch.level[gb].instances);
+        comet_cometio_free(&in);
+        comet_model_hw hw;
+        assert_int_equal(comet_model_hw_load(preset[k], &hw, err, sizeof err), 0);
+        near(hw.cluster_net.link_pj_per_byte, pj, 2e-3, "cluster link pJ/B");
+        near(hw.core_net.link_pj_per_byte, pj, 2e-3, "core link pJ/B");
+        assert_true(hw.lb_input == 32768 && hw.lb_weight == 32768 && hw.lb_output == 131072);
+        comet_model_hw_free(&hw);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_runs),
         cmocka_unit_test(test_terms),
         cmocka_unit_test(test_shipped_example),
+        cmocka_unit_test(test_preset_noc_energy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,16 +188,14 @@ static int translate_hw(
     /* COMET caps a level's transfers at its ports x the network's port
      * bandwidth (arch_cost.cpp): that is the rate comet's level gets */
     double dram_bw = fmin(dram->child_read_bw, dram->ports * ce->net.bw);
-    double gb_bw = fmin(gb->child_read_bw, gb->ports * le[0]->net.bw);
     if (dram_bw < dram->child_read_bw)
         drop(tr, f, ce->line,
             "DRAM bw %.6g B/cycle: COMET moves at most ports x network bw = %.6g; comet's DRAM "
             "gets the latter",
             dram->child_read_bw, dram_bw);
-    if (gb_bw < gb->child_read_bw)
-        drop(tr, f, le[0]->line,
-            "global buffer bw %.6g B/cycle: COMET moves at most ports x network bw = %.6g",
-            gb->child_read_bw, gb_bw);
+    /* the global buffer keeps its bandwidth: comet's cores' network
+     * (cores x link_bw) is the limit COMET's port cap stands for */
+    double gb_bw = gb->child_read_bw;
     char gemm[256];
     if (!strcmp(mac->name, "SystolicArray")) {
         snprintf(gemm, sizeof gemm,

@@ -496,6 +496,15 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         tg += gemm_cycles(hw, mrow, od.Nout, ncore * cpv, eff2);
     }
     tg *= r->micro_factor;
+    /* a K step shorter than the cluster's K (tile_k < Kc) leaves partial
+     * sums: each K step after the first reads and writes the core's fp32
+     * accumulator tile in its local buffer (#37: tile_k cost nothing). On an
+     * accelerator; a CPU's partial sums stay in its registers and caches,
+     * inside the measured GEMM efficiency */
+    const double ksub = !cpu && !att ? cdiv(Kc, tk) : 1;
+    const double psum_core = (ksub - 1) * 2 * mrow * ncore * cfr * acc;
+    if (psum_core > 0 && hw->lb.bw > 0)
+        tg += psum_core / hw->lb.bw;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
@@ -953,8 +962,8 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_cl * used;
     r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
     /* operand reads into the array and result writes at the local buffers */
-    const double lb_bytes
-        = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2 + M * Nout * acc;
+    const double lb_bytes = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2
+        + M * Nout * acc + psum_core * thr * total_steps;
     r->e_lb = lb_bytes / hw->lb.access_bytes * hw->lb.read_pj;
     r->e_mac = r->macs * hw->mac_pj;
     r->e_vec = M * N * cf * vc.pj_elem;

@@ -1,9 +1,12 @@
-/* #37 defect 3: an accelerator's unfused pass writes the op's result to DRAM
+/* #37 defect 3, two parts. An accelerator's unfused pass writes the op's result to DRAM
  * at io_bytes_per_elem, as the fused path does (it wrote it at
  * bytes_per_elem). Property: raising io_bytes_per_elem from 1 to 2 adds the
  * same DRAM bytes to a fused and an unfused mapping with the same splits and
  * tiles (A, B and the result, one byte each more per element), over many
- * shapes and mappings on both COMET presets. */
+ * shapes and mappings on both COMET presets. And tile_k is not free: a K
+ * step shorter than the cluster's K reads and writes the partial sums in
+ * the local buffer, so halving tile_k raises the local buffer's energy and
+ * never shortens the GEMM. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,10 +78,54 @@ static void test_result_at_io_bytes(void **state)
     assert_true(checked >= 20);
 }
 
+static void test_tile_k_partial_sums(void **state)
+{
+    (void)state;
+    static const char *const presets[2] = { "edge", "cloud" };
+    int checked = 0;
+    for (int k = 0; k < 2; k++) {
+        comet_model_hw hw;
+        char err[512];
+        assert_int_equal(comet_model_hw_load(presets[k], &hw, err, sizeof err), 0);
+        for (int fused = 0; fused < 2; fused++)
+            for (int m = 64; m <= 1024; m *= 4)
+                for (int kk = 128; kk <= 1024; kk *= 2)
+                    for (int tm = 1; tm <= 16; tm *= 4) {
+                        comet_model_problem pb
+                            = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = m, .N = 256, .K = kk };
+                        comet_model_mapping mp = { .fused = fused,
+                            .cs_m = hw.clusters,
+                            .cs_n = 1,
+                            .cs_k = 1,
+                            .ks_m = 1,
+                            .ks_n = hw.cores,
+                            .tile_m = tm,
+                            .tile_k = kk,
+                            .one_pass = 1,
+                            .streaming = -1 };
+                        comet_model_result whole, half;
+                        comet_model_eval(&hw, &pb, &mp, &whole);
+                        mp.tile_k = kk / 2;
+                        comet_model_eval(&hw, &pb, &mp, &half);
+                        if (!whole.valid || !half.valid)
+                            continue;
+                        checked++;
+                        if (!(half.e_lb > whole.e_lb) || half.t_gemm < whole.t_gemm)
+                            fail_msg("%s fused %d M=%d K=%d tile_m %d: tile_k %d -> %d: local "
+                                     "energy %.6g -> %.6g pJ, GEMM %.0f -> %.0f cycles",
+                                presets[k], fused, m, kk, tm, kk, kk / 2, whole.e_lb, half.e_lb,
+                                whole.t_gemm, half.t_gemm);
+                    }
+        comet_model_hw_free(&hw);
+    }
+    assert_true(checked >= 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_at_io_bytes),
+        cmocka_unit_test(test_tile_k_partial_sums),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

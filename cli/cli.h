@@ -127,6 +127,10 @@ int comet_cli_bench_coll(int argc, char **argv);
  * or a gms input file (input, with shape "K=,N="); mapping "best" or one
  * dataflow. Prints text or comet.gms.v1 JSON; @return a COMET_EXIT_* code.
  */
+/** predict on COMET's four files (cli/cmd_cometio.c): COMET's numbers and comet's. */
+int comet_cli_cometio(const char *sub, const char *arch, const char *problem, const char *mapping,
+    const char *constants, int explain, const comet_cli_global *g);
+
 int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *shape,
     const char *input, const char *mapping, const comet_cli_global *g);
 

@@ -556,7 +556,7 @@ static double eval_bounds(const comet_model_hw *hw, const comet_model_mapping *m
 /* Step 9, energy: per level, MACs and vector ops (NaN throughout where the
  * description states no energies). */
 static void eval_energy(const comet_model_hw *hw, const geom *e, vcost vc, double b_cl,
-    double noc_bytes, comet_model_result *r)
+    double noc_bytes, double psum_core, comet_model_result *r)
 {
     const int att = e->att, used = e->used;
     const double b = e->b, acc = e->acc, M = e->M, N = e->N, K = e->K, Nout = e->Nout;
@@ -575,8 +575,8 @@ static void eval_energy(const comet_model_hw *hw, const geom *e, vcost vc, doubl
     const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_cl * used;
     r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
     /* operand reads into the array and result writes at the local buffers */
-    const double lb_bytes
-        = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2 + M * Nout * acc;
+    const double lb_bytes = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2
+        + M * Nout * acc + psum_core * e->thr * total_steps;
     r->e_lb = lb_bytes / hw->lb.access_bytes * hw->lb.read_pj;
     r->e_mac = r->macs * hw->mac_pj;
     r->e_vec = M * N * cf * vc.pj_elem;
@@ -707,7 +707,11 @@ static upass eval_unfused_passes(const comet_model_hw *hw, const comet_model_pro
     /* a write to a line the pass did not read costs a read for
      * ownership too, unless it streams; in place it owns the line */
     const double wcost = st || (cpu && mp->in_place) ? 1 : 2;
-    pass_bytes = per * (rd + wr * wcost);
+    /* an accelerator's last pass writes the op's result to DRAM at
+     * io_bytes_per_elem, as the fused path does (#37: it was written at
+     * bytes_per_elem, 3-16% of unfused energy on the COMET presets) */
+    const double res_acc = !cpu && !att && wr >= 1 ? per * wcost * io / b : 0;
+    pass_bytes = per * (rd + wr * wcost) - (res_acc > 0 ? per * wcost : 0) + res_acc;
     if (att) /* P V reads S once more (its A operand) */
         pass_bytes += per;
     if (masked > 0) /* the mask pass writes -inf over the masked part of S */
@@ -730,8 +734,9 @@ static upass eval_unfused_passes(const comet_model_hw *hw, const comet_model_pro
     pass_dram = !cpu || inter_bw_cl == dram_bw_cl ? pass_bytes
         : w_bw == dram_bw_cl                      ? per * wr * wcost
                                                   : 0;
-    const double t_mem = (pass_bytes - per * wr * wcost) / inter_bw_cl + per * wr * wcost / w_bw
-        + out_bytes / dram_bw_cl;
+    const double t_mem = !cpu ? pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl
+                              : (pass_bytes - per * wr * wcost) / inter_bw_cl
+            + per * wr * wcost / w_bw + out_bytes / dram_bw_cl;
     /* A CPU core's prefetchers overlap its loads with the row loop, but
      * its stores beyond the caches drain through a few write-combining
      * buffers that stall the loop when full: the loop's time and its
@@ -874,6 +879,15 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         tg += gemm_cycles(hw, mrow, od.Nout, ncore * cpv, eff2);
     }
     tg *= r->micro_factor;
+    /* a K step shorter than the cluster's K (tile_k < Kc) leaves partial
+     * sums: each K step after the first reads and writes the core's fp32
+     * accumulator tile in its local buffer (#37: tile_k cost nothing). On an
+     * accelerator; a CPU's partial sums stay in its registers and caches,
+     * inside the measured GEMM efficiency */
+    const double ksub = !cpu && !att ? cdiv(Kc, tk) : 1;
+    const double psum_core = (ksub - 1) * 2 * mrow * ncore * cfr * acc;
+    if (psum_core > 0 && hw->lb.bw > 0)
+        tg += psum_core / hw->lb.bw;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
@@ -1116,7 +1130,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         r->t_stall = 0;
 
     /* ---- energy ---- */
-    eval_energy(hw, &e, vc, b_cl, noc_bytes, r);
+    eval_energy(hw, &e, vc, b_cl, noc_bytes, psum_core, r);
 }
 
 void comet_model_eval_fast(const comet_model_hw *hw, const comet_model_problem *pb,

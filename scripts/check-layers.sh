@@ -8,6 +8,7 @@
 #   cli -> everything public; reports -> {model, calibrate, bench, results, util};
 #   system -> {model, util}; calibrate -> {model, results, util};
 #   bench -> {kernels, probe, results, util}; model -> {results, util};
+#   cometio -> {model, results, util} (COMET's YAML files);
 #   probe -> util; results -> util (a leaf beside util: the one reader and
 #   writer of records); kernels -> nothing; util -> nothing;
 #   fuzz -> public headers only.
@@ -26,6 +27,7 @@ owner() {
     comet_probe.h) echo probe ;;
     comet_bench.h | comet_bench_coll.h) echo bench ;;
     comet_model.h | comet_model_hw.h | comet_model_validate.h) echo model ;;
+    comet_cometio.h) echo cometio ;;
     comet_calibrate.h) echo calibrate ;;
     comet_reports.h) echo reports ;;
     comet_system.h) echo system ;;
@@ -40,16 +42,17 @@ allowed() {
     probe) echo "probe util" ;;
     bench) echo "bench kernels probe results util" ;;
     model) echo "model results util" ;;
+    cometio) echo "cometio model results util" ;;
     calibrate) echo "calibrate model results util" ;;
     system) echo "system model util" ;;
     reports) echo "reports model calibrate bench results system util" ;;
-    cli | fuzz) echo "util results kernels probe bench model calibrate system reports" ;;
+    cli | fuzz) echo "util results kernels probe bench model cometio calibrate system reports" ;;
     esac
 }
 
 tmp=$(mktemp) || exit 2
 trap 'rm -f "$tmp"' EXIT
-for lib in util results kernels probe bench model calibrate system reports cli fuzz; do
+for lib in util results kernels probe bench model cometio calibrate system reports cli fuzz; do
     [ -d "$lib" ] || continue
     ok=$(allowed "$lib")
     for f in "$lib"/*.c "$lib"/*.h; do
@@ -82,6 +85,7 @@ done
 #   comet_kernels -> MPI::MPI_C (comet_kernels.h includes mpi.h)
 #   comet_calibrate -> comet_model (comet_calibrate.h includes comet_model_hw.h)
 #   comet_system -> comet_model (comet_system.h includes comet_model.h)
+#   comet_cometio -> comet_model (comet_cometio.h includes comet_model.h)
 #   comet_bench, comet_model, comet_calibrate, comet_reports -> comet_results
 #     (their public headers take typed records: they include comet_results.h;
 #     the model's is comet_model_validate.h)
@@ -99,6 +103,7 @@ for cm in */CMakeLists.txt; do
                          (tgt == "comet_kernels" && w[i] == "MPI::MPI_C") ||
                          (tgt == "comet_calibrate" && w[i] == "comet_model") ||
                          (tgt == "comet_system" && w[i] == "comet_model") ||
+                         (tgt == "comet_cometio" && w[i] == "comet_model") ||
                          (w[i] == "comet_results" && (tgt == "comet_bench" || tgt == "comet_model" ||
                                                       tgt == "comet_calibrate" || tgt == "comet_reports"))
                     if (!ok) printf "%s:%d: %s links %s PUBLIC; its public header does not need it (link PRIVATE)\n", f, NR, tgt, w[i]

@@ -17,3 +17,4 @@ comet_add_test(test_props SOURCES model/test_props.c LIBS comet_model LABELS mod
 comet_add_test(test_gms_model SOURCES model/test_gms_model.c LIBS comet_model LABELS model sanitize)
 comet_add_test(test_record_method SOURCES model/test_record_method.c LIBS comet_model LABELS model sanitize)
 comet_add_test(test_hw_units SOURCES model/test_hw_units.c LIBS comet_model LABELS model sanitize)
+comet_add_test(test_unfused_io SOURCES model/test_unfused_io.c LIBS comet_model LABELS model sanitize)

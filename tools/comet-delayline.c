@@ -261,6 +261,7 @@ int main(int argc, char **argv)
     double bps = 0, delay = 0;
     long mtu = 1500, framing = 38, queue = 1000, prio = 10;
     int opt;
+    opterr = 0; /* our own one-line errors */
     while ((opt = getopt(argc, argv, "a:b:r:d:m:f:q:p:w:h")) != -1) {
         char *end = NULL;
         switch (opt) {
@@ -303,9 +304,11 @@ int main(int argc, char **argv)
         case 'h':
             fputs(usage, stdout);
             return 0;
-        default:
-            fputs(usage, stderr);
-            return 2;
+        default: {
+            char flag[3] = { '-', (char)optopt, 0 };
+            return die(flag,
+                strchr("abrdmfqpw", optopt) ? "needs a value" : "unknown option (see -h)", NULL);
+        }
         }
     }
     if (optind < argc)

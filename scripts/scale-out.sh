@@ -95,15 +95,17 @@ if [ -z "$local" ]; then
     "$COMET" bench kernels --quick --out "$local" -q
 fi
 
-# message sizes per rank: the kernels' row statistics (0.5-4 KiB), their
+# message sizes per rank (the link launch measures allgatherv too: the
+# unfused kernels gather their slices with it, and MPICH runs it by other
+# code than allgather): the kernels' row statistics (0.5-4 KiB), their
 # all-gathered slices and attention's partial outputs (64 KiB - 2 MiB), the
 # slice-width exchange (8 B); the MoE layer's all-to-alls (32 B counts,
-# 0.5-1 MiB of token rows)
+# 0.5-1 MiB of token rows to the other rank, 1.5 MiB a rank with its own)
 if [ "$set" = full ]; then
     sizes=8,64,512,2K,4K,16K,64K,256K,512K,1M,2M,4M
     full=--full
 else
-    sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M
+    sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M,2M
     full=
 fi
 
@@ -148,7 +150,7 @@ for link in $links; do
     # other work takes from a long sample (a kernel loop moving more than
     # the bucket is in the sustained regime after its warm-up calls anyway)
     COMET_NETNS_DEV=$dev COMET_NETNS_BURST=$burst nice -n "$nice" "$netns" with "$rate" \
-        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather,alltoall \
+        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather,allgatherv,alltoall \
             --algs auto --launches 1 --sizes $sizes --timeout $tmo --min-sample $ms \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench collectives $full --colls dist_kernels --timeout $tmo \

@@ -2,7 +2,7 @@ comet_add_test(test_coll SOURCES coll/test_coll.c LIBS PkgConfig::JANSSON TIMEOU
 add_dependencies(test_coll comet)
 # the links over namespaces (tbf veth, delay line): seconds; the whole
 # scale-out job over each (minutes) under the label long
-comet_add_test(test_netns SOURCES coll/test_netns.c LIBS PkgConfig::JANSSON TIMEOUT 600 LABELS bench mpi netns)
+comet_add_test(test_netns SOURCES coll/test_netns.c LIBS PkgConfig::JANSSON TIMEOUT 600 LABELS bench mpi netns long)
 add_test(NAME test_netns_scale_out COMMAND test_netns scale-out)
 add_test(NAME test_netns_scale_out_delay COMMAND test_netns scale-out-delay)
 foreach(t test_netns test_netns_scale_out test_netns_scale_out_delay)

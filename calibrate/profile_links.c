@@ -566,6 +566,12 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
             json_array_append_new(bps, json_real(pw.from[s]));
         json_object_set_new(fit, "breakpoints_bytes", bps);
         json_object_set_new(fit, "protocol_switch_bytes", bp > 0 ? json_real(bp) : json_null());
+        if (nsw > 0) { /* the known switches no segment crosses */
+            json_t *ks = json_array();
+            for (int k = 0; k < nsw; k++)
+                json_array_append_new(ks, json_real(sw[k]));
+            json_object_set_new(fit, "switches_bytes", ks);
+        }
         json_object_set_new(fit, "r2", cal_jreal(pw.r2));
         json_object_set_new(fit, "residuals", cal_residuals_json(key, res, m));
         json_object_set_new(fit, "heldout", cal_err_json(he, nh, "4-fold over message sizes"));

@@ -257,7 +257,9 @@ static int split_end(char *spec, char **dev, char **ns)
 
 int main(int argc, char **argv)
 {
-    char *ends[2] = { NULL, NULL }, *ready = NULL;
+    /* static: still reachable from every early exit */
+    static char *ends[2];
+    char *ready = NULL;
     double bps = 0, delay = 0;
     long mtu = 1500, framing = 38, queue = 1000, prio = 10;
     int opt;
@@ -267,7 +269,12 @@ int main(int argc, char **argv)
         switch (opt) {
         case 'a':
         case 'b':
-            ends[opt - 'a'] = optarg;
+            free(ends[opt - 'a']);
+            ends[opt - 'a'] = strdup(optarg); /* split below: argv stays as given */
+            if (!ends[opt - 'a']) {
+                fprintf(stderr, PROG ": out of memory\n");
+                return 1;
+            }
             break;
         case 'r':
             if (comet_delayline_parse_rate(optarg, &bps))
@@ -388,9 +395,15 @@ int main(int argc, char **argv)
             rc = 1;
             break;
         }
-        for (int e = 0; e < 2 && n > 0; e++)
-            if (p[e].revents & POLLIN)
+        for (int e = 0; e < 2 && n > 0; e++) {
+            if (p[e].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+                /* the device is gone (its namespace deleted): stop, never spin */
+                fprintf(stderr, PROG ": %s: the device went away\n", e ? "-b" : "-a");
+                rc = 1;
+                stop = 1;
+            } else if (p[e].revents & POLLIN)
                 line_read(&l[e], scratch, 65536);
+        }
     }
     line_report(&l[0], "a->b");
     line_report(&l[1], "b->a");
@@ -401,5 +414,7 @@ done:
             close(fd[e]);
     }
     free(scratch);
+    free(ends[0]);
+    free(ends[1]);
     return rc;
 }

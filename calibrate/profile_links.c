@@ -108,17 +108,22 @@ static double pw_r2(const comet_calibrate_piecewise *f, const double *key, const
 /* A piece over a single message size cannot separate alpha from beta:
  * it takes beta from the link's own ping-pong in the protocol regime of
  * the collective's messages (beta_row, per unit of the row's n) and alpha
- * from its points. */
+ * from its points; where that beta alone would exceed the points' time
+ * (alpha < 0: the collective moves its bytes faster than the ping-pong's
+ * regime, e.g. within a tbf bucket), the largest beta that keeps alpha >= 0:
+ * the piece passes through its points either way. */
 static void one_size_piece(
     comet_calibrate_lsq *f, const double *X, const double *y, size_t n, size_t P, double beta_row)
 {
-    double a = 0;
-    for (size_t i = 0; i < n; i++)
+    double a = 0, r = 0;
+    for (size_t i = 0; i < n; i++) {
         a += (y[i] - beta_row * X[i * P + 1]) / X[i * P] / (double)n;
+        r += y[i] / X[i * P + 1] / (double)n;
+    }
     for (size_t j = 0; j < P; j++)
         f->state[j] = j < 2 ? COMET_CALIBRATE_FITTED : COMET_CALIBRATE_ABSENT;
     f->coef[0] = a > 0 ? a : 0;
-    f->coef[1] = beta_row;
+    f->coef[1] = a > 0 ? beta_row : r;
 }
 
 /* A piecewise fit in which no piece straddles a known switch sw[0] <

@@ -26,10 +26,6 @@ typedef struct cal_ctx {
 
 /* JSON number, or null when not finite (JSON has no NaN). */
 json_t *cal_jreal(double v);
-/* Others' busy fraction (records' load.busy_during) above which a sample
- * set ran beside other tenants: the bench's idle-gate threshold (docs:
- * DESIGN section 4, "under ~10% busy from others"; --gate-threshold). */
-#define CAL_BUSY_MAX 0.10
 /* A record's time for a fit: its median when its samples ran idle, its
  * best sample when others were busy beside them (another tenant can only
  * slow a compute kernel; the median of such a set is the tenant's, not the

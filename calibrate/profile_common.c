@@ -14,7 +14,7 @@ json_t *cal_jreal(double v)
 double cal_record_time(const comet_results_record *r)
 {
     const double busy = r->load.busy_during;
-    if (busy > CAL_BUSY_MAX && r->stats.min_s > 0)
+    if (busy > COMET_RESULTS_BUSY_MAX && r->stats.min_s > 0)
         return r->stats.min_s;
     return r->stats.median_s;
 }

@@ -351,7 +351,7 @@ int comet_cmd_validate(int argc, char **argv)
         "rows", jrows);
     json_object_set_new(j, "speedups", jsp);
     json_object_set_new(j, "busy",
-        json_pack("{s:f,s:i,s:o,s:o}", "threshold", COMET_MODEL_BUSY_MAX, "records", vs.busy_rows,
+        json_pack("{s:f,s:i,s:o,s:o}", "threshold", COMET_RESULTS_BUSY_MAX, "records", vs.busy_rows,
             "quiet_median_rel_err",
             isfinite(vs.quiet_median_rel_err) ? json_real(vs.quiet_median_rel_err) : json_null(),
             "quiet_p90_rel_err",
@@ -390,7 +390,7 @@ int comet_cmd_validate(int argc, char **argv)
             printf("  %d of the %d records sampled while other tenants kept the machine over "
                    "%.0f%% busy (their medians are the neighbours' as much as this machine's); "
                    "over the other %d: median %.1f%%, p90 %.1f%%\n",
-                vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
+                vs.busy_rows, nr, 100 * COMET_RESULTS_BUSY_MAX, nr - vs.busy_rows,
                 100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
         if (vs.across_rows > 0) {
             printf("  %d of the %d multi-thread and multi-rank records ran in some pass with "

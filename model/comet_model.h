@@ -264,6 +264,9 @@ typedef struct comet_model_result {
     int ncoll; /**< explicit collective nodes */
     comet_model_coll_node coll[4]; /**< the nodes */
     double micro_factor; /**< fused CPU kernels: micro-tile rows computed / rows (1: none) */
+    double m_cluster, tile_rows, steps; /**< the geometry the terms are priced on: rows per
+                                             cluster, a step's rows (tile_m within them),
+                                             steps (what --explain prints) */
     /* bounds (cycles): no mapping runs faster than its compute or its
      * compulsory traffic on this hardware; cycles >= bound_cycles always */
     double bound_cycles; /**< the largest of the bounds below */

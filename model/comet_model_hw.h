@@ -241,7 +241,9 @@ typedef struct comet_model_hw {
      *  row, and once per row per KV tile in fused attention. */
     double row_cycles;
     double bytes_per_elem; /**< on-chip datatype size */
-    json_t *calibration; /**< optional fit quality/provenance (owned), ignored by the model */
+    json_t *calibration; /**< a profile's calibration block (owned; NULL for presets): fit
+                              quality and provenance, and the link fits per transport and the
+                              core-to-core floors the model reads for records' links (links.c) */
     /* --- appended fields (schema v1 extensions; zero = default) --- */
     double io_bytes_per_elem; /**< bytes per element of DRAM operands/results (0: bytes_per_elem) */
     double lb_input, lb_weight, lb_output; /**< local buffer partition in bytes (0: shared) */

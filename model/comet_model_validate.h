@@ -45,9 +45,14 @@ typedef struct comet_model_vrow {
                                       measured) */
 } comet_model_vrow;
 
-/** Others' busy fraction above which a record's samples ran beside other tenants:
- *  the bench's idle-gate threshold (DESIGN section 4; bench --gate-threshold). */
-#define COMET_MODEL_BUSY_MAX 0.10
+/**
+ * The problem of op at a record's shape: the keys of the op's shape class
+ * (attention: heads = B x H, lq, lk, d, causal; else M, N, K), every other
+ * field 0. The one conversion from a record to a problem (validation,
+ * distributed validation, the report's local predictions).
+ */
+void comet_model_record_problem(
+    comet_model_op op, const comet_results_shape *sh, comet_model_problem *pb);
 
 /**
  * The local description, problem and mapping of one measured compound-kernel
@@ -61,7 +66,7 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
 
 /**
  * The share of the machine other tenants took while a record sampled, as
- * validate counts it (beyond COMET_MODEL_BUSY_MAX: "busy"): load.busy_during;
+ * validate counts it (beyond COMET_RESULTS_BUSY_MAX: "busy"): load.busy_during;
  * where that was not measured (null: the distributed kernels' ranks
  * busy-poll every core) or the idle gate timed out, at least the gate's
  * reading right before (load.busy_others).
@@ -87,7 +92,7 @@ typedef struct comet_model_vsum {
                                       winner); of those, predicted right */
     int shapes, shape_agrees; /**< pairs at the kernels' default tiles: one per shape */
     int shape_decided, shape_decided_agrees; /**< of those, with a clear measured winner */
-    int busy_rows; /**< rows measured beside busy tenants (busy > COMET_MODEL_BUSY_MAX) */
+    int busy_rows; /**< rows measured beside busy tenants (busy > COMET_RESULTS_BUSY_MAX) */
     double quiet_median_rel_err, quiet_p90_rel_err; /**< over the other rows (NaN: none) */
     double c2c_floor_ns; /**< the lowest core-to-core latency any row saw (NaN: none measured) */
     int c2c_rows, across_rows; /**< rows with c2c measured; of them, rows where some pass saw

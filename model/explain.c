@@ -88,11 +88,6 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     comet_model_result r;
     char buf[256];
     comet_model_eval(hw, pb, mp, &r);
-    comet_model_opdims od;
-    comet_model_op_dims(pb, &od);
-    double M = od.rows;
-    double Mc = ceil(M / (mp->cs_m * (mp->cs_h > 1 ? mp->cs_h : 1))), tm = fmin(mp->tile_m, Mc),
-           steps = ceil(Mc / tm);
     comet_model_graph graph;
     comet_model_graph_build(pb, &graph);
     const comet_model_graph *g = &graph;
@@ -107,7 +102,9 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             hw->gb.capacity, hw->lb.capacity);
         return;
     }
-    fprintf(fp, "  steps = ceil(M_cluster / tile_m) = ceil(%.0f / %.0f) = %.0f\n", Mc, tm, steps);
+    /* the geometry evaluation priced the terms on, not a second derivation of it */
+    fprintf(fp, "  steps = ceil(M_cluster / tile_m) = ceil(%.0f / %.0f) = %.0f\n", r.m_cluster,
+        r.tile_rows, r.steps);
     if (hw->systolic)
         fprintf(fp,
             "  gemm    = steps x folds x (2R + C + m_core - 2), R=%d C=%d arrays=%d  -> %.0f "

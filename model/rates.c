@@ -2,7 +2,8 @@
  * by size (a step table), from the measured sgemm and fused-kernel grids
  * (interpolated over M, N, K and threads), the share of the grid's C tile
  * traffic, and the share of a core each thread keeps when all run at once.
- * Below model.c, gms.c and dist.c, above the description (hw.c). */
+ * Below model.c, gms.c and dist.c; it reads the description's fields
+ * (comet_model_hw.h) and calls no other file of model/. */
 #include "comet_model.h"
 
 #include <math.h>

@@ -18,6 +18,24 @@
 /* Compound-kernel records: set up on the local machine and predicted   */
 /* ------------------------------------------------------------------ */
 
+void comet_model_record_problem(
+    comet_model_op op, const comet_results_shape *sh, comet_model_problem *pb)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->op = op;
+    if (comet_model_op_desc(op)->shape == COMET_MODEL_SHAPE_ATTENTION) {
+        pb->heads = sh->B * sh->H;
+        pb->lq = sh->Lq;
+        pb->lk = sh->Lk;
+        pb->d = sh->d;
+        pb->causal = sh->causal > 0;
+    } else {
+        pb->M = sh->M;
+        pb->N = sh->N;
+        pb->K = sh->K;
+    }
+}
+
 int comet_model_record_setup(const comet_model_hw *hw, const comet_results_record *rec,
     comet_model_hw *local, comet_model_problem *pb, comet_model_mapping *mp)
 {
@@ -26,30 +44,20 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     const char *op = rec->op, *var = rec->variant;
     if (rec->kind != COMET_RESULTS_KERNEL && rec->kind != COMET_RESULTS_DIST_KERNEL)
         return -ENOENT;
-    memset(pb, 0, sizeof *pb);
-    if (comet_model_op_parse(op, &pb->op) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused")))
+    comet_model_op o;
+    if (comet_model_op_parse(op, &o) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused"))) {
+        memset(pb, 0, sizeof *pb);
         return -ENOENT;
-    const comet_model_opdesc *d = comet_model_op_desc(pb->op);
+    }
+    const comet_model_opdesc *d = comet_model_op_desc(o);
     /* the record's shape keys by the op's shape class; its row-block tile
      * is tile_q where the rows are queries */
     const int att_shape = d->shape == COMET_MODEL_SHAPE_ATTENTION;
-    const comet_results_shape *sh = &rec->shape;
     const comet_results_params *pa = &rec->params;
-    if (att_shape) {
-        pb->heads = sh->B * sh->H;
-        pb->lq = sh->Lq;
-        pb->lk = sh->Lk;
-        pb->d = sh->d;
-        pb->causal = sh->causal > 0;
-        if (!(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0))
-            return -ENOENT;
-    } else {
-        pb->M = sh->M;
-        pb->N = sh->N;
-        pb->K = sh->K;
-        if (!(pb->M > 0 && pb->N > 0 && pb->K > 0))
-            return -ENOENT;
-    }
+    comet_model_record_problem(o, &rec->shape, pb);
+    if (att_shape ? !(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0)
+                  : !(pb->M > 0 && pb->N > 0 && pb->K > 0))
+        return -ENOENT;
     double thr = rec->threads, ranks = rec->ranks, tile = att_shape ? pa->tile_q : pa->tile_m;
     if (!(thr >= 1))
         thr = 1;
@@ -262,7 +270,7 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
     double *q = malloc((size_t)n * sizeof(double));
     int nq = 0;
     for (int i = 0; q && i < n; i++) {
-        if (rows[i].busy > COMET_MODEL_BUSY_MAX)
+        if (rows[i].busy > COMET_RESULTS_BUSY_MAX)
             out->busy_rows++;
         else
             q[nq++] = rows[i].rel_err;
@@ -626,24 +634,11 @@ int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_reco
                 k++;
             continue;
         }
-        if (comet_model_op_parse(rec->op, &pb.op) != 0)
+        comet_model_op op;
+        if (comet_model_op_parse(rec->op, &op) != 0)
             continue;
-        const comet_results_shape *sh = &rec->shape;
-        const int att = pb.op == COMET_MODEL_ATTENTION;
-        if (att) {
-            pb.M = pb.N = pb.K = 0;
-            pb.heads = sh->B * sh->H;
-            pb.lq = sh->Lq;
-            pb.lk = sh->Lk;
-            pb.d = sh->d;
-            pb.causal = sh->causal > 0;
-        } else {
-            pb.M = sh->M;
-            pb.N = sh->N;
-            pb.K = sh->K;
-            pb.heads = pb.lq = pb.lk = pb.d = 0;
-            pb.causal = 0;
-        }
+        comet_model_record_problem(op, &rec->shape, &pb);
+        const int att = comet_model_op_desc(op)->shape == COMET_MODEL_SHAPE_ATTENTION;
         const int fused = !strcmp(rec->variant, "fused");
         comet_model_drow *row = &rows[k];
         memset(row, 0, sizeof *row);

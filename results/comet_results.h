@@ -106,6 +106,14 @@ typedef struct comet_results_stats {
     size_t nsamples; /**< entries of samples_s */
 } comet_results_stats;
 
+/**
+ * Others' busy fraction above which a record's samples ran beside other
+ * tenants: the idle gate's default threshold (bench --gate-threshold), the
+ * line validate counts "busy" records by, and beyond which calibration reads
+ * a sample set's best sample instead of its median. The one definition.
+ */
+#define COMET_RESULTS_BUSY_MAX 0.10
+
 /** "load": what the idle gate saw before the samples. */
 typedef struct comet_results_gate {
     double busy_others; /**< others' busy fraction before sampling (NaN unknown) */

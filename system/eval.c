@@ -1,8 +1,7 @@
 /* One layer as a graph of kernels over tensors, costed on one chip kernel
  * by kernel or as fused partitions (a dynamic program over the kernel
- * chain), and a configuration's step assembled from it: pipeline, data-
- * parallel gradients, optimizer, memory per chip, cost and power.
- * docs/system.md states every formula. */
+ * chain). The step a configuration takes from these layer costs is
+ * step.c's. docs/system.md states every formula. */
 #include "comet_system.h"
 #include "system_internal.h"
 

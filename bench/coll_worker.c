@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
@@ -426,6 +427,26 @@ static int measure_sizes(coll_ctx *cx)
     return rc;
 }
 
+/* mpiexec's proxies start every rank in a session of its own, and with
+ * autogroup scheduling (Linux's default, /proc/sys/kernel/sched_autogroup_enabled)
+ * a session competes with every other session as one, whatever its
+ * processes' nice: a rank niced below 0 (inherited from mpiexec:
+ * scale-out.sh -n) gives its session the same niceness, or the nice is lost
+ * against each other session on the machine (both ranks measured in
+ * autogroups of nice 0 while the launcher had -20) */
+static void rank_session_nice(void)
+{
+    errno = 0;
+    const int ni = getpriority(PRIO_PROCESS, 0);
+    if (errno || ni >= 0)
+        return;
+    FILE *f = fopen("/proc/self/autogroup", "w");
+    if (f) {
+        fprintf(f, "%d\n", ni);
+        fclose(f); /* no autogroups, or not permitted: the nice stands alone */
+    }
+}
+
 int comet_bench__coll_worker(const coll_job *job)
 {
     coll_ctx cx;
@@ -433,6 +454,7 @@ int comet_bench__coll_worker(const coll_job *job)
     int rc = 0, have_writer = 0;
     memset(&cx, 0, sizeof cx);
     cx.job = job;
+    rank_session_nice();
     MPI_Init(NULL, NULL);
     MPI_Comm_rank(MPI_COMM_WORLD, &cx.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &cx.p);

@@ -36,9 +36,12 @@ json_t *cal_err_json(const double *e, size_t n, const char *method);
 /* [[key, relative residual], ...] */
 json_t *cal_residuals_json(const double *key, const double *res, size_t n);
 
-/* Held-out error of a piecewise fit by CAL_FOLDS folds over distinct keys. */
+/* Held-out error of a piecewise fit by CAL_FOLDS folds over distinct keys
+ * (sw[0..nsw): ascending sizes no piece may straddle, the known switches;
+ * beta_row: the link's ping-pong beta for a piece of one size, 0: none). */
 int cal_pw_heldout(const double *key, const double *X, const double *y, size_t n, size_t p,
-    int maxseg, size_t minpts, double *errs, size_t *nerr);
+    int maxseg, size_t minpts, const double *sw, int nsw, double beta_row, double *errs,
+    size_t *nerr);
 
 /* The builders: each adds its section to cx->fits and fills cx->hw. */
 int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);

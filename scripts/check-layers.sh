@@ -22,7 +22,7 @@ owner() {
     comet_results.h) echo results ;;
     comet_kernels.h) echo kernels ;;
     comet_probe.h) echo probe ;;
-    comet_bench.h | comet_bench_coll.h) echo bench ;;
+    comet_bench.h | comet_bench_coll.h | comet_bench_llm.h) echo bench ;;
     comet_model.h) echo model ;;
     comet_calibrate.h) echo calibrate ;;
     comet_reports.h) echo reports ;;

@@ -139,6 +139,67 @@ const char *comet_llm_phase_name(comet_llm_phase p);
 /** See comet_llm_phase_name(). */
 int comet_llm_phase_parse(const char *s, comet_llm_phase *p);
 
+/* ------------------------------------------------------------------ */
+/* The bench: configurations launched under mpiexec, records            */
+/* ------------------------------------------------------------------ */
+
+/** A configuration as text, "hidden=256,heads=4,...": every field named
+ *  (the worker's command line and error messages). */
+void comet_llm_cfg_format(const comet_llm_cfg *c, char *buf, size_t len);
+/** Parses comet_llm_cfg_format()'s text (fields not given keep *c's values).
+ *  @return 0 or -EINVAL with a message naming the key. */
+int comet_llm_cfg_parse(const char *s, comet_llm_cfg *c, char *err, size_t errlen);
+
+/** One launch's job: every rank runs it. */
+typedef struct comet_bench_llm_job {
+    comet_llm_cfg cfg; /**< the configuration */
+    const char *outpath; /**< results file rank 0 appends to */
+    const char *run_id, *machine_id; /**< of the parent's run record */
+    int samples; /**< samples to take (each one step), at least 3 */
+    double cap_s; /**< stop sampling after this many seconds (at least 3 samples) */
+} comet_bench_llm_job;
+
+/**
+ * One rank of a launch (inside mpiexec; MPI initialised and finalised
+ * here): builds the model, two warm-up steps, then samples steps, each the
+ * slowest rank's wall time between barriers, and rank 0 appends one "llm"
+ * record. @return 0, 1 (failure, message on stderr), 2 (bad job).
+ */
+int comet_bench_llm_worker(const comet_bench_llm_job *job);
+
+/** Starts one launch's np ranks running job (the CLI's: mpiexec and the
+ *  hidden worker command line): the pid of a child leading its own process
+ *  group, or a negative errno. */
+typedef long (*comet_bench_llm_spawn)(const comet_bench_llm_job *job, int np, void *ctx);
+
+/** Settings of a `comet bench llm` run. */
+typedef struct comet_bench_llm_opts {
+    int full; /**< the full set (two model sizes) instead of the quick one */
+    const comet_llm_cfg *one; /**< one configuration instead of a set (NULL: the set) */
+    int samples; /**< samples per configuration (0: 15 quick, 25 full) */
+    double timeout_s; /**< one deadline for the whole run (0: 600 s quick, 3600 s full) */
+    const char *out; /**< results in out/results */
+    const char *command_line; /**< for the run record */
+    comet_bench_llm_spawn spawn; /**< starts each launch (required) */
+    void *spawn_ctx; /**< passed to spawn */
+    int json; /**< summary as JSON on stdout */
+} comet_bench_llm_opts;
+
+/**
+ * The configurations of a set (quick: the small model, train, prefill and
+ * decode on one rank of 1 and 2 threads and on two ranks tp=2 or dp=2;
+ * full: the same for two model sizes, plus full recomputation and unfused
+ * attention). cores: the CPUs a configuration may use (ranks x threads).
+ * @return the count written (at most cap).
+ */
+int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap);
+
+/**
+ * A run: probe, run record, one mpiexec launch per configuration under one
+ * deadline, a summary table. @return a CLI exit code (0, 1 failure, 2 usage).
+ */
+int comet_bench_llm_run(const comet_bench_llm_opts *o);
+
 #ifdef __cplusplus
 }
 #endif

@@ -127,6 +127,8 @@ int comet_cli_calibrate_measure(
  * mode the run starts under mpiexec). @return a COMET_EXIT_* code.
  */
 int comet_cli_bench_coll(int argc, char **argv);
+/** `comet bench llm` (cmd_bench_llm.c): argv[0] = "llm". */
+int comet_cli_bench_llm(int argc, char **argv);
 
 /**
  * predict / explore --op gms: the gather-GEMM-scatter model on a CPU

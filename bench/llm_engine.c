@@ -187,10 +187,10 @@ static void layernorm_bwd(comet_llm *m, const float *x, const float *g, const fl
             mean /= h;
             for (int j = 0; j < h; j++)
                 var += (xr[j] - mean) * (xr[j] - mean);
-            const double rstd = 1.0 / sqrt(var / h + 1e-5);
-            double s1 = 0, s2 = 0;
+            const float rstd = (float)(1.0 / sqrt(var / h + 1e-5)), mu = (float)mean;
+            float s1 = 0, s2 = 0;
             for (int j = 0; j < h; j++) {
-                const double xh = (xr[j] - mean) * rstd, dxh = (double)dr[j] * g[j];
+                const float xh = (xr[j] - mu) * rstd, dxh = dr[j] * g[j];
                 s1 += dxh;
                 s2 += dxh * xh;
                 if (pg) {
@@ -201,8 +201,8 @@ static void layernorm_bwd(comet_llm *m, const float *x, const float *g, const fl
             s1 /= h;
             s2 /= h;
             for (int j = 0; j < h; j++) {
-                const double xh = (xr[j] - mean) * rstd;
-                const float v = (float)(rstd * ((double)dr[j] * g[j] - s1 - xh * s2));
+                const float xh = (xr[j] - mu) * rstd;
+                const float v = rstd * (dr[j] * g[j] - s1 - xh * s2);
                 o[j] = acc ? o[j] + v : v;
             }
         }

@@ -157,6 +157,10 @@ typedef struct comet_bench_llm_job {
     const char *run_id, *machine_id; /**< of the parent's run record */
     int samples; /**< samples to take (each one step), at least 3 */
     double cap_s; /**< stop sampling after this many seconds (at least 3 samples) */
+    /** what the parent's idle gate saw before the launch (the record's "load";
+     *  busy_during unknown: the ranks busy-poll every core) */
+    double busy_others, waited_s;
+    int idle, gate_skipped;
 } comet_bench_llm_job;
 
 /**
@@ -183,6 +187,7 @@ typedef struct comet_bench_llm_opts {
     comet_bench_llm_spawn spawn; /**< starts each launch (required) */
     void *spawn_ctx; /**< passed to spawn */
     int json; /**< summary as JSON on stdout */
+    double gate_timeout_s; /**< idle gate before each launch: wait up to this (< 0: 5 s; 0: off) */
 } comet_bench_llm_opts;
 
 /**

@@ -239,6 +239,9 @@ static json_t *llm_record(const comet_bench_llm_job *job, int p, int nodes, cons
     json_object_set_new(rec, "gflops", json_real(fl / st->median / 1e9));
     if (c->phase == COMET_LLM_TRAIN)
         json_object_set_new(rec, "loss", json_real(loss));
+    comet_bench_load ld
+        = { job->busy_others, job->waited_s, job->idle, job->gate_skipped, 0, 0, -1 };
+    json_object_set_new(rec, "load", comet_bench_load_json(&ld));
     json_object_set_new(rec, "valid", json_boolean(isfinite(loss)));
     return rec;
 }
@@ -407,8 +410,23 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
     comet_util_progress_start(&prog, "bench llm", (size_t)n);
     int failed = 0;
     for (int i = 0; i < n && !failed; i++) {
-        comet_bench_llm_job job
-            = { cfgs[i], path, run.run_id, run.machine_id, samples, o->full ? 10.0 : 3.0 };
+        comet_bench_llm_job job = { cfgs[i], path, run.run_id, run.machine_id, samples,
+            o->full ? 10.0 : 3.0, -1, 0, 0, 1 };
+        /* idle gate: the ranks busy-poll, so others' load is read before
+         * they start; the gate's wait never more than a tenth of the time left */
+        comet_bench_gate g;
+        comet_bench_gate_defaults(&g);
+        g.timeout_s = o->gate_timeout_s < 0 ? 5 : o->gate_timeout_s;
+        if (g.timeout_s > (deadline - comet_util_now()) / 10)
+            g.timeout_s = fmax(0, (deadline - comet_util_now()) / 10);
+        comet_bench_load ld;
+        char gerr[COMET_ERRLEN];
+        if (g.timeout_s > 0 && comet_bench_gate_wait(&g, &ld, gerr, sizeof gerr) == 0) {
+            job.busy_others = ld.busy_others;
+            job.waited_s = ld.waited_s;
+            job.idle = ld.idle;
+            job.gate_skipped = 0;
+        }
         char note[512];
         comet_llm_cfg_format(&cfgs[i], note, sizeof note);
         const int r = launch(o, &job, deadline);

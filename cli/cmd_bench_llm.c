@@ -45,6 +45,9 @@ static void usage(FILE *fp)
         "options:\n"
         "  --samples N        steps sampled per configuration (default 15 quick, 25 full)\n"
         "  --timeout S        one deadline for the whole run (default 600 s, full 3600 s)\n"
+        "  --gate-timeout S   before each launch wait up to S s for others to leave the\n"
+        "                     CPUs idle (default 5; 0 = off); the record's load says what\n"
+        "                     the gate saw\n"
         "  --out DIR          results in DIR/results (default comet-out)\n"
         "  --json             the records as JSON on stdout\n"
         "  -q, -v, -h         quiet, verbose, this help\n");
@@ -68,14 +71,16 @@ static long spawn_ranks(const comet_bench_llm_job *job, int np, void *ctx)
             memcpy(self, se, (size_t)sl);
         self[sl] = '\0';
     }
-    char nps[16], cfg[512], samples[16], cap[32];
+    char nps[16], cfg[512], samples[16], cap[32], load[96];
+    snprintf(load, sizeof load, "%.4f,%.3f,%d,%d", job->busy_others, job->waited_s, job->idle,
+        job->gate_skipped);
     snprintf(nps, sizeof nps, "%d", np);
     comet_llm_cfg_format(&job->cfg, cfg, sizeof cfg);
     snprintf(samples, sizeof samples, "%d", job->samples);
     snprintf(cap, sizeof cap, "%g", job->cap_s);
     char *argv[] = { (char *)COMET_MPIEXEC, (char *)"-n", nps, self, (char *)"bench", (char *)"llm",
         (char *)"--worker", cfg, (char *)job->outpath, (char *)job->run_id, (char *)job->machine_id,
-        samples, cap, NULL };
+        samples, cap, load, NULL };
     fflush(NULL);
     const pid_t parent = getpid();
     pid_t pid = fork();
@@ -95,11 +100,11 @@ static long spawn_ranks(const comet_bench_llm_job *job, int np, void *ctx)
     return (long)pid;
 }
 
-/* --worker CFG OUTFILE RUN_ID MACHINE_ID SAMPLES CAP */
+/* --worker CFG OUTFILE RUN_ID MACHINE_ID SAMPLES CAP LOAD */
 static int worker_main(int argc, char **argv)
 {
-    if (argc != 8) {
-        fprintf(stderr, "comet: bench llm: --worker: expected 6 arguments\n");
+    if (argc != 9) {
+        fprintf(stderr, "comet: bench llm: --worker: expected 7 arguments\n");
         return 2;
     }
     comet_bench_llm_job job;
@@ -114,6 +119,12 @@ static int worker_main(int argc, char **argv)
     job.machine_id = argv[5];
     job.samples = atoi(argv[6]);
     job.cap_s = atof(argv[7]);
+    if (sscanf(
+            argv[8], "%lf,%lf,%d,%d", &job.busy_others, &job.waited_s, &job.idle, &job.gate_skipped)
+        != 4) {
+        fprintf(stderr, "comet: bench llm: --worker: bad load '%s'\n", argv[8]);
+        return 2;
+    }
     return comet_bench_llm_worker(&job);
 }
 
@@ -129,12 +140,13 @@ int comet_cli_bench_llm(int argc, char **argv)
         O_REC,
         O_SAMPLES,
         O_TIMEOUT,
+        O_GATE,
         O_INT /* the integer options follow, in ints[] order */
     };
     static const char *const ints[] = { "hidden", "heads", "ffn", "layers", "seq", "batch",
         "microbatch", "context", "tp", "dp", "threads" };
     enum { NINT = sizeof ints / sizeof *ints };
-    struct option longopts[8 + NINT + 6];
+    struct option longopts[9 + NINT + 6];
     int no = 0;
     longopts[no++] = (struct option) { "quick", no_argument, NULL, O_QUICK };
     longopts[no++] = (struct option) { "full", no_argument, NULL, O_FULL };
@@ -143,6 +155,7 @@ int comet_cli_bench_llm(int argc, char **argv)
     longopts[no++] = (struct option) { "recompute", required_argument, NULL, O_REC };
     longopts[no++] = (struct option) { "samples", required_argument, NULL, O_SAMPLES };
     longopts[no++] = (struct option) { "timeout", required_argument, NULL, O_TIMEOUT };
+    longopts[no++] = (struct option) { "gate-timeout", required_argument, NULL, O_GATE };
     for (int i = 0; i < NINT; i++)
         longopts[no++] = (struct option) { ints[i], required_argument, NULL, O_INT + i };
     const struct option glob[] = { COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
@@ -151,6 +164,7 @@ int comet_cli_bench_llm(int argc, char **argv)
     comet_cli_global g = { 0 };
     comet_bench_llm_opts o;
     memset(&o, 0, sizeof o);
+    o.gate_timeout_s = -1;
     /* the one configuration's defaults: the quick set's model */
     comet_llm_cfg c;
     memset(&c, 0, sizeof c);
@@ -203,6 +217,15 @@ int comet_cli_bench_llm(int argc, char **argv)
                 return COMET_EXIT_USAGE;
             o.samples = (int)v;
             break;
+        case O_GATE: {
+            char *end = NULL;
+            o.gate_timeout_s = strtod(optarg, &end);
+            if (!end || *end || !(o.gate_timeout_s >= 0) || o.gate_timeout_s > 3600) {
+                comet_cli_error("bench llm", "--gate-timeout '%s': seconds, 0 to 3600", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            break;
+        }
         case O_TIMEOUT:
             if (comet_cli_parse_pos("bench llm", "--timeout", optarg, 1u << 20, &v))
                 return COMET_EXIT_USAGE;

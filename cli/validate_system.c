@@ -135,6 +135,14 @@ int comet_cli_validate_system(const comet_model_hw *hw, const char *profile,
                 printf(" %.2f/%.2f", 1e3 * v->measured[show[k]], 1e3 * v->predicted[show[k]]);
             printf("\n");
         }
+        int busy = 0;
+        for (int i = 0; i < nr; i++)
+            busy += rows[i].rec->load.busy_others > 0.10;
+        if (busy)
+            printf("%d of %d records ran while others used more than 10%% of the CPUs (the idle "
+                   "gate's reading before the launch, load.busy_others): their steps hold those "
+                   "tenants' time slices, which no model term describes\n",
+                busy, nr);
         printf("step: median |error| %.1f%%, p90 %.1f%% over %d records%s\n", 100 * med, 100 * p90,
             nr, nskip ? " (some not predicted: see above)" : "");
         printf("per term, over the records where it is >= 10%% of the measured step "

@@ -212,7 +212,8 @@ static void test_llm_cli(void **s)
     char dir[] = "/tmp/comet-llm-cli-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char *f[] = { "bench", "llm", "--hidden", "32", "--heads", "2", "--ffn", "64", "--seq", "16",
-        "--batch", "2", "--samples", "3", "--out", dir, "--json", "-q", NULL };
+        "--batch", "2", "--samples", "3", "--gate-timeout", "0", "--out", dir, "--json", "-q",
+        NULL };
     int st = run(f, out, sizeof out, err, sizeof err);
     if (st != 0)
         fail_msg("bench llm exited %d: %s", st, err);

@@ -47,8 +47,9 @@ typedef enum comet_llm_timer {
     COMET_LLM_T_VECTOR, /**< memory-bound kernels: LayerNorm, GELU, residuals, head reorders */
     COMET_LLM_T_TP, /**< tensor-parallel all-reduces (their waits included) */
     COMET_LLM_T_DP, /**< the data-parallel gradient all-reduce */
-    COMET_LLM_T_PP, /**< pipeline point-to-point (no pipeline parallelism yet: 0) */
-    COMET_LLM_T_BUBBLE, /**< pipeline fill and drain (0: no pipeline) */
+    COMET_LLM_T_PP, /**< pipeline point-to-point: posting sends, waiting in receives (the
+                         pipeline's fill and drain included) and the sends' completion */
+    COMET_LLM_T_BUBBLE, /**< pipeline fill and drain apart (not timed apart: 0; in T_PP) */
     COMET_LLM_T_OPT, /**< the Adam update */
     COMET_LLM_T_RECOMPUTE, /**< the forward rerun in the backward (full recomputation) */
     COMET_LLM_T_LOSS, /**< the loss and its gradient (not a model term) */
@@ -71,6 +72,11 @@ typedef struct comet_llm_cfg {
     int tp, dp; /**< tensor- and data-parallel degrees (tp x dp = ranks) */
     int threads; /**< threads per rank */
     unsigned long long seed; /**< parameters, inputs, targets */
+    /** pipeline stages (0 or 1: none): contiguous layers per stage (the first
+     *  stages one more where they do not divide), 1F1B over the microbatches,
+     *  point-to-point activations forward and gradients backward; ranks =
+     *  tp x pp x dp, tensor parallelism innermost, then data, then pipeline */
+    int pp;
 } comet_llm_cfg;
 
 /** One rank's part of a model (opaque). */
@@ -124,7 +130,7 @@ float *comet_llm_params_local(comet_llm *m, size_t *n);
 void comet_llm_timers(const comet_llm *m, double t[COMET_LLM_NTIMERS]);
 
 /** The stack's output of the last forward on this rank's tokens (T x hidden),
- *  and T; for tests. */
+ *  and T; for tests (with a pipeline: on the last stage's ranks). */
 const float *comet_llm_output(const comet_llm *m, size_t *tokens);
 
 /**
@@ -192,7 +198,8 @@ typedef struct comet_bench_llm_opts {
 
 /**
  * The configurations of a set (quick: the small model, train, prefill and
- * decode on one rank of 1 and 2 threads and on two ranks tp=2 or dp=2;
+ * decode on one rank of 1 and 2 threads and on two ranks tp=2, dp=2 or pp=2
+ * (microbatches of one sequence; decode: two microbatches);
  * full: the same for two model sizes, plus full recomputation and unfused
  * attention). cores: the CPUs a configuration may use (ranks x threads).
  * @return the count written (at most cap).

@@ -25,10 +25,11 @@ void comet_llm_cfg_format(const comet_llm_cfg *c, char *buf, size_t len)
 {
     snprintf(buf, len,
         "hidden=%d,heads=%d,ffn=%d,layers=%d,seq=%d,batch=%d,microbatch=%d,context=%d,"
-        "phase=%s,attention=%s,recompute=%s,tp=%d,dp=%d,threads=%d,seed=%llu",
+        "phase=%s,attention=%s,recompute=%s,tp=%d,pp=%d,dp=%d,threads=%d,seed=%llu",
         c->hidden, c->heads, c->ffn, c->layers, c->seq, c->batch, c->microbatch, c->context,
         comet_llm_phase_name(c->phase), c->attention_fused ? "fused" : "unfused",
-        c->recompute_full ? "full" : "none", c->tp, c->dp, c->threads, c->seed);
+        c->recompute_full ? "full" : "none", c->tp, c->pp > 1 ? c->pp : 1, c->dp, c->threads,
+        c->seed);
 }
 
 int comet_llm_cfg_parse(const char *s, comet_llm_cfg *c, char *err, size_t errlen)
@@ -81,6 +82,7 @@ int comet_llm_cfg_parse(const char *s, comet_llm_cfg *c, char *err, size_t errle
             : !strcmp(k, "microbatch")  ? &c->microbatch
             : !strcmp(k, "context")     ? &c->context
             : !strcmp(k, "tp")          ? &c->tp
+            : !strcmp(k, "pp")          ? &c->pp
             : !strcmp(k, "dp")          ? &c->dp
             : !strcmp(k, "threads")     ? &c->threads
                                         : NULL;
@@ -108,13 +110,13 @@ int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap)
         int hidden, heads, ffn, layers, seq, batch, dbatch, context;
     } models[2] = { { 256, 4, 1024, 2, 128, 4, 8, 256 }, { 512, 8, 2048, 2, 256, 4, 8, 512 } };
     static const struct {
-        int tp, dp, threads;
-    } grids[4] = { { 1, 1, 1 }, { 1, 1, 2 }, { 2, 1, 1 }, { 1, 2, 1 } };
+        int tp, dp, threads, pp;
+    } grids[5] = { { 1, 1, 1, 1 }, { 1, 1, 2, 1 }, { 2, 1, 1, 1 }, { 1, 2, 1, 1 }, { 1, 1, 1, 2 } };
     int n = 0;
     for (int mi = 0; mi < (full ? 2 : 1); mi++)
         for (int ph = 0; ph < 3; ph++)
-            for (int g = 0; g < 4; g++) {
-                if (grids[g].tp * grids[g].dp * grids[g].threads > cores || n >= cap)
+            for (int g = 0; g < 5; g++) {
+                if (grids[g].tp * grids[g].dp * grids[g].pp * grids[g].threads > cores || n >= cap)
                     continue;
                 comet_llm_cfg *c = &out[n++];
                 memset(c, 0, sizeof *c);
@@ -130,6 +132,11 @@ int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap)
                 c->tp = grids[g].tp;
                 c->dp = grids[g].dp;
                 c->threads = grids[g].threads;
+                c->pp = grids[g].pp;
+                /* a pipeline of two stages over microbatches of one sequence
+                 * (decode: two microbatches) */
+                if (c->pp > 1)
+                    c->microbatch = ph == COMET_LLM_DECODE ? c->batch / 2 : 1;
                 c->seed = 1;
             }
     /* full: the small model's other variants on one rank of one thread:
@@ -139,10 +146,11 @@ int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap)
     for (int v = 0; full && v < 3 && n < cap; v++)
         for (int i = 0; i < base; i++) {
             const comet_llm_cfg *b = &out[i];
-            if (b->hidden != models[0].hidden || b->tp * b->dp * b->threads != 1
+            if (b->hidden != models[0].hidden || b->tp * b->dp * b->pp * b->threads != 1
                 || b->phase != (v < 2 ? COMET_LLM_TRAIN : COMET_LLM_PREFILL))
                 continue;
             comet_llm_cfg c = *b;
+            c.microbatch = 0;
             c.recompute_full = v == 0;
             c.attention_fused = v == 0;
             out[n++] = c;
@@ -224,7 +232,8 @@ static json_t *llm_record(const comet_bench_llm_job *job, int p, int nodes, cons
     json_object_set_new(rec, "ranks", json_integer(p));
     json_object_set_new(rec, "params",
         json_pack("{s:s,s:s,s:i,s:i,s:i}", "phase", comet_llm_phase_name(c->phase), "recompute",
-            c->recompute_full ? "full" : "none", "tp", c->tp, "pp", 1, "dp", c->dp));
+            c->recompute_full ? "full" : "none", "tp", c->tp, "pp", c->pp > 1 ? c->pp : 1, "dp",
+            c->dp));
     json_object_set_new(rec, "stats", comet_bench_stats_json(st, samples, (size_t)n));
     json_t *tj = json_object();
     for (int k = 0; k < COMET_LLM_NTIMERS; k++)
@@ -329,7 +338,7 @@ enum { L_OK = 0, L_FAIL = 1, L_DEADLINE = 4, L_INTERRUPTED = 5 };
 
 static int launch(const comet_bench_llm_opts *o, const comet_bench_llm_job *job, double deadline)
 {
-    const int np = job->cfg.tp * job->cfg.dp;
+    const int np = job->cfg.tp * job->cfg.dp * (job->cfg.pp > 1 ? job->cfg.pp : 1);
     fflush(NULL);
     const long sp = o->spawn(job, np, o->spawn_ctx);
     if (sp < 0)
@@ -458,21 +467,21 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
             free(text);
             json_decref(j);
         } else if (comet_util_verbosity >= 0) {
-            printf("%-8s %-8s %-7s %-4s %-4s %-3s %-26s %10s %8s %8s %8s %8s %8s\n", "phase",
-                "attn", "recomp", "tp", "dp", "thr", "model", "step ms", "gemm", "attn", "vector",
-                "tp", "dp");
+            printf("%-8s %-8s %-7s %-3s %-3s %-3s %-3s %-26s %10s %8s %8s %8s %8s %8s %8s\n",
+                "phase", "attn", "recomp", "tp", "pp", "dp", "thr", "model", "step ms", "gemm",
+                "attn", "vector", "tp", "dp", "pp");
             for (size_t i = 0; i < set.n; i++) {
                 const comet_results_record *r = &set.recs[i];
                 if (r->kind != COMET_RESULTS_LLM)
                     continue;
                 char sh[96];
                 comet_results_shape_str(&r->shape, sh, sizeof sh);
-                printf("%-8s %-8s %-7s %-4.0f %-4.0f %-3d %-26s %10.3f %8.3f %8.3f %8.3f %8.3f "
-                       "%8.3f\n",
-                    r->params.phase, r->variant, r->params.recompute, r->params.tp, r->params.dp,
-                    r->threads, sh, 1e3 * r->stats.median_s, 1e3 * r->timers.gemm_s,
+                printf("%-8s %-8s %-7s %-3.0f %-3.0f %-3.0f %-3d %-26s %10.3f %8.3f %8.3f %8.3f "
+                       "%8.3f %8.3f %8.3f\n",
+                    r->params.phase, r->variant, r->params.recompute, r->params.tp, r->params.pp,
+                    r->params.dp, r->threads, sh, 1e3 * r->stats.median_s, 1e3 * r->timers.gemm_s,
                     1e3 * r->timers.attention_s, 1e3 * r->timers.vector_s, 1e3 * r->timers.tp_s,
-                    1e3 * r->timers.dp_s);
+                    1e3 * r->timers.dp_s, 1e3 * r->timers.pp_s);
             }
         }
         comet_results_set_free(&set);

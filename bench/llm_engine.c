@@ -55,8 +55,14 @@ typedef struct offs {
 
 struct comet_llm {
     comet_llm_cfg c;
-    MPI_Comm tp_comm, dp_comm;
-    int tp_rank, dp_rank;
+    MPI_Comm world, tp_comm, dp_comm, rep_comm; /* rep: one replica's tp x pp ranks */
+    int tp_rank, dp_rank, pp_rank, pp;
+    int prev, next; /* neighbouring stages' ranks in world (-1: none) */
+    int l0, nl; /* this stage's first layer and its layers */
+    int store_all; /* activations of every microbatch kept (pipeline: 1F1B in flight) */
+    MPI_Request *req; /* pipeline sends in flight this step */
+    int nreq, capreq;
+    float *gsend; /* pipeline: each microbatch's input gradient while it is sent */
     int h, d, H, F; /* hidden, head dim, heads, ffn (whole model) */
     int al, h0; /* local heads and the first one */
     int fl, f0; /* local FFN columns and the first one */
@@ -484,8 +490,12 @@ int comet_llm_check(const comet_llm_cfg *c, int ranks, char *err, size_t errlen)
         return BAD("seq must be >= 1");
     if (c->phase == COMET_LLM_DECODE && c->context < 1)
         return BAD("decode needs --context >= 1 (tokens in the KV cache)");
-    if (c->tp < 1 || c->dp < 1 || c->tp * c->dp != ranks)
-        return BAD("tp x dp = %d x %d must equal the ranks (%d)", c->tp, c->dp, ranks);
+    const int pp = c->pp > 1 ? c->pp : 1;
+    if (c->tp < 1 || c->dp < 1 || c->tp * c->dp * pp != ranks)
+        return BAD(
+            "tp x pp x dp = %d x %d x %d must equal the ranks (%d)", c->tp, pp, c->dp, ranks);
+    if (pp > c->layers)
+        return BAD("pp=%d exceeds the %d layers", pp, c->layers);
     if (c->tp > c->heads || c->tp > c->ffn)
         return BAD("tp=%d exceeds the heads (%d) or the FFN width (%d)", c->tp, c->heads, c->ffn);
     if (c->batch % c->dp)
@@ -537,8 +547,9 @@ static void init_params(comet_llm *m)
     const uint64_t seed = m->c.seed;
     const int h = m->h, d = m->d, H = m->H, F = m->F, al = m->al, fl = m->fl;
     const float sw = 1.0f / sqrtf((float)h), sf = 1.0f / sqrtf((float)F);
-    for (int l = 0; l < m->c.layers; l++) {
-        float *P = m->P + (size_t)l * m->of.size;
+    for (int ll = 0; ll < m->nl; ll++) {
+        const int l = m->l0 + ll; /* the global layer names the values */
+        float *P = m->P + (size_t)ll * m->of.size;
         for (int j = 0; j < h; j++) {
             P[m->of.g1 + j] = 1.0f + 0.1f * urand(seed, TN_LAYER(l, TN_G1), (uint64_t)j);
             P[m->of.b1 + j] = 0.1f * urand(seed, TN_LAYER(l, TN_B1), (uint64_t)j);
@@ -607,10 +618,21 @@ int comet_llm_create(
     if (!m)
         return -ENOMEM;
     m->c = *c;
+    /* rank = (stage x dp + replica) x tp + tp rank: tensor parallelism
+     * innermost, then data, then pipeline (Megatron's order) */
+    m->pp = c->pp > 1 ? c->pp : 1;
     m->tp_rank = rank % c->tp;
-    m->dp_rank = rank / c->tp;
-    MPI_Comm_split(comm, m->dp_rank, m->tp_rank, &m->tp_comm);
-    MPI_Comm_split(comm, m->tp_rank, m->dp_rank, &m->dp_comm);
+    m->dp_rank = rank / c->tp % c->dp;
+    m->pp_rank = rank / (c->tp * c->dp);
+    MPI_Comm_dup(comm, &m->world);
+    MPI_Comm_split(comm, m->pp_rank * c->dp + m->dp_rank, m->tp_rank, &m->tp_comm);
+    MPI_Comm_split(comm, m->pp_rank * c->tp + m->tp_rank, m->dp_rank, &m->dp_comm);
+    MPI_Comm_split(comm, m->dp_rank, rank, &m->rep_comm);
+    const int stride = c->tp * c->dp;
+    m->prev = m->pp_rank > 0 ? rank - stride : -1;
+    m->next = m->pp_rank < m->pp - 1 ? rank + stride : -1;
+    part(c->layers, m->pp, m->pp_rank, &m->nl, &m->l0);
+    m->store_all = m->pp > 1;
     m->h = c->hidden;
     m->H = c->heads;
     m->d = c->hidden / c->heads;
@@ -636,7 +658,7 @@ int comet_llm_create(
     o->w1 = o->b2 + h;
     o->w2 = o->w1 + h * fl;
     o->size = o->w2 + fl * h;
-    m->np = o->size * (size_t)c->layers;
+    m->np = o->size * (size_t)m->nl;
     int bad = 0;
     const int train = c->phase == COMET_LLM_TRAIN;
     m->P = falloc(m->np, &bad);
@@ -645,24 +667,35 @@ int comet_llm_create(
         m->M1 = falloc(m->np, &bad);
         m->M2 = falloc(m->np, &bad);
     }
-    m->A = calloc((size_t)c->layers + 1, sizeof *m->A);
+    const int nst = m->store_all ? m->nmb : 1;
+    m->A = calloc((size_t)nst * (m->nl + 1), sizeof *m->A);
     bad |= !m->A;
     if (!bad) {
-        /* layer l's input is A[l].x; A[layers].x holds the stack's output */
+        /* microbatch k's layer l input is A[k (nl+1) + l].x, its stage output
+         * A[k (nl+1) + nl].x (one microbatch set without a pipeline) */
         const int store = train && !c->recompute_full;
         alloc_acts(m, &m->scratch, 1, &bad);
-        for (int l = 0; l <= c->layers && !bad; l++) {
-            if (store && l < c->layers)
-                alloc_acts(m, &m->A[l], 1, &bad);
-            else {
-                acts x = m->scratch;
-                x.x = falloc(T * h, &bad);
-                m->A[l] = x;
+        for (int k = 0; k < nst && !bad; k++)
+            for (int l = 0; l <= m->nl && !bad; l++) {
+                acts *A = &m->A[(size_t)k * (m->nl + 1) + l];
+                if (store && l < m->nl)
+                    alloc_acts(m, A, 1, &bad);
+                else {
+                    acts x = m->scratch;
+                    x.x = falloc(T * h, &bad);
+                    *A = x;
+                }
             }
-        }
+    }
+    if (m->pp > 1) {
+        m->capreq = 2 * m->nmb + 2;
+        m->req = calloc((size_t)m->capreq, sizeof *m->req);
+        bad |= !m->req;
+        if (train)
+            m->gsend = falloc((size_t)m->nmb * T * h, &bad);
     }
     if (!train) {
-        const size_t kv = (size_t)c->layers * m->bl * ald * m->cap;
+        const size_t kv = (size_t)m->nl * m->bl * ald * m->cap;
         m->kc = falloc(kv, &bad);
         m->vc = falloc(kv, &bad);
     }
@@ -721,13 +754,15 @@ int comet_llm_create(
     } else {
         /* the cache rows before the step's: pseudo-random keys and values of
          * the context (a decode step attends to them all) */
-        for (int l = 0; l < c->layers; l++)
+        for (int ll = 0; ll < m->nl; ll++)
             for (int s = 0; s < m->bl; s++)
                 for (int lh = 0; lh < m->al; lh++)
                     for (int r = 0; r < m->pos0; r++)
                         for (int dd = 0; dd < m->d; dd++) {
                             const size_t li
-                                = ((((size_t)l * m->bl + s) * m->al + lh) * m->cap + r) * m->d + dd;
+                                = ((((size_t)ll * m->bl + s) * m->al + lh) * m->cap + r) * m->d
+                                + dd;
+                            const uint64_t l = (uint64_t)m->l0 + ll;
                             const uint64_t gi
                                 = ((((uint64_t)l * c->batch + (uint64_t)m->dp_rank * m->bl + s)
                                            * c->heads
@@ -750,14 +785,19 @@ void comet_llm_free(comet_llm *m)
         return;
     const int store = m->c.phase == COMET_LLM_TRAIN && !m->c.recompute_full;
     if (m->A) {
-        for (int l = 0; l <= m->c.layers; l++) {
-            if (store && l < m->c.layers)
-                free_acts(&m->A[l]);
-            else
-                free(m->A[l].x);
-        }
+        const int nst = m->store_all ? m->nmb : 1;
+        for (int k = 0; k < nst; k++)
+            for (int l = 0; l <= m->nl; l++) {
+                acts *A = &m->A[(size_t)k * (m->nl + 1) + l];
+                if (store && l < m->nl)
+                    free_acts(A);
+                else
+                    free(A->x);
+            }
         free(m->A);
     }
+    free(m->req);
+    free(m->gsend);
     free_acts(&m->scratch);
     float *bufs[] = { m->P, m->G, m->M1, m->M2, m->kc, m->vc, m->qkv, m->pbuf, m->dy, m->dx, m->da,
         m->du, m->dxn, m->dx1, m->doc, m->dO, m->dq, m->dk, m->dv, m->dqkv, m->out, m->tgt,
@@ -765,10 +805,10 @@ void comet_llm_free(comet_llm *m)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(m->ws);
-    if (m->tp_comm != MPI_COMM_NULL && m->tp_comm)
-        MPI_Comm_free(&m->tp_comm);
-    if (m->dp_comm != MPI_COMM_NULL && m->dp_comm)
-        MPI_Comm_free(&m->dp_comm);
+    MPI_Comm *cs[] = { &m->tp_comm, &m->dp_comm, &m->rep_comm, &m->world };
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
+        if (*cs[i] && *cs[i] != MPI_COMM_NULL)
+            MPI_Comm_free(cs[i]);
     free(m);
 }
 
@@ -792,13 +832,62 @@ static void load_input(comet_llm *m, int k, float *x)
         }
 }
 
-/* Forward of microbatch k through every layer into m->A[layers].x. */
+/* Microbatch k's activations of local layer l (l = nl: the stage's output). */
+static acts *acts_of(comet_llm *m, int k, int l)
+{
+    return &m->A[(size_t)(m->store_all ? k : 0) * (m->nl + 1) + l];
+}
+
+/* Pipeline point-to-point: receives block (their waits are the pipeline's
+ * fill, drain and transfers), sends are posted and completed at the step's
+ * end; tags: 2k forward activations, 2k + 1 backward gradients. */
+static int p2p_recv(comet_llm *m, float *buf, int from, int tag)
+{
+    const double t0 = tic();
+    const int rc
+        = MPI_Recv(buf, (int)(m->T * m->h), MPI_FLOAT, from, tag, m->world, MPI_STATUS_IGNORE);
+    toc(m, COMET_LLM_T_PP, t0);
+    return rc == MPI_SUCCESS ? 0 : -EIO;
+}
+
+static int p2p_send(comet_llm *m, const float *buf, int to, int tag)
+{
+    if (m->nreq >= m->capreq)
+        return -EINVAL;
+    const double t0 = tic();
+    const int rc
+        = MPI_Isend(buf, (int)(m->T * m->h), MPI_FLOAT, to, tag, m->world, &m->req[m->nreq++]);
+    toc(m, COMET_LLM_T_PP, t0);
+    return rc == MPI_SUCCESS ? 0 : -EIO;
+}
+
+static int p2p_wait(comet_llm *m)
+{
+    if (!m->nreq)
+        return 0;
+    const double t0 = tic();
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < m->nreq; i++) /* (MPI_STATUSES_IGNORE trips GCC's bounds check) */
+        if (MPI_Wait(&m->req[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            rc = !MPI_SUCCESS;
+    m->nreq = 0;
+    toc(m, COMET_LLM_T_PP, t0);
+    return rc == MPI_SUCCESS ? 0 : -EIO;
+}
+
+/* Forward of microbatch k through this stage's layers: its input from the
+ * previous stage (or the stack's input), its output to the next stage (or
+ * the stack's output). */
 static int forward(comet_llm *m, int k)
 {
     const int train = m->c.phase == COMET_LLM_TRAIN;
-    load_input(m, k, m->A[0].x);
-    for (int l = 0; l < m->c.layers; l++) {
-        const acts *A = &m->A[l];
+    int rc = 0;
+    if (m->prev < 0)
+        load_input(m, k, acts_of(m, k, 0)->x);
+    else if ((rc = p2p_recv(m, acts_of(m, k, 0)->x, m->prev, 2 * k)))
+        return rc;
+    for (int l = 0; l < m->nl; l++) {
+        const acts *A = acts_of(m, k, l);
         float *kb = A->k, *vb = A->v;
         if (!train) {
             const size_t head = (size_t)m->ald * m->cap; /* one sequence's heads */
@@ -806,68 +895,103 @@ static int forward(comet_llm *m, int k)
             kb = m->kc + l * lay + (size_t)k * m->mb * head;
             vb = m->vc + l * lay + (size_t)k * m->mb * head;
         }
-        int rc = layer_fwd(m, l, A, kb, vb, m->A[l + 1].x, m->mb);
-        if (rc)
+        if ((rc = layer_fwd(m, l, A, kb, vb, acts_of(m, k, l + 1)->x, m->mb)))
             return rc;
     }
-    memcpy(
-        m->out + (size_t)k * m->T * m->h, m->A[m->c.layers].x, m->T * (size_t)m->h * sizeof(float));
+    const float *y = acts_of(m, k, m->nl)->x;
+    if (m->next >= 0)
+        return p2p_send(m, y, m->next, 2 * k);
+    memcpy(m->out + (size_t)k * m->T * m->h, y, m->T * (size_t)m->h * sizeof(float));
     return 0;
 }
 
-/* Forward and backward of every microbatch, gradients summed over the
- * replicas; the loss over the whole batch into *loss. */
-static int train_grads(comet_llm *m, double *loss)
+/* Backward of microbatch k through this stage's layers: the output's
+ * gradient from the loss (last stage) or the next stage, the input's to the
+ * previous stage. *local accumulates the loss (last stage). */
+static int backward(comet_llm *m, int k, double *local)
 {
-    const int L = m->c.layers, h = m->h;
-    const double norm = 1.0 / ((double)m->c.batch * m->sq);
-    double local = 0;
-    memset(m->G, 0, m->np * sizeof(float));
-    for (int k = 0; k < m->nmb; k++) {
-        int rc = forward(m, k);
-        if (rc)
-            return rc;
+    const int h = m->h;
+    int rc;
+    if (m->next < 0) {
         /* loss 0.5 ||y - target||^2 per token, averaged over the batch's tokens */
-        double t0 = tic();
-        const float *y = m->A[L].x, *tg = m->tgt + (size_t)k * m->T * h;
+        const double norm = 1.0 / ((double)m->c.batch * m->sq), t0 = tic();
+        const float *y = acts_of(m, k, m->nl)->x, *tg = m->tgt + (size_t)k * m->T * h;
         for (size_t i = 0; i < m->T * (size_t)h; i++) {
             const double e = (double)y[i] - tg[i];
-            local += 0.5 * e * e * norm;
+            *local += 0.5 * e * e * norm;
             m->dy[i] = (float)(e * norm);
         }
         toc(m, COMET_LLM_T_LOSS, t0);
-        float *dy = m->dy, *dx = m->dx;
-        for (int l = L - 1; l >= 0; l--) {
-            acts *A = &m->A[l];
-            if (m->c.recompute_full) {
-                /* the layer's forward again from its stored input, into scratch */
-                acts R = m->scratch;
-                R.x = A->x;
-                m->recomputing = 1;
-                rc = layer_fwd(m, l, &R, R.k, R.v, m->pbuf, m->mb);
-                m->recomputing = 0;
-                if (rc)
-                    return rc;
-                A = &R;
-                rc = layer_bwd(m, l, A, dy, dx, m->mb);
-            } else
-                rc = layer_bwd(m, l, A, dy, dx, m->mb);
+    } else if ((rc = p2p_recv(m, m->dy, m->next, 2 * k + 1)))
+        return rc;
+    float *dy = m->dy, *dx = m->dx;
+    for (int l = m->nl - 1; l >= 0; l--) {
+        acts *A = acts_of(m, k, l);
+        acts R;
+        if (m->c.recompute_full) {
+            /* the layer's forward again from its stored input, into scratch */
+            R = m->scratch;
+            R.x = A->x;
+            m->recomputing = 1;
+            rc = layer_fwd(m, l, &R, R.k, R.v, m->pbuf, m->mb);
+            m->recomputing = 0;
             if (rc)
                 return rc;
-            float *t = dy;
-            dy = dx;
-            dx = t;
+            A = &R;
         }
+        if ((rc = layer_bwd(m, l, A, dy, dx, m->mb)))
+            return rc;
+        float *t = dy;
+        dy = dx;
+        dx = t;
     }
+    if (m->prev >= 0) {
+        /* dy now holds the stage input's gradient: a buffer of its own while sent */
+        float *g = m->gsend + (size_t)k * m->T * h;
+        memcpy(g, dy, m->T * (size_t)h * sizeof(float));
+        return p2p_send(m, g, m->prev, 2 * k + 1);
+    }
+    return 0;
+}
+
+/* Forward and backward of every microbatch (one at a time without a
+ * pipeline; 1F1B with one: pp - stage - 1 forwards in flight, then one
+ * forward and one backward in turn, then the remaining backwards,
+ * Narayanan et al. 2021), gradients summed over the replicas; the loss over
+ * the whole batch into *loss on every rank. */
+static int train_grads(comet_llm *m, double *loss)
+{
+    double local = 0;
+    int rc = 0;
+    memset(m->G, 0, m->np * sizeof(float));
+    if (m->pp == 1) {
+        for (int k = 0; k < m->nmb && !rc; k++)
+            if (!(rc = forward(m, k)))
+                rc = backward(m, k, &local);
+    } else {
+        const int warm = m->pp - m->pp_rank - 1 < m->nmb ? m->pp - m->pp_rank - 1 : m->nmb;
+        int f = 0, b = 0;
+        while (f < warm && !rc)
+            rc = forward(m, f++);
+        while (f < m->nmb && !rc)
+            if (!(rc = forward(m, f++)))
+                rc = backward(m, b++, &local);
+        while (b < m->nmb && !rc)
+            rc = backward(m, b++, &local);
+    }
+    if (!rc)
+        rc = p2p_wait(m);
+    if (rc)
+        return rc;
     double t0 = tic();
     if (m->c.dp > 1
         && MPI_Allreduce(MPI_IN_PLACE, m->G, (int)m->np, MPI_FLOAT, MPI_SUM, m->dp_comm)
             != MPI_SUCCESS)
         return -EIO;
     toc(m, COMET_LLM_T_DP, t0);
-    double total = local;
-    if (m->c.dp > 1)
-        MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, m->dp_comm);
+    /* every replica's last stage holds its loss (once per tp group) */
+    double mine = m->next < 0 && m->tp_rank == 0 ? local : 0, total = mine;
+    MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, m->world);
     if (loss)
         *loss = total;
     return 0;
@@ -927,6 +1051,8 @@ int comet_llm_step(comet_llm *m, double *loss)
     } else {
         for (int k = 0; k < m->nmb && !rc; k++)
             rc = forward(m, k);
+        if (!rc)
+            rc = p2p_wait(m);
     }
     openblas_set_num_threads(saved);
     return rc;
@@ -942,9 +1068,9 @@ int comet_llm_grads_full(comet_llm *m, float *out)
     const size_t fg1 = 0, fb1 = h, fqkv = 2 * (size_t)h, fwo = fqkv + (size_t)h * 3 * H * d,
                  fg2 = fwo + (size_t)H * d * h, fb2 = fg2 + h, fw1 = fb2 + h,
                  fw2 = fw1 + (size_t)h * F;
-    for (int l = 0; l < m->c.layers; l++) {
-        const float *G = m->G + (size_t)l * m->of.size;
-        float *o = out + (size_t)l * lsz;
+    for (int ll = 0; ll < m->nl; ll++) {
+        const float *G = m->G + (size_t)ll * m->of.size;
+        float *o = out + (size_t)(m->l0 + ll) * lsz;
         if (m->tp_rank == 0)
             for (int j = 0; j < h; j++) {
                 o[fg1 + j] = G[m->of.g1 + j];
@@ -964,8 +1090,8 @@ int comet_llm_grads_full(comet_llm *m, float *out)
                 (size_t)fl * sizeof(float));
         memcpy(o + fw2 + (size_t)m->f0 * h, G + m->of.w2, (size_t)fl * h * sizeof(float));
     }
-    if (m->c.tp > 1
-        && MPI_Allreduce(MPI_IN_PLACE, out, (int)n, MPI_FLOAT, MPI_SUM, m->tp_comm) != MPI_SUCCESS)
+    /* the replica's stages and tensor-parallel shares (replicas agree) */
+    if (MPI_Allreduce(MPI_IN_PLACE, out, (int)n, MPI_FLOAT, MPI_SUM, m->rep_comm) != MPI_SUCCESS)
         return -EIO;
     return 0;
 }

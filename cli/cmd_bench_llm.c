@@ -40,7 +40,8 @@ static void usage(FILE *fp)
         "  --context N        decode: tokens in the KV cache (default 256)\n"
         "  --attention A      fused (default) or unfused\n"
         "  --recompute R      none (default) or full (train)\n"
-        "  --tp N --dp N      degrees (ranks = tp x dp)\n"
+        "  --tp N --pp N --dp N  degrees (ranks = tp x pp x dp; pp: stages of layers,\n"
+        "                     1F1B over the microbatches)\n"
         "  --threads N        threads per rank (default 1)\n"
         "options:\n"
         "  --samples N        steps sampled per configuration (default 15 quick, 25 full)\n"
@@ -144,7 +145,7 @@ int comet_cli_bench_llm(int argc, char **argv)
         O_INT /* the integer options follow, in ints[] order */
     };
     static const char *const ints[] = { "hidden", "heads", "ffn", "layers", "seq", "batch",
-        "microbatch", "context", "tp", "dp", "threads" };
+        "microbatch", "context", "tp", "dp", "threads", "pp" };
     enum { NINT = sizeof ints / sizeof *ints };
     struct option longopts[9 + NINT + 6];
     int no = 0;
@@ -169,7 +170,7 @@ int comet_cli_bench_llm(int argc, char **argv)
     comet_llm_cfg c;
     memset(&c, 0, sizeof c);
     c.hidden = 256, c.heads = 4, c.ffn = 1024, c.layers = 2, c.seq = 128, c.batch = 4;
-    c.attention_fused = 1, c.tp = c.dp = c.threads = 1, c.seed = 1;
+    c.attention_fused = 1, c.tp = c.dp = c.threads = c.pp = 1, c.seed = 1;
     int one = 0, set = 0, batch_given = 0, opt;
     uint64_t v;
     int vals[NINT];
@@ -239,7 +240,7 @@ int comet_cli_bench_llm(int argc, char **argv)
                     return COMET_EXIT_USAGE;
                 vals[opt - O_INT] = (int)v;
                 int *dst[NINT] = { &c.hidden, &c.heads, &c.ffn, &c.layers, &c.seq, &c.batch,
-                    &c.microbatch, &c.context, &c.tp, &c.dp, &c.threads };
+                    &c.microbatch, &c.context, &c.tp, &c.dp, &c.threads, &c.pp };
                 *dst[opt - O_INT] = vals[opt - O_INT];
                 batch_given |= opt - O_INT == 5;
                 one = 1;
@@ -264,15 +265,15 @@ int comet_cli_bench_llm(int argc, char **argv)
         if (c.phase == COMET_LLM_DECODE && !batch_given)
             c.batch = 8;
         char err[256];
-        if (comet_llm_check(&c, c.tp * c.dp, err, sizeof err)) {
+        if (comet_llm_check(&c, c.tp * c.dp * c.pp, err, sizeof err)) {
             comet_cli_error("bench llm", "%s", err);
             return COMET_EXIT_USAGE;
         }
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        if (cores > 0 && (long)c.tp * c.dp * c.threads > cores) {
+        if (cores > 0 && (long)c.tp * c.dp * c.pp * c.threads > cores) {
             comet_cli_error("bench llm",
-                "tp x dp x threads = %d exceeds the %ld cores (MPICH busy-polls)",
-                c.tp * c.dp * c.threads, cores);
+                "tp x pp x dp x threads = %d exceeds the %ld cores (MPICH busy-polls)",
+                c.tp * c.dp * c.pp * c.threads, cores);
             return COMET_EXIT_USAGE;
         }
         o.one = &c;

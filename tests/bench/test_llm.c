@@ -42,7 +42,7 @@ static double single(comet_llm_cfg c, float *g)
     comet_llm *m = NULL;
     char err[256];
     double loss = NAN;
-    c.tp = c.dp = 1;
+    c.tp = c.dp = c.pp = 1;
     assert_int_equal(comet_llm_create(MPI_COMM_SELF, &c, &m, err, sizeof err), 0);
     assert_int_equal(comet_llm_grads(m, &loss), 0);
     if (g)
@@ -146,24 +146,29 @@ static void test_grids(void **state)
 {
     (void)state;
     comet_llm_cfg c = tiny();
-    /* every tp x dp of the ranks */
-    for (int tp = 1; tp <= world_size; tp++) {
-        if (world_size % tp)
-            continue;
-        c.tp = tp;
-        c.dp = world_size / tp;
-        char what[96];
-        for (int v = 0; v < 4; v++) {
-            comet_llm_cfg x = c;
-            x.attention_fused = v != 1;
-            x.recompute_full = v == 2;
-            x.microbatch = v == 3 ? 1 : 0;
-            snprintf(what, sizeof what, "tp=%d dp=%d %s%s%s", x.tp, x.dp,
-                x.attention_fused ? "fused" : "unfused", x.recompute_full ? " recompute" : "",
-                x.microbatch ? " microbatch 1" : "");
-            check_grid(x, what);
+    /* every tp x pp x dp of the ranks (3 layers: 3 stages one each, 2 stages
+     * 2 + 1, an uneven split) */
+    c.layers = 3;
+    for (int tp = 1; tp <= world_size; tp++)
+        for (int pp = 1; pp <= world_size / tp; pp++) {
+            if (world_size % (tp * pp))
+                continue;
+            c.tp = tp;
+            c.pp = pp;
+            c.dp = world_size / (tp * pp);
+            char what[96];
+            for (int v = 0; v < 4; v++) {
+                comet_llm_cfg x = c;
+                x.attention_fused = v != 1;
+                x.recompute_full = v == 2;
+                /* a pipeline needs microbatches: 1F1B over 6 / dp of one sequence */
+                x.microbatch = v == 3 || pp > 1 ? 1 : 0;
+                snprintf(what, sizeof what, "tp=%d pp=%d dp=%d %s%s%s", x.tp, x.pp, x.dp,
+                    x.attention_fused ? "fused" : "unfused", x.recompute_full ? " recompute" : "",
+                    x.microbatch ? " microbatch 1" : "");
+                check_grid(x, what);
+            }
         }
-    }
 }
 
 /* The inference phases: each rank's outputs against the single-rank run. */
@@ -171,6 +176,7 @@ static void check_inference(comet_llm_phase ph)
 {
     comet_llm_cfg c = tiny();
     c.phase = ph;
+    c.layers = 3;
     c.context = ph == COMET_LLM_DECODE ? 9 : 0;
     comet_llm *r = NULL, *m = NULL;
     char err[256];
@@ -178,26 +184,29 @@ static void check_inference(comet_llm_phase ph)
     assert_int_equal(comet_llm_step(r, NULL), 0);
     size_t tr, tm;
     const float *yr = comet_llm_output(r, &tr);
-    for (int tp = 1; tp <= world_size; tp++) {
-        if (world_size % tp)
-            continue;
-        comet_llm_cfg x = c;
-        x.tp = tp;
-        x.dp = world_size / tp;
-        x.microbatch = 1;
-        x.attention_fused = tp % 2;
-        assert_int_equal(comet_llm_create(MPI_COMM_WORLD, &x, &m, err, sizeof err), 0);
-        assert_int_equal(comet_llm_step(m, NULL), 0);
-        const float *y = comet_llm_output(m, &tm);
-        const int dpr = world_rank / tp;
-        assert_int_equal(tm * x.dp, tr);
-        const double e = maxrel(y, yr + dpr * tm * c.hidden, tm * c.hidden);
-        if (world_rank == 0)
-            print_message("%s tp=%d dp=%d: worst output error %.3g\n", comet_llm_phase_name(ph),
-                x.tp, x.dp, e);
-        assert_true(e < 1e-4);
-        comet_llm_free(m);
-    }
+    for (int tp = 1; tp <= world_size; tp++)
+        for (int pp = 1; pp <= world_size / tp; pp++) {
+            if (world_size % (tp * pp))
+                continue;
+            comet_llm_cfg x = c;
+            x.tp = tp;
+            x.pp = pp;
+            x.dp = world_size / (tp * pp);
+            x.microbatch = 1;
+            x.attention_fused = tp % 2;
+            assert_int_equal(comet_llm_create(MPI_COMM_WORLD, &x, &m, err, sizeof err), 0);
+            assert_int_equal(comet_llm_step(m, NULL), 0);
+            const float *y = comet_llm_output(m, &tm);
+            const int dpr = world_rank / tp % x.dp, stage = world_rank / (tp * x.dp);
+            assert_int_equal(tm * x.dp, tr);
+            if (stage == pp - 1) { /* the last stage holds the output */
+                const double e = maxrel(y, yr + dpr * tm * c.hidden, tm * c.hidden);
+                print_message("%s tp=%d pp=%d dp=%d rank %d: worst output error %.3g\n",
+                    comet_llm_phase_name(ph), x.tp, x.pp, x.dp, world_rank, e);
+                assert_true(e < 1e-4);
+            }
+            comet_llm_free(m);
+        }
     comet_llm_free(r);
 }
 

@@ -1,7 +1,7 @@
 /* comet predict / explore: the analytical model from the command line. */
 #include "cli.h"
 
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "comet_reports.h"
 #include "comet_util.h"
 
@@ -310,8 +310,8 @@ static int run(int argc, char **argv, int explore)
             rates[reps++] = t->seconds > 0 ? (double)t->evaluated / t->seconds : 0;
         }
         free(t);
-        rate = comet_model_quantile(rates, reps, 0.5);
-        search_s = comet_model_quantile(times, reps, 0.5);
+        rate = comet_util_quantile(rates, reps, 0.5);
+        search_s = comet_util_quantile(times, reps, 0.5);
     }
     char b1[256], b2[256];
     if (explore) {

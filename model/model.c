@@ -1,5 +1,7 @@
 /* The dataflow model: latency and energy of one mapping (allocation-free),
- * explicit collectives on any topology, mapping search, explanations. */
+ * with its explicit collectives (costed by coll.c); the memory levels'
+ * bandwidths; the mapping the local kernels run (comet_model_local_mapping).
+ * The search is search.c's, the explanation explain.c's. */
 #include "comet_model.h"
 
 #include "comet_util.h"
@@ -978,4 +980,43 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
     }
     if (!r->ncoll && r->valid && !mp->fused && mp->cs_n > 1)
         snprintf(r->coll_desc, sizeof r->coll_desc, "none (intermediate through DRAM)");
+}
+
+/* ------------------------------------------------------------------ */
+/* The mapping the local kernels run                                  */
+/* ------------------------------------------------------------------ */
+
+void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    double tile_m, int threads, int ranks, comet_model_mapping *mp)
+{
+    (void)hw;
+    memset(mp, 0, sizeof *mp);
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    /* a flash-style op tiles its keys (the N dimension) as well */
+    const int flash = od.desc && od.desc->flash;
+    const double M = od.rows;
+    mp->fused = fused;
+    mp->pipelined = 1; /* out-of-order cores and prefetchers overlap streaming with compute */
+    mp->cs_m = 1;
+    mp->cs_n = ranks > 0 ? ranks : 1; /* the distributed kernels split N (attention: Lk) */
+    mp->cs_k = 1;
+    mp->ks_m = threads > 0 ? threads : 1; /* threads take row blocks */
+    mp->ks_n = 1;
+    mp->one_pass = 1; /* unfused: whole BLAS GEMM, then one row pass (kernels/) */
+    /* unfused causal attention: P V per block of 64 queries over the keys
+     * the block sees (kernels/kernels.c) */
+    mp->pv_rows = fused ? 0 : 64;
+    mp->streaming = -1;
+    /* fused: row blocks of tile_m rows, one per thread at a time; the
+     * distributed kernels reduce the statistics of all rows at once */
+    if (fused && mp->cs_n == 1)
+        mp->tile_m = (tile_m > 0 ? tile_m : 64) * mp->ks_m;
+    else
+        mp->tile_m = M;
+    /* the distributed kernels' local GEMM is one BLAS call (kernels/dist.c) */
+    mp->blas_gemm = mp->cs_n > 1;
+    mp->tile_k = flash ? (od.N / mp->cs_n < 512 ? od.N / mp->cs_n : 512) : od.K;
+    if (mp->tile_k < 1)
+        mp->tile_k = 1;
 }

@@ -10,6 +10,7 @@
 
 #include "comet_bench.h"
 #include "comet_calibrate.h"
+#include "comet_model.h"
 #include "comet_util.h"
 
 #include <errno.h>

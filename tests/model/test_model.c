@@ -9,7 +9,7 @@
 
 #include "comet_bench.h"
 #include "comet_calibrate.h"
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "comet_util.h"
 
 #include <errno.h>

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "comet_model.h"
+#include "comet_model_validate.h"
 
 #include <math.h>
 #include <string.h>

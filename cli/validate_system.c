@@ -104,6 +104,12 @@ int comet_cli_validate_system(const comet_model_hw *hw, const char *profile,
                     r->link, "measured_s", v->measured_s, "predicted_s", v->predicted_s, "rel_err",
                     (v->predicted_s - v->measured_s) / v->measured_s, "other_measured_s",
                     v->other_s, "terms", terms));
+            json_t *last = json_array_get(arr, json_array_size(arr) - 1);
+            json_object_set_new(last, "pp",
+                json_integer(comet_results_has(r->params.pp) ? (json_int_t)r->params.pp : 1));
+            json_object_set_new(last, "busy_others",
+                comet_results_has(r->load.busy_others) ? json_real(r->load.busy_others)
+                                                       : json_null());
         }
         json_t *tj = json_object();
         for (int k = 0; k < NT; k++)

@@ -74,6 +74,10 @@ struct comet_model_hw;
 struct comet_results_record;
 int comet_cli_validate_dist(const struct comet_model_hw *hw, const char *profile,
     const struct comet_results_record *recs, size_t n, const char *dir, int json_out);
+/** validate --system (cli/validate_system.c): every llm record predicted by
+ *  the system model with its own configuration. @return COMET_EXIT_*. */
+int comet_cli_validate_system(const struct comet_model_hw *hw, const char *profile,
+    const struct comet_results_record *recs, size_t n, int json_out);
 int comet_cmd_report(int argc, char **argv);
 int comet_cmd_run(int argc, char **argv);
 int comet_cmd_compare(int argc, char **argv);
@@ -120,6 +124,8 @@ int comet_cli_calibrate_measure(
  * mode the run starts under mpiexec). @return a COMET_EXIT_* code.
  */
 int comet_cli_bench_coll(int argc, char **argv);
+/** `comet bench llm` (cmd_bench_llm.c): argv[0] = "llm". */
+int comet_cli_bench_llm(int argc, char **argv);
 
 /**
  * predict / explore --op gms: the gather-GEMM-scatter model on a CPU

@@ -339,6 +339,28 @@ int comet_cmd_run(int argc, char **argv)
                                     : "; later stages use what was measured");
         }
     }
+    /* 4b. --full: whole decoder-stack steps over MPI ranks, the system
+     * model's yardstick (validate --system, the report's "Whole steps");
+     * a minute or more, so not in --quick */
+    if (full && !comet_util_interrupted) {
+        t = stage_begin("bench llm (whole decoder-stack steps over MPI ranks)");
+        if (!fresh
+            && comet_reports_results_fresh(dir, "llm", id, FRESH_MAX_AGE_S, why, sizeof why)) {
+            stage_end(&L, "bench llm", "reused", t, "%s (--fresh measures again)", why);
+        } else {
+            if (comet_reports_results_archive(dir, "llm", err, sizeof err) < 0)
+                comet_cli_error("run", "%s", err);
+            const char *args[] = { "bench", "llm", "--full", "--out", dir, qv, NULL };
+            if (comet_cli_spawn_self(args) == 0
+                && comet_reports_results_mark(dir, "llm", err, sizeof err) == 0)
+                stage_end(&L, "bench llm", "ok", t, NULL);
+            else {
+                failures++;
+                stage_end(&L, "bench llm", "failed", t,
+                    "the bench exited with an error (see above); the report goes on without it");
+            }
+        }
+    }
     if (comet_util_interrupted) {
         comet_cli_error("run", "interrupted; measured results are kept in %s/results", dir);
         json_decref(L.root);
@@ -378,6 +400,20 @@ int comet_cmd_run(int argc, char **argv)
         }
     } else {
         stage_end(&L, "validate", "skipped", t, "no profile");
+    }
+
+    /* 6b. --full: the system model against the whole steps measured */
+    if (full && have_profile) {
+        t = stage_begin("validate the system model on whole steps");
+        const char *v[]
+            = { "validate", "--system", "--profile", profile, "--results", results, qv, NULL };
+        if (comet_cli_spawn_self(v) == 0)
+            stage_end(&L, "validate --system", "ok", t, NULL);
+        else {
+            failures++;
+            stage_end(&L, "validate --system", "failed", t,
+                "comet validate --system exited with an error");
+        }
     }
 
     /* 7. predict */

@@ -35,6 +35,10 @@ static void usage(FILE *f, int explore)
         "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
         "                    default: searched\n"
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
+        "  --threads T       a calibrated CPU profile: each chip is one rank of T cores\n"
+        "  --link LINK       a calibrated CPU profile: the chips joined by its fits of\n"
+        "                    LINK (shm, tcp:DEV) instead of the stated 100 Gbit/s switch\n"
+        "                    (as `comet bench llm` ran: validate --system)\n"
         "%s"
         "  --explain         the breakdown, partitions and memory of the result\n"
         "  --json            JSON (schema comet.system.v2, docs/FORMATS.md)\n"
@@ -134,14 +138,25 @@ static void print_result(const comet_system_result *r, int explain)
     printf("\n");
 }
 
-static int load_system(
-    const char *sub, const char *hwname, int chips, const comet_system_llm *m, comet_system *sys)
+static int load_system(const char *sub, const char *hwname, int chips, int threads,
+    const char *link, const comet_system_llm *m, comet_system *sys)
 {
     comet_model_hw hw, sc;
     char err[COMET_ERRLEN];
     if (comet_model_hw_load(hwname, &hw, err, sizeof err) != 0) {
         comet_cli_error(sub, "%s", err);
         return COMET_EXIT_USAGE;
+    }
+    if (threads > 0 || link) {
+        /* this machine's ranks as the chips, joined by the fitted link */
+        int rc = comet_system_from_profile(&hw, m->dtype, threads > 0 ? threads : hw.cores,
+            chips > 0 ? chips : 1, link, sys, err, sizeof err);
+        comet_model_hw_free(&hw);
+        if (rc) {
+            comet_cli_error(sub, "%s", err);
+            return COMET_EXIT_USAGE;
+        }
+        return COMET_EXIT_OK;
     }
     const comet_model_hw *use = &hw;
     int scaled = 0;
@@ -191,10 +206,12 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "execution", required_argument, NULL, 0x300b },
         { "chips", required_argument, NULL, 0x300c }, { "top", required_argument, NULL, 0x300d },
         { "parallel", required_argument, NULL, 0x300e }, { "explain", no_argument, NULL, 0x300f },
-        { "output-tokens", required_argument, NULL, 0x3010 }, COMET_CLI_GLOBAL_LONGOPTS,
-        { NULL, 0, NULL, 0 } };
+        { "output-tokens", required_argument, NULL, 0x3010 },
+        { "threads", required_argument, NULL, 0x3011 }, { "link", required_argument, NULL, 0x3012 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
-    const char *hwname = NULL, *wname = NULL, *par = NULL;
+    const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL;
+    int threads = 0;
     comet_system_opts o
         = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1 };
     comet_cli_global g = { 0 };
@@ -278,6 +295,14 @@ int comet_cli_system(int argc, char **argv, int explore)
         case 0x300f:
             explain = 1;
             break;
+        case 0x3011:
+            if (comet_cli_parse_pos(sub, "--threads", optarg, 1u << 16, &v))
+                return COMET_EXIT_USAGE;
+            threads = (int)v;
+            break;
+        case 0x3012:
+            link = optarg;
+            break;
         default:
             return comet_cli_bad_option(sub, argc, argv);
         }
@@ -334,7 +359,7 @@ int comet_cli_system(int argc, char **argv, int explore)
         return COMET_EXIT_USAGE;
     }
     comet_system sys;
-    int rc = load_system(sub, hwname, chips, &m, &sys);
+    int rc = load_system(sub, hwname, chips, threads, link, &m, &sys);
     if (rc)
         return rc;
     rc = run_loaded(sub, explore, &sys, &m, &o, &g, par, top, explain, hwname, B);

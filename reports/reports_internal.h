@@ -162,5 +162,6 @@ int rp_sec_links(rp_ctx *c);
 int rp_sec_predictions(rp_ctx *c);
 int rp_sec_fits(rp_ctx *c);
 int rp_sec_system(rp_ctx *c);
+int rp_sec_sysval(rp_ctx *c);
 
 #endif

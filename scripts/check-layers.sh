@@ -25,7 +25,7 @@ owner() {
     comet_results.h) echo results ;;
     comet_kernels.h) echo kernels ;;
     comet_probe.h) echo probe ;;
-    comet_bench.h | comet_bench_coll.h) echo bench ;;
+    comet_bench.h | comet_bench_coll.h | comet_bench_llm.h) echo bench ;;
     comet_model.h | comet_model_hw.h | comet_model_validate.h) echo model ;;
     comet_cometio.h) echo cometio ;;
     comet_calibrate.h) echo calibrate ;;

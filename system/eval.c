@@ -391,8 +391,10 @@ static void gemm_rereads(const kern *k, double share, double *wf, double *af)
 
 static double compute_s(const sys_ctx *C, const kern *k)
 {
-    if (k->engine == E_VEC)
-        return k->flops / C->sys->vector_flops;
+    if (k->engine == E_VEC) {
+        const double cpu = sys_cpu_vec_s(C->sys, &C->L, k->name, k->flops);
+        return cpu >= 0 ? cpu : k->flops / C->sys->vector_flops;
+    }
     double eff = sys_gemm_eff(C->sys, k->flops);
     if (C->sys->hw.grid.nt > 0 && C->sys->hw.grid.values) /* measured, at this GEMM's shape */
         eff = comet_model_gemm_eff(&C->sys->hw, k->M, k->N, k->K, C->sys->hw.cores);

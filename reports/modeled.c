@@ -202,7 +202,12 @@ int rp_sec_predictions(rp_ctx *c)
     rp_p(d,
         "Best fused and best unfused mapping found by the model's mapping search (cluster and "
         "core splits, tiles, binding; capacity pruning first) for each system and op. Speedup = "
-        "best unfused latency / best fused latency. Energy is the model's access-count energy "
+        "best unfused latency / best fused latency: a predicted speedup whose baseline is the "
+        "best unfused mapping of the same search (same hardware, splits, tiles and capacities), "
+        "not a measured one, nor another tool's or paper's baseline. Most of it is DRAM traffic: "
+        "the unfused mapping writes the whole intermediate to DRAM and reads it back (the DRAM "
+        "MB columns), so on a preset with little DRAM bandwidth per MAC it is large. Energy is "
+        "the model's access-count energy "
         "(DRAM, buffers, MACs, vector ops, links); n/a where the description gives no energies "
         "(a calibrated CPU profile): unknown, not 0.");
     rp_table(d, "lllrrrrl",
@@ -243,8 +248,9 @@ int rp_sec_predictions(rp_ctx *c)
         "Every system is predicted on the same shapes (the rows grouped by op compare like with "
         "like); this machine is predicted once more at the largest shape it measured, beside the "
         "measurement (set 'measured').");
-    rp_table(d, "llllrrrrrr",
-        "set\tsystem\top\tshape\tfused us\tunfused us\tspeedup\tfused uJ\tunfused uJ\tmappings");
+    rp_table(d, "llllrrrrrrrr",
+        "set\tsystem\top\tshape\tfused us\tunfused us\tspeedup\tfused DRAM MB\tunfused DRAM "
+        "MB\tfused uJ\tunfused uJ\tmappings");
     rp_buf csv, bd;
     if (rp_buf_open(&csv) || rp_buf_open(&bd)) {
         rp_buf_free(&csv);
@@ -271,9 +277,10 @@ int rp_sec_predictions(rp_ctx *c)
                 const json_t *rf = json_object_get(json_object_get(x, "fused"), "result"),
                              *ru = json_object_get(json_object_get(x, "unfused"), "result");
                 char e1[32], e2[32];
-                rp_row(d, "%s\t%s\t%s\t%s\t%.4g\t%.4g\t%.2fx\t%s\t%s\t%.0f", sets[st],
+                rp_row(d, "%s\t%s\t%s\t%s\t%.4g\t%.4g\t%.2fx\t%.4g\t%.4g\t%s\t%s\t%.0f", sets[st],
                     rp_str(x, "system"), rp_str(x, "op"), rp_str(x, "shape"),
                     rp_num(rf, "seconds") * 1e6, rp_num(ru, "seconds") * 1e6, rp_num(x, "speedup"),
+                    rp_num(rf, "dram_bytes") / 1e6, rp_num(ru, "dram_bytes") / 1e6,
                     rp_energy(rp_num(rf, "energy_pj"), e1, sizeof e1),
                     rp_energy(rp_num(ru, "energy_pj"), e2, sizeof e2), rp_num(x, "evaluated"));
             }

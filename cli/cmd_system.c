@@ -101,9 +101,9 @@ static void print_result(const comet_system_result *r, int explain)
         r->breakdown.dp_s, r->breakdown.bubble_s, r->breakdown.recompute_s,
         r->breakdown.optimizer_s);
     printf("  memory/chip:  weights %.3g GB, gradients %.3g GB, optimizer %.3g GB, activations "
-           "%.3g GB, KV cache %.3g GB\n",
+           "%.3g GB, backward working set %.3g GB, KV cache %.3g GB\n",
         r->mem.weights / 1e9, r->mem.grads / 1e9, r->mem.optimizer / 1e9, r->mem.activations / 1e9,
-        r->mem.kv_cache / 1e9);
+        r->mem.working / 1e9, r->mem.kv_cache / 1e9);
     printf("  one layer, one microbatch: forward %.4g s in %d partition(s)", r->layer_fwd_s,
         r->parts[0].n);
     if (r->parts[1].n)

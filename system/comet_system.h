@@ -209,6 +209,8 @@ typedef struct comet_system_result {
     } breakdown; /**< parts of step_s (they add up to it) */
     struct {
         double weights, grads, optimizer, activations, kv_cache, total; /**< bytes */
+        double working; /**< training: the layer whose backward runs, beyond what it stored
+                             (its recomputed or working tensors) and its activation gradients */
         double capacity; /**< off-chip capacity of one chip (both tiers) */
     } mem; /**< per chip (the first pipeline stage, which holds the most) */
     double cost_usd; /**< capital cost (NAN: unknown) */

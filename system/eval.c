@@ -359,6 +359,18 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             b->N = k->N;
             b->K = k->M;
             b->wgrad = k->w;
+            /* sequence parallelism keeps the LayerNorm output sharded; the
+             * weight gradient needs all of it: gathered again (Korthikanti
+             * et al. 2022, Sec. 4.2.2; Calculon's seq_par_ag_redo), once
+             * per input (split Q, K, V: before wv, the first of the three
+             * in backward order). Full recomputation gathers it in the
+             * recomputed LayerNorm instead. */
+            if (tp > 1 && L->sp && L->rec != COMET_SYSTEM_RECOMPUTE_FULL
+                && (!strcmp(k->name, "qkv") || !strcmp(k->name, "v")
+                    || !strcmp(k->name, "ffn_in"))) {
+                b->coll = COMET_MODEL_ALLGATHER;
+                b->coll_bytes = hd;
+            }
         }
     }
     /* the input gradient leaves for the previous layer */
@@ -748,6 +760,11 @@ static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sy
         out->stored += f->t[f->k[i].out].store;
     }
     out->stored += f->t[x0].store;
+    for (int i = 0; i < f->nt; i++) {
+        out->working += f->t[i].bytes;
+        if (f->t[i].last >= 0)
+            out->act_grads += f->t[i].bytes;
+    }
     out->fwd_s = best_parts(C, f, df, &out->fwd_bd, &out->parts[0]);
     if (C->L.phase == COMET_SYSTEM_TRAIN) {
         build_bwd(&C->L, f, x0, b);

@@ -321,9 +321,10 @@ json_t *comet_system_result_json(const comet_system_result *r)
             r->breakdown.recompute_s, "optimizer", r->breakdown.optimizer_s));
     json_object_set_new(j, "memory_per_chip_bytes", json_real(r->mem.total));
     json_object_set_new(j, "memory_per_chip",
-        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "weights", r->mem.weights, "gradients",
+        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "weights", r->mem.weights, "gradients",
             r->mem.grads, "optimizer", r->mem.optimizer, "activations", r->mem.activations,
-            "kv_cache", r->mem.kv_cache, "total", r->mem.total, "capacity", r->mem.capacity));
+            "working", r->mem.working, "kv_cache", r->mem.kv_cache, "total", r->mem.total,
+            "capacity", r->mem.capacity));
     json_object_set_new(j, "cost_usd", num_or_null(r->cost_usd));
     json_object_set_new(j, "power_w", num_or_null(r->power_w));
     json_t *pf = json_array(), *pb = json_array();

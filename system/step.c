@@ -94,7 +94,7 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
 
 /* Memory of one chip of the first stage (it holds the most in 1F1B). */
 static void memory(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
-    const comet_system_config *c, const setup *s, double stored_layer, comet_system_result *r)
+    const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
     const double e = m->bytes_per_elem, Ls = (double)m->layers / c->pp;
     const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
@@ -104,13 +104,22 @@ static void memory(const comet_system *sys, const comet_system_llm *m, const com
         /* mixed-precision Adam: 16-bit gradients, fp32 master weights,
          * momentum and variance (Rajbhandari et al. 2020: 16 B/parameter
          * with 16-bit weights) */
-        r->mem.grads = params * e;
+        /* ... and the layer whose backward runs accumulates its gradients at
+         * fp32 before they are cast for the all-reduce (Calculon's
+         * get_weight_grad(sharded=False): one block at 4 B) */
+        r->mem.grads = params * e + layer_params_chip(m, c->tp) * fmax(0, 4 - e);
         r->mem.optimizer = params * 12;
         const double mbs = (double)(s->B / c->dp) / s->mb;
         double inflight = fmin(mbs, c->pp);
         if (c->interleave > 1)
             inflight *= 1 + (double)(c->pp - 1) / ((double)c->pp * c->interleave);
-        r->mem.activations = stored_layer * Ls * inflight;
+        r->mem.activations = lo->stored * Ls * inflight;
+        /* the layer in its backward holds all its tensors (full
+         * recomputation: rerun from its stored input; selective: the
+         * attention core again) and the gradients of its inputs (Calculon:
+         * act_space = working + storage x (layers x in-flight - 1), plus
+         * act_grad_space of one block) */
+        r->mem.working = fmax(0, lo->working - lo->stored) + lo->act_grads;
     } else {
         /* the KV cache of every sequence this replica holds, and one
          * layer's working tensors */
@@ -121,8 +130,8 @@ static void memory(const comet_system *sys, const comet_system_llm *m, const com
         r->mem.activations = s->L.T * (4 * m->hidden + s->L.fl * (m->gated ? 2 : 1)) * e
             + s->L.b * s->L.al * s->L.sq * s->L.ctx * e;
     }
-    r->mem.total
-        = r->mem.weights + r->mem.grads + r->mem.optimizer + r->mem.activations + r->mem.kv_cache;
+    r->mem.total = r->mem.weights + r->mem.grads + r->mem.optimizer + r->mem.activations
+        + r->mem.working + r->mem.kv_cache;
     r->mem.capacity = sys->mem_cap + sys->mem2_cap;
 }
 
@@ -259,11 +268,12 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
 /* Largest memory class, for the reason of a configuration that overflows. */
 static const char *largest_class(const comet_system_result *r, double *v)
 {
-    const char *n[] = { "weights", "gradients", "optimizer state", "activations", "KV cache" };
-    const double x[]
-        = { r->mem.weights, r->mem.grads, r->mem.optimizer, r->mem.activations, r->mem.kv_cache };
+    const char *n[] = { "weights", "gradients", "optimizer state", "activations", "KV cache",
+        "backward working set" };
+    const double x[] = { r->mem.weights, r->mem.grads, r->mem.optimizer, r->mem.activations,
+        r->mem.kv_cache, r->mem.working };
     int k = 0;
-    for (int i = 1; i < 5; i++)
+    for (int i = 1; i < 6; i++)
         if (x[i] > x[k])
             k = i;
     *v = x[k];
@@ -293,7 +303,7 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         sys_layer_cost(&C, scratch);
         lo = scratch;
     }
-    memory(sys, m, o, c, &s, lo->stored, r);
+    memory(sys, m, o, c, &s, lo, r);
     if (r->mem.total > r->mem.capacity) {
         double v;
         const char *cls = largest_class(r, &v);

@@ -241,22 +241,32 @@ double comet_system_coll_s(
 }
 
 /* Point-to-point of `bytes` between neighbouring members of a group placed
- * after `inner` chips: over the innermost level the group spans. */
+ * after `inner` chips: over the outermost level the group spans. A group
+ * whose stride is under a level's size still crosses it once it holds more
+ * members than fit (tp=4, pp=4 on nodes of 8: stages 1 and 2 sit on
+ * different nodes), and the pipeline waits for its slowest boundary. */
 double comet_system_p2p_s(const comet_system *sys, int inner, int p, double bytes)
 {
     if (p <= 1)
         return 0;
-    int stride = inner < 1 ? 1 : inner;
-    for (int i = 0; i < sys->nlevels; i++) {
-        const comet_model_net *n = &sys->level[i].net;
-        if (stride >= sys->level[i].size) {
-            stride = (stride + sys->level[i].size - 1) / sys->level[i].size;
+    int stride = inner < 1 ? 1 : inner, left = p, top = -1;
+    for (int i = 0; i < sys->nlevels && left > 1; i++) {
+        const int n = sys->level[i].size;
+        if (stride >= n) {
+            stride = (stride + n - 1) / n;
             continue;
         }
-        const double hops = n->topo == COMET_MODEL_SWITCH ? 2 : 1;
-        return (n->startup + hops * n->hop_latency + bytes / link_bw_eff(n)) / sys->clock_hz;
+        const int room = n / stride, k = left < room ? left : room;
+        if (k > 1)
+            top = i;
+        left = (left + k - 1) / k;
+        stride = 1;
     }
-    return INFINITY;
+    if (left > 1 || top < 0)
+        return INFINITY;
+    const comet_model_net *n = &sys->level[top].net;
+    const double hops = n->topo == COMET_MODEL_SWITCH ? 2 : 1;
+    return (n->startup + hops * n->hop_latency + bytes / link_bw_eff(n)) / sys->clock_hz;
 }
 
 static const char *const phase_names[] = { "train", "prefill", "decode", "forward" };

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f, int explore)
+void comet_cli_system_usage(FILE *f, int explore)
 {
     fprintf(f,
         "usage: comet %s --hw SYSTEM --workload MODEL [options]\n"
@@ -207,7 +207,7 @@ int comet_cli_system(int argc, char **argv, int explore)
             continue;
         switch (c) {
         case 'h':
-            usage(stdout, explore);
+            comet_cli_system_usage(stdout, explore);
             return COMET_EXIT_OK;
         case 0x3001:
             hwname = optarg;

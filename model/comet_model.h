@@ -268,6 +268,8 @@ typedef struct comet_model_hw {
                                                       not given) */
     comet_model_dtype dtype; /**< data type the compound ops run in (bytes_per_elem matches) */
     double acc_bytes; /**< accumulator / statistics width in bytes (0: 4, fp32) */
+    int execution; /**< system model: execution styles the chip runs, bit 0 kernel by kernel,
+                        bit 1 dataflow (fused partitions); 0: not stated (both) */
     int overlap; /**< COMET_MODEL_ENGINE_* bits of the engines that run concurrently
                       (0: not stated; the v1 reading: GEMM and vector in series,
                       memory overlapped when a mapping double-buffers) */

@@ -888,9 +888,10 @@ static int load_system_extras(const comet_util_doc *d, comet_model_hw *hw, char 
 
 static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
 {
-    static const char *const top[] = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters",
-        "cores", "memory", "gemm", "vector", "calibration", "schema", "io_bytes_per_elem",
-        "collectives", "overlap", "clusters_per_chip", "clock", "compute", "cost", "power", NULL };
+    static const char *const top[]
+        = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters", "cores", "memory", "gemm",
+              "vector", "calibration", "schema", "io_bytes_per_elem", "collectives", "overlap",
+              "execution", "clusters_per_chip", "clock", "compute", "cost", "power", NULL };
     const comet_util_doc *sec, *sub;
     const char *s;
     char w[256];
@@ -985,6 +986,23 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
                 goto fail;
             }
             hw->overlap |= 1 << k;
+        }
+    }
+    /* execution styles the chip runs (system model): a GPU launches kernel
+     * by kernel; a dataflow chip also fuses partitions */
+    if ((sub = comet_util_doc_get(d, "execution")) != NULL) {
+        static const char *const ex[] = { "kernel", "dataflow" };
+        char w[256];
+        for (size_t i = 0; sub->kind == COMET_DOC_SEQ && i < sub->n; i++)
+            for (int e = 0; e < 2; e++)
+                if (sub->child[i]->kind == COMET_DOC_SCALAR && !strcmp(sub->child[i]->value, ex[e]))
+                    hw->execution |= 1 << e;
+        if (sub->kind != COMET_DOC_SEQ || !hw->execution
+            || __builtin_popcount((unsigned)hw->execution) != (int)sub->n) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'execution' must list kernel and/or dataflow once each",
+                comet_util_doc_where(sub, w, sizeof w));
+            goto fail;
         }
     }
 
@@ -1259,6 +1277,14 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_real(hw->io_bytes_per_elem > 0 ? hw->io_bytes_per_elem : hw->bytes_per_elem));
     if (hw->clusters_per_chip > 0)
         json_object_set_new(j, "clusters_per_chip", json_integer(hw->clusters_per_chip));
+    if (hw->execution) {
+        json_t *ex = json_array();
+        if (hw->execution & 1)
+            json_array_append_new(ex, json_string("kernel"));
+        if (hw->execution & 2)
+            json_array_append_new(ex, json_string("dataflow"));
+        json_object_set_new(j, "execution", ex);
+    }
     if (hw->overlap) {
         static const char *const eng[] = { "gemm", "vector", "memory", "network" };
         json_t *ov = json_array();

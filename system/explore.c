@@ -220,8 +220,9 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                 if (o->seq_parallel >= 0 ? sp != o->seq_parallel : (sp && tp == 1))
                                     continue;
                                 for (int ex = 0; ex < 2; ex++) {
-                                    if (o->exec >= 0 && ex != o->exec)
-                                        continue;
+                                    if ((o->exec >= 0 && ex != o->exec)
+                                        || (sys->hw.execution && !(sys->hw.execution & (1 << ex))))
+                                        continue; /* pinned, or not what the chip runs */
                                     /* orders: only where a level holds more than one
                                      * parallelism does it matter; skip repeats */
                                     const int np = sys->nlevels > 1 ? 6 : 1;

@@ -64,6 +64,9 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     if (s->mb < 1 || (s->B / c->dp) % s->mb)
         return fail(r, "microbatch %d does not divide the %d sequences per data-parallel replica",
             s->mb, s->B / c->dp);
+    if (sys->hw.execution && !(sys->hw.execution & (1 << c->exec)))
+        return fail(r, "%s runs %s only (its description's execution)", sys->hw.name,
+            comet_system_exec_name((comet_system_exec)(sys->hw.execution == 1 ? 0 : 1)));
     if (o->phase != COMET_SYSTEM_TRAIN && c->recompute != COMET_SYSTEM_RECOMPUTE_NONE)
         return fail(r, "recomputation applies to training only");
     int deg[3] = { c->tp, c->pp, c->dp }, stride = 1;

@@ -204,6 +204,10 @@ static void test_help_everywhere(void **s)
         if (st != 0)
             fail_msg("comet %s --help exited %d", subs[i], st);
         assert_non_null(strstr(out, "usage: comet"));
+        /* predict and explore show the system model's options without a
+         * --workload too */
+        if (!strcmp(subs[i], "predict") || !strcmp(subs[i], "explore"))
+            assert_non_null(strstr(out, "--recompute R"));
     }
     char *a[] = { "--help", NULL };
     assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);

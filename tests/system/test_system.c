@@ -6,6 +6,7 @@
 #include "../../system/system_internal.h"
 #include "comet_system.h"
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -806,6 +807,66 @@ static void test_missing_terms(void **st)
     comet_system_free(&sys);
 }
 
+/* A GPU runs kernel by kernel: the dgx presets state it (execution:
+ * [kernel]), so the search never costs them as dataflow chips and a pinned
+ * dataflow configuration is refused with the reason; a description that
+ * states nothing is searched both ways. */
+static void test_execution_stated(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("megatron-22b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 8, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    assert_int_equal(sys.hw.execution, 1);
+    comet_system_opts o = {
+        .phase = COMET_SYSTEM_TRAIN, .batch = 8, .recompute = -1, .seq_parallel = -1, .exec = -1
+    };
+    comet_system_result best[16];
+    comet_system_space sp;
+    const int n = comet_system_explore(&sys, &m, &o, 16, best, &sp);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(best[i].cfg.exec, COMET_SYSTEM_EXEC_KERNEL);
+    comet_system_config c = cfg(8, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 1);
+    comet_system_result r;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+    assert_false(r.feasible);
+    assert_non_null(strstr(r.reason, "kernel only"));
+    comet_system_free(&sys);
+    static const char *const ex[]
+        = { "[kernel, dataflow]", "[dataflow]", "[gpu]", "[kernel, kernel]", "kernel", "[]" };
+    for (int i = 0; i < 6; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+            "schema: comet.hw.v2\nname: x\nkind: accelerator\nclock: 1 GHz\nexecution: %s\n"
+            "clusters_per_chip: 1\nclusters:\n  count: 2\n  network:\n"
+            "    - {topology: ring, dims: [2], link_bw: 10 GB/s}\n"
+            "cores:\n  count: 4\n  network: {topology: ring, dims: [4], link_bw: 1 TB/s}\n"
+            "memory:\n  dram: {capacity: 1 GB, bw: 100 GB/s, shared_by: chip}\n"
+            "  global_buffer: {capacity: 1 MB, bw: 10 TB/s}\n"
+            "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
+            "gemm: {engine: systolic, rows: 16, cols: 16, arrays: 4}\n"
+            "vector:\n  width: 64\ncompute: {bf16: 10 TFLOP/s}\n",
+            ex[i]);
+        int rc = comet_model_hw_parse("x.yaml", text, strlen(text), &h, err, sizeof err);
+        if (rc == 0) {
+            assert_int_equal(h.execution, i == 0 ? 3 : 2);
+            comet_model_hw_free(&h);
+        }
+        if (i >= 2) {
+            assert_int_equal(rc, -EINVAL);
+            assert_non_null(strstr(err, "execution"));
+        } else if (rc)
+            fail_msg("%s", err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -821,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_overlap_none),
         cmocka_unit_test(test_megatron_published),
         cmocka_unit_test(test_missing_terms),
+        cmocka_unit_test(test_execution_stated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -414,8 +414,12 @@ comet_model_coll_cost comet_model_coll_time(
     if (p <= 1 || !(bytes > 0))
         return out;
     const double cyc_per_s = hw->clock_ghz * 1e9;
-    /* element size of row statistics: fp32 */
-    const double gamma = hw->vop_cycles[COMET_MODEL_VOP_ADD] / (fmax(1, hw->simd_width) * 4.0);
+    /* element size of row statistics: fp32. A node reduces with all its
+     * cores' vector units (an accelerator's reduction is a kernel over the
+     * chip); a CPU node is an MPI rank, which reduces on one core */
+    const double lanes
+        = fmax(1, hw->simd_width) * (strcmp(hw->kind, "cpu") ? fmax(1, hw->cores) : 1);
+    const double gamma = hw->vop_cycles[COMET_MODEL_VOP_ADD] / (lanes * 4.0);
     const comet_model_links *lk = &hw->links;
 
     /* MPI_Allgatherv: its own calibrated fit (MPICH runs it by other code

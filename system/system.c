@@ -160,6 +160,10 @@ static double level_coll(const comet_system *sys, const comet_system_level *L,
     h.cluster_net.dims[1] = 1;
     h.clusters = k;
     h.clusters_per_chip = 1;
+    /* a chip is one node of the level: its reduction runs on every core of
+     * its clusters */
+    h.cores = sys->hw.cores
+        * (sys->hw.clusters_per_chip > 0 ? sys->hw.clusters_per_chip : sys->hw.clusters);
     h.links.nfits = 0; /* fits describe the calibrated machine's own link */
     h.links.p2p_beta_s = 0;
     comet_model_coll_cost c = comet_model_coll_time(&h, coll, k, bytes, COMET_MODEL_ALG_NONE);

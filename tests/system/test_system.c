@@ -804,6 +804,23 @@ static void test_missing_terms(void **st)
     assert_true(comet_system_p2p_s(&sys, 4, 4, 1e6) == across); /* 0, 4 | 8, 12 */
     assert_true(comet_system_p2p_s(&sys, 2, 8, 1e6) == across);
     assert_true(comet_system_p2p_s(&sys, 1, 8, 1e6) == inside);
+    /* an all-reduce's reduction runs on every core of an accelerator (one
+     * core of a CPU rank): a ring's (p-1)/p n gamma, gamma = add cycles /
+     * (width x cores x 4 B) */
+    comet_model_hw a = sys.hw, c1 = sys.hw;
+    a.n_outer = c1.n_outer = 0;
+    snprintf(c1.kind, sizeof c1.kind, "cpu");
+    const int p = 8;
+    const double n = 64e6;
+    const comet_model_coll_cost ta
+        = comet_model_coll_time(&a, COMET_MODEL_ALLREDUCE, p, n, COMET_MODEL_ALG_RING);
+    const comet_model_coll_cost tc
+        = comet_model_coll_time(&c1, COMET_MODEL_ALLREDUCE, p, n, COMET_MODEL_ALG_RING);
+    const double g1 = a.vop_cycles[COMET_MODEL_VOP_ADD] / (a.simd_width * 4.0);
+    const double want = (p - 1.0) / p * n * g1 * (1 - 1.0 / a.cores);
+    if (!(a.cores > 1 && fabs((tc.cycles - ta.cycles) - want) <= 1e-6 * want))
+        fail_msg("reduction term: cpu %.6g, accelerator %.6g cycles, difference %.6g, want %.6g",
+            tc.cycles, ta.cycles, tc.cycles - ta.cycles, want);
     comet_system_free(&sys);
 }
 

@@ -306,6 +306,13 @@ int comet_cli_system(int argc, char **argv, int explore)
         o.dp = strstr(par, "dp=") ? pin.dp : 0;
         if (pin.microbatch > 0)
             o.microbatch = pin.microbatch;
+        /* interleave= and order= pin too (a named key pins, as the degrees) */
+        if (strstr(par, "interleave="))
+            o.interleave = pin.interleave;
+        if (strstr(par, "order=")) {
+            o.order_pinned = 1;
+            memcpy(o.order, pin.order, sizeof o.order);
+        }
     }
     if (!explore && !par) {
         comet_cli_error(sub, "--parallel tp=N,pp=N,dp=N is required (explore searches them)");

@@ -140,6 +140,9 @@ typedef struct comet_system_opts {
     int seq_parallel; /**< 0/1, or -1: searched */
     int exec; /**< comet_system_exec, or -1: searched */
     int tp, pp, dp; /**< explore: degrees pinned (0: searched) */
+    int interleave; /**< explore: virtual stages per chip pinned (0: searched) */
+    int order_pinned; /**< explore: 1 if order[] is pinned (else every order is searched) */
+    int order[3]; /**< explore: the pinned order of TP/PP/DP, innermost first */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
 } comet_system_opts;

@@ -210,8 +210,9 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                     mbs[0] = o->microbatch;
                 const int Ls = m->layers / pp;
                 for (int im = 0; im < nmb; im++) {
-                    for (int v = 1; v <= (train && pp > 1 ? 8 : 1); v++) {
-                        if (Ls % v)
+                    const int vmax = train && pp > 1 ? (o->interleave > 8 ? o->interleave : 8) : 1;
+                    for (int v = 1; v <= vmax; v++) {
+                        if (Ls % v || (o->interleave > 0 && v != o->interleave))
                             continue;
                         for (int rec = 0; rec < 3; rec++) {
                             if (o->recompute >= 0 ? rec != o->recompute : (!train && rec))
@@ -225,11 +226,11 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                         continue; /* pinned, or not what the chip runs */
                                     /* orders: only where a level holds more than one
                                      * parallelism does it matter; skip repeats */
-                                    const int np = sys->nlevels > 1 ? 6 : 1;
+                                    const int np = o->order_pinned || sys->nlevels < 2 ? 1 : 6;
                                     for (int q = 0; q < np; q++) {
                                         /* orders that differ only where a degree is 1
                                          * place the same groups: one of them */
-                                        if (order_repeats(perms, q, tp, pp, dp))
+                                        if (!o->order_pinned && order_repeats(perms, q, tp, pp, dp))
                                             continue;
                                         comet_system_config c;
                                         memset(&c, 0, sizeof c);
@@ -238,7 +239,8 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                         c.dp = dp;
                                         c.interleave = v;
                                         c.microbatch = mbs[im];
-                                        memcpy(c.order, perms[q], sizeof c.order);
+                                        memcpy(c.order, o->order_pinned ? o->order : perms[q],
+                                            sizeof c.order);
                                         c.recompute = (comet_system_recompute)rec;
                                         c.seq_parallel = sp;
                                         c.exec = (comet_system_exec)ex;

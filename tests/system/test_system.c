@@ -884,6 +884,48 @@ static void test_execution_stated(void **st)
     }
 }
 
+/* explore honours a pinned interleave= and order= (--parallel), as it
+ * honours pinned degrees: every kept configuration has them, and the best
+ * pinned one is the best of the unpinned search restricted to them. */
+static void test_explore_pins(void **st)
+{
+    (void)st;
+    const int sz[2] = { 4, 4 }, topo[2] = { 1, 0 };
+    const double bw[2] = { 300, 25 }, lat[2] = { 1, 5 };
+    comet_system sys;
+    make_system(&sys, 2, sz, topo, bw, lat, 300, 2000, 1e6, 40, 0, NULL);
+    comet_system_llm m;
+    make_llm(&m, 16, 64, 16, 8, 256, 16);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN,
+        .recompute = -1,
+        .seq_parallel = -1,
+        .exec = -1,
+        .pp = 4,
+        .interleave = 2,
+        .order_pinned = 1,
+        .order = { COMET_SYSTEM_PP, COMET_SYSTEM_TP, COMET_SYSTEM_DP } };
+    comet_system_result best[32], all[256];
+    comet_system_space sp;
+    const int n = comet_system_explore(&sys, &m, &o, 32, best, &sp);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(best[i].cfg.interleave, 2);
+        assert_memory_equal(best[i].cfg.order, o.order, sizeof o.order);
+    }
+    comet_system_opts u = o;
+    u.interleave = 0;
+    u.order_pinned = 0;
+    const int nu = comet_system_explore(&sys, &m, &u, 256, all, &sp);
+    int seen = 0;
+    for (int i = 0; i < nu && !seen; i++)
+        if (all[i].cfg.interleave == 2 && !memcmp(all[i].cfg.order, o.order, sizeof o.order)) {
+            assert_true(fabs(all[i].step_s - best[0].step_s) <= 1e-12 * best[0].step_s);
+            seen = 1;
+        }
+    assert_true(nu > n);
+    comet_system_free(&sys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -900,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_megatron_published),
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
+        cmocka_unit_test(test_explore_pins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,8 @@ void comet_cli_system_usage(FILE *f, int explore)
         explore ? "  --top K           keep the K fastest configurations (default 5)\n"
                   "  --parallel SPEC   pin the degrees it names (tp=8,pp=1), search the rest\n"
                 : "  --parallel SPEC   tp=8,pp=8,dp=1[,interleave=3][,microbatch=1]"
-                  "[,order=tp-dp-pp] (required)\n");
+                  "[,order=tp-dp-pp][,zero=1] (required;\n"
+                  "                    zero: ZeRO stage 0-3 of the data-parallel optimizer)\n");
 }
 
 /* 1 if argv names a transformer workload (so the system model answers). */
@@ -72,9 +73,10 @@ static void print_result(const comet_system_result *r, int explain)
     static const char *const pn[3] = { "tp", "pp", "dp" };
     const comet_system_config *c = &r->cfg;
     char a[32], b2[32];
-    printf("  parallel      tp=%d pp=%d dp=%d interleave=%d microbatch=%d order=%s-%s-%s%s\n",
-        c->tp, c->pp, c->dp, c->interleave, c->microbatch, pn[c->order[0]], pn[c->order[1]],
-        pn[c->order[2]], c->seq_parallel > 0 ? " seq-parallel" : "");
+    printf(
+        "  parallel      tp=%d pp=%d dp=%d interleave=%d microbatch=%d zero=%d order=%s-%s-%s%s\n",
+        c->tp, c->pp, c->dp, c->interleave, c->microbatch, c->zero, pn[c->order[0]],
+        pn[c->order[1]], pn[c->order[2]], c->seq_parallel > 0 ? " seq-parallel" : "");
     printf("  execution     %s, recompute %s\n", comet_system_exec_name(c->exec),
         comet_system_recompute_name(c->recompute));
     printf("  step          %.6g s (bound %.6g s)", r->step_s, r->bound_s);
@@ -195,8 +197,9 @@ int comet_cli_system(int argc, char **argv, int explore)
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL;
-    comet_system_opts o
-        = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1 };
+    comet_system_opts o = {
+        .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1, .zero = -1
+    };
     comet_cli_global g = { 0 };
     int c, top = 5, chips = 0, explain = 0;
     uint64_t v;
@@ -309,6 +312,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         /* interleave= and order= pin too (a named key pins, as the degrees) */
         if (strstr(par, "interleave="))
             o.interleave = pin.interleave;
+        if (strstr(par, "zero="))
+            o.zero = pin.zero;
         if (strstr(par, "order=")) {
             o.order_pinned = 1;
             memcpy(o.order, pin.order, sizeof o.order);

@@ -143,6 +143,7 @@ typedef struct comet_system_opts {
     int interleave; /**< explore: virtual stages per chip pinned (0: searched) */
     int order_pinned; /**< explore: 1 if order[] is pinned (else every order is searched) */
     int order[3]; /**< explore: the pinned order of TP/PP/DP, innermost first */
+    int zero; /**< explore: ZeRO stage pinned (0-3), or -1: searched (0 when dp = 1) */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
 } comet_system_opts;
@@ -159,6 +160,10 @@ typedef struct comet_system_config {
     comet_system_recompute recompute; /**< recomputation */
     int seq_parallel; /**< Megatron sequence parallelism (reduce-scatter/all-gather) */
     comet_system_exec exec; /**< execution style */
+    int zero; /**< distributed optimizer (Rajbhandari et al. 2020, ZeRO): 0 none; 1 optimizer
+                   state sharded over DP (gradients reduce-scattered, weights all-gathered once a
+                   step); 2 also the gradients (reduce-scattered every microbatch); 3 also the
+                   weights (all-gathered for each layer's forward and backward) */
 } comet_system_config;
 
 /** Maximum kernels of one pass of a layer. */

@@ -252,15 +252,24 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                         }
                                         const sys_layer_out *lo
                                             = cache_get(&lc, sys, m, o, &c, tpin);
-                                        space->configs += 1;
-                                        if (!lo)
-                                            continue;
-                                        if (sys_eval_cached(sys, m, o, &c, r, lo, scratch) < 0
-                                            || !r->feasible)
-                                            continue;
-                                        space->feasible += 1;
-                                        keep(best, &nkept, top, r);
-                                        pareto_add(space, sys, r);
+                                        /* ZeRO stages: searched where data
+                                         * parallelism trains, else pinned */
+                                        const int z0 = o->zero >= 0 ? o->zero : 0,
+                                                  z1 = o->zero >= 0 ? o->zero
+                                            : train && dp > 1       ? 3
+                                                                    : 0;
+                                        for (int z = z0; z <= z1; z++) {
+                                            c.zero = z;
+                                            space->configs += 1;
+                                            if (!lo)
+                                                continue;
+                                            if (sys_eval_cached(sys, m, o, &c, r, lo, scratch) < 0
+                                                || !r->feasible)
+                                                continue;
+                                            space->feasible += 1;
+                                            keep(best, &nkept, top, r);
+                                            pareto_add(space, sys, r);
+                                        }
                                     }
                                 }
                             }
@@ -299,9 +308,9 @@ json_t *comet_system_result_json(const comet_system_result *r)
     char order[16];
     snprintf(order, sizeof order, "%s-%s-%s", pn[c->order[0]], pn[c->order[1]], pn[c->order[2]]);
     json_object_set_new(j, "parallel",
-        json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:b}", "tp", c->tp, "pp", c->pp, "dp", c->dp,
-            "interleave", c->interleave, "microbatch", c->microbatch, "order", order,
-            "seq_parallel", c->seq_parallel > 0));
+        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:b}", "tp", c->tp, "pp", c->pp, "dp", c->dp,
+            "interleave", c->interleave, "microbatch", c->microbatch, "zero", c->zero, "order",
+            order, "seq_parallel", c->seq_parallel > 0));
     json_object_set_new(j, "recompute", json_string(comet_system_recompute_name(c->recompute)));
     json_object_set_new(j, "execution", json_string(comet_system_exec_name(c->exec)));
     if (!r->feasible)

@@ -67,6 +67,8 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     if (sys->hw.execution && !(sys->hw.execution & (1 << c->exec)))
         return fail(r, "%s runs %s only (its description's execution)", sys->hw.name,
             comet_system_exec_name((comet_system_exec)(sys->hw.execution == 1 ? 0 : 1)));
+    if (c->zero && (o->phase != COMET_SYSTEM_TRAIN || c->dp < 2))
+        return fail(r, "zero=%d shards over data parallelism in training: needs dp > 1", c->zero);
     if (o->phase != COMET_SYSTEM_TRAIN && c->recompute != COMET_SYSTEM_RECOMPUTE_NONE)
         return fail(r, "recomputation applies to training only");
     int deg[3] = { c->tp, c->pp, c->dp }, stride = 1;
@@ -110,8 +112,11 @@ static void memory(const comet_system *sys, const comet_system_llm *m, const com
         /* ... and the layer whose backward runs accumulates its gradients at
          * fp32 before they are cast for the all-reduce (Calculon's
          * get_weight_grad(sharded=False): one block at 4 B) */
-        r->mem.grads = params * e + layer_params_chip(m, c->tp) * fmax(0, 4 - e);
-        r->mem.optimizer = params * 12;
+        r->mem.grads = params * e / (c->zero >= 2 ? c->dp : 1)
+            + layer_params_chip(m, c->tp) * fmax(0, 4 - e);
+        r->mem.optimizer = params * 12 / (c->zero >= 1 ? c->dp : 1);
+        if (c->zero >= 3) /* sharded, one layer's gathered for its pass */
+            r->mem.weights = params * e / c->dp + layer_params_chip(m, c->tp) * e;
         const double mbs = (double)(s->B / c->dp) / s->mb;
         double inflight = fmin(mbs, c->pp);
         if (c->interleave > 1)
@@ -216,14 +221,29 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
         bubble = (c->pp - 1) / v * (tf + tb);
         pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
         if (c->dp > 1) {
-            const double t = comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE,
-                s->inner[COMET_SYSTEM_DP], c->dp, params * m->bytes_per_elem);
+            const int di = s->inner[COMET_SYSTEM_DP];
+            const double gb = params * m->bytes_per_elem;
+            double t;
+            if (c->zero == 0) {
+                t = comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE, di, c->dp, gb);
+            } else {
+                /* ZeRO: the gradients reduce-scattered to their optimizer
+                 * shards (once a step; every microbatch once they are
+                 * sharded themselves), the updated weights all-gathered
+                 * (once a step; ZeRO-3 gathers each layer's weights for its
+                 * forward and again for its backward, every microbatch) */
+                const double rs
+                    = comet_system_coll_s(sys, COMET_MODEL_REDUCE_SCATTER, di, c->dp, gb);
+                const double ag = comet_system_coll_s(sys, COMET_MODEL_ALLGATHER, di, c->dp, gb);
+                t = (c->zero >= 2 ? mbs : 1) * rs + (c->zero >= 3 ? 2 * mbs : 1) * ag;
+            }
             dp_s = ovnet ? fmax(0, t - tb) : t; /* overlapped with the last backward */
         }
         /* Adam: read gradients, master weights, moments; write them and the
-         * 16-bit weights */
+         * 16-bit weights (ZeRO >= 1: of this chip's shard) */
+        const double shard = params / (c->zero >= 1 ? c->dp : 1);
         opt = fmax(
-            sys_mem_s(sys, params * (24 + 2 * m->bytes_per_elem)), 10 * params / sys->vector_flops);
+            sys_mem_s(sys, shard * (24 + 2 * m->bytes_per_elem)), 10 * shard / sys->vector_flops);
     } else {
         /* every microbatch through every stage; a stage idles while fewer
          * microbatches than stages are in flight */
@@ -294,7 +314,7 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
     r->cost_usd = r->power_w = NAN;
     if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->interleave < 1 || c->microbatch < 1
         || (unsigned)c->recompute > COMET_SYSTEM_RECOMPUTE_FULL
-        || (unsigned)c->exec > COMET_SYSTEM_EXEC_DATAFLOW)
+        || (unsigned)c->exec > COMET_SYSTEM_EXEC_DATAFLOW || (unsigned)c->zero > 3)
         return -EINVAL;
     if (!prepare(sys, m, o, c, &s, r))
         return 0;

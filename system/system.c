@@ -364,6 +364,13 @@ int comet_system_config_parse(const char *s, comet_system_config *c, char *err, 
             continue;
         }
         uint64_t x;
+        if (!strcmp(k, "zero")) {
+            if (comet_util_parse_u64(v, &x) || x > 3)
+                return comet_util_seterr(
+                    err, errlen, -EINVAL, "--parallel: zero=%s must be 0, 1, 2 or 3", v);
+            c->zero = (int)x;
+            continue;
+        }
         if (comet_util_parse_u64(v, &x) || x < 1 || x > (1u << 24))
             return comet_util_seterr(
                 err, errlen, -EINVAL, "--parallel: %s=%s is not a positive whole number", k, v);
@@ -379,7 +386,8 @@ int comet_system_config_parse(const char *s, comet_system_config *c, char *err, 
             c->microbatch = (int)x;
         else
             return comet_util_seterr(err, errlen, -EINVAL,
-                "--parallel: unknown key '%s' (tp, pp, dp, interleave, microbatch, order)", k);
+                "--parallel: unknown key '%s' (tp, pp, dp, interleave, microbatch, order, zero)",
+                k);
     }
     return 0;
 }

@@ -926,6 +926,77 @@ static void test_explore_pins(void **st)
     comet_system_free(&sys);
 }
 
+/* ZeRO (Rajbhandari et al. 2020) over data parallelism: stage 1 shards the
+ * optimizer state, 2 also the gradients, 3 also the weights (one layer
+ * gathered); its communication: stage 1 one reduce-scatter of the gradients
+ * and one all-gather of the weights a step, 2 the reduce-scatter every
+ * microbatch, 3 also two all-gathers of the weights every microbatch. */
+static void test_zero(void **st)
+{
+    (void)st;
+    const int sz[2] = { 4, 4 }, topo[2] = { 1, 1 };
+    const double bw[2] = { 300, 25 }, lat[2] = { 1, 5 };
+    comet_system sys;
+    make_system(&sys, 2, sz, topo, bw, lat, 300, 2000, 1e6, 40, 2, NULL);
+    comet_system_llm m;
+    make_llm(&m, 16, 64, 16, 4, 512, 16);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN };
+    comet_system_result r[4];
+    const int dp = 4, tp = 2;
+    for (int z = 0; z < 4; z++) {
+        comet_system_config c = cfg(tp, 1, dp, 2, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+        c.zero = z;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r[z]), 0);
+        assert_true(r[z].feasible);
+    }
+    const double h = m.hidden, lp = 4 * h * h / tp + 2 * h * (4 * h / tp) + 4 * h,
+                 params = m.layers * lp, eps = 1e-9 * params;
+    assert_true(fabs(r[0].mem.optimizer - 12 * params) < eps);
+    for (int z = 1; z < 4; z++)
+        assert_true(fabs(r[z].mem.optimizer - 12 * params / dp) < eps);
+    assert_true(fabs(r[1].mem.grads - r[0].mem.grads) < eps);
+    assert_true(fabs(r[2].mem.grads - (2 * params / dp + 2 * lp)) < eps);
+    assert_true(fabs(r[2].mem.weights - 2 * params) < eps);
+    assert_true(fabs(r[3].mem.weights - (2 * params / dp + 2 * lp)) < eps);
+    /* the data-parallel group sits after the TP group (order tp-dp-pp) */
+    const double gb = 2 * params, mbs = 16.0 / dp / 2;
+    const double rs = comet_system_coll_s(&sys, COMET_MODEL_REDUCE_SCATTER, tp, dp, gb),
+                 ag = comet_system_coll_s(&sys, COMET_MODEL_ALLGATHER, tp, dp, gb);
+    const double want[4] = { comet_system_coll_s(&sys, COMET_MODEL_ALLREDUCE, tp, dp, gb), rs + ag,
+        mbs * rs + ag, mbs * rs + 2 * mbs * ag };
+    for (int z = 0; z < 4; z++)
+        if (fabs(r[z].breakdown.dp_s - want[z]) > 1e-9 * want[z])
+            fail_msg("zero=%d: DP %.6g s, want %.6g s", z, r[z].breakdown.dp_s, want[z]);
+    assert_true(r[1].breakdown.optimizer_s < r[0].breakdown.optimizer_s);
+    /* refused without data parallelism */
+    comet_system_config c = cfg(tp, 1, 1, 2, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+    c.zero = 1;
+    comet_system_result x;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &x), 0);
+    assert_false(x.feasible);
+    assert_non_null(strstr(x.reason, "zero=1"));
+    /* searched (-1): the best of the four stages is kept */
+    comet_system_opts s = { .phase = COMET_SYSTEM_TRAIN,
+        .recompute = 0,
+        .seq_parallel = 0,
+        .exec = 0,
+        .tp = tp,
+        .pp = 1,
+        .dp = dp,
+        .microbatch = 2,
+        .zero = -1,
+        .order_pinned = 1,
+        .order = { COMET_SYSTEM_TP, COMET_SYSTEM_DP, COMET_SYSTEM_PP } };
+    comet_system_result b;
+    comet_system_space sp;
+    assert_int_equal(comet_system_explore(&sys, &m, &s, 1, &b, &sp), 1);
+    double fastest = INFINITY;
+    for (int z = 0; z < 4; z++)
+        fastest = fmin(fastest, r[z].step_s);
+    assert_true(fabs(b.step_s - fastest) <= 1e-12 * fastest);
+    comet_system_free(&sys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -943,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),
+        cmocka_unit_test(test_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

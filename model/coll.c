@@ -496,8 +496,10 @@ comet_model_coll_cost comet_model_coll_time(
         if (coll == COMET_MODEL_ALLGATHER) /* this level gathers its groups' part of the total */
             n = bytes * gathered / p;
         /* the share of the link a collective reaches (stated; absent: all) */
-        const double eff
-            = nets[i]->efficiency > 0 && nets[i]->efficiency < 1 ? nets[i]->efficiency : 1;
+        const double eff = (unsigned)coll < 3 && nets[i]->coll_eff[coll] > 0
+            ? nets[i]->coll_eff[coll]
+            : nets[i]->efficiency > 0 && nets[i]->efficiency < 1 ? nets[i]->efficiency
+                                                                 : 1;
         lvl l = { nets[i], pl, 1, 1, nets[i]->startup, nets[i]->hop_latency,
             1.0 / (nets[i]->link_bw * eff), gamma };
         if (i == 0 && lk->p2p_beta_s > 0) {

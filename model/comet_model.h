@@ -45,6 +45,9 @@ typedef struct comet_model_net {
     /* --- schema v2 --- */
     char name[16]; /**< dimension name ("nvlink", "ib", "noc"; "" when unnamed) */
     double efficiency; /**< share of link_bw collectives reach (0 or absent: 1) */
+    /** per collective (comet_model_coll index): the share of link_bw it reaches, where
+     *  stated (collective_efficiency: {allgather: 0.43}); 0: efficiency */
+    double coll_eff[8];
 } comet_model_net;
 
 /** Efficiency as a step function of a transfer's or an operation's size

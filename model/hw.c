@@ -281,7 +281,8 @@ static json_t *steps_json(const comet_model_steps *st)
 static int load_net(
     const comet_util_doc *m, comet_model_net *n, const qctx *q, char *err, size_t errlen)
 {
-    static const char *const keys[] = { "topology", "dims", NET_LEVEL_KEYS, NULL };
+    static const char *const keys[]
+        = { "topology", "dims", NET_LEVEL_KEYS, "collective_efficiency", NULL };
     char w[256];
     const char *t;
     int rc = comet_util_doc_check_keys(m, keys, err, errlen);
@@ -323,6 +324,21 @@ static int load_net(
         if ((rc = comet_util_doc_bool(m, "broadcast", &z, &n->broadcast, err, errlen))
             || (rc = comet_util_doc_bool(m, "reduction", &z, &n->reduction, err, errlen)))
             return rc;
+    }
+    /* a collective's own share of the link where measured apart (Calculon's
+     * per-operation scalars: its A100 NVLink reduce-scatter and all-gather
+     * move 1.5x a ring's bytes) */
+    const comet_util_doc *ce = comet_util_doc_get(m, "collective_efficiency");
+    if (ce) {
+        static const char *const cn[] = { "allreduce", "allgather", "reduce_scatter", NULL };
+        if (ce->kind != COMET_DOC_MAP || (rc = comet_util_doc_check_keys(ce, cn, err, errlen)))
+            return rc ? rc
+                      : comet_util_seterr(err, errlen, -EINVAL,
+                          "%s: 'collective_efficiency' is a map {allreduce, allgather, "
+                          "reduce_scatter: share of link_bw}",
+                          comet_util_doc_where(ce, w, sizeof w));
+        for (int i = 0; cn[i]; i++)
+            NUM(ce, cn[i], 0, 1e-4, 1.0, n->coll_eff[i]);
     }
 fail:
     return rc;
@@ -1236,6 +1252,14 @@ static json_t *net_json(const comet_model_net *n)
         "link_pj_per_byte", n->link_pj_per_byte);
     if (o && n->efficiency > 0 && n->efficiency < 1)
         json_object_set_new(o, "efficiency", json_real(n->efficiency));
+    if (o && (n->coll_eff[0] > 0 || n->coll_eff[1] > 0 || n->coll_eff[2] > 0)) {
+        static const char *const cn[] = { "allreduce", "allgather", "reduce_scatter" };
+        json_t *ce = json_object();
+        for (int i = 0; i < 3; i++)
+            if (n->coll_eff[i] > 0)
+                json_object_set_new(ce, cn[i], json_real(n->coll_eff[i]));
+        json_object_set_new(o, "collective_efficiency", ce);
+    }
     return o;
 }
 

@@ -855,6 +855,15 @@ static void test_execution_stated(void **st)
     assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
     assert_false(r.feasible);
     assert_non_null(strstr(r.reason, "kernel only"));
+    /* a collective's own stated share of the link (Calculon's A100 NVLink
+     * scalars: reduce-scatter and all-gather at 0.65 / 1.5): a 1 GB
+     * all-gather over the node's 8 GPUs moves 7/8 of it at 0.4333 x 300 GB/s,
+     * an all-reduce at the level's 0.65 */
+    assert_true(fabs(sys.level[0].net.coll_eff[COMET_MODEL_ALLGATHER] - 0.4333) < 1e-12);
+    const double agt = comet_system_coll_s(&sys, COMET_MODEL_ALLGATHER, 1, 8, 1e9),
+                 agw = 7.0 / 8 * 1e9 / (300e9 * 0.4333);
+    if (!(agt >= agw && agt <= 1.02 * agw))
+        fail_msg("NVLink all-gather of 1 GB: %.6g s, its bandwidth term %.6g s", agt, agw);
     comet_system_free(&sys);
     static const char *const ex[]
         = { "[kernel, dataflow]", "[dataflow]", "[gpu]", "[kernel, kernel]", "kernel", "[]" };

@@ -99,6 +99,7 @@ typedef struct comet_bench_load {
     int idle; /**< 1 if the gate opened on an idle machine, 0 on timeout */
     int skipped; /**< 1 if the gate was disabled (timeout 0) */
     int reused; /**< 1 if the gate took the previous set's figure (it ended idle < 0.5 s ago) */
+    int spent; /**< 1 if the process's gate budget was spent: one window, no wait */
     double busy_during; /**< others' busy fraction while the samples ran (-1 unknown) */
 } comet_bench_load;
 
@@ -107,14 +108,21 @@ typedef struct comet_bench_gate {
     double threshold; /**< open when others use less than this fraction (default 0.10) */
     double window_s; /**< length of one /proc/stat window (default 0.1 s) */
     double timeout_s; /**< give up and measure anyway after this (0 = no gate) */
+    double budget_s; /**< all waits of this process together stop at this (<= 0: no
+                          budget); once spent, a gate looks one window and measures,
+                          so a busy machine costs one timeout, not one per set */
     const char *path; /**< file to read (default "/proc/stat"; tests use a recording) */
 } comet_bench_gate;
 
 /** Fills g with the defaults (10%, 0.1 s windows, 10 s timeout, /proc/stat). */
 void comet_bench_gate_defaults(comet_bench_gate *g);
 
+/** Seconds this process has waited in idle gates so far (all gates). */
+double comet_bench_gate_waited_total(void);
+
 /**
- * Waits (bounded by g->timeout_s) until the machine is quiet. This process
+ * Waits (bounded by g->timeout_s and by what is left of g->budget_s) until
+ * the machine is quiet. This process
  * sleeps while it looks, so whatever is busy belongs to others.
  * @return 0 (load filled, gate opened or timed out) or a negative errno
  *         when the stat file cannot be read or parsed.

@@ -82,6 +82,7 @@ void comet_bench_gate_defaults(comet_bench_gate *g)
     g->threshold = 0.10;
     g->window_s = 0.1;
     g->timeout_s = 10;
+    g->budget_s = 0;
     g->path = "/proc/stat";
 }
 
@@ -134,6 +135,13 @@ static double others_busy(const comet_bench_cpustat *a, const comet_bench_cpusta
  * again (back-to-back short sets would otherwise spend most of their time
  * in the gate). */
 static double prev_end_t = -1, prev_during = -1;
+/* every gate wait of this process, against the gate's budget */
+static double waited_total = 0;
+
+double comet_bench_gate_waited_total(void)
+{
+    return waited_total;
+}
 
 int comet_bench_gate_wait(
     const comet_bench_gate *g, comet_bench_load *load, char *err, size_t errlen)
@@ -155,25 +163,36 @@ int comet_bench_gate_wait(
         load->reused = 1;
         return 0;
     }
+    /* what this wait may take: its timeout, within what is left of the budget */
+    double limit = g->timeout_s;
+    if (g->budget_s > 0 && g->budget_s - waited_total < limit) {
+        limit = g->budget_s - waited_total;
+        if (limit <= 0) {
+            limit = 0;
+            load->spent = 1;
+        }
+    }
     for (;;) {
         double self0 = process_cpu_s();
         if ((rc = read_stat(path, &a, err, errlen)))
-            return rc;
+            break;
         sleep_s(g->window_s);
         if ((rc = read_stat(path, &b, err, errlen)))
-            return rc;
+            break;
         double f = others_busy(&a, &b, process_cpu_s() - self0);
         load->busy_others = f;
         load->waited_s = comet_util_now() - t0;
         if (f >= 0 && f < g->threshold) {
             load->idle = 1;
-            return 0;
+            break;
         }
-        if (load->waited_s >= g->timeout_s || comet_util_interrupted) {
+        if (load->waited_s >= limit || comet_util_interrupted) {
             load->idle = 0;
-            return 0;
+            break;
         }
     }
+    waited_total += comet_util_now() - t0;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */

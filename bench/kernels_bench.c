@@ -440,9 +440,8 @@ int comet_bench_kernels_run(
     int rc;
     const char *sp = o->shapes_path;
     if (!sp) {
-        snprintf(path, sizeof path, "%s/configs/shapes/%s.yaml", COMET_SOURCE_DIR,
-            o->full ? "full" : "quick");
-        sp = path;
+        (void)comet_util_config_path("shapes", o->full ? "full" : "quick", path, sizeof path);
+        sp = path; /* a missing set is named by the loader */
     }
     if ((rc = bench_shapeset_load(sp, bench_kop_names, &set, err, errlen)))
         return rc == -ENOMEM ? rc : (rc == -ENOENT ? rc : -EINVAL);

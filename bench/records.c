@@ -100,6 +100,7 @@ json_t *comet_bench_load_json(const comet_bench_load *l)
         .gate = l->skipped ? "off"
             : l->reused    ? "idle (previous set)"
             : l->idle      ? "idle"
+            : l->spent     ? "budget spent"
                            : "timeout" };
     return comet_results_gate_json(&rl);
 }

@@ -103,13 +103,6 @@ struct comet_model_vrow;
  */
 int comet_cli_profile_vrows(
     const char *hwpath, const struct comet_model_hw *hw, struct comet_model_vrow **rows, int *n);
-/**
- * The 90% interval of a prediction of op (fused or unfused) from those rows:
- * {lo_s, hi_s, level, records, basis}, or JSON null when too few records;
- * line (may be NULL) gets a one-line text form ("" when null).
- */
-struct json_t *comet_cli_interval_json(const struct comet_model_vrow *rows, int n, const char *op,
-    int fused, double pred_s, char *line, size_t linelen);
 /** --sensitivity: each hardware parameter -10% / +10%, ranked (JSON comet.sensitivity.v1). */
 /**
  * Runs the benches calibration needs by running this program's own

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "comet_model.h"
+#include "comet_reports.h"
 #include "comet_util.h"
 
 #include <errno.h>
@@ -93,9 +94,9 @@ static void add_intervals(json_t *j, const char *hwname, const comet_model_hw *h
     int nv = 0;
     comet_cli_profile_vrows(hwname, hw, &vr, &nv);
     json_object_set_new(json_object_get(j, "best_fused"), "interval",
-        comet_cli_interval_json(vr, nv, op, 1, s->r_fused.seconds, NULL, 0));
+        comet_reports_interval_json(vr, nv, op, 1, s->r_fused.seconds, NULL, 0));
     json_object_set_new(json_object_get(j, "best_unfused"), "interval",
-        comet_cli_interval_json(vr, nv, op, 0, s->r_unfused.seconds, NULL, 0));
+        comet_reports_interval_json(vr, nv, op, 0, s->r_unfused.seconds, NULL, 0));
     free(vr);
 }
 
@@ -107,7 +108,7 @@ static void print_intervals(
     char line[300];
     comet_cli_profile_vrows(hwname, hw, &vr, &nv);
     for (int f = 1; f >= 0; f--) {
-        json_decref(comet_cli_interval_json(
+        json_decref(comet_reports_interval_json(
             vr, nv, op, f, f ? s->r_fused.seconds : s->r_unfused.seconds, line, sizeof line));
         if (line[0])
             printf("  %s %s\n", f ? "fused:  " : "unfused:", line);
@@ -412,7 +413,7 @@ static int run(int argc, char **argv, int explore)
             int nv = 0;
             comet_cli_profile_vrows(hwname, &hw, &vr, &nv);
             json_object_set_new(j, "interval",
-                comet_cli_interval_json(vr, nv, opname, mp->fused, r.seconds, NULL, 0));
+                comet_reports_interval_json(vr, nv, opname, mp->fused, r.seconds, NULL, 0));
             free(vr);
         }
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -429,8 +430,8 @@ static int run(int argc, char **argv, int explore)
             int nv = 0;
             char line[300];
             comet_cli_profile_vrows(hwname, &hw, &vr, &nv);
-            json_decref(
-                comet_cli_interval_json(vr, nv, opname, mp->fused, r.seconds, line, sizeof line));
+            json_decref(comet_reports_interval_json(
+                vr, nv, opname, mp->fused, r.seconds, line, sizeof line));
             if (line[0])
                 printf("  interval: %s\n", line);
             free(vr);

@@ -254,22 +254,3 @@ int comet_cli_profile_vrows(
     comet_results_set_free(&all);
     return 0;
 }
-
-json_t *comet_cli_interval_json(const comet_model_vrow *rows, int n, const char *op, int fused,
-    double pred_s, char *line, size_t linelen)
-{
-    comet_model_band b;
-    if (line && linelen)
-        line[0] = '\0';
-    if (!rows || n <= 0 || !(pred_s > 0)
-        || comet_model_interval(rows, n, op, fused ? "fused" : "unfused", 0.9, &b) != 0)
-        return json_null();
-    static const char *const scope[] = { "this op and variant", "this op", "every compound op" };
-    if (line && linelen)
-        snprintf(line, linelen,
-            "90%% interval [%.4g, %.4g] s (5-95%% of measured/predicted over %d validated records "
-            "of %s on this machine)",
-            b.lo * pred_s, b.hi * pred_s, b.records, scope[b.scope]);
-    return json_pack("{s:f,s:f,s:f,s:i,s:s}", "lo_s", b.lo * pred_s, "hi_s", b.hi * pred_s, "level",
-        b.level, "records", b.records, "basis", scope[b.scope]);
-}

@@ -165,10 +165,10 @@ void comet_kernels_vexp(const float *x, float *y, size_t n);
  * passes and fused epilogues run (AVX-512 or AVX2+FMA when the CPU has it,
  * else libm). x[i] > shift gives 1 (the argument is clamped to 0); NaN
  * gives NaN. Error against exp(x - shift) of the exact difference: the
- * float subtraction rounds the argument by up to |x - shift| x 2^-24, which
- * is a relative error of the result of that size (5.2e-6 at |x - shift| =
- * 87), on top of comet_kernels_exp_max_rel_error() for the rounded argument:
- * comet_kernels_exp_shifted_max_rel_error().
+ * difference is not rounded to a float first (the vector paths keep its
+ * rounding error by a two-sum and add it after the range reduction's exact
+ * step; the scalar path subtracts in double), so the bound is the exp's own
+ * over the whole range: comet_kernels_exp_shifted_max_rel_error().
  */
 void comet_kernels_vexp_shifted(const float *x, float *y, size_t n, float shift);
 /** The stated bound on the vectorized exp's relative error (normal results),
@@ -176,7 +176,7 @@ void comet_kernels_vexp_shifted(const float *x, float *y, size_t n, float shift)
 double comet_kernels_exp_max_rel_error(void);
 /** The bound on comet_kernels_vexp_shifted()'s relative error against
  *  exp(x - shift) computed exactly, at a difference of magnitude dist:
- *  the exp's own bound plus the argument's rounding, dist x 2^-24. */
+ *  the exp's own bound plus the two-sum's residue, dist x 2^-48. */
 double comet_kernels_exp_shifted_max_rel_error(double dist);
 /** Instruction-set paths of the kernels (BLIS-style: one portable frame,
  *  per-ISA kernels chosen at run time). Each level includes the one below. */

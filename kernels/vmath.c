@@ -103,9 +103,10 @@ int comet_kernels_have_avx512(void)
 
 double comet_kernels_exp_shifted_max_rel_error(double dist)
 {
-    /* exp(a(1 + e)) = exp(a) exp(a e): a relative error |a| 2^-24 from the
-     * rounded difference, then the exp's own */
-    return comet_kernels_exp_max_rel_error() + fabs(dist) * 5.9604644775390625e-8 * 1.0001;
+    /* the paths carry the difference's rounding error into the reduction
+     * (a two-sum; double in the scalar path), so what is left of the
+     * argument's rounding is the low part's own: |dist| 2^-48 */
+    return comet_kernels_exp_max_rel_error() + fabs(dist) * 3.552713678800501e-15;
 }
 
 double comet_kernels_exp_max_rel_error(void)
@@ -119,9 +120,11 @@ double comet_kernels_exp_max_rel_error(void)
  * the portable fallback. */
 static void vexps_scalar(const float *x, float *y, size_t i0, size_t n, float shift)
 {
+    /* the difference in double: a float subtraction would round the argument
+     * by up to |x - shift| 2^-24, 65 ulp of the result near -87 */
     for (size_t i = i0; i < n; i++) {
-        float t = x[i] - shift;
-        y[i] = t > 0 ? 1.0f : expf(t);
+        double t = (double)x[i] - (double)shift;
+        y[i] = t > 0 ? 1.0f : (float)exp(t);
     }
 }
 
@@ -168,6 +171,8 @@ AVX2 static inline __m256 exp8(__m256 x)
  * also maps t = -inf (masked logits) to exactly 0. The polynomial is the
  * one of exp8, so the relative error on normal results is the same (about
  * 1.5 ulp; tests/kernels measures it against exp() in double). */
+AVX2 static inline __m256 exp8_nonpos_tail(__m256 k, __m256 r, __m256 tiny);
+
 AVX2 static inline __m256 exp8_nonpos(__m256 t)
 {
     const __m256 magic = _mm256_set1_ps(12582912.0f); /* 1.5 * 2^23 */
@@ -176,6 +181,27 @@ AVX2 static inline __m256 exp8_nonpos(__m256 t)
     __m256 n = _mm256_sub_ps(k, magic);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    return exp8_nonpos_tail(k, r, tiny);
+}
+
+/* exp(t + lo) for t + lo <= 0, where lo is the rounding error of t (a
+ * two-sum's low part): the reduction t - n ln2_hi is exact (Sterbenz), so
+ * adding lo after it keeps the argument's low bits that t alone lost. */
+AVX2 static inline __m256 exp8_nonpos2(__m256 t, __m256 lo)
+{
+    const __m256 magic = _mm256_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    __m256 tiny = _mm256_cmp_ps(t, _mm256_set1_ps(-87.3365402f), _CMP_LT_OQ);
+    __m256 k = _mm256_fmadd_ps(t, _mm256_set1_ps(1.44269504088896341f), magic);
+    __m256 n = _mm256_sub_ps(k, magic);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
+    r = _mm256_add_ps(r, lo);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    return exp8_nonpos_tail(k, r, tiny);
+}
+
+/* exp8_nonpos's polynomial on the reduced r and 2^n from k's low bits */
+AVX2 static inline __m256 exp8_nonpos_tail(__m256 k, __m256 r, __m256 tiny)
+{
     /* degree-5 relative-minimax polynomial on [-ln2/2, ln2/2] with p(0) = 1
      * (Lawson iteration, tests/kernels checks it): 9.2e-8 approximation
      * error, 5 FMAs instead of exp8's 8 operations */
@@ -209,12 +235,19 @@ AVX2 static void vexp_avx2(const float *x, float *y, size_t n)
  * passes through. */
 AVX2 static void vexps_avx2(const float *x, float *y, size_t n, float shift)
 {
-    const __m256 sh = _mm256_set1_ps(shift), z = _mm256_setzero_ps();
+    const __m256 msh = _mm256_set1_ps(-shift), z = _mm256_setzero_ps();
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m256 t = _mm256_sub_ps(_mm256_loadu_ps(x + i), sh);
+        /* two-sum: t + lo = x - shift exactly (lo is 0 where t is not finite
+         * or clamped, so -inf still gives 0 and x > shift gives 1) */
+        __m256 a = _mm256_loadu_ps(x + i);
+        __m256 t = _mm256_add_ps(a, msh);
+        __m256 bb = _mm256_sub_ps(t, a);
+        __m256 lo = _mm256_add_ps(_mm256_sub_ps(a, _mm256_sub_ps(t, bb)), _mm256_sub_ps(msh, bb));
         __m256 nan = _mm256_cmp_ps(t, t, _CMP_UNORD_Q);
-        __m256 e = exp8_nonpos(_mm256_min_ps(t, z));
+        __m256 keep
+            = _mm256_and_ps(_mm256_cmp_ps(lo, lo, _CMP_ORD_Q), _mm256_cmp_ps(t, z, _CMP_LT_OQ));
+        __m256 e = exp8_nonpos2(_mm256_min_ps(t, z), _mm256_and_ps(lo, keep));
         _mm256_storeu_ps(y + i, _mm256_blendv_ps(e, t, nan));
     }
     vexps_scalar(x, y, i, n, shift);
@@ -559,15 +592,41 @@ AVX512 static inline __m512 exp16_nonpos(__m512 t)
     return _mm512_castsi512_ps(_mm512_maskz_add_epi32((__mmask16)~tiny, _mm512_castps_si512(p), e));
 }
 
-/* vexps_avx2 on 16 lanes (exp16_nonpos, the AVX-512 row passes' exp). */
+/* exp8_nonpos2 on 16 lanes: the low part lo of the argument is added after
+ * the exact first reduction step. */
+AVX512 static inline __m512 exp16_nonpos2(__m512 t, __m512 lo)
+{
+    const __m512 magic = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    __mmask16 tiny = _mm512_cmp_ps_mask(t, _mm512_set1_ps(-87.3365402f), _CMP_LT_OQ);
+    __m512 k = _mm512_fmadd_ps(t, _mm512_set1_ps(1.44269504088896341f), magic);
+    __m512 n = _mm512_sub_ps(k, magic);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+    r = _mm512_add_ps(r, lo);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(8.2903197283e-03f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1897950501e-02f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6667636273e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999149377e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.9999970713e-01f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i e = _mm512_slli_epi32(_mm512_castps_si512(k), 23);
+    return _mm512_castsi512_ps(_mm512_maskz_add_epi32((__mmask16)~tiny, _mm512_castps_si512(p), e));
+}
+
+/* vexps_avx2 on 16 lanes (the two-sum difference, then exp16_nonpos2). */
 AVX512 static void vexps_avx512(const float *x, float *y, size_t n, float shift)
 {
-    const __m512 sh = _mm512_set1_ps(shift), z = _mm512_setzero_ps();
+    const __m512 msh = _mm512_set1_ps(-shift), z = _mm512_setzero_ps();
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512 t = _mm512_sub_ps(_mm512_loadu_ps(x + i), sh);
+        __m512 a = _mm512_loadu_ps(x + i);
+        __m512 t = _mm512_add_ps(a, msh);
+        __m512 bb = _mm512_sub_ps(t, a);
+        __m512 lo = _mm512_add_ps(_mm512_sub_ps(a, _mm512_sub_ps(t, bb)), _mm512_sub_ps(msh, bb));
         __mmask16 nan = _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q);
-        __m512 e = exp16_nonpos(_mm512_min_ps(t, z));
+        __mmask16 keep
+            = _mm512_cmp_ps_mask(lo, lo, _CMP_ORD_Q) & _mm512_cmp_ps_mask(t, z, _CMP_LT_OQ);
+        __m512 e = exp16_nonpos2(_mm512_min_ps(t, z), _mm512_maskz_mov_ps(keep, lo));
         _mm512_storeu_ps(y + i, _mm512_mask_blend_ps(nan, e, t));
     }
     vexps_scalar(x, y, i, n, shift);

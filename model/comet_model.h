@@ -409,7 +409,7 @@ int comet_model_hw_parse(
     const char *file, const char *text, size_t len, comet_model_hw *hw, char *err, size_t errlen);
 /** The description as JSON in the same schema (round-trips through the loader). */
 json_t *comet_model_hw_to_json(const comet_model_hw *hw);
-/** Resolves a preset name to a path (configs dir from $COMET_CONFIGS or the source tree). */
+/** Resolves a preset name to a path: comet_util_config_path("hw", ...). */
 int comet_model_preset_path(const char *name, char *path, size_t len);
 /**
  * A scaled CPU system: `nodes` clusters of `cores_per_node` cores of the

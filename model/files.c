@@ -31,22 +31,11 @@ static int need_int(const comet_util_doc *m, const char *key, double *dst, char 
     return rc;
 }
 
-/* configs/workloads/NAME.yaml unless name is a path */
+/* configs/workloads/NAME.yaml unless name is a path (comet_util_config_path) */
 static void workload_path(const char *name, char *path, size_t len)
 {
-    if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".json")) {
+    if (comet_util_config_path("workloads", name, path, len) != 0)
         snprintf(path, len, "%s", name);
-        return;
-    }
-    const char *dirs[3] = { getenv("COMET_CONFIGS"), COMET_SOURCE_DIR "/configs", "configs" };
-    for (int i = 0; i < 3; i++) {
-        if (!dirs[i])
-            continue;
-        snprintf(path, len, "%s/workloads/%s.yaml", dirs[i], name);
-        if (access(path, R_OK) == 0)
-            return;
-    }
-    snprintf(path, len, "%s", name);
 }
 
 int comet_model_workload_load(const char *name, comet_model_problem *pb, char *err, size_t errlen)

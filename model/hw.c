@@ -29,27 +29,7 @@ void comet_model_hw_free(comet_model_hw *hw)
 
 int comet_model_preset_path(const char *name, char *path, size_t len)
 {
-    if (!name || !*name)
-        return -EINVAL;
-    /* an existing file is a file, whatever its name ("edge.txt", "myhw") */
-    if (access(name, F_OK) == 0) {
-        snprintf(path, len, "%s", name);
-        return 0;
-    }
-    if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".json")) {
-        snprintf(path, len, "%s", name);
-        return 0;
-    }
-    const char *dirs[3] = { getenv("COMET_CONFIGS"), COMET_SOURCE_DIR "/configs", "configs" };
-    for (int i = 0; i < 3; i++) {
-        if (!dirs[i])
-            continue;
-        snprintf(path, len, "%s/hw/%s.yaml", dirs[i], name);
-        if (access(path, R_OK) == 0)
-            return 0;
-    }
-    snprintf(path, len, "%s", name);
-    return -ENOENT;
+    return comet_util_config_path("hw", name, path, len);
 }
 
 static json_t *doc_to_json(const comet_util_doc *d)

@@ -89,6 +89,17 @@ typedef struct comet_reports_speedup {
 size_t comet_reports_speedups(
     const comet_results_record *recs, size_t n, comet_reports_speedup *out, size_t cap);
 
+struct comet_model_vrow;
+/**
+ * The 90% interval of a prediction pred_s of op (fused or unfused) from
+ * this machine's validation rows (comet_model_interval): {lo_s, hi_s, level,
+ * records, basis}, or JSON null when rows is NULL or too few records; line
+ * (may be NULL) gets a one-line text form ("" when null). One builder for
+ * predict --json, explore --json and comet run's predictions.json.
+ */
+json_t *comet_reports_interval_json(const struct comet_model_vrow *rows, int n, const char *op,
+    int fused, double pred_s, char *line, size_t linelen);
+
 /** Settings of the prediction stage. */
 typedef struct comet_reports_predict_opts {
     int scale_cores; /**< cores per node of the scaled CPU system (>= 1) */
@@ -101,8 +112,9 @@ typedef struct comet_reports_predict_opts {
  * (comet_model_explore) on this machine (DIR/profile.json, at the largest
  * shape measured here), on a scaled CPU system of it (comet_model_hw_scale),
  * and on the COMET edge and cloud presets. Writes DIR/predictions.json
- * atomically. A missing profile leaves out the two CPU systems (the file
- * says why). @return 0 or a negative errno.
+ * atomically (docs/FORMATS.md); this machine's predictions carry the 90%
+ * interval of its own validation over DIR/results. A missing profile leaves out the two CPU systems
+ * (the file says why). @return 0 or a negative errno.
  */
 int comet_reports_predict(
     const char *dir, const comet_reports_predict_opts *opts, char *err, size_t errlen);

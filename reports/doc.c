@@ -56,13 +56,6 @@ void rp_html_escape(FILE *fp, const char *s)
         }
 }
 
-/* Markdown table cells must not contain '|' or newlines. */
-static void md_cell(FILE *fp, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        fputc(s[i] == '|' ? '/' : (s[i] == '\n' ? ' ' : s[i]), fp);
-}
-
 static void html_n(FILE *fp, const char *s, size_t len)
 {
     char *t = strndup(s, len);
@@ -70,6 +63,42 @@ static void html_n(FILE *fp, const char *s, size_t len)
         rp_html_escape(fp, t);
         free(t);
     }
+}
+
+/* A paragraph's text is markdown (the summary.md keeps it as is); in HTML
+ * its inline emphasis **x** becomes <strong>x</strong> and `x` becomes
+ * <code>x</code>, a marker without its closing pair stays literal, and
+ * everything else is escaped. */
+void rp_html_inline(FILE *fp, const char *s)
+{
+    while (*s) {
+        const char *close = NULL;
+        size_t mk = 0;
+        if (s[0] == '*' && s[1] == '*' && s[2] && (close = strstr(s + 2, "**")) && close > s + 2)
+            mk = 2;
+        else if (s[0] == '`' && (close = strchr(s + 1, '`')) && close > s + 1)
+            mk = 1;
+        if (!mk) {
+            const char *e = s + 1;
+            while (*e && *e != '*' && *e != '`')
+                e++;
+            html_n(fp, s, (size_t)(e - s));
+            s = e;
+            continue;
+        }
+        const char *tag = mk == 2 ? "strong" : "code";
+        fprintf(fp, "<%s>", tag);
+        html_n(fp, s + mk, (size_t)(close - s - mk));
+        fprintf(fp, "</%s>", tag);
+        s = close + mk;
+    }
+}
+
+/* Markdown table cells must not contain '|' or newlines. */
+static void md_cell(FILE *fp, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        fputc(s[i] == '|' ? '/' : (s[i] == '\n' ? ' ' : s[i]), fp);
 }
 
 int rp_doc_open(rp_doc *d)
@@ -111,7 +140,7 @@ static void para(rp_doc *d, const char *cls, const char *fmt, va_list ap)
         return;
     fprintf(d->md.fp, "%s%s\n\n", cls ? "> " : "", t);
     fprintf(d->html.fp, "<p%s>", cls ? " class=\"note\"" : "");
-    rp_html_escape(d->html.fp, t);
+    rp_html_inline(d->html.fp, t);
     fputs("</p>\n", d->html.fp);
     free(t);
 }

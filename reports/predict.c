@@ -44,11 +44,35 @@ static json_t *system_json(
         hw->dram.bw * hw->clock_ghz);
 }
 
-static json_t *side_json(const comet_model_mapping *mp, const comet_model_result *r)
+json_t *comet_reports_interval_json(const comet_model_vrow *rows, int n, const char *op, int fused,
+    double pred_s, char *line, size_t linelen)
+{
+    comet_model_band b;
+    if (line && linelen)
+        line[0] = '\0';
+    if (!rows || n <= 0 || !(pred_s > 0)
+        || comet_model_interval(rows, n, op, fused ? "fused" : "unfused", 0.9, &b) != 0)
+        return json_null();
+    static const char *const scope[] = { "this op and variant", "this op", "every compound op" };
+    if (line && linelen)
+        snprintf(line, linelen,
+            "90%% interval [%.4g, %.4g] s (5-95%% of measured/predicted over %d validated records "
+            "of %s on this machine)",
+            b.lo * pred_s, b.hi * pred_s, b.records, scope[b.scope]);
+    return json_pack("{s:f,s:f,s:f,s:i,s:s}", "lo_s", b.lo * pred_s, "hi_s", b.hi * pred_s, "level",
+        b.level, "records", b.records, "basis", scope[b.scope]);
+}
+
+/* One side (fused or unfused) of a prediction, with its 90% interval from
+ * this machine's validation rows vr (NULL: hardware the model has not run
+ * on, the interval is null), as predict --json gives it. */
+static json_t *side_json(const comet_model_mapping *mp, const comet_model_result *r,
+    const comet_model_vrow *vr, int nv, const char *op, int fused)
 {
     char buf[256];
-    return json_pack("{s:o,s:s,s:o}", "mapping", comet_model_mapping_json(mp), "mapping_str",
-        comet_model_mapping_str(mp, buf, sizeof buf), "result", comet_model_result_json(r));
+    return json_pack("{s:o,s:s,s:o,s:o}", "mapping", comet_model_mapping_json(mp), "mapping_str",
+        comet_model_mapping_str(mp, buf, sizeof buf), "result", comet_model_result_json(r),
+        "interval", comet_reports_interval_json(vr, nv, op, fused, r->seconds, NULL, 0));
 }
 
 /* The largest (by FLOPs) measured shape of op at the highest thread count,
@@ -116,7 +140,8 @@ static void find_local(
 
 /* Explores one op on one system and appends the entry. */
 static int predict_one(const comet_model_hw *hw, const char *tag, const comet_model_problem *pb,
-    const char *shape, const local_case *lc, json_t *preds, char *err, size_t errlen)
+    const char *shape, const local_case *lc, const comet_model_vrow *vr, int nv, json_t *preds,
+    char *err, size_t errlen)
 {
     comet_model_search *s = malloc(sizeof *s);
     int rc;
@@ -136,10 +161,10 @@ static int predict_one(const comet_model_hw *hw, const char *tag, const comet_mo
     }
     json_t *e = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:f,s:I,s:I,s:f}", "system", tag, "set",
         lc ? "measured" : "common", "op", comet_model_op_name(pb->op), "shape", shape, "fused",
-        side_json(&s->best_fused, &s->r_fused), "unfused",
-        side_json(&s->best_unfused, &s->r_unfused), "speedup",
-        s->r_unfused.seconds / s->r_fused.seconds, "evaluated", (json_int_t)s->evaluated, "pruned",
-        (json_int_t)s->pruned, "search_s", s->seconds);
+        side_json(&s->best_fused, &s->r_fused, vr, nv, comet_model_op_name(pb->op), 1), "unfused",
+        side_json(&s->best_unfused, &s->r_unfused, vr, nv, comet_model_op_name(pb->op), 0),
+        "speedup", s->r_unfused.seconds / s->r_fused.seconds, "evaluated", (json_int_t)s->evaluated,
+        "pruned", (json_int_t)s->pruned, "search_s", s->seconds);
     if (e && lc && lc->fused_s > 0 && lc->unfused_s > 0)
         json_object_set_new(e, "measured",
             json_pack("{s:f,s:f,s:f}", "fused_s", lc->fused_s, "unfused_s", lc->unfused_s,
@@ -152,7 +177,8 @@ static int predict_one(const comet_model_hw *hw, const char *tag, const comet_mo
 }
 
 static int predict_system(const comet_model_hw *hw, const char *tag, const sys_shapes *shapes,
-    const local_case *local, json_t *preds, json_t *notes, char *err, size_t errlen)
+    const local_case *local, const comet_model_vrow *vr, int nv, json_t *preds, json_t *notes,
+    char *err, size_t errlen)
 {
     int failures = 0;
     for (int o = 0; o < 3; o++) {
@@ -178,7 +204,8 @@ static int predict_system(const comet_model_hw *hw, const char *tag, const sys_s
             if (comet_model_problem_parse(shape, &pb, e, sizeof e) != 0)
                 return comet_util_seterr(err, errlen, -EINVAL, "predict: %s", e);
         }
-        if (predict_one(hw, tag, &pb, shape, local ? &local[o] : NULL, preds, e, sizeof e) != 0) {
+        if (predict_one(hw, tag, &pb, shape, local ? &local[o] : NULL, vr, nv, preds, e, sizeof e)
+            != 0) {
             json_array_append_new(notes, json_string(e));
             failures++;
         }
@@ -239,8 +266,14 @@ int comet_reports_predict(
         snprintf(
             desc, sizeof desc, "this machine, calibrated (%d cores)", base.cores * base.clusters);
         json_array_append_new(systems, system_json(&base, "local", desc, "profile.json"));
-        failures += predict_system(&base, "local", &common_shapes, NULL, preds, notes, err, errlen);
-        failures += predict_system(&base, "local", NULL, lc, preds, notes, err, errlen);
+        /* this machine's predictions carry the 90% interval of its own
+         * validation (as predict --json on the profile does) */
+        comet_model_vrow *vr = set.n ? malloc(set.n * sizeof *vr) : NULL;
+        int nv = vr ? comet_model_validate_records(&base, set.recs, set.n, vr, set.n) : 0;
+        failures += predict_system(
+            &base, "local", &common_shapes, NULL, vr, nv, preds, notes, err, errlen);
+        failures += predict_system(&base, "local", NULL, lc, vr, nv, preds, notes, err, errlen);
+        free(vr);
         /* a stated network, never this machine's shared-memory fit: one switch
          * of 100 Gbit/s ports (InfiniBand EDR's data rate, 12.5 GB/s per
          * direction) and 1 us per hop (a switch traversal plus the host
@@ -273,7 +306,8 @@ int comet_reports_predict(
             goto fail;
         }
         json_array_append_new(systems, system_json(&sc, "scaled", desc, "scaled-system.json"));
-        failures += predict_system(&sc, "scaled", &common_shapes, NULL, preds, notes, err, errlen);
+        failures += predict_system(
+            &sc, "scaled", &common_shapes, NULL, NULL, 0, preds, notes, err, errlen);
         comet_model_hw_free(&sc);
     }
     static const struct {
@@ -291,11 +325,11 @@ int comet_reports_predict(
         snprintf(src, sizeof src, "configs/hw/%s.yaml", presets[p].name);
         json_array_append_new(systems, system_json(&preset, presets[p].name, presets[p].desc, src));
         failures += predict_system(
-            &preset, presets[p].name, presets[p].shapes, NULL, preds, notes, err, errlen);
+            &preset, presets[p].name, presets[p].shapes, NULL, NULL, 0, preds, notes, err, errlen);
         comet_model_hw_free(&preset);
     }
     rc = 0;
-    out = json_pack("{s:s,s:s,s:{s:i,s:i},s:O,s:O,s:O}", "schema", "comet.predictions.v1", "time",
+    out = json_pack("{s:s,s:s,s:{s:i,s:i},s:O,s:O,s:O}", "schema", "comet.predictions.v2", "time",
         comet_util_iso_time(now, sizeof now), "settings", "scale_cores", o.scale_cores,
         "scale_nodes", o.scale_nodes, "systems", systems, "predictions", preds, "notes", notes);
     char *t = out ? json_dumps(out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;

@@ -136,6 +136,8 @@ const char *rp_cell(const char *s);
 
 /* Escapes text for HTML onto fp. */
 void rp_html_escape(FILE *fp, const char *s);
+/* Escapes text for HTML onto fp, rendering markdown inline **bold** and `code`. */
+void rp_html_inline(FILE *fp, const char *s);
 /* Quotes a CSV field when needed. */
 #define rp_csv_field comet_util_csv_field
 

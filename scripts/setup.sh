@@ -5,7 +5,11 @@
 #
 #   scripts/setup.sh            set up only
 #   scripts/setup.sh run [ARGS] set up, then the main job: build/comet run --quick ARGS
-#   scripts/setup.sh test       set up, then the whole test suite (ctest)
+#   scripts/setup.sh test       set up, then the test suite (ctest -LE long: unit,
+#                               property, fuzz replays, one fast end-to-end)
+#   scripts/setup.sh test-long  set up, then the long integration tests
+#                               (ctest -L long: scale-out in namespaces, memcheck,
+#                               browser, fault injection)
 #   scripts/setup.sh fuzz [ARGS] set up (plus clang), then scripts/fuzz.sh ARGS
 #
 # Environment: COMET_BUILD_DIR (default build), COMET_CMAKE_ARGS (extra
@@ -66,7 +70,8 @@ what=${1:-}
 case "$what" in
 "") ;;
 run) exec "$build/comet" run --quick "$@" ;;
-test) cd "$build" && exec ctest --output-on-failure -j 1 "$@" ;;
+test) cd "$build" && exec ctest --output-on-failure -j 1 -LE long "$@" ;;
+test-long) cd "$build" && exec ctest --output-on-failure -j 1 -L long "$@" ;;
 fuzz) exec "$here/scripts/fuzz.sh" "$@" ;;
-*) echo "comet setup: unknown action '$what' (expected run, test or fuzz)" >&2; exit 2 ;;
+*) echo "comet setup: unknown action '$what' (expected run, test, test-long or fuzz)" >&2; exit 2 ;;
 esac

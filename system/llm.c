@@ -8,27 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A preset name resolves to configs/workloads/NAME.yaml (source tree or
- * COMET_SOURCE_DIR); anything with a '/' or an extension is a path. */
+/* A preset name resolves to configs/workloads/NAME.yaml; anything with a
+ * '/' or an extension is a path (comet_util_config_path: one rule). */
 static int workload_path(const char *name, char *path, size_t len)
 {
-    if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".yml")
-        || strstr(name, ".json")) {
-        snprintf(path, len, "%s", name);
-        return 0;
-    }
-    const char *dirs[2] = { getenv("COMET_SOURCE_DIR"), COMET_SOURCE_DIR };
-    for (int i = 0; i < 2; i++) {
-        if (!dirs[i] || !*dirs[i])
-            continue;
-        snprintf(path, len, "%s/configs/workloads/%s.yaml", dirs[i], name);
-        FILE *f = fopen(path, "r");
-        if (f) {
-            fclose(f);
-            return 0;
-        }
-    }
-    return -ENOENT;
+    return comet_util_config_path("workloads", name, path, len);
 }
 
 static int need_int(const comet_util_doc *d, const char *key, const double *dflt, double lo,

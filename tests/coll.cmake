@@ -1,5 +1,5 @@
 comet_add_test(test_coll SOURCES coll/test_coll.c LIBS PkgConfig::JANSSON TIMEOUT 300 LABELS bench mpi)
 add_dependencies(test_coll comet)
-comet_add_test(test_netns SOURCES coll/test_netns.c LIBS PkgConfig::JANSSON TIMEOUT 900 LABELS bench mpi netns)
+comet_add_test(test_netns SOURCES coll/test_netns.c LIBS PkgConfig::JANSSON TIMEOUT 900 LABELS bench mpi netns long)
 set_tests_properties(test_netns PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 add_dependencies(test_netns comet)

@@ -31,17 +31,17 @@ target_compile_definitions(test_foreign PRIVATE COMET_SOURCE_DIR="${PROJECT_SOUR
 # valgrind memcheck over the CLI paths (scripts/memcheck.sh): every
 # subcommand on small inputs and the error paths; skips (77) without valgrind.
 add_test(NAME memcheck_cli COMMAND ${PROJECT_SOURCE_DIR}/scripts/memcheck.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(memcheck_cli PROPERTIES LABELS "hardening;memcheck" TIMEOUT 600
+set_tests_properties(memcheck_cli PROPERTIES LABELS "hardening;memcheck;long" TIMEOUT 600
   SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 # The same under an environment that pins OpenBLAS's core type (as some
 # machines set): comet must not re-execute itself out of valgrind.
 add_test(NAME memcheck_cli_blaspin COMMAND ${PROJECT_SOURCE_DIR}/scripts/memcheck.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(memcheck_cli_blaspin PROPERTIES LABELS "hardening;memcheck" TIMEOUT 600
+set_tests_properties(memcheck_cli_blaspin PROPERTIES LABELS "hardening;memcheck;long" TIMEOUT 600
   SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
   ENVIRONMENT "OPENBLAS_CORETYPE=Haswell;OPENBLAS_L2_SIZE=1048576;COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 # Fault injection on real processes: kill -9 / SIGINT of calibrate and run at
 # several points, concurrent comets on one folder, a read-only folder.
 add_test(NAME faults COMMAND ${PROJECT_SOURCE_DIR}/tests/hardening/faults_test.sh
   $<TARGET_FILE:comet> ${PROJECT_SOURCE_DIR})
-set_tests_properties(faults PROPERTIES LABELS "hardening;faults" TIMEOUT 900 RUN_SERIAL TRUE
+set_tests_properties(faults PROPERTIES LABELS "hardening;faults;long" TIMEOUT 900 RUN_SERIAL TRUE
   ENVIRONMENT "COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR}")

@@ -4,5 +4,5 @@ comet_add_test(test_reports SOURCES reports/test_reports.c LIBS comet_reports co
 add_test(NAME report_browser
   COMMAND ${CMAKE_SOURCE_DIR}/tests/reports/browser_check.sh $<TARGET_FILE:comet>
           ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
-set_tests_properties(report_browser PROPERTIES LABELS "reports" SKIP_RETURN_CODE 77 TIMEOUT 300)
+set_tests_properties(report_browser PROPERTIES LABELS "reports;long" SKIP_RETURN_CODE 77 TIMEOUT 300)
 comet_add_test(test_compare SOURCES reports/test_compare.c LIBS comet_reports LABELS reports sanitize)

@@ -199,6 +199,21 @@ double comet_util_now(void);
 /** Current UTC time as ISO 8601 "YYYY-MM-DDTHH:MM:SSZ" into buf. */
 const char *comet_util_iso_time(char *buf, size_t len);
 
+/**
+ * The one way comet finds a file of its configs/ folder (hardware presets,
+ * workloads, shape sets): NAME with a '/' or a .yaml/.yml/.json ending is a
+ * path, taken as given; otherwise the first readable of
+ * `$COMET_CONFIGS/KIND/NAME.yaml` (when the environment sets COMET_CONFIGS:
+ * a user's folder laid out as configs/) and the source tree's
+ * `configs/KIND/NAME.yaml` (the presets this binary was built with). An existing file named NAME is
+ * a path too. docs/FORMATS.md
+ * ("Config files") states the rule.
+ * @param kind "hw", "workloads" or "shapes"
+ * @return 0 and the path, or -ENOENT (path then holds the last place tried),
+ *         -EINVAL for an empty name, -ENAMETOOLONG.
+ */
+int comet_util_config_path(const char *kind, const char *name, char *path, size_t len);
+
 /** Verbosity: -1 quiet, 0 normal, 1 verbose. Set by the CLI. */
 extern int comet_util_verbosity;
 

@@ -617,3 +617,30 @@ void comet_util_csv_field(FILE *fp, const char *s)
     }
     fputc('"', fp);
 }
+
+int comet_util_config_path(const char *kind, const char *name, char *path, size_t len)
+{
+    if (!kind || !name || !*name || !path || !len)
+        return -EINVAL;
+    size_t n = strlen(name);
+    const int ext = (n > 5 && !strcmp(name + n - 5, ".yaml"))
+        || (n > 4 && !strcmp(name + n - 4, ".yml")) || (n > 5 && !strcmp(name + n - 5, ".json"));
+    /* an existing file is a file, whatever its name ("edge.txt", "myhw") */
+    if (strchr(name, '/') || ext || access(name, F_OK) == 0) {
+        if ((size_t)snprintf(path, len, "%s", name) >= len)
+            return -ENAMETOOLONG;
+        return 0;
+    }
+    /* a user's folder first, then the presets of the source tree */
+    const char *env = getenv("COMET_CONFIGS");
+    const char *dirs[2] = { env && *env ? env : NULL, COMET_SOURCE_DIR "/configs" };
+    for (int i = 0; i < 2; i++) {
+        if (!dirs[i])
+            continue;
+        if ((size_t)snprintf(path, len, "%s/%s/%s.yaml", dirs[i], kind, name) >= len)
+            return -ENAMETOOLONG;
+        if (access(path, R_OK) == 0)
+            return 0;
+    }
+    return -ENOENT;
+}

@@ -152,6 +152,25 @@ static void test_gate(void **s)
     assert_int_equal(comet_bench_gate_wait(&g, &l, err, sizeof err), 0);
     assert_int_equal(l.idle, 0);
     assert_true(l.waited_s >= 0.1);
+    assert_int_equal(l.spent, 0);
+    /* A budget over all waits: the wait that reaches it stops there, and
+     * every later one looks once and measures ("budget spent"). */
+    g.timeout_s = 3600;
+    g.budget_s = comet_bench_gate_waited_total() + 0.1;
+    assert_int_equal(comet_bench_gate_wait(&g, &l, err, sizeof err), 0);
+    assert_int_equal(l.idle, 0);
+    assert_int_equal(l.spent, 0);
+    assert_true(comet_bench_gate_waited_total() >= g.budget_s);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(comet_bench_gate_wait(&g, &l, err, sizeof err), 0);
+        assert_int_equal(l.spent, 1);
+        assert_int_equal(l.idle, 0);
+    }
+    json_t *lj = comet_bench_load_json(&l);
+    assert_string_equal(json_string_value(json_object_get(lj, "gate")), "budget spent");
+    json_decref(lj);
+    g.budget_s = 0;
+    g.timeout_s = 0.1;
     unlink(path);
     /* A missing file is an error naming it. */
     g.path = "/nonexistent/stat";

@@ -295,6 +295,9 @@ static void test_html_wellformed(void **s)
     char *h = slurp("report/index.html");
     assert_non_null(h);
     assert_true(!strncmp(h, "<!DOCTYPE html>", 15));
+    /* markdown emphasis is rendered, never shown as literal asterisks */
+    assert_null(strstr(h, "**"));
+    assert_non_null(strstr(h, "<strong>fusion effect</strong>"));
     char stack[256][32];
     int depth = 0, refs = 0, imgs = 0;
     for (char *q = h; (q = strchr(q, '<')) != NULL;) {

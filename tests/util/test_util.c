@@ -24,6 +24,43 @@ static comet_util_doc *parse(const char *text, char *err)
     return rc ? NULL : d;
 }
 
+/* The one rule for finding config files: paths as given, $COMET_CONFIGS
+ * before the source tree's presets, -ENOENT naming the last place tried. */
+static void test_config_path(void **s)
+{
+    (void)s;
+    char path[4096], dir[] = "/tmp/comet-cfg-XXXXXX", sub[4200], f[4300];
+    assert_int_equal(comet_util_config_path("hw", "x/edge", path, sizeof path), 0);
+    assert_string_equal(path, "x/edge");
+    assert_int_equal(comet_util_config_path("hw", "my.yaml", path, sizeof path), 0);
+    assert_string_equal(path, "my.yaml");
+    assert_int_equal(comet_util_config_path("hw", "", path, sizeof path), -EINVAL);
+    unsetenv("COMET_CONFIGS");
+    assert_int_equal(comet_util_config_path("hw", "edge", path, sizeof path), 0);
+    assert_string_equal(path, COMET_SOURCE_DIR "/configs/hw/edge.yaml");
+    assert_int_equal(comet_util_config_path("shapes", "quick", path, sizeof path), 0);
+    assert_int_equal(comet_util_config_path("hw", "no-such-system", path, sizeof path), -ENOENT);
+    assert_non_null(strstr(path, "no-such-system.yaml"));
+    /* a user's folder comes first; names it lacks still find the presets */
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/hw", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(f, sizeof f, "%s/edge.yaml", sub);
+    FILE *fp = fopen(f, "w");
+    assert_non_null(fp);
+    fputs("name: mine\n", fp);
+    fclose(fp);
+    setenv("COMET_CONFIGS", dir, 1);
+    assert_int_equal(comet_util_config_path("hw", "edge", path, sizeof path), 0);
+    assert_string_equal(path, f);
+    assert_int_equal(comet_util_config_path("hw", "cloud", path, sizeof path), 0);
+    assert_string_equal(path, COMET_SOURCE_DIR "/configs/hw/cloud.yaml");
+    unsetenv("COMET_CONFIGS");
+    unlink(f);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 static void test_yaml_positions(void **s)
 {
     (void)s;
@@ -303,6 +340,7 @@ static void test_parse_numbers(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_path),
         cmocka_unit_test(test_yaml_positions),
         cmocka_unit_test(test_json_is_yaml),
         cmocka_unit_test(test_bad_documents),

@@ -140,7 +140,11 @@ def main():
         for c in CONFIGS:
             cal = run_calculon(args, c, tmp)
             if args.summary:
-                rows.append([c[0]] + ["%.6g" % cal[t] for t in TERMS])
+                with open(os.path.join(args.calculon, "models", c[1] + ".json")) as f:
+                    mj = json.load(f)
+                rows.append([c[0], SYSTEMS[c[2]][1], c[3], c[4], mj["hidden"], mj["attn_heads"],
+                             mj["attn_size"], mj["feedforward"], mj["num_blocks"],
+                             mj["seq_size"]] + list(c[5:]) + ["%.6g" % cal[t] for t in TERMS])
                 continue
             com = run_comet(args, c, tmp)
             for t in TERMS:
@@ -148,8 +152,10 @@ def main():
                 rows.append([c[0], t, "%.6g" % cal[t], "%.6g" % com[t], "%.4g" % ratio])
     f = open(args.out, "w", newline="") if args.out else sys.stdout
     w = csv.writer(f)
-    w.writerow(["id"] + TERMS if args.summary else ["id", "term", "calculon", "comet",
-                                                     "comet_over_calculon"])
+    w.writerow(["id", "system", "gpus", "batch", "hidden", "heads", "head_dim", "ffn", "layers",
+                "seq", "tp", "pp", "dp", "microbatch", "interleave", "recompute",
+                "seq_parallel"] + TERMS if args.summary
+               else ["id", "term", "calculon", "comet", "comet_over_calculon"])
     w.writerows(rows)
     if args.out:
         f.close()

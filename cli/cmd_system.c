@@ -35,6 +35,8 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
         "                    default: searched\n"
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
+        "  --partitions N    dataflow: cut each pass of a layer into exactly N partitions\n"
+        "                    (DFModel's num_config; default: the best number)\n"
         "%s"
         "  --explain         the breakdown, partitions and memory of the result\n"
         "  --json            JSON (schema comet.system.v2, docs/FORMATS.md)\n"
@@ -193,7 +195,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "execution", required_argument, NULL, 0x300b },
         { "chips", required_argument, NULL, 0x300c }, { "top", required_argument, NULL, 0x300d },
         { "parallel", required_argument, NULL, 0x300e }, { "explain", no_argument, NULL, 0x300f },
-        { "output-tokens", required_argument, NULL, 0x3010 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "output-tokens", required_argument, NULL, 0x3010 },
+        { "partitions", required_argument, NULL, 0x3011 }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL;
@@ -230,9 +233,10 @@ int comet_cli_system(int argc, char **argv, int explore)
         case 0x3007:
         case 0x300c:
         case 0x300d:
-        case 0x3010: {
+        case 0x3010:
+        case 0x3011: {
             static const char *const fl[] = { "--batch", "--microbatch", "--seq", "--context", "",
-                "", "", "", "--chips", "--top", "", "", "--output-tokens" };
+                "", "", "", "--chips", "--top", "", "", "--output-tokens", "--partitions" };
             if (comet_cli_parse_pos(sub, fl[c - 0x3004], optarg, 1u << 24, &v))
                 return COMET_EXIT_USAGE;
             if (c == 0x3004)
@@ -247,6 +251,8 @@ int comet_cli_system(int argc, char **argv, int explore)
                 chips = (int)v;
             else if (c == 0x3010)
                 o.output_tokens = (int)v;
+            else if (c == 0x3011)
+                o.partitions = (int)v;
             else
                 top = (int)(v > 1000 ? 1000 : v);
             break;

@@ -144,6 +144,8 @@ typedef struct comet_system_opts {
     int order_pinned; /**< explore: 1 if order[] is pinned (else every order is searched) */
     int order[3]; /**< explore: the pinned order of TP/PP/DP, innermost first */
     int zero; /**< explore: ZeRO stage pinned (0-3), or -1: searched (0 when dp = 1) */
+    int partitions; /**< dataflow: each pass of a layer cut into exactly this many partitions
+                         (DFModel's num_config); 0: the best number */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
 } comet_system_opts;

@@ -94,6 +94,7 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->sp = c->tp > 1 && c->seq_parallel > 0;
     L->rec = c->recompute;
     L->exec = c->exec;
+    L->nparts = o->partitions;
     return 1;
 }
 
@@ -326,6 +327,8 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         sys_layer_cost(&C, scratch);
         lo = scratch;
     }
+    if (!isfinite(lo->fwd_s) || !isfinite(lo->bwd_s))
+        return fail(r, "no cut of a layer's pass into %d partitions fits the chip", o->partitions);
     memory(sys, m, o, c, &s, lo, r);
     if (r->mem.total > r->mem.capacity) {
         double v;

@@ -18,6 +18,7 @@ typedef struct sys_layer {
     int tp, sp;
     comet_system_recompute rec;
     comet_system_exec exec;
+    int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */
 } sys_layer;
 
 /** What a cost needs: the system, the layer, where the TP group sits. */

@@ -1006,6 +1006,48 @@ static void test_zero(void **st)
     comet_system_free(&sys);
 }
 
+/* A fixed partition count (DFModel's num_config): each pass is cut into
+ * exactly that many partitions, never faster than the free program's best,
+ * and the count that the free program chose gives its time back. */
+static void test_fixed_partitions(void **st)
+{
+    (void)st;
+    const int sz[1] = { 8 }, tp0[1] = { 0 };
+    const double bw[1] = { 50 }, lat[1] = { 1 };
+    comet_system sys;
+    make_system(&sys, 1, sz, tp0, bw, lat, 300, 200, 1e3, 320, 1, NULL);
+    comet_system_llm m;
+    make_llm(&m, 16, 64, 16, 4, 512, 8);
+    for (int ph = 0; ph < 2; ph++) {
+        comet_system_opts o = { .phase = ph ? COMET_SYSTEM_FORWARD : COMET_SYSTEM_TRAIN };
+        comet_system_config c = cfg(8, 1, 1, 2, COMET_SYSTEM_RECOMPUTE_NONE, 0, 1);
+        comet_system_result fr, r;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &fr), 0);
+        assert_true(fr.feasible);
+        int feasible = 0, back = 0;
+        for (int k = 1; k <= 12; k++) {
+            o.partitions = k;
+            assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+            if (!r.feasible) {
+                assert_non_null(strstr(r.reason, "partitions"));
+                continue;
+            }
+            feasible++;
+            assert_int_equal(r.parts[0].n, k);
+            if (!ph)
+                assert_int_equal(r.parts[1].n, k);
+            assert_true(r.step_s >= fr.step_s * (1 - 1e-9));
+            assert_true(r.step_s >= r.bound_s * (1 - 1e-9));
+            if (ph && k == fr.parts[0].n && fabs(r.step_s - fr.step_s) <= 1e-9 * fr.step_s)
+                back = 1;
+        }
+        assert_true(feasible > 0);
+        if (ph)
+            assert_true(back);
+    }
+    comet_system_free(&sys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1024,6 +1066,7 @@ int main(void)
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),
         cmocka_unit_test(test_zero),
+        cmocka_unit_test(test_fixed_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

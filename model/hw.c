@@ -286,11 +286,13 @@ static int load_net(
         double v = 1;
         if (i < dims->n) {
             const comet_util_doc *c = dims->child[i];
+            /* up to 2^24 along one dimension (a wafer's 850,000 cores in a
+             * line), 2^30 in all */
             if (c->kind != COMET_DOC_SCALAR || comet_util_parse_double(c->value, &v) || v < 1
-                || v > 65536 || v != floor(v))
+                || v > (1 << 24) || v != floor(v) || (i == 1 && v * n->dims[0] > (1 << 30)))
                 return comet_util_seterr(err, errlen, -EINVAL,
-                    "%s: 'dims' entries must be integers in [1, 65536]",
-                    comet_util_doc_where(c, w, sizeof w));
+                    "%s: 'dims' entries must be integers in [1, 16777216], %s",
+                    comet_util_doc_where(c, w, sizeof w), "their product at most 2^30");
         }
         n->dims[i] = (int)v;
     }

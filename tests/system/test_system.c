@@ -1048,6 +1048,39 @@ static void test_fixed_partitions(void **st)
     comet_system_free(&sys);
 }
 
+/* A core mesh beyond 65536 along one dimension (a wafer's cores in a long
+ * mesh) parses; beyond 2^24 along one, or 2^30 in all, is refused. */
+static void test_wide_mesh(void **st)
+{
+    (void)st;
+    static const char *const dims[] = { "[100000, 8]", "[850000]", "[20000000]", "[65536, 65536]" };
+    for (int i = 0; i < 4; i++) {
+        char text[1024], err[512];
+        const int cores = i == 0 ? 800000 : i == 1 ? 850000 : 4;
+        snprintf(text, sizeof text,
+            "schema: comet.hw.v2\nname: x\nkind: accelerator\nclock: 1 GHz\n"
+            "clusters_per_chip: 1\nclusters:\n  count: 2\n  network:\n"
+            "    - {topology: ring, dims: [2], link_bw: 10 GB/s}\n"
+            "cores:\n  count: %d\n  network: {topology: mesh2d, dims: %s, link_bw: 1 TB/s}\n"
+            "memory:\n  dram: {capacity: 1 GB, bw: 100 GB/s, shared_by: chip}\n"
+            "  global_buffer: {capacity: 1 MB, bw: 10 TB/s}\n"
+            "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
+            "gemm: {engine: systolic, rows: 16, cols: 16, arrays: 4}\n"
+            "vector:\n  width: 64\ncompute: {bf16: 10 TFLOP/s}\n",
+            cores, dims[i]);
+        comet_model_hw h;
+        const int rc = comet_model_hw_parse("x.yaml", text, strlen(text), &h, err, sizeof err);
+        if (i < 2) {
+            if (rc)
+                fail_msg("%s: %s", dims[i], err);
+            comet_model_hw_free(&h);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+            assert_non_null(strstr(err, "dims"));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1067,6 +1100,7 @@ int main(void)
         cmocka_unit_test(test_explore_pins),
         cmocka_unit_test(test_zero),
         cmocka_unit_test(test_fixed_partitions),
+        cmocka_unit_test(test_wide_mesh),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

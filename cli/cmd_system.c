@@ -37,6 +37,12 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
         "  --partitions N    dataflow: cut each pass of a layer into exactly N partitions\n"
         "                    (DFModel's num_config; default: the best number)\n"
+        "  --sweep F=V1,V2   the step at each value of a hardware parameter (dram_bw,\n"
+        "                    gb_capacity, link_bw, clock, ...; units: dram_bw=100GB/s,200GB/s):\n"
+        "                    explore: the best kernel-by-kernel and dataflow steps; predict:\n"
+        "                    the --parallel configuration\n"
+        "  --sensitivity     each hardware parameter -10%%/+10%%, ranked by the elasticity of\n"
+        "                    the step\n"
         "%s"
         "  --explain         the breakdown, partitions and memory of the result\n"
         "  --json            JSON (schema comet.system.v2, docs/FORMATS.md)\n"
@@ -180,7 +186,8 @@ static int load_system(
 
 static int run_loaded(const char *sub, int explore, const comet_system *sysp,
     const comet_system_llm *mp, const comet_system_opts *op, const comet_cli_global *gp,
-    const char *par, int top, int explain, const char *hwname, int B);
+    const char *par, int top, int explain, const char *hwname, int B, const char *sweep,
+    int sensitivity);
 
 int comet_cli_system(int argc, char **argv, int explore)
 {
@@ -196,10 +203,12 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "chips", required_argument, NULL, 0x300c }, { "top", required_argument, NULL, 0x300d },
         { "parallel", required_argument, NULL, 0x300e }, { "explain", no_argument, NULL, 0x300f },
         { "output-tokens", required_argument, NULL, 0x3010 },
-        { "partitions", required_argument, NULL, 0x3011 }, COMET_CLI_GLOBAL_LONGOPTS,
-        { NULL, 0, NULL, 0 } };
+        { "partitions", required_argument, NULL, 0x3011 },
+        { "sweep", required_argument, NULL, 0x3012 }, { "sensitivity", no_argument, NULL, 0x3013 },
+        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
-    const char *hwname = NULL, *wname = NULL, *par = NULL;
+    const char *hwname = NULL, *wname = NULL, *par = NULL, *sweep = NULL;
+    int sensitivity = 0;
     comet_system_opts o = {
         .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1, .zero = -1
     };
@@ -257,6 +266,12 @@ int comet_cli_system(int argc, char **argv, int explore)
                 top = (int)(v > 1000 ? 1000 : v);
             break;
         }
+        case 0x3012:
+            sweep = optarg;
+            break;
+        case 0x3013:
+            sensitivity = 1;
+            break;
         case 0x3008: {
             comet_system_recompute r;
             if (comet_system_recompute_parse(optarg, &r)) {
@@ -325,6 +340,10 @@ int comet_cli_system(int argc, char **argv, int explore)
             memcpy(o.order, pin.order, sizeof o.order);
         }
     }
+    if (sweep && sensitivity) {
+        comet_cli_error(sub, "--sweep and --sensitivity go alone, one at a time");
+        return COMET_EXIT_USAGE;
+    }
     if (!explore && !par) {
         comet_cli_error(sub, "--parallel tp=N,pp=N,dp=N is required (explore searches them)");
         return COMET_EXIT_USAGE;
@@ -355,14 +374,173 @@ int comet_cli_system(int argc, char **argv, int explore)
     int rc = load_system(sub, hwname, chips, &m, &sys);
     if (rc)
         return rc;
-    rc = run_loaded(sub, explore, &sys, &m, &o, &g, par, top, explain, hwname, B);
+    rc = run_loaded(
+        sub, explore, &sys, &m, &o, &g, par, top, explain, hwname, B, sweep, sensitivity);
     comet_system_free(&sys);
     return rc;
 }
 
+/* One what-if point: the system with a hardware parameter changed, costed
+ * as the command would (predict: the pinned configuration; explore: the best
+ * of each execution style the chip runs). NAN where nothing runs. */
+static void whatif_point(const comet_system *sys, const char *field, double v,
+    const comet_system_llm *m, const comet_system_opts *o, const comet_system_config *pin,
+    double *kbk, double *df)
+{
+    comet_model_hw w = sys->hw; /* shallow: the grid is only read */
+    comet_system s2;
+    char err[COMET_ERRLEN];
+    *kbk = *df = NAN;
+    double was = 0;
+    if (field && !strcmp(field, "peak_flops") && comet_model_param_get(&w, field, &was) == 0
+        && was > 0)
+        for (int d = 0; d < COMET_MODEL_NDTYPE; d++) /* a chip's stated rates scale alike */
+            w.peak_flops_dtype[d] *= v / was;
+    if ((field && comet_model_param_set(&w, field, v) != 0)
+        || comet_system_from_hw(&w, m->dtype, sys->chips, &s2, err, sizeof err) != 0)
+        return;
+    for (int ex = 0; ex < 2; ex++) {
+        double *t = ex ? df : kbk;
+        if (pin) {
+            if ((int)pin->exec != ex)
+                continue;
+            comet_system_result r;
+            if (comet_system_eval(&s2, m, o, pin, &r) == 0 && r.feasible)
+                *t = r.step_s;
+            continue;
+        }
+        if (o->exec >= 0 && o->exec != ex)
+            continue;
+        comet_system_opts q = *o;
+        q.exec = ex;
+        comet_system_result r;
+        comet_system_space sp;
+        if (comet_system_explore(&s2, m, &q, 1, &r, &sp) == 1)
+            *t = r.step_s;
+    }
+    comet_system_free(&s2);
+}
+
+/* --sweep FIELD=V1,V2 (a hardware parameter) and --sensitivity on the
+ * system model: DFModel's Fig. 19 is such a sweep (SRAM x DRAM, dataflow
+ * against kernel by kernel). JSON: comet.system-sweep.v1 /
+ * comet.system-sensitivity.v1 (docs/FORMATS.md). */
+static int system_whatif(const char *sub, const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *pin, const char *sweep, int json)
+{
+    json_t *rows = json_array();
+    if (sweep) {
+        char field[32], list[1024];
+        const char *eq = strchr(sweep, '=');
+        if (!eq || eq == sweep || (size_t)(eq - sweep) >= sizeof field || !eq[1]
+            || strlen(eq + 1) >= sizeof list) {
+            comet_cli_error(sub, "--sweep: expected FIELD=V1,V2,... (a hardware parameter)");
+            json_decref(rows);
+            return COMET_EXIT_USAGE;
+        }
+        memcpy(field, sweep, (size_t)(eq - sweep));
+        field[eq - sweep] = 0;
+        snprintf(list, sizeof list, "%s", eq + 1);
+        if (!comet_model_param_unit(field)) {
+            comet_cli_error(sub, "--sweep: unknown hardware parameter '%s'", field);
+            json_decref(rows);
+            return COMET_EXIT_USAGE;
+        }
+        if (!json)
+            printf("%-16s %16s %16s %9s\n", field, "kernel by kernel", "dataflow", "speedup");
+        char *save = NULL;
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            double v, k, d;
+            if (comet_model_param_parse(field, tok, &v) != 0) {
+                comet_cli_error(sub, "--sweep: %s=%s is not a valid value (unit: %s)", field, tok,
+                    comet_model_param_unit(field)[0] ? comet_model_param_unit(field) : "a count");
+                json_decref(rows);
+                return COMET_EXIT_USAGE;
+            }
+            whatif_point(sys, field, v, m, o, pin, &k, &d);
+            if (json)
+                json_array_append_new(rows,
+                    json_pack("{s:f,s:o,s:o}", "value", v, "kernel_s",
+                        isfinite(k) ? json_real(k) : json_null(), "dataflow_s",
+                        isfinite(d) ? json_real(d) : json_null()));
+            else
+                printf("%-16s %14.6g s %14.6g s %8.3fx\n", tok, k, d, k / d);
+        }
+        if (json) {
+            json_t *j = json_pack("{s:s,s:s,s:s,s:o}", "schema", "comet.system-sweep.v1", "field",
+                field, "unit", comet_model_param_unit(field), "points", rows);
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            printf("\n");
+            json_decref(j);
+        } else
+            json_decref(rows);
+        return COMET_EXIT_OK;
+    }
+    /* sensitivity: each parameter -10% / +10%, the elasticity of the step
+     * (the faster style of the two), ranked by its size */
+    double k0, d0;
+    whatif_point(sys, NULL, 0, m, o, pin, &k0, &d0);
+    const double t0 = fmin(isfinite(k0) ? k0 : INFINITY, isfinite(d0) ? d0 : INFINITY);
+    if (!isfinite(t0)) {
+        comet_cli_error(sub, "--sensitivity: nothing fits the system");
+        json_decref(rows);
+        return COMET_EXIT_FAIL;
+    }
+    const int np = comet_model_param_count();
+    double el[64];
+    int idx[64], n = 0;
+    for (int i = 0; i < np && n < 64; i++) {
+        const char *f = comet_model_param_name(i);
+        double v, t[2];
+        if (comet_model_param_get(&sys->hw, f, &v) != 0 || !(v > 0))
+            continue;
+        int ok = 1;
+        for (int s = 0; s < 2 && ok; s++) {
+            double k, d;
+            whatif_point(sys, f, v * (s ? 1.1 : 0.9), m, o, pin, &k, &d);
+            t[s] = fmin(isfinite(k) ? k : INFINITY, isfinite(d) ? d : INFINITY);
+            ok = isfinite(t[s]);
+        }
+        if (!ok)
+            continue; /* a count that cannot move by 10%, or nothing fits */
+        el[n] = (t[1] - t[0]) / (0.2 * t0);
+        idx[n++] = i;
+    }
+    for (int a = 1; a < n; a++) /* by |elasticity|, largest first */
+        for (int b = a; b > 0 && fabs(el[b]) > fabs(el[b - 1]); b--) {
+            const double te = el[b];
+            el[b] = el[b - 1];
+            el[b - 1] = te;
+            const int ti = idx[b];
+            idx[b] = idx[b - 1];
+            idx[b - 1] = ti;
+        }
+    if (!json)
+        printf(
+            "step %.6g s; elasticity of the step to each hardware parameter (-10%%/+10%%):\n", t0);
+    for (int i = 0; i < n; i++) {
+        const char *f = comet_model_param_name(idx[i]);
+        if (json)
+            json_array_append_new(
+                rows, json_pack("{s:s,s:f}", "parameter", f, "elasticity", el[i]));
+        else
+            printf("  %-14s %+8.3f\n", f, el[i]);
+    }
+    if (json) {
+        json_t *j = json_pack("{s:s,s:f,s:o}", "schema", "comet.system-sensitivity.v1", "step_s",
+            t0, "parameters", rows);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("\n");
+        json_decref(j);
+    } else
+        json_decref(rows);
+    return COMET_EXIT_OK;
+}
+
 static int run_loaded(const char *sub, int explore, const comet_system *sysp,
     const comet_system_llm *mp, const comet_system_opts *op, const comet_cli_global *gp,
-    const char *par, int top, int explain, const char *hwname, int B)
+    const char *par, int top, int explain, const char *hwname, int B, const char *sweep,
+    int sensitivity)
 {
     const comet_system sys = *sysp;
     const comet_system_llm m = *mp;
@@ -388,6 +566,10 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
                                             : COMET_SYSTEM_RECOMPUTE_NONE;
         cfg.seq_parallel = o.seq_parallel >= 0 ? o.seq_parallel : cfg.tp > 1;
         cfg.exec = o.exec >= 0 ? (comet_system_exec)o.exec : COMET_SYSTEM_EXEC_KERNEL;
+        if (sweep || sensitivity) {
+            json_decref(j);
+            return system_whatif(sub, &sys, &m, &o, &cfg, sweep, g.json);
+        }
         comet_system_result r;
         if (comet_system_eval(&sys, &m, &o, &cfg, &r) < 0) {
             comet_cli_error(sub, "--parallel %s: not a valid configuration", par);
@@ -412,6 +594,10 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
         }
         json_decref(j);
         return COMET_EXIT_OK;
+    }
+    if (sweep || sensitivity) {
+        json_decref(j);
+        return system_whatif(sub, &sys, &m, &o, NULL, sweep, g.json);
     }
     comet_system_result *best = calloc((size_t)top, sizeof *best);
     comet_system_space sp;

@@ -118,6 +118,9 @@ typedef struct bench_shapeset {
     int sg_points;
     int sg_fused; /* also the fused kernels' GEMM (gemm_only) on the grid */
     double sg_max_gflop; /* grid points above 2MNK = this x 1e9 are skipped (0: none) */
+    long sg_fused_max_k; /* the fused GEMM's grid stops at this K (0: the grid's max) */
+    size_t sg_fused_nthreads; /* thread counts of the fused GEMM's grid (default sg_threads) */
+    int sg_fused_threads[BENCH_MAX_LIST];
 } bench_shapeset;
 
 /**

@@ -77,20 +77,6 @@ const char *const *comet_bench_coll_algorithms(const char *c)
     return NULL;
 }
 
-double comet_bench_coll_busbw_factor(const char *c, int p)
-{
-    if (!c || p < 1)
-        return 0;
-    if (!strcmp(c, "allreduce"))
-        return 2.0 * (p - 1) / p;
-    if (!strcmp(c, "allgather") || !strcmp(c, "allgatherv") || !strcmp(c, "reduce_scatter")
-        || !strcmp(c, "alltoall"))
-        return (double)(p - 1) / p;
-    if (!strcmp(c, "bcast") || !strcmp(c, "reduce") || !strcmp(c, "pingpong"))
-        return 1;
-    return 0;
-}
-
 /* MPICH CVAR of a collective's intra-communicator algorithm. */
 static const char *cvar_of(const char *c)
 {

@@ -1,5 +1,6 @@
 /* Internal interface between the collectives bench's parent (coll.c), its
- * MPI worker (coll_worker.c) and the distributed-kernel bench (coll_dist.c).
+ * MPI worker (coll_worker.c), the distributed-kernel bench (coll_dist.c) and
+ * the measuring core both stand on (coll_measure.c).
  * Not installed; the public API is comet_bench_coll.h. */
 #ifndef COMET_BENCH_COLL_INTERNAL_H
 #define COMET_BENCH_COLL_INTERNAL_H
@@ -12,6 +13,13 @@
 
 /** Pseudo-collective name that selects the distributed compound kernels. */
 #define COLL_DIST "dist_kernels"
+
+/* The bench's own agreement steps (all ranks usable? max time over ranks?
+ * stop sampling?) must not run through a collective: with a forced
+ * algorithm and fallback=error, MPI_Allreduce of one int fails under
+ * e.g. reduce_scatter_allgather, and would time the forced algorithm
+ * besides. So they go through rank 0 with sends and receives. */
+enum { TAG_UP = 7001, TAG_DOWN = 7002 };
 
 /** What one worker launch measures (argv of the hidden --worker mode). */
 /** The worker's job: the public launch description (comet_bench_coll.h). */
@@ -46,6 +54,21 @@ void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, json_t *pa, const
  * @return 0, or 1 when a result was wrong or a record could not be written.
  */
 int comet_bench__coll_dist(coll_ctx *cx);
+
+/**
+ * One sample: iters calls of body; *out gets the max over ranks of the
+ * per-rank mean seconds per call on every rank (all ranks agree), *avg (may
+ * be NULL) the mean over ranks. prep (may be NULL) runs before every call,
+ * outside the timing; barrier_each puts a barrier before every call (else
+ * one before the loop, IMB's way). @return an MPI code.
+ */
+int comet_bench__coll_timed(int (*body)(void *), void (*prep)(void *), void *ctx, int iters,
+    int barrier_each, double *out, double *avg);
+
+/** Calls per sample so that a sample lasts at least min_sample_s (into
+ *  *iters; at most 2^20). @return an MPI code. */
+int comet_bench__coll_calls_per_sample(int (*body)(void *ctx), void (*prep)(void *), void *ctx,
+    int barrier_each, double min_sample_s, int *iters);
 
 /**
  * Times body (one call of the measured operation; returns an MPI code) the

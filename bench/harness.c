@@ -79,7 +79,7 @@ double comet_bench_cpustat_busy(const comet_bench_cpustat *a, const comet_bench_
 
 void comet_bench_gate_defaults(comet_bench_gate *g)
 {
-    g->threshold = 0.10;
+    g->threshold = COMET_RESULTS_BUSY_MAX;
     g->window_s = 0.1;
     g->timeout_s = 10;
     g->budget_s = 0;

@@ -33,16 +33,6 @@ static int sgemm_fn(void *ctx, size_t reps)
     return 0;
 }
 
-/* Pseudo-random values in [-1, 1) from a fixed seed (reproducible runs). */
-void bench_fill(float *x, size_t n, unsigned seed)
-{
-    unsigned long long s = 0x9E3779B97F4A7C15ull ^ seed;
-    for (size_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((double)(s >> 40) / 8388608.0 - 1.0);
-    }
-}
-
 /* C rows {0, M/2, M-1} against a double reference; tolerance grows with K. */
 static int sgemm_valid(const sgemm_ctx *g)
 {
@@ -105,14 +95,29 @@ typedef struct kdriver {
     int last_pass; /* the pass being run is the last one */
 } kdriver;
 
-/* Prepared calls are kept between passes up to this many bytes: the second
- * and later passes then skip allocation, input fill and page faults (the
- * quick set's 4096x4096 shapes spent 0.1-0.16 s per pass there). */
-#define KEEP_BYTES ((size_t)2 << 30)
+/* Prepared calls are kept between passes up to this many bytes (counted per
+ * call; calls of one op and shape share their buffers, so the memory held
+ * is less): the second and later passes then skip allocation, input fill
+ * and page faults (the quick set's 4096x4096 shapes spent 0.1-0.16 s per
+ * pass there). 512 MiB keeps the quick set's compound calls and most of
+ * the fused grid, within the quick job's 1 GiB. */
+#define KEEP_BYTES ((size_t)512 << 20)
 
 static int resolve_threads(int t, int ncores)
 {
     return t == 0 ? ncores : t;
+}
+
+/* Whether the fused GEMM's grid runs at thread entry t of the sgemm list
+ * (forced: --threads given, every grid runs at it). */
+static int fused_at(const bench_shapeset *set, int t, int forced)
+{
+    if (forced > 0)
+        return 1;
+    for (size_t i = 0; i < set->sg_fused_nthreads; i++)
+        if (set->sg_fused_threads[i] == t)
+            return 1;
+    return 0;
 }
 
 /* Log-spaced integer grid from lo to hi with n points (deduplicated). */
@@ -390,7 +395,9 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
                         j->shape.N = grid[b];
                         j->shape.K = grid[c];
                         j->T = T;
-                        if (!set->sg_fused)
+                        if (!set->sg_fused
+                            || (set->sg_fused_max_k > 0 && grid[c] > set->sg_fused_max_k)
+                            || !fused_at(set, set->sg_threads[ti], o->threads))
                             continue;
                         ADD_JOB();
                         kjob *f = &jobs[n - 1];
@@ -483,6 +490,12 @@ int comet_bench_kernels_run(
     size_t mins = (o->cfg.min_samples + (size_t)passes - 1) / (size_t)passes;
     /* >= 4 per pass, so three passes still merge >= 12 samples */
     s.cfg.min_samples = mins < 4 ? 4 : mins;
+    /* a grid point is one of a smooth surface read by interpolation between
+     * points 4x apart: 2 samples a pass (>= 6 over three passes, the median
+     * of the passes' states) carry what its neighbours cannot; its long calls
+     * (10-55 ms at 1-2 GFLOP) spent half the quick set on the 3rd and 4th */
+    const size_t grid_mins = s.cfg.min_samples / 2 < 2 ? 2 : s.cfg.min_samples / 2;
+    const size_t job_mins = s.cfg.min_samples;
     /* Every job, the sgemm grid (calibration input) included, runs in every
      * pass with its share of the budget, so that its samples span the run:
      * a VM's second vCPU can run slow for a second or two, unseen by the
@@ -505,6 +518,7 @@ int comet_bench_kernels_run(
              * set kept from the previous pass is settled after one batch */
             s.cfg.warmup_s = grid ? o->cfg.warmup_s / 2 : o->cfg.warmup_s;
             s.cfg.settled = j->kop != NULL;
+            s.cfg.min_samples = grid ? grid_mins : job_mins;
             if ((rc = job_measure(&d, j, err, errlen)))
                 goto fail;
             char note[128];

@@ -25,10 +25,74 @@ typedef struct kop_impl {
     void *ws;
     size_t ws_bytes;
     bench_dnnl *dnnl; /* variant "onednn": the peer's pipeline instead of comet's */
-    bench_arena arena; /* all of the above: the same layout in every run */
+    struct kop_pool *io, *wsp; /* shared buffers (below) */
 } kop_impl;
 
+/* Buffers shared by the calls of one op and shape. Every variant and thread
+ * count of a shape reads the same inputs (same seeds) and writes an output
+ * of the same size, one call at a time, and the checks read the output
+ * right after the job's own calls: one set of A, B, (V,) Y, gamma, beta per
+ * op and shape, and one workspace per op, shape and size, instead of one of
+ * each per job (the quick set's 4096 x 4096 jobs held 2.4 GB). Each is an
+ * arena: the same layout in every run. */
+typedef struct kop_pool {
+    char key[160];
+    bench_arena arena;
+    void *bufs[6];
+    int refs;
+    struct kop_pool *next;
+} kop_pool;
+
+static kop_pool *pools; /* the live pools, a list (a grid holds hundreds) */
+
+/* The pool of key with n buffers of sizes (carved on first use: *fresh is
+ * then 1 and the caller fills it), its reference taken; NULL when out of
+ * memory. */
+static kop_pool *pool_get(const char *key, const size_t *sizes, int n, int *fresh)
+{
+    *fresh = 0;
+    for (kop_pool *p = pools; p; p = p->next)
+        if (!strcmp(p->key, key)) {
+            p->refs++;
+            return p;
+        }
+    kop_pool *p = calloc(1, sizeof *p);
+    if (!p || bench_arena_carve(&p->arena, sizes, p->bufs, n) != 0) {
+        free(p);
+        return NULL;
+    }
+    snprintf(p->key, sizeof p->key, "%s", key);
+    p->refs = 1;
+    p->next = pools;
+    pools = p;
+    *fresh = 1;
+    return p;
+}
+
+static void pool_put(kop_pool *p)
+{
+    if (!p || --p->refs > 0)
+        return;
+    for (kop_pool **q = &pools; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            break;
+        }
+    bench_arena_free(&p->arena);
+    free(p);
+}
+
 static size_t cache_l1, cache_l2, cache_l3;
+
+/* Pseudo-random values in [-1, 1) from a fixed seed (reproducible runs). */
+void bench_fill(float *x, size_t n, unsigned seed)
+{
+    unsigned long long s = 0x9E3779B97F4A7C15ull ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 40) / 8388608.0 - 1.0);
+    }
+}
 
 void bench_kop_set_caches(uint64_t l1, uint64_t l2, uint64_t l3)
 {
@@ -115,29 +179,42 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
     }
     const int ln = m->op == COMET_KERNELS_GEMM_LAYERNORM;
     const size_t f = sizeof(float),
-                 sizes[7] = { na * f, nb * f, ny * f, nc * f, ln ? m->sh.N * f : 0,
-                     ln ? m->sh.N * f : 0, m->ws_bytes };
-    void *bufs[7];
-    if (bench_arena_carve(&m->arena, sizes, bufs, 7) != 0) {
+                 sizes[6]
+        = { na * f, nb * f, ny * f, nc * f, ln ? m->sh.N * f : 0, ln ? m->sh.N * f : 0 };
+    char key[160];
+    int fresh = 0, wfresh = 0;
+    snprintf(key, sizeof key, "io %d %zu %zu %zu %zu %zu %zu %zu %zu", (int)m->op, m->sh.M, m->sh.N,
+        m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk, m->sh.d);
+    if (!(m->io = pool_get(key, sizes, 6, &fresh))) {
         rc = comet_util_seterr(
             err, errlen, -ENOMEM, "bench kernels: cannot allocate %s buffers", op);
         goto fail;
     }
+    snprintf(key, sizeof key, "ws %zu %d %zu %zu %zu %zu %zu %zu %zu %zu", m->ws_bytes, (int)m->op,
+        m->sh.M, m->sh.N, m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk, m->sh.d);
+    if (!(m->wsp = pool_get(key, &m->ws_bytes, 1, &wfresh))) {
+        rc = comet_util_seterr(
+            err, errlen, -ENOMEM, "bench kernels: cannot allocate %s workspace", op);
+        goto fail;
+    }
+    void *const *bufs = m->io->bufs;
     m->a = bufs[0], m->b = bufs[1], m->y = bufs[2], m->c = bufs[3];
-    m->gamma = bufs[4], m->beta = bufs[5], m->ws = bufs[6];
-    bench_fill(m->a, na, 11);
-    bench_fill(m->b, nb, 12);
-    if (m->c)
-        bench_fill(m->c, nc, 13);
-    if (ln) {
-        bench_fill(m->gamma, m->sh.N, 14);
-        bench_fill(m->beta, m->sh.N, 15);
+    m->gamma = bufs[4], m->beta = bufs[5], m->ws = m->ws_bytes ? m->wsp->bufs[0] : NULL;
+    if (fresh) { /* the same seeds for every job of the shape */
+        bench_fill(m->a, na, 11);
+        bench_fill(m->b, nb, 12);
+        if (m->c)
+            bench_fill(m->c, nc, 13);
+        if (ln) {
+            bench_fill(m->gamma, m->sh.N, 14);
+            bench_fill(m->beta, m->sh.N, 15);
+        }
     }
     if (peer) {
         float scale = m->p.scale != 0 ? m->p.scale : 1.0f;
         if ((rc = bench_dnnl_create(&m->dnnl, m->op, &m->sh, m->p.causal, threads, scale,
-                 m->p.eps != 0 ? m->p.eps : 1e-5f, m->a, m->b, m->c, m->gamma, m->beta, m->y, err,
-                 errlen)))
+                 m->p.eps != 0 ? m->p.eps : 1e-5f, m->a, m->b, m->c, m->gamma, m->beta, m->y, m->ws,
+                 m->ws_bytes, err, errlen)))
             goto fail;
     }
     k->flops = comet_kernels_flops(m->op, &m->sh);
@@ -351,7 +428,8 @@ void bench_kop_fini(bench_kop *k)
     kop_impl *m = k->impl;
     if (m) {
         bench_dnnl_free(m->dnnl);
-        bench_arena_free(&m->arena);
+        pool_put(m->io);
+        pool_put(m->wsp);
         free(m);
     }
     k->impl = NULL;

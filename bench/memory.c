@@ -480,6 +480,14 @@ int comet_bench_memory_run(
     uint64_t pts[NOPS][96];
     for (int op = 0; op < NOPS; op++) {
         size_t k = 0;
+        /* Quick: the sweeps the model reads, triad (every level's bandwidth,
+         * STREAM's convention) and fill (the store rates); read and copy
+         * feed no fit the model or validate uses (calibrate only reports
+         * their plateaus) and were 40% of the quick sweep: --full has them. */
+        if (!o->full && (op == OP_READ || op == OP_COPY)) {
+            npts_op[op] = 0;
+            continue;
+        }
         for (double w = 4096; w < (double)op_max[op] && k < 95; w *= step)
             pts[op][k++] = ((uint64_t)w + 63) & ~63ull;
         pts[op][k++] = op_max[op] & ~63ull;

@@ -28,6 +28,7 @@ struct bench_dnnl {
     int nmem;
     float *inter; /* the intermediate (GEMM ops: M x N; attention: all heads' S) */
     size_t inter_bytes;
+    int own_inter; /* inter was allocated here (else the caller's workspace) */
     int threads;
 };
 
@@ -168,7 +169,8 @@ static int dlayernorm(bench_dnnl *d, dnnl_memory_t src, dnnl_memory_t dst, dnnl_
 
 int bench_dnnl_create(bench_dnnl **out, comet_kernels_op op, const comet_kernels_shape *sh,
     int causal, int threads, float scale, float eps, const float *a, const float *b, const float *c,
-    const float *gamma, const float *beta, float *y, char *err, size_t errlen)
+    const float *gamma, const float *beta, float *y, float *ws, size_t ws_bytes, char *err,
+    size_t errlen)
 {
     bench_dnnl *d = calloc(1, sizeof *d);
     int rc = -ENOMEM;
@@ -190,7 +192,10 @@ int bench_dnnl_create(bench_dnnl **out, comet_kernels_op op, const comet_kernels
     size_t inter
         = op == COMET_KERNELS_ATTENTION ? sh->batch * sh->heads * sh->lq * sh->lk : sh->M * sh->N;
     d->inter_bytes = inter * sizeof(float);
-    d->inter = aligned_alloc(64, (d->inter_bytes + 63) / 64 * 64 + 64);
+    /* the caller's workspace when it holds the intermediate (the unfused
+     * kernel's, shared by every job of the shape), else one of its own */
+    d->own_inter = !(ws && ws_bytes >= d->inter_bytes);
+    d->inter = d->own_inter ? aligned_alloc(64, (d->inter_bytes + 63) / 64 * 64 + 64) : ws;
     if (!d->inter) {
         rc = comet_util_seterr(err, errlen, -ENOMEM, "bench kernels: out of memory");
         goto fail;
@@ -249,7 +254,7 @@ int bench_dnnl_run(bench_dnnl *d)
 
 size_t bench_dnnl_footprint(const bench_dnnl *d)
 {
-    return d ? d->inter_bytes : 0;
+    return d && d->own_inter ? d->inter_bytes : 0;
 }
 
 void bench_dnnl_free(bench_dnnl *d)
@@ -264,7 +269,8 @@ void bench_dnnl_free(bench_dnnl *d)
         dnnl_stream_destroy(d->st);
     if (d->eng)
         dnnl_engine_destroy(d->eng);
-    free(d->inter);
+    if (d->own_inter)
+        free(d->inter);
     free(d);
 }
 
@@ -286,7 +292,8 @@ const char *bench_dnnl_version(void)
 
 int bench_dnnl_create(bench_dnnl **out, comet_kernels_op op, const comet_kernels_shape *sh,
     int causal, int threads, float scale, float eps, const float *a, const float *b, const float *c,
-    const float *gamma, const float *beta, float *y, char *err, size_t errlen)
+    const float *gamma, const float *beta, float *y, float *ws, size_t ws_bytes, char *err,
+    size_t errlen)
 {
     (void)op, (void)sh, (void)causal, (void)threads, (void)scale, (void)eps;
     (void)a, (void)b, (void)c, (void)gamma, (void)beta, (void)y;

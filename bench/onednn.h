@@ -26,11 +26,13 @@ const char *bench_dnnl_version(void);
  * lq x d, lk x d) and writes y (lq x d per head). scale multiplies the
  * first product; eps is LayerNorm's. Returns 0, -ENOTSUP (no oneDNN, or
  * causal attention, which the peer does not mask) or another negative
- * errno code, with a one-line reason in err.
+ * errno code, with a one-line reason in err. ws (ws_bytes; may be NULL)
+ * holds the intermediate when it is large enough, else d allocates its own.
  */
 int bench_dnnl_create(bench_dnnl **out, comet_kernels_op op, const comet_kernels_shape *sh,
     int causal, int threads, float scale, float eps, const float *a, const float *b, const float *c,
-    const float *gamma, const float *beta, float *y, char *err, size_t errlen);
+    const float *gamma, const float *beta, float *y, float *ws, size_t ws_bytes, char *err,
+    size_t errlen);
 
 /** Runs the pipeline once and waits for it (0 or a negative errno code). */
 int bench_dnnl_run(bench_dnnl *d);

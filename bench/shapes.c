@@ -110,8 +110,8 @@ int bench_shapeset_load(
     static const char *const top[] = { "threads", "ops", "tile_sweep", "sgemm", NULL };
     static const char *const opk[] = { "op", "variants", "shapes", NULL };
     static const char *const swk[] = { "op", "param", "values", NULL };
-    static const char *const sgk[]
-        = { "threads", "min", "max", "points", "fused_gemm", "max_gflop", NULL };
+    static const char *const sgk[] = { "threads", "min", "max", "points", "fused_gemm",
+        "fused_max_k", "fused_threads", "max_gflop", NULL };
     comet_util_doc *doc = NULL;
     int rc;
     memset(set, 0, sizeof *set);
@@ -253,6 +253,13 @@ int bench_shapeset_load(
         if ((rc = get_int(sg, "fused_gemm", &f_dflt, 0, 1, &fg, err, errlen)))
             goto fail;
         set->sg_fused = (int)fg;
+        /* fused_max_k: the fused GEMM's grid points above this K are not
+         * timed (a set whose fused kernels all run at small K: the fused
+         * grid is only read there) */
+        const double fk_dflt = 0;
+        if ((rc = get_int(
+                 sg, "fused_max_k", &fk_dflt, 0, 1 << 16, &set->sg_fused_max_k, err, errlen)))
+            goto fail;
         /* max_gflop: grid points whose 2MNK exceeds it are not timed (the
          * cube's far corner costs more than the rest together); calibration
          * fills them from the largest measured point below them */
@@ -271,6 +278,15 @@ int bench_shapeset_load(
         } else {
             memcpy(set->sg_threads, set->threads, sizeof set->threads);
             set->sg_nthreads = set->nthreads;
+        }
+        /* fused_threads: the fused GEMM's grid at these thread counts only */
+        const comet_util_doc *ft = comet_util_doc_get(sg, "fused_threads");
+        if (ft) {
+            if ((rc = get_threads(ft, set->sg_fused_threads, &set->sg_fused_nthreads, err, errlen)))
+                goto fail;
+        } else {
+            memcpy(set->sg_fused_threads, set->sg_threads, sizeof set->sg_threads);
+            set->sg_fused_nthreads = set->sg_nthreads;
         }
         set->have_sgemm = 1;
     }

@@ -26,10 +26,6 @@ typedef struct cal_ctx {
 
 /* JSON number, or null when not finite (JSON has no NaN). */
 json_t *cal_jreal(double v);
-/* Others' busy fraction (records' load.busy_during) above which a sample
- * set ran beside other tenants: the bench's idle-gate threshold (docs:
- * DESIGN section 4, "under ~10% busy from others"; --gate-threshold). */
-#define CAL_BUSY_MAX 0.10
 /* A record's time for a fit: its median when its samples ran idle, its
  * best sample when others were busy beside them (another tenant can only
  * slow a compute kernel; the median of such a set is the tenant's, not the
@@ -40,9 +36,12 @@ json_t *cal_err_json(const double *e, size_t n, const char *method);
 /* [[key, relative residual], ...] */
 json_t *cal_residuals_json(const double *key, const double *res, size_t n);
 
-/* Held-out error of a piecewise fit by CAL_FOLDS folds over distinct keys. */
+/* Held-out error of a piecewise fit by CAL_FOLDS folds over distinct keys
+ * (sw[0..nsw): ascending sizes no piece may straddle, the known switches;
+ * beta_row: the link's ping-pong beta for a piece of one size, 0: none). */
 int cal_pw_heldout(const double *key, const double *X, const double *y, size_t n, size_t p,
-    int maxseg, size_t minpts, double *errs, size_t *nerr);
+    int maxseg, size_t minpts, const double *sw, int nsw, double beta_row, double *errs,
+    size_t *nerr);
 
 /* The builders: each adds its section to cx->fits and fills cx->hw. */
 int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen);

@@ -23,7 +23,7 @@
 #ifndef COMET_CALIBRATE_H
 #define COMET_CALIBRATE_H
 
-#include "comet_model.h"
+#include "comet_model_hw.h"
 #include "comet_results.h"
 
 #include <jansson.h>

@@ -10,35 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *cal_jreal(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-double cal_record_time(const comet_results_record *r)
-{
-    const double busy = r->load.busy_during;
-    if (busy > CAL_BUSY_MAX && r->stats.min_s > 0)
-        return r->stats.min_s;
-    return r->stats.median_s;
-}
-
-json_t *cal_err_json(const double *e, size_t n, const char *method)
-{
-    double med, p90;
-    comet_calibrate_err_stats(e, n, &med, &p90);
-    return json_pack("{s:I,s:o,s:o,s:s}", "points", (json_int_t)n, "median_rel_err", cal_jreal(med),
-        "p90_rel_err", cal_jreal(p90), "method", method);
-}
-
-json_t *cal_residuals_json(const double *key, const double *res, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_pack("[f,o]", key[i], cal_jreal(round(res[i] * 1e4) / 1e4)));
-    return a;
-}
-
 /* Provenance: the run records (and their machine), files, counts per kind. */
 static int provenance(const comet_results_record *recs, size_t n, const comet_calibrate_source *src,
     size_t nsrc, const comet_results_machine **machine, json_t **out, char *err, size_t errlen)

@@ -3,6 +3,7 @@
  * it, and held-out error from coarser sub-grids predicted by the model's
  * own evaluator (comet_model_gemm_eff). */
 #include "calibrate_internal.h"
+#include "comet_model.h"
 #include "comet_results.h"
 
 #include "comet_util.h"

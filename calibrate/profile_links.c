@@ -31,10 +31,152 @@ static int cmp_pt(const void *a, const void *b)
     return c;
 }
 
+/* Where MPICH changes its own algorithm for a collective at p ranks, in the
+ * records' bytes per rank (0: no switch known). MPICH 4.0.2's defaults (the
+ * installed MPICH's `mpivars`; MPIR's intra-communicator "auto" selection,
+ * which runs over a TCP netmod without collectives of its own):
+ *   MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE = 524288: MPI_Allgather and
+ *     MPI_Allgatherv at a power-of-two p run recursive doubling below that
+ *     many bytes gathered, a ring at or above it (Allgatherv's ring moves
+ *     its blocks in MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE = 32768-byte
+ *     pieces, one message latency each);
+ *   MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048: recursive doubling up to
+ *     2048 bytes, reduce-scatter + all-gather (two exchanges of n/2 at p = 2)
+ *     above;
+ *   MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE = 32768: scattered isend/irecv up to
+ *     32768 bytes a destination, pairwise exchanges above. */
+static double mpich_switch(const char *op, int p)
+{
+    if (p < 2)
+        return 0;
+    if (!strcmp(op, "allgather") || !strcmp(op, "allgatherv"))
+        return (p & (p - 1)) == 0 ? 524288.0 / p : 0;
+    if (!strcmp(op, "allreduce"))
+        return 2049;
+    if (!strcmp(op, "alltoall"))
+        return 32768.0 * p + 1;
+    return 0;
+}
+
+/* Size of the first message an algorithm of MPICH's choice sends, per
+ * byte of the record's message (p ranks), at sizes where a transport
+ * switches protocol (kilobytes: above all-reduce's short size): all-gather
+ * (recursive doubling or ring) its whole block, all-reduce its first
+ * reduce-scatter half, all-to-all one destination's share. 0: unknown. */
+static double first_message(const char *op, int p)
+{
+    if (!strcmp(op, "allgather") || !strcmp(op, "allgatherv"))
+        return 1;
+    if (!strcmp(op, "allreduce"))
+        return 0.5;
+    if (!strcmp(op, "alltoall"))
+        return 1.0 / p;
+    return 0;
+}
+
+/* Bytes a rank sends over the link per byte of the fit row's n (the
+ * record's message; all-gathers: the gathered total): all-gather (p-1)/p,
+ * all-reduce by reduce-scatter + all-gather 2 (p-1)/p, all-to-all (p-1)/p
+ * (nccl-tests' bus-bandwidth factors). 0: unknown. */
+static double sent_per_row_byte(const char *op, int p)
+{
+    const double q = (double)(p - 1) / p;
+    if (!strcmp(op, "allgather") || !strcmp(op, "allgatherv") || !strcmp(op, "alltoall"))
+        return q;
+    if (!strcmp(op, "allreduce"))
+        return 2 * q;
+    return 0;
+}
+
+/* Weighted R^2 (weights 1/y^2, as the pieces') of a piecewise fit. */
+static double pw_r2(const comet_calibrate_piecewise *f, const double *key, const double *X,
+    const double *y, size_t n, size_t P)
+{
+    double w = 0, wy = 0, ss = 0, chisq = 0;
+    for (size_t i = 0; i < n; i++) {
+        w += 1 / (y[i] * y[i]);
+        wy += 1 / y[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double e = (comet_calibrate_piecewise_eval(f, key[i], X + i * P) - y[i]) / y[i];
+        chisq += e * e;
+        ss += (y[i] - wy / w) * (y[i] - wy / w) / (y[i] * y[i]);
+    }
+    return ss > 0 ? 1 - chisq / ss : 1;
+}
+
+/* A piece over a single message size cannot separate alpha from beta:
+ * it takes beta from the link's own ping-pong in the protocol regime of
+ * the collective's messages (beta_row, per unit of the row's n) and alpha
+ * from its points; where that beta alone would exceed the points' time
+ * (alpha < 0: the collective moves its bytes faster than the ping-pong's
+ * regime, e.g. within a tbf bucket), the largest beta that keeps alpha >= 0:
+ * the piece passes through its points either way. */
+static void one_size_piece(
+    comet_calibrate_lsq *f, const double *X, const double *y, size_t n, size_t P, double beta_row)
+{
+    double a = 0, r = 0;
+    for (size_t i = 0; i < n; i++) {
+        a += (y[i] - beta_row * X[i * P + 1]) / X[i * P] / (double)n;
+        r += y[i] / X[i * P + 1] / (double)n;
+    }
+    for (size_t j = 0; j < P; j++)
+        f->state[j] = j < 2 ? COMET_CALIBRATE_FITTED : COMET_CALIBRATE_ABSENT;
+    f->coef[0] = a > 0 ? a : 0;
+    f->coef[1] = a > 0 ? beta_row : r;
+}
+
+/* A piecewise fit in which no piece straddles a known switch sw[0] <
+ * sw[1] < ... (MPICH's algorithm switch, the transport's eager ->
+ * rendezvous switch): the points on either side of the last switch are
+ * fitted apart (the side below recursively over the other switches), each
+ * with the automatic piece search in what pieces remain, and a side above
+ * a switch applies from the switch itself, not from its first measured
+ * size. Switches with no point on one side are dropped; none: the plain
+ * fit. */
+static int fit_split(const double *key, const double *X, const double *y, size_t n, size_t P,
+    int maxseg, size_t minpts, const double *sw, int nsw, double beta_row,
+    comet_calibrate_piecewise *out)
+{
+    size_t k = 0;
+    while (nsw > 0) {
+        k = 0;
+        while (k < n && key[k] < sw[nsw - 1])
+            k++;
+        if (k > 0 && k < n && sw[nsw - 1] > 0 && maxseg > nsw)
+            break;
+        nsw--; /* nothing on one side, or no piece left for it */
+    }
+    if (nsw == 0)
+        return comet_calibrate_fit_piecewise(key, X, y, n, P, maxseg, minpts, out);
+    comet_calibrate_piecewise lo, hi;
+    /* the upper side keeps a piece for each switch below; a side with few
+     * points is one piece (it may be one size) */
+    const int few = n - k < 2 * minpts;
+    int rc = comet_calibrate_fit_piecewise(
+        key + k, X + k * P, y + k, n - k, P, few ? 1 : maxseg - nsw, few ? 1 : minpts, &hi);
+    if (rc == 0 && key[k] == key[n - 1] && beta_row > 0 && P >= 2)
+        one_size_piece(&hi.seg[0], X + k * P, y + k, n - k, P, beta_row);
+    if (rc == 0)
+        rc = fit_split(key, X, y, k, P, maxseg - hi.nseg, k < 2 * minpts ? 1 : minpts, sw, nsw - 1,
+            beta_row, &lo);
+    if (rc)
+        return rc;
+    *out = lo;
+    for (int s = 0; s < hi.nseg; s++) {
+        out->seg[lo.nseg + s] = hi.seg[s];
+        out->from[lo.nseg + s] = s == 0 ? sw[nsw - 1] : hi.from[s];
+    }
+    out->nseg = lo.nseg + hi.nseg;
+    out->r2 = pw_r2(out, key, X, y, n, P);
+    return 0;
+}
+
 /* Held-out error of a piecewise fit: distinct keys are dealt into FOLDS
  * folds in size order; each fold is predicted by a fit of the others. */
 int cal_pw_heldout(const double *key, const double *X, const double *y, size_t n, size_t p,
-    int maxseg, size_t minpts, double *errs, size_t *nerr)
+    int maxseg, size_t minpts, const double *sw, int nsw, double beta_row, double *errs,
+    size_t *nerr)
 {
     int rc = 0;
     size_t *fold = malloc(n * sizeof(size_t)), m;
@@ -62,7 +204,7 @@ int cal_pw_heldout(const double *key, const double *X, const double *y, size_t n
         if (m == n)
             continue;
         comet_calibrate_piecewise pw;
-        if (comet_calibrate_fit_piecewise(kt, Xt, yt, m, p, maxseg, minpts, &pw) != 0)
+        if (fit_split(kt, Xt, yt, m, p, maxseg, minpts, sw, nsw, beta_row, &pw) != 0)
             continue; /* too few points left for this fold */
         for (size_t i = 0; i < n; i++)
             if (fold[i] == f)
@@ -301,6 +443,44 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
         rc = comet_util_seterr(err, errlen, -ENOMEM, "calibrate: out of memory");
         goto fail;
     }
+    /* the transport's eager -> rendezvous switch of each TCP link, from its
+     * ping-pong alone: between the last size below the step and the first
+     * at or above it (their geometric middle) */
+    const char *tr_link[8];
+    double tr_bytes[8], tr_beta[8];
+    int ntr = 0;
+    for (size_t a = 0; a < np && ntr < 8;) {
+        size_t b = a;
+        while (b < np && !strcmp(pt[b].op, pt[a].op) && !strcmp(pt[b].alg, pt[a].alg)
+            && !strcmp(pt[b].link, pt[a].link))
+            b++;
+        comet_calibrate_piecewise pw;
+        const size_t m = b - a;
+        if (!strcmp(pt[a].op, "pingpong") && !strncmp(pt[a].link, "tcp:", 4) && m >= 3) {
+            for (size_t i = 0; i < m; i++) {
+                X[2 * i] = 1;
+                X[2 * i + 1] = pt[a + i].bytes;
+                key[i] = pt[a + i].bytes;
+                y[i] = pt[a + i].t;
+            }
+            if (comet_calibrate_fit_piecewise(key, X, y, m, 2, COMET_CALIBRATE_MAXSEG, 3, &pw)
+                == 0) {
+                const double bp = protocol_switch(&pw, X, key, m, 2);
+                double lo = 0;
+                for (size_t i = 0; i < m && key[i] < bp; i++)
+                    lo = key[i];
+                const comet_calibrate_lsq *up = &pw.seg[pw.nseg - 1];
+                if (bp > 0 && lo > 0) {
+                    tr_link[ntr] = pt[a].link;
+                    /* seconds a byte above the switch (the wire's, as the
+                     * largest messages see it) */
+                    tr_beta[ntr] = up->state[1] == COMET_CALIBRATE_FITTED ? up->coef[1] : 0;
+                    tr_bytes[ntr++] = sqrt(lo * bp);
+                }
+            }
+        }
+        a = b;
+    }
     for (size_t a = 0; a < np;) {
         size_t b = a;
         while (b < np && !strcmp(pt[b].op, pt[a].op) && !strcmp(pt[b].alg, pt[a].alg)
@@ -330,12 +510,41 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
                 Xp[2 * i] = X[3 * i];
                 Xp[2 * i + 1] = X[3 * i + 1];
             }
-        if (comet_calibrate_fit_piecewise(key, Xp, y, m, P, COMET_CALIBRATE_MAXSEG, 3, &pw) != 0) {
+        /* MPICH's own choice over a TCP link at one rank count: no piece
+         * across its algorithm switch */
+        /* MPICH's own choice over a TCP link at one rank count: no piece
+         * across its algorithm switch, nor across the size at which the
+         * algorithm's first message crosses the link's eager -> rendezvous
+         * switch (from the link's ping-pong) */
+        double sw[2] = { 0, 0 }, beta_row = 0;
+        int nsw = 0;
+        if (!is_p2p && !strcmp(pt[a].alg, "auto") && !strncmp(pt[a].link, "tcp:", 4)
+            && pmin == pmax) {
+            const double alg = mpich_switch(pt[a].op, pmin);
+            double tr = 0;
+            for (int k = 0; k < ntr; k++)
+                if (!strcmp(tr_link[k], pt[a].link)) {
+                    const double f = first_message(pt[a].op, pmin);
+                    tr = f > 0 ? tr_bytes[k] / f : 0;
+                    beta_row = tr_beta[k] * sent_per_row_byte(pt[a].op, pmin);
+                }
+            if (alg > 0)
+                sw[nsw++] = alg;
+            if (tr > 0)
+                sw[nsw++] = tr;
+            if (nsw == 2 && sw[0] > sw[1]) {
+                sw[0] = tr;
+                sw[1] = alg;
+            }
+        }
+        if (fit_split(key, Xp, y, m, P, COMET_CALIBRATE_MAXSEG, 3, sw, nsw, beta_row, &pw) != 0) {
             a = b;
             continue;
         }
         size_t nh = 0;
-        if ((rc = cal_pw_heldout(key, Xp, y, m, P, COMET_CALIBRATE_MAXSEG, 3, he, &nh)) != 0) {
+        if ((rc = cal_pw_heldout(
+                 key, Xp, y, m, P, COMET_CALIBRATE_MAXSEG, 3, sw, nsw, beta_row, he, &nh))
+            != 0) {
             rc = comet_util_seterr(err, errlen, rc, "calibrate: out of memory");
             goto fail;
         }
@@ -362,6 +571,12 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
             json_array_append_new(bps, json_real(pw.from[s]));
         json_object_set_new(fit, "breakpoints_bytes", bps);
         json_object_set_new(fit, "protocol_switch_bytes", bp > 0 ? json_real(bp) : json_null());
+        if (nsw > 0) { /* the known switches no segment crosses */
+            json_t *ks = json_array();
+            for (int k = 0; k < nsw; k++)
+                json_array_append_new(ks, json_real(sw[k]));
+            json_object_set_new(fit, "switches_bytes", ks);
+        }
         json_object_set_new(fit, "r2", cal_jreal(pw.r2));
         json_object_set_new(fit, "residuals", cal_residuals_json(key, res, m));
         json_object_set_new(fit, "heldout", cal_err_json(he, nh, "4-fold over message sizes"));

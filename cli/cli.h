@@ -75,6 +75,10 @@ struct comet_model_hw;
 struct comet_results_record;
 int comet_cli_validate_dist(const struct comet_model_hw *hw, const char *profile,
     const struct comet_results_record *recs, size_t n, const char *dir, int json_out);
+/** validate --system (cli/validate_system.c): every llm record predicted by
+ *  the system model with its own configuration. @return COMET_EXIT_*. */
+int comet_cli_validate_system(const struct comet_model_hw *hw, const char *profile,
+    const struct comet_results_record *recs, size_t n, int json_out);
 int comet_cmd_report(int argc, char **argv);
 int comet_cmd_run(int argc, char **argv);
 int comet_cmd_compare(int argc, char **argv);
@@ -123,6 +127,8 @@ int comet_cli_calibrate_measure(
  * mode the run starts under mpiexec). @return a COMET_EXIT_* code.
  */
 int comet_cli_bench_coll(int argc, char **argv);
+/** `comet bench llm` (cmd_bench_llm.c): argv[0] = "llm". */
+int comet_cli_bench_llm(int argc, char **argv);
 
 /**
  * predict / explore --op gms: the gather-GEMM-scatter model on a CPU
@@ -130,6 +136,10 @@ int comet_cli_bench_coll(int argc, char **argv);
  * or a gms input file (input, with shape "K=,N="); mapping "best" or one
  * dataflow. Prints text or comet.gms.v1 JSON; @return a COMET_EXIT_* code.
  */
+/** predict on COMET's four files (cli/cmd_cometio.c): COMET's numbers and comet's. */
+int comet_cli_cometio(const char *sub, const char *arch, const char *problem, const char *mapping,
+    const char *constants, int explain, const comet_cli_global *g);
+
 int comet_cli_gms(const char *sub, int explore, const char *hwname, const char *shape,
     const char *input, const char *mapping, const comet_cli_global *g);
 

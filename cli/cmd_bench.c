@@ -14,7 +14,7 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "usage: comet bench kernels|memory|collectives|gms|all [options]\n"
+        "usage: comet bench kernels|memory|collectives|gms|llm|all [options]\n"
         "       comet bench export RESULTS.jsonl... --csv FILE\n"
         "\n"
         "Measures on this machine and appends one JSON Lines record per measurement to\n"
@@ -24,11 +24,13 @@ static void usage(FILE *fp)
         "\n"
         "  kernels      compound ops x variant x shape x threads from a shape set, tile\n"
         "               sweeps of the fused variants (full set), sgemm on a log grid\n"
-        "  memory       read/copy/triad/fill working-set sweep 4 KiB .. >= 4x LLC, 1\n"
-        "               thread and all cores; exp/max/sum/sub/div/mul/sqrt in cache and\n"
+        "  memory       triad/fill (--full: also read/copy) working-set sweep 4 KiB ..\n"
+        "               >= 4x LLC, 1 thread and all cores; exp/max/sum/sub/div/mul/sqrt in cache "
+        "and\n"
         "               streaming; softmax/LayerNorm row passes, their stores cached vs\n"
         "               streamed\n"
         "  collectives  MPI ping-pong and collectives (see comet bench collectives --help)\n"
+        "  llm          whole decoder-stack steps over MPI ranks (see comet bench llm --help)\n"
         "  gms          gather-GEMM-scatter: 4 dataflows x tiles x threads per input\n"
         "  all          memory, kernels, then collectives\n"
         "  export       convert results files to CSV\n"
@@ -157,6 +159,8 @@ int comet_cmd_bench(int argc, char **argv)
         return argc < 2 ? COMET_EXIT_USAGE : COMET_EXIT_OK;
     }
     const char *kind = argv[1];
+    if (!strcmp(kind, "llm"))
+        return comet_cli_bench_llm(argc - 1, argv + 1);
     if (!strcmp(kind, "collectives")) {
 #ifdef COMET_BENCH_COLL_NOT_BUILT
         comet_cli_error("bench collectives", "the collectives bench is not built yet");
@@ -183,7 +187,7 @@ int comet_cmd_bench(int argc, char **argv)
     if (!is_export && strcmp(kind, "kernels") && strcmp(kind, "memory") && strcmp(kind, "all")
         && strcmp(kind, "gms")) {
         comet_cli_error(
-            "bench", "unknown bench '%s' (kernels, memory, collectives, all, export)", kind);
+            "bench", "unknown bench '%s' (kernels, memory, collectives, llm, all, export)", kind);
         return COMET_EXIT_USAGE;
     }
 

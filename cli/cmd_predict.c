@@ -1,7 +1,8 @@
 /* comet predict / explore: the analytical model from the command line. */
 #include "cli.h"
 
-#include "comet_model.h"
+#include "comet_cometio.h"
+#include "comet_model_validate.h"
 #include "comet_reports.h"
 #include "comet_util.h"
 
@@ -55,10 +56,15 @@ static void usage(FILE *fp, int explore)
         "%s"
         "  --json           JSON on stdout\n"
         "  -q, -v, -h       quiet, verbose, this help\n",
-        explore ? "  --pareto FILE    also write the Pareto set as CSV\n"
-                : "  --mapping M      best | fused | unfused | FILE (YAML/JSON mapping, e.g. from\n"
-                  "                   explore --json: its best fused mapping) (default best)\n"
-                  "  --explain        print each term with its formula and numbers\n");
+        explore
+            ? "  --pareto FILE    also write the Pareto set as CSV\n"
+            : "  --mapping M      best | fused | unfused | FILE (YAML/JSON mapping, e.g. from\n"
+              "                   explore --json: its best fused mapping) (default best)\n"
+              "  --explain        print each term with its formula and numbers\n"
+              "  --constants FILE COMET's constants file, when --hw is a COMET architecture\n"
+              "                   (--op PROBLEM.yaml --mapping MAPPING.yaml: COMET's four\n"
+              "                   files, detected by content; prints COMET's numbers and\n"
+              "                   comet's, term by term; --explain lists every dropped field)\n");
 }
 
 /* "12.3 uJ", or "n/a uJ" when the energy is unknown */
@@ -124,13 +130,14 @@ static int run(int argc, char **argv, int explore)
         { "explain", no_argument, NULL, 0x2006 }, { "pareto", required_argument, NULL, 0x2007 },
         { "workload", required_argument, NULL, 0x2008 },
         { "sweep", required_argument, NULL, 0x2009 }, { "sensitivity", no_argument, NULL, 0x200a },
-        { "input", required_argument, NULL, 0x200b }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "input", required_argument, NULL, 0x200b },
+        { "constants", required_argument, NULL, 0x200c }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     if (comet_cli_is_system(argc, argv)) /* a whole transformer on a system */
         return comet_cli_system(argc, argv, explore);
     const char *hwname = NULL, *opname = NULL, *shape = NULL, *mapping = "best", *pareto = NULL,
-               *workload = NULL, *sweep = NULL, *input = NULL;
+               *workload = NULL, *sweep = NULL, *input = NULL, *constants = NULL;
     int sensitivity = 0;
     char shapebuf[256];
     int causal = 0, explain = 0, c, rc = COMET_EXIT_OK;
@@ -180,12 +187,47 @@ static int run(int argc, char **argv, int explore)
         case 0x200b:
             input = optarg;
             break;
+        case 0x200c:
+            constants = optarg;
+            break;
         default:
             return comet_cli_bad_option(sub, argc, argv);
         }
     }
     if (optind < argc) {
         comet_cli_error(sub, "unexpected argument '%s'", argv[optind]);
+        return COMET_EXIT_USAGE;
+    }
+    /* COMET's own files (detected by content): its architecture with its
+     * problem, mapping and constants (cli/cmd_cometio.c) */
+    if (hwname && comet_cometio_detect(hwname) == COMET_COMETIO_ARCH) {
+        if (explore || shape || sweep || sensitivity || pareto || input || causal) {
+            comet_cli_error(sub,
+                "--hw is a COMET architecture: predict takes its problem (--op or --workload), "
+                "mapping (--mapping) and constants (--constants) files; explore, --shape, "
+                "--sweep, --sensitivity and --input are for comet's own descriptions");
+            return COMET_EXIT_USAGE;
+        }
+        if (opname && workload) {
+            comet_cli_error(sub, "give the COMET problem once (--op or --workload)");
+            return COMET_EXIT_USAGE;
+        }
+        return comet_cli_cometio(sub, hwname, workload ? workload : opname,
+            strcmp(mapping, "best") ? mapping : NULL, constants, explain, &g);
+    }
+    {
+        const char *files[3] = { opname, workload, mapping };
+        for (int i = 0; i < 3; i++)
+            if (files[i] && comet_cometio_detect(files[i]) != COMET_COMETIO_NONE) {
+                comet_cli_error(sub,
+                    "%s is a COMET %s file: give COMET's architecture file with --hw (and its "
+                    "problem, mapping and constants)",
+                    files[i], comet_cometio_kind_name(comet_cometio_detect(files[i])));
+                return COMET_EXIT_USAGE;
+            }
+    }
+    if (constants) {
+        comet_cli_error(sub, "--constants is for COMET's files (--hw a COMET architecture)");
         return COMET_EXIT_USAGE;
     }
     /* options of the other subcommand are refused, not ignored */
@@ -314,8 +356,8 @@ static int run(int argc, char **argv, int explore)
             rates[reps++] = t->seconds > 0 ? (double)t->evaluated / t->seconds : 0;
         }
         free(t);
-        rate = comet_model_quantile(rates, reps, 0.5);
-        search_s = comet_model_quantile(times, reps, 0.5);
+        rate = comet_util_quantile(rates, reps, 0.5);
+        search_s = comet_util_quantile(times, reps, 0.5);
     }
     char b1[256], b2[256];
     if (explore) {
@@ -348,6 +390,15 @@ static int run(int argc, char **argv, int explore)
                     (json_int_t)s->evaluated, "pruned", (json_int_t)s->pruned, "search_s", search_s,
                     "mappings_per_second", rate, "searches", reps);
             add_intervals(j, hwname, &hw, opname, s);
+            /* what the speedup is over: the best unfused mapping of the same
+             * search, and the DRAM traffic that separates them */
+            json_object_set_new(j, "speedup_baseline",
+                json_pack("{s:s,s:f,s:f,s:f,s:f}", "baseline",
+                    "the best unfused mapping of the same search (same hardware, splits, tiles "
+                    "and capacities)",
+                    "dram_bytes_fused", s->r_fused.dram_bytes, "dram_bytes_unfused",
+                    s->r_unfused.dram_bytes, "t_dram_fused", s->r_fused.t_dram, "t_dram_unfused",
+                    s->r_unfused.t_dram));
             json_t *par = json_array();
             for (size_t i = 0; i < s->npareto; i++)
                 json_array_append_new(par,
@@ -375,6 +426,11 @@ static int run(int argc, char **argv, int explore)
             else
                 printf("  fused speedup %.2fx, energy n/a (the description gives no energies)\n",
                     speedup);
+            printf("    over the best unfused mapping of the same search (same hardware, splits, "
+                   "tiles, capacities): its intermediates go through DRAM, %.3g MB of traffic "
+                   "against the fused %.3g MB (DRAM time %.0f against %.0f cycles)\n",
+                s->r_unfused.dram_bytes / 1e6, s->r_fused.dram_bytes / 1e6, s->r_unfused.t_dram,
+                s->r_fused.t_dram);
             print_intervals(hwname, &hw, opname, s);
             printf("  %zu mappings evaluated (%zu pruned by capacity) per search, median of %d "
                    "searches %.3g ms: %.3g mappings/s\n",

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,12 +70,57 @@ static void log_save(runlog *L)
 
 static const int n_stages = 8;
 static int cur_stage = 0;
+/* The stages in order, as run.json names them. */
+static const char *const stage_names[8] = { "probe", "bench memory", "bench kernels",
+    "bench collectives", "calibrate", "validate", "predict", "report" };
+/* The last run of the same set in this folder: each stage's seconds (-1:
+ * unknown), for the ETA; the run's start and the finished stages' seconds. */
+static double prev_s[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+static double run_t0, done_now, done_prev;
+
+/* Reads DIR/run.json of an earlier run of the same set (quick or full)
+ * before this run replaces it. */
+static void load_prev(const char *path, int full)
+{
+    json_t *r = json_load_file(path, 0, NULL);
+    const json_t *st = json_object_get(r, "stages");
+    if (r && json_is_true(json_object_get(json_object_get(r, "settings"), "quick")) == !full) {
+        size_t i;
+        const json_t *x;
+        json_array_foreach(st, i, x)
+        {
+            const char *nm = json_string_value(json_object_get(x, "name"));
+            const char *status = json_string_value(json_object_get(x, "status"));
+            for (int k = 0; nm && status && k < 8; k++)
+                if (!strcmp(nm, stage_names[k]) && !strcmp(status, "ok"))
+                    prev_s[k] = json_number_value(json_object_get(x, "seconds"));
+        }
+    }
+    json_decref(r);
+}
 
 static double stage_begin(const char *what)
 {
+    const double now = comet_util_now();
     cur_stage++;
-    comet_util_info("\n== comet run [%d/%d] %s", cur_stage, n_stages, what);
-    return comet_util_now();
+    /* ETA: what the stages left took in the last run here, scaled by how
+     * this run's finished stages compare with that run's (a busier machine
+     * now); nothing when no earlier run of this set is known */
+    double left = 0;
+    int known = 1;
+    for (int k = cur_stage - 1; k < n_stages; k++)
+        if (prev_s[k] >= 0)
+            left += prev_s[k];
+        else
+            known = 0;
+    const double scale
+        = done_prev > 1 && done_now > 0 ? fmin(fmax(done_now / done_prev, 0.25), 8) : 1;
+    char eta[96] = "";
+    if (known)
+        snprintf(eta, sizeof eta, ", ETA %.0f s (the last run here, scaled)", left * scale);
+    comet_util_info("\n== comet run [%d/%d] %s (%.0f s elapsed%s)", cur_stage, n_stages, what,
+        now - run_t0, eta);
+    return now;
 }
 
 /* Records a stage's outcome: status ok | reused | failed | skipped. */
@@ -93,6 +139,11 @@ static void stage_end(
     json_array_append_new(L->stages,
         json_pack("{s:s,s:s,s:f,s:s}", "name", name, "status", status, "seconds",
             comet_util_now() - t0, "note", note));
+    for (int k = 0; k < n_stages; k++)
+        if (!strcmp(name, stage_names[k]) && prev_s[k] >= 0 && !strcmp(status, "ok")) {
+            done_now += comet_util_now() - t0;
+            done_prev += prev_s[k];
+        }
     log_save(L);
     if (!strcmp(status, "failed"))
         comet_cli_error("run", "%s failed%s%s", name, note[0] ? ": " : "", note);
@@ -198,8 +249,9 @@ int comet_cmd_run(int argc, char **argv)
             stale, dir);
     comet_util_install_signals();
     runlog L = { 0 };
-    L.t0 = comet_util_now();
+    L.t0 = run_t0 = comet_util_now();
     snprintf(L.path, sizeof L.path, "%s/run.json", dir);
+    load_prev(L.path, full);
     L.stages = json_array();
     L.root = json_pack("{s:s,s:s,s:{s:b,s:I,s:I,s:I,s:b},s:O}", "schema", "comet.run.v1", "started",
         comet_util_iso_time(now, sizeof now), "settings", "quick", !full, "np", (json_int_t)np,
@@ -287,6 +339,28 @@ int comet_cmd_run(int argc, char **argv)
                                     : "; later stages use what was measured");
         }
     }
+    /* 4b. --full: whole decoder-stack steps over MPI ranks, the system
+     * model's yardstick (validate --system, the report's "Whole steps");
+     * a minute or more, so not in --quick */
+    if (full && !comet_util_interrupted) {
+        t = stage_begin("bench llm (whole decoder-stack steps over MPI ranks)");
+        if (!fresh
+            && comet_reports_results_fresh(dir, "llm", id, FRESH_MAX_AGE_S, why, sizeof why)) {
+            stage_end(&L, "bench llm", "reused", t, "%s (--fresh measures again)", why);
+        } else {
+            if (comet_reports_results_archive(dir, "llm", err, sizeof err) < 0)
+                comet_cli_error("run", "%s", err);
+            const char *args[] = { "bench", "llm", "--full", "--out", dir, qv, NULL };
+            if (comet_cli_spawn_self(args) == 0
+                && comet_reports_results_mark(dir, "llm", err, sizeof err) == 0)
+                stage_end(&L, "bench llm", "ok", t, NULL);
+            else {
+                failures++;
+                stage_end(&L, "bench llm", "failed", t,
+                    "the bench exited with an error (see above); the report goes on without it");
+            }
+        }
+    }
     if (comet_util_interrupted) {
         comet_cli_error("run", "interrupted; measured results are kept in %s/results", dir);
         json_decref(L.root);
@@ -326,6 +400,20 @@ int comet_cmd_run(int argc, char **argv)
         }
     } else {
         stage_end(&L, "validate", "skipped", t, "no profile");
+    }
+
+    /* 6b. --full: the system model against the whole steps measured */
+    if (full && have_profile) {
+        t = stage_begin("validate the system model on whole steps");
+        const char *v[]
+            = { "validate", "--system", "--profile", profile, "--results", results, qv, NULL };
+        if (comet_cli_spawn_self(v) == 0)
+            stage_end(&L, "validate --system", "ok", t, NULL);
+        else {
+            failures++;
+            stage_end(&L, "validate --system", "failed", t,
+                "comet validate --system exited with an error");
+        }
     }
 
     /* 7. predict */

@@ -35,6 +35,10 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
         "                    default: searched\n"
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
+        "  --threads T       a calibrated CPU profile: each chip is one rank of T cores\n"
+        "  --link LINK       a calibrated CPU profile: the chips joined by its fits of\n"
+        "                    LINK (shm, tcp:DEV) instead of the stated 100 Gbit/s switch\n"
+        "                    (as `comet bench llm` ran: validate --system)\n"
         "  --partitions N    dataflow: cut each pass of a layer into exactly N partitions\n"
         "                    (DFModel's num_config; default: the best number)\n"
         "  --sweep F=V1,V2   the step at each value of a hardware parameter (dram_bw,\n"
@@ -144,14 +148,25 @@ static void print_result(const comet_system_result *r, int explain)
     printf("\n");
 }
 
-static int load_system(
-    const char *sub, const char *hwname, int chips, const comet_system_llm *m, comet_system *sys)
+static int load_system(const char *sub, const char *hwname, int chips, int threads,
+    const char *link, const comet_system_llm *m, comet_system *sys)
 {
     comet_model_hw hw, sc;
     char err[COMET_ERRLEN];
     if (comet_model_hw_load(hwname, &hw, err, sizeof err) != 0) {
         comet_cli_error(sub, "%s", err);
         return COMET_EXIT_USAGE;
+    }
+    if (threads > 0 || link) {
+        /* this machine's ranks as the chips, joined by the fitted link */
+        int rc = comet_system_from_profile(&hw, m->dtype, threads > 0 ? threads : hw.cores,
+            chips > 0 ? chips : 1, link, sys, err, sizeof err);
+        comet_model_hw_free(&hw);
+        if (rc) {
+            comet_cli_error(sub, "%s", err);
+            return COMET_EXIT_USAGE;
+        }
+        return COMET_EXIT_OK;
     }
     const comet_model_hw *use = &hw;
     int scaled = 0;
@@ -203,12 +218,13 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "chips", required_argument, NULL, 0x300c }, { "top", required_argument, NULL, 0x300d },
         { "parallel", required_argument, NULL, 0x300e }, { "explain", no_argument, NULL, 0x300f },
         { "output-tokens", required_argument, NULL, 0x3010 },
-        { "partitions", required_argument, NULL, 0x3011 },
-        { "sweep", required_argument, NULL, 0x3012 }, { "sensitivity", no_argument, NULL, 0x3013 },
+        { "threads", required_argument, NULL, 0x3011 }, { "link", required_argument, NULL, 0x3012 },
+        { "partitions", required_argument, NULL, 0x3014 },
+        { "sweep", required_argument, NULL, 0x3015 }, { "sensitivity", no_argument, NULL, 0x3016 },
         COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
-    const char *hwname = NULL, *wname = NULL, *par = NULL, *sweep = NULL;
-    int sensitivity = 0;
+    const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
+    int threads = 0, sensitivity = 0;
     comet_system_opts o = {
         .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1, .zero = -1
     };
@@ -243,9 +259,10 @@ int comet_cli_system(int argc, char **argv, int explore)
         case 0x300c:
         case 0x300d:
         case 0x3010:
-        case 0x3011: {
-            static const char *const fl[] = { "--batch", "--microbatch", "--seq", "--context", "",
-                "", "", "", "--chips", "--top", "", "", "--output-tokens", "--partitions" };
+        case 0x3014: {
+            static const char *const fl[]
+                = { "--batch", "--microbatch", "--seq", "--context", "", "", "", "", "--chips",
+                      "--top", "", "", "--output-tokens", "", "", "", "", "--partitions" };
             if (comet_cli_parse_pos(sub, fl[c - 0x3004], optarg, 1u << 24, &v))
                 return COMET_EXIT_USAGE;
             if (c == 0x3004)
@@ -260,16 +277,16 @@ int comet_cli_system(int argc, char **argv, int explore)
                 chips = (int)v;
             else if (c == 0x3010)
                 o.output_tokens = (int)v;
-            else if (c == 0x3011)
+            else if (c == 0x3014)
                 o.partitions = (int)v;
             else
                 top = (int)(v > 1000 ? 1000 : v);
             break;
         }
-        case 0x3012:
+        case 0x3015:
             sweep = optarg;
             break;
-        case 0x3013:
+        case 0x3016:
             sensitivity = 1;
             break;
         case 0x3008: {
@@ -301,6 +318,14 @@ int comet_cli_system(int argc, char **argv, int explore)
             break;
         case 0x300f:
             explain = 1;
+            break;
+        case 0x3011:
+            if (comet_cli_parse_pos(sub, "--threads", optarg, 1u << 16, &v))
+                return COMET_EXIT_USAGE;
+            threads = (int)v;
+            break;
+        case 0x3012:
+            link = optarg;
             break;
         default:
             return comet_cli_bad_option(sub, argc, argv);
@@ -371,7 +396,7 @@ int comet_cli_system(int argc, char **argv, int explore)
         return COMET_EXIT_USAGE;
     }
     comet_system sys;
-    int rc = load_system(sub, hwname, chips, &m, &sys);
+    int rc = load_system(sub, hwname, chips, threads, link, &m, &sys);
     if (rc)
         return rc;
     rc = run_loaded(

@@ -4,7 +4,7 @@
 
 #include "comet_bench.h"
 #include "comet_calibrate.h"
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "comet_reports.h"
 #include "comet_util.h"
 
@@ -17,7 +17,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
         "usage: comet validate [--profile PROFILE] [--results PATH]... [--foreign-ok]\n"
-        "                      [--explain] [--distributed] [--json]\n"
+        "                      [--explain] [--distributed] [--system] [--json]\n"
         "\n"
         "Predicts every measured compound-kernel record (fused and unfused, local and\n"
         "distributed) with the mapping the kernel actually ran (row-block tiles for fused,\n"
@@ -36,6 +36,10 @@ static void usage(FILE *fp)
         "                   predicted over the link it ran on (local compute + its\n"
         "                   collectives over that link's fits), per record and per link;\n"
         "                   writes scale-out.json and scale-out.csv (docs/FORMATS.md)\n"
+        "  --system         the system model only: every whole-step record of `comet bench\n"
+        "                   llm` predicted with its own configuration (this profile as\n"
+        "                   each rank, the fits of the record's link between ranks);\n"
+        "                   error per record and per breakdown term\n"
         "  --json           JSON on stdout\n"
         "  -q, -v, -h       quiet, verbose, this help\n");
 }
@@ -185,11 +189,11 @@ int comet_cmd_validate(int argc, char **argv)
     static const struct option longopts[] = { { "profile", required_argument, NULL, 0x2001 },
         { "results", required_argument, NULL, 0x2002 }, { "foreign-ok", no_argument, NULL, 0x2003 },
         { "explain", no_argument, NULL, 0x2004 }, { "distributed", no_argument, NULL, 0x2005 },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "system", no_argument, NULL, 0x2006 }, COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     comet_cli_global g = { 0 };
     const char *profile = NULL, *paths[64];
     size_t np = 0;
-    int c, rc = COMET_EXIT_OK, foreign_ok = 0, explain = 0, dist = 0;
+    int c, rc = COMET_EXIT_OK, foreign_ok = 0, explain = 0, dist = 0, sysv = 0;
     char err[COMET_ERRLEN], defprof[4096];
     while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         if (comet_cli_global_opt(&g, c, optarg))
@@ -213,6 +217,9 @@ int comet_cmd_validate(int argc, char **argv)
             break;
         case 0x2005:
             dist = 1;
+            break;
+        case 0x2006:
+            sysv = 1;
             break;
         default:
             return comet_cli_bad_option("validate", argc, argv);
@@ -254,6 +261,12 @@ int comet_cmd_validate(int argc, char **argv)
     const size_t n = set.n;
     if (err[0])
         comet_util_info("comet: validate: warning: %s", err);
+    if (sysv) {
+        rc = comet_cli_validate_system(&hw, profile, recs, n, g.json);
+        comet_results_set_free(&set);
+        comet_model_hw_free(&hw);
+        return rc;
+    }
     if (dist) {
         rc = comet_cli_validate_dist(&hw, profile, recs, n, dir, g.json);
         comet_results_set_free(&set);
@@ -351,7 +364,7 @@ int comet_cmd_validate(int argc, char **argv)
         "rows", jrows);
     json_object_set_new(j, "speedups", jsp);
     json_object_set_new(j, "busy",
-        json_pack("{s:f,s:i,s:o,s:o}", "threshold", COMET_MODEL_BUSY_MAX, "records", vs.busy_rows,
+        json_pack("{s:f,s:i,s:o,s:o}", "threshold", COMET_RESULTS_BUSY_MAX, "records", vs.busy_rows,
             "quiet_median_rel_err",
             isfinite(vs.quiet_median_rel_err) ? json_real(vs.quiet_median_rel_err) : json_null(),
             "quiet_p90_rel_err",
@@ -390,7 +403,7 @@ int comet_cmd_validate(int argc, char **argv)
             printf("  %d of the %d records sampled while other tenants kept the machine over "
                    "%.0f%% busy (their medians are the neighbours' as much as this machine's); "
                    "over the other %d: median %.1f%%, p90 %.1f%%\n",
-                vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
+                vs.busy_rows, nr, 100 * COMET_RESULTS_BUSY_MAX, nr - vs.busy_rows,
                 100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
         if (vs.across_rows > 0) {
             printf("  %d of the %d multi-thread and multi-rank records ran in some pass with "

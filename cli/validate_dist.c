@@ -5,7 +5,7 @@
  * scale-out.csv (docs/FORMATS.md). */
 #include "cli.h"
 
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "comet_util.h"
 
 #include <errno.h>
@@ -22,7 +22,7 @@ static double median_err(const comet_model_drow *rows, int n, const char *link, 
     for (int i = 0; e && i < n; i++)
         if (!link || !strcmp(rows[i].link, link))
             e[k++] = rows[i].rel_err;
-    double m = k && e ? comet_model_quantile(e, k, 0.5) : NAN;
+    double m = k && e ? comet_util_quantile(e, k, 0.5) : NAN;
     free(e);
     *count = k;
     return m;
@@ -133,7 +133,7 @@ int comet_cli_validate_dist(const struct comet_model_hw *hw, const char *profile
     double *e = malloc((size_t)nr * sizeof *e);
     for (int i = 0; e && i < nr; i++)
         e[i] = rows[i].rel_err;
-    const double p90 = e ? comet_model_quantile(e, nr, 0.9) : NAN;
+    const double p90 = e ? comet_util_quantile(e, nr, 0.9) : NAN;
     free(e);
     json_t *jrows = json_array(), *jlinks = json_array();
     for (int i = 0; i < nr; i++) {

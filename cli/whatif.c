@@ -4,7 +4,7 @@
  * its effect on the best mappings' latency; JSON comet.sensitivity.v1). */
 #include "cli.h"
 
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "comet_reports.h"
 #include "comet_util.h"
 

@@ -19,7 +19,7 @@
  * finite numbers, and a parsed shape must be positive and finite. */
 #include "comet_bench.h"
 #include "comet_calibrate.h"
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "comet_probe.h"
 #include "comet_results.h"
 #include "comet_system.h"

@@ -2,7 +2,9 @@
  * a rank's time is its local compute at the local profile's rates plus the
  * explicit collectives its program issues, each costed by the fit of the
  * link the record ran on. The kernels are bulk-synchronous (every
- * collective blocks on the result the next pass needs), so the two add. */
+ * collective blocks on the result the next pass needs), so the two add.
+ * Their validation against records is validate.c's, their --explain
+ * explain.c's. */
 #include "comet_model.h"
 #include "dist_internal.h"
 
@@ -117,8 +119,8 @@ int comet_model__dist_net(
 /* The rank's own slice, run as the single-process kernels run it: one BLAS
  * GEMM, then row passes (the fused distributed kernels too: their
  * statistics need the whole slice before the first collective). */
-static int dist_slice(const comet_model_hw *hw, const comet_model_problem *pb, int threads, int p,
-    comet_model_hw *one, comet_model_problem *sl, comet_model_mapping *mp)
+int comet_model__dist_slice(const comet_model_hw *hw, const comet_model_problem *pb, int threads,
+    int p, comet_model_hw *one, comet_model_problem *sl, comet_model_mapping *mp)
 {
     const int att = pb->op == COMET_MODEL_ATTENTION;
     *sl = *pb;
@@ -138,7 +140,8 @@ static int dist_slice(const comet_model_hw *hw, const comet_model_problem *pb, i
  * GEMM-Softmax/LayerNorm copy their own slice of each row out again. In-cache
  * copies, read and written, at the bandwidth of the level the gathered
  * intermediate fits in (one core's share). Cycles. */
-static double dist_stage_cycles(const comet_model_hw *one, const comet_model_problem *pb, double P)
+double comet_model__dist_stage_cycles(
+    const comet_model_hw *one, const comet_model_problem *pb, double P)
 {
     double bytes, foot;
     if (pb->op == COMET_MODEL_ATTENTION) {
@@ -167,7 +170,7 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
     comet_model_problem sl;
     comet_model_hw one;
     comet_model_mapping mp;
-    if (dist_slice(hw, pb, threads, p, &one, &sl, &mp) != 0)
+    if (comet_model__dist_slice(hw, pb, threads, p, &one, &sl, &mp) != 0)
         return -EINVAL;
     comet_model_result r;
     comet_model_eval(&one, &sl, &mp, &r);
@@ -189,7 +192,7 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
      * pass over all N (Lk) columns: p times the slice's pass */
     if (!fused) {
         out->local_s += (P - 1) * r.t_pass / hz;
-        out->local_s += dist_stage_cycles(&one, pb, P) / hz;
+        out->local_s += comet_model__dist_stage_cycles(&one, pb, P) / hz;
     }
     /* the ranks run at once on p x threads cores of this machine */
     out->local_s /= comet_model__dist_share(hw, p, one.cores);
@@ -215,173 +218,4 @@ int comet_model_dist_predict(const comet_model_hw *hw, const comet_model_problem
     }
     out->seconds = out->local_s + out->coll_s;
     return isfinite(out->seconds) ? 0 : -ERANGE;
-}
-
-int comet_model_dist_explain(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
-    int threads, int p, const char *link, FILE *fp)
-{
-    comet_model_dist_pred d;
-    comet_model_problem sl;
-    comet_model_hw one;
-    comet_model_mapping mp;
-    int rc = comet_model_dist_predict(hw, pb, fused, threads, p, link, &d);
-    if (rc || !fp)
-        return rc ? rc : -EINVAL;
-    if ((rc = dist_slice(hw, pb, threads, p, &one, &sl, &mp)) != 0)
-        return rc;
-    fprintf(fp,
-        "distributed over %d ranks: one rank's slice as the local kernels run it (one BLAS "
-        "GEMM, then the row passes), on its share of this machine:\n",
-        p);
-    comet_model_explain(&one, &sl, &mp, fp);
-    fprintf(fp, "  local   = the slice above%s%s, over the ranks' core share (x %.3f) -> %.4g ms\n",
-        fused && pb->op == COMET_MODEL_GEMM_LAYERNORM && hw->dist_ln_elem_cycles > 0
-            ? " with the distributed LayerNorm's passes (vector.dist_ln_*) for its row pass"
-            : "",
-        fused ? "" : ", the row pass over whole rows (x ranks), the rows staged from the slices",
-        1 / comet_model__dist_share(hw, p, one.cores), d.local_s * 1e3);
-    if (!fused)
-        fprintf(fp,
-            "  stage   = whole rows copied from the gathered slices (and the slice back) at "
-            "the bandwidth of the level they fit in -> %.4g ms\n",
-            dist_stage_cycles(&one, pb, p) / (hw->clock_ghz * 1e9) * 1e3);
-    for (int i = 0; i < d.ncall; i++) {
-        const comet_model_dist_call *c = &d.call[i];
-        fprintf(fp, "  coll %d  = %s%s%s%s of %.0f B per rank over %s x %.0f calls -> %.4g ms\n",
-            i + 1, comet_model_coll_name(c->kind), c->op[0] ? "(" : "", c->op, c->op[0] ? ")" : "",
-            c->bytes, d.link[0] ? d.link : "the profile's link", c->calls,
-            c->calls * c->seconds * 1e3);
-    }
-    fprintf(fp, "  total   = local + collectives = %.4g ms\n", d.seconds * 1e3);
-    return 0;
-}
-
-int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_results_record *rec)
-{
-    if (!pred || !rec)
-        return -EINVAL;
-    if ((size_t)pred->ncall != rec->ncollectives)
-        return 0;
-    for (int i = 0; i < pred->ncall; i++) {
-        const comet_model_dist_call *c = &pred->call[i];
-        const comet_results_coll_call *m = &rec->collectives[i];
-        if (!m->kind || strcmp(m->kind, comet_model_coll_name(c->kind))
-            || strcmp(m->op ? m->op : "", c->op) || m->bytes != c->bytes || m->calls != c->calls)
-            return 0;
-    }
-    return 1;
-}
-
-/* A distributed MoE record (op "gms", workload "moe"): its per-rank loads
- * predicted by model/moe.c. 0, or negative when it cannot be predicted. */
-static int dist_moe_row(
-    const comet_model_hw *hw, const comet_results_record *rec, comet_model_drow *row)
-{
-    comet_model_moe_rank ld[COMET_MODEL_MOE_MAXRANKS];
-    int df = 0;
-    if (!rec->workload || strcmp(rec->workload, "moe") || (int)rec->nrank_loads != rec->ranks
-        || rec->ranks > COMET_MODEL_MOE_MAXRANKS
-        || comet_model_gms_dataflow_parse(rec->dataflow, &df) != 0)
-        return -EINVAL;
-    for (int r = 0; r < rec->ranks; r++) {
-        const comet_results_rank_load *x = &rec->rank_loads[r];
-        ld[r] = (comet_model_moe_rank) { .tokens = x->tokens,
-            .sent = x->sent,
-            .pairs = x->pairs,
-            .segments = x->segments,
-            .max_seg = x->max_seg,
-            .remote_sent = x->remote_sent,
-            .remote_recv = x->remote_recv };
-    }
-    const comet_results_shape *sh = &rec->shape;
-    comet_model_moe m
-        = { .ranks = rec->ranks, .K = sh->K, .N = sh->N, .experts = sh->segments, .rank = ld };
-    memset(row, 0, sizeof *row);
-    const double tile = comet_results_has(rec->params.tile_m) ? rec->params.tile_m : 0;
-    const int T = rec->threads > 0 ? rec->threads : 1;
-    char link[32];
-    comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
-    if (comet_model_moe_predict(hw, &m, df, tile, T, *rec->link ? link : "", &row->pred) != 0)
-        return -ERANGE;
-    snprintf(row->op, sizeof row->op, "gms:moe");
-    snprintf(row->variant, sizeof row->variant, "%s", comet_model_gms_dataflow_name(df));
-    snprintf(row->link, sizeof row->link, "%s", *rec->link ? link : "");
-    row->M = sh->rows;
-    row->N = sh->N;
-    row->K = sh->K;
-    row->threads = T;
-    row->ranks = rec->ranks;
-    row->measured_s = rec->stats.median_s;
-    row->ci_lo_s = rec->stats.ci_lo_s;
-    row->ci_hi_s = rec->stats.ci_hi_s;
-    row->load_others = rec->load.busy_others;
-    row->rel_err = fabs(row->pred.seconds - row->measured_s) / row->measured_s;
-    row->colls_match = comet_model_dist_matches(&row->pred, rec);
-    return 0;
-}
-
-int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
-    comet_model_drow *rows, int cap)
-{
-    if (!hw || (!recs && n) || (!rows && cap > 0))
-        return -EINVAL;
-    int k = 0;
-    for (size_t i = 0; i < n && k < cap; i++) {
-        const comet_results_record *rec = &recs[i];
-        const double med = rec->stats.median_s;
-        comet_model_problem pb;
-        if (rec->kind != COMET_RESULTS_DIST_KERNEL || rec->ranks < 2 || !(med > 0)
-            || rec->valid == 0)
-            continue;
-        if (rec->op && !strcmp(rec->op, "gms")) {
-            if (dist_moe_row(hw, rec, &rows[k]) == 0)
-                k++;
-            continue;
-        }
-        if (comet_model_op_parse(rec->op, &pb.op) != 0)
-            continue;
-        const comet_results_shape *sh = &rec->shape;
-        const int att = pb.op == COMET_MODEL_ATTENTION;
-        if (att) {
-            pb.M = pb.N = pb.K = 0;
-            pb.heads = sh->B * sh->H;
-            pb.lq = sh->Lq;
-            pb.lk = sh->Lk;
-            pb.d = sh->d;
-            pb.causal = sh->causal > 0;
-        } else {
-            pb.M = sh->M;
-            pb.N = sh->N;
-            pb.K = sh->K;
-            pb.heads = pb.lq = pb.lk = pb.d = 0;
-            pb.causal = 0;
-        }
-        const int fused = !strcmp(rec->variant, "fused");
-        comet_model_drow *row = &rows[k];
-        memset(row, 0, sizeof *row);
-        /* the link with its cores' placement (comet_model_record_link) */
-        char link[32];
-        comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
-        if (comet_model_dist_predict(hw, &pb, fused, rec->threads > 0 ? rec->threads : 1,
-                rec->ranks, *rec->link ? link : "", &row->pred)
-            != 0)
-            continue;
-        snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
-        snprintf(row->variant, sizeof row->variant, "%s", fused ? "fused" : "unfused");
-        snprintf(row->link, sizeof row->link, "%s", *rec->link ? link : "");
-        row->M = att ? pb.lq : pb.M;
-        row->N = att ? pb.lk : pb.N;
-        row->K = att ? pb.d : pb.K;
-        row->heads = att ? pb.heads : 0;
-        row->threads = rec->threads > 0 ? rec->threads : 1;
-        row->ranks = rec->ranks;
-        row->measured_s = med;
-        row->ci_lo_s = rec->stats.ci_lo_s;
-        row->ci_hi_s = rec->stats.ci_hi_s;
-        row->load_others = rec->load.busy_others;
-        row->rel_err = fabs(row->pred.seconds - med) / med;
-        row->colls_match = comet_model_dist_matches(&row->pred, rec);
-        k++;
-    }
-    return k;
 }

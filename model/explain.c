@@ -1,6 +1,8 @@
 /* Model outputs: mapping strings and JSON, result JSON, and --explain's
- * term-by-term breakdown. */
+ * term-by-term breakdown (of one mapping, and of a distributed kernel's
+ * local slice and collectives). */
 #include "comet_model.h"
+#include "dist_internal.h"
 
 #include "comet_util.h"
 
@@ -86,11 +88,6 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
     comet_model_result r;
     char buf[256];
     comet_model_eval(hw, pb, mp, &r);
-    comet_model_opdims od;
-    comet_model_op_dims(pb, &od);
-    double M = od.rows;
-    double Mc = ceil(M / (mp->cs_m * (mp->cs_h > 1 ? mp->cs_h : 1))), tm = fmin(mp->tile_m, Mc),
-           steps = ceil(Mc / tm);
     comet_model_graph graph;
     comet_model_graph_build(pb, &graph);
     const comet_model_graph *g = &graph;
@@ -105,7 +102,9 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             hw->gb.capacity, hw->lb.capacity);
         return;
     }
-    fprintf(fp, "  steps = ceil(M_cluster / tile_m) = ceil(%.0f / %.0f) = %.0f\n", Mc, tm, steps);
+    /* the geometry evaluation priced the terms on, not a second derivation of it */
+    fprintf(fp, "  steps = ceil(M_cluster / tile_m) = ceil(%.0f / %.0f) = %.0f\n", r.m_cluster,
+        r.tile_rows, r.steps);
     if (hw->systolic)
         fprintf(fp,
             "  gemm    = steps x folds x (2R + C + m_core - 2), R=%d C=%d arrays=%d  -> %.0f "
@@ -196,4 +195,43 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
             r.e_dram, r.e_gb, r.e_lb, r.e_mac, r.macs, hw->mac_pj, r.e_vec, r.e_link, r.energy_pj);
     else
         fprintf(fp, "  energy  = n/a: the description gives no per-access or per-op energies\n");
+}
+
+int comet_model_dist_explain(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    int threads, int p, const char *link, FILE *fp)
+{
+    comet_model_dist_pred d;
+    comet_model_problem sl;
+    comet_model_hw one;
+    comet_model_mapping mp;
+    int rc = comet_model_dist_predict(hw, pb, fused, threads, p, link, &d);
+    if (rc || !fp)
+        return rc ? rc : -EINVAL;
+    if ((rc = comet_model__dist_slice(hw, pb, threads, p, &one, &sl, &mp)) != 0)
+        return rc;
+    fprintf(fp,
+        "distributed over %d ranks: one rank's slice as the local kernels run it (one BLAS "
+        "GEMM, then the row passes), on its share of this machine:\n",
+        p);
+    comet_model_explain(&one, &sl, &mp, fp);
+    fprintf(fp, "  local   = the slice above%s%s, over the ranks' core share (x %.3f) -> %.4g ms\n",
+        fused && pb->op == COMET_MODEL_GEMM_LAYERNORM && hw->dist_ln_elem_cycles > 0
+            ? " with the distributed LayerNorm's passes (vector.dist_ln_*) for its row pass"
+            : "",
+        fused ? "" : ", the row pass over whole rows (x ranks), the rows staged from the slices",
+        1 / comet_model__dist_share(hw, p, one.cores), d.local_s * 1e3);
+    if (!fused)
+        fprintf(fp,
+            "  stage   = whole rows copied from the gathered slices (and the slice back) at "
+            "the bandwidth of the level they fit in -> %.4g ms\n",
+            comet_model__dist_stage_cycles(&one, pb, p) / (hw->clock_ghz * 1e9) * 1e3);
+    for (int i = 0; i < d.ncall; i++) {
+        const comet_model_dist_call *c = &d.call[i];
+        fprintf(fp, "  coll %d  = %s%s%s%s of %.0f B per rank over %s x %.0f calls -> %.4g ms\n",
+            i + 1, comet_model_coll_name(c->kind), c->op[0] ? "(" : "", c->op, c->op[0] ? ")" : "",
+            c->bytes, d.link[0] ? d.link : "the profile's link", c->calls,
+            c->calls * c->seconds * 1e3);
+    }
+    fprintf(fp, "  total   = local + collectives = %.4g ms\n", d.seconds * 1e3);
+    return 0;
 }

@@ -77,48 +77,6 @@ static double steady_eff(const comet_model_hw *hw, double N, double K)
     return e > 0 ? e : comet_model_fused_gemm_eff(hw, 1e6, N, K, 1);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* What each of T cores delivers when all T run at once, against one core
- * running alone: from the profile's GEMM grid (fused, else sgemm) at its
- * largest M, where each thread's share of rows is largest (fork, join and
- * packing amortized), the median over its N, K points of the efficiency at
- * T threads over that at 1 thread, at most 1. On a host whose cores are shared
- * (a VM's vCPUs, other tenants) this is the share of a core's time each
- * thread gets, so it divides every phase, compute and memory alike, and the
- * order of the configurations at one thread count stays the model's. 1 at
- * one thread or without a grid. (AMD EPYC Zen 5 VM, 2 vCPUs: 0.80 in the
- * profile's grid; the fused gms kernel ran 1.43-1.53x faster at 2 threads
- * than at 1, 0.71-0.77 a core, where the model at a whole core each
- * predicted 2-thread calls 27-37% fast in median.) */
-double comet_model_gms_core_share(const comet_model_hw *hw, double T)
-{
-    const comet_model_grid *gr = hw && hw->fused_grid.values ? &hw->fused_grid
-        : hw                                                 ? &hw->grid
-                                                             : NULL;
-    if (!gr || !gr->values || T <= 1 || gr->nt < 2 || gr->nm < 1 || gr->nn * gr->nk > 64)
-        return 1;
-    double r[64];
-    int n = 0;
-    const double M = gr->M[gr->nm - 1];
-    for (int j = 0; j < gr->nn; j++)
-        for (int k = 0; k < gr->nk; k++) {
-            double e1 = comet_model_fused_gemm_eff(hw, M, gr->N[j], gr->K[k], 1),
-                   eT = comet_model_fused_gemm_eff(hw, M, gr->N[j], gr->K[k], T);
-            if (e1 > 0 && eT > 0)
-                r[n++] = eT / e1;
-        }
-    if (n == 0)
-        return 1;
-    qsort(r, (size_t)n, sizeof *r, cmp_double);
-    const double med = n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
-    return fmin(1, med);
-}
-
 int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     const comet_model_gms_config *c, comet_model_gms_cost *out)
 {
@@ -239,42 +197,4 @@ int comet_model_gms_eval(const comet_model_hw *hw, const comet_model_gms *g,
     out->bound_raised = sum < bound;
     out->seconds = fmax(sum, bound) / hz;
     return 0;
-}
-
-int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, const double *tiles,
-    int ntiles, int max_threads, int only,
-    double (*tiles_of)(const void *ctx, double tile_m, int threads), const void *ctx,
-    void (*each)(void *arg, const comet_model_gms_config *c, const comet_model_gms_cost *r),
-    void *arg, comet_model_gms_search *out)
-{
-    if (!hw || !g || !tiles || ntiles < 1 || max_threads < 1 || only < 0 || only > 4 || !out)
-        return -EINVAL;
-    memset(out, 0, sizeof *out);
-    for (int t = 1; t <= max_threads && t <= hw->cores; t++)
-        for (int df = 1; df <= 4; df++) {
-            if (only && df != only)
-                continue;
-            /* dataflow 1 runs whole segments: its tile does not matter */
-            for (int k = 0; k < (df == 1 ? 1 : ntiles); k++) {
-                comet_model_gms_config c = { df, tiles[k], t, 0 };
-                if (tiles_of)
-                    c.tiles = tiles_of(ctx, tiles[k], t);
-                comet_model_gms_cost r;
-                int rc = comet_model_gms_eval(hw, g, &c, &r);
-                if (rc)
-                    return rc;
-                out->evaluated++;
-                if (each)
-                    each(arg, &c, &r);
-                if (!out->have[df - 1] || r.seconds < out->cost[df - 1].seconds) {
-                    out->best[df - 1] = c;
-                    out->cost[df - 1] = r;
-                    out->have[df - 1] = 1;
-                }
-            }
-        }
-    for (int d = 0; d < 4; d++)
-        if (out->have[d] && (!out->win || out->cost[d].seconds < out->cost[out->win - 1].seconds))
-            out->win = d + 1;
-    return out->win ? out->evaluated : -EINVAL;
 }

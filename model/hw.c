@@ -1,6 +1,9 @@
-/* Hardware descriptions: YAML/JSON loader with file:line errors, JSON
- * writer in the same schema, presets, scaled CPU systems. */
+/* Hardware descriptions (comet_model_hw.h): the YAML/JSON loader with
+ * file:line errors and units converted once, the JSON writer in the same
+ * schema, presets, scaled CPU systems. The rates read from a description
+ * are rates.c's, its calibrated links links.c's. */
 #include "comet_model.h"
+#include "links_internal.h"
 
 #include "comet_util.h"
 
@@ -181,27 +184,6 @@ static int need_map(const comet_util_doc *parent, const char *key, const comet_u
             comet_util_doc_where(m, w, sizeof w), key);
     *out = m;
     return 0;
-}
-
-double comet_model_steps_eval(const comet_model_steps *st, double size, double dflt)
-{
-    if (!st || st->n <= 0)
-        return dflt;
-    if (!(size > 0))
-        return st->eff[0];
-    /* time per unit of work, size / efficiency, is held from dropping at a
-     * step up: a bigger operation never finishes sooner than a smaller one
-     * (the plain step function would let 16 GFLOP beat 15.9) */
-    double t_edge = 0; /* time at the end of the previous step */
-    int k = 0;
-    for (int i = 1; i < st->n; i++) {
-        if (size < st->at[i])
-            break;
-        t_edge = fmax(st->at[i] / st->eff[i - 1], t_edge);
-        k = i;
-    }
-    const double t = fmax(size / st->eff[k], t_edge);
-    return size / t;
 }
 
 /* An efficiency table: a list of [size, efficiency] pairs, sizes >= 0 and
@@ -657,151 +639,6 @@ fail:
     return rc;
 }
 
-/* A calibrated profile keeps its link fits where calibrate wrote them
- * (calibration.fits.p2p and .collectives, calibrate/profile_links.c): the
- * first Hockney segment of the point-to-point fit, and every segment of every
- * collective fit (alpha/beta/gamma of the algorithm's TRG row). */
-static double jnum_or(const json_t *o, const char *k, double dflt)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : dflt;
-}
-
-/* whether fit x was measured on `link` (NULL: any; a fit that names no
- * link is shared memory's) */
-static int on_link(const json_t *x, const char *link)
-{
-    const char *l = json_string_value(json_object_get(x, "link"));
-    if (!link)
-        return 1;
-    return !strcmp(l && *l ? l : "shm", link);
-}
-
-/* The calibrated link fits of one transport (NULL: shared memory's where
- * there are any, else every fit): a fit applies only to the link it was
- * measured on. @return fits found (p2p and collective segments). */
-static int links_filtered(const json_t *cal, const char *link, comet_model_links *l)
-{
-    const json_t *fits = json_object_get(cal, "fits");
-    const json_t *p2p = json_object_get(fits, "p2p"), *co = json_object_get(fits, "collectives");
-    size_t i, j;
-    const json_t *x, *seg;
-    memset(l, 0, sizeof *l);
-    int found = 0;
-    json_array_foreach(p2p, i, x)
-    {
-        if (!on_link(x, link))
-            continue;
-        const json_t *s0 = json_array_get(json_object_get(x, "segments"), 0);
-        double a = jnum_or(s0, "alpha_us", NAN), b = jnum_or(s0, "beta_ns_per_byte", NAN);
-        if (a >= 0 && b > 0) {
-            l->p2p_alpha_s = a * 1e-6;
-            l->p2p_beta_s = b * 1e-9;
-            found++;
-            break;
-        }
-    }
-    json_array_foreach(co, i, x)
-    {
-        comet_model_coll c;
-        if (!on_link(x, link))
-            continue;
-        const char *alg = json_string_value(json_object_get(x, "algorithm"));
-        if (comet_model_coll_parse(json_string_value(json_object_get(x, "op")), &c) != 0 || !alg
-            || strlen(alg) >= sizeof l->fits[0].alg)
-            continue;
-        json_array_foreach(json_object_get(x, "segments"), j, seg)
-        {
-            if (l->nfits >= COMET_MODEL_MAX_FITS)
-                return found;
-            double a = jnum_or(seg, "alpha_us", NAN), b = jnum_or(seg, "beta_ns_per_byte", NAN);
-            if (!(a >= 0) || !(b >= 0))
-                continue;
-            comet_model_coll_fit *f = &l->fits[l->nfits++];
-            f->coll = c;
-            snprintf(f->alg, sizeof f->alg, "%s", alg);
-            f->alpha_s = a * 1e-6;
-            f->beta_s = b * 1e-9;
-            f->gamma_s = jnum_or(seg, "gamma_ns_per_byte", 0) * 1e-9;
-            f->from_bytes = jnum_or(seg, "from_bytes", 0);
-            const char *ln = json_string_value(json_object_get(x, "link"));
-            snprintf(f->transport, sizeof f->transport, "%s", ln && *ln ? ln : "shm");
-            f->ranks = (int)json_number_value(json_array_get(json_object_get(x, "ranks"), 1));
-            found++;
-        }
-    }
-    return found;
-}
-
-static void links_from_calibration(const json_t *cal, comet_model_links *l)
-{
-    /* the machine's own links: shared memory's fits when there are any */
-    if (!links_filtered(cal, "shm", l))
-        links_filtered(cal, NULL, l);
-}
-
-int comet_model_links_for_transport(
-    const comet_model_hw *hw, const char *transport, comet_model_links *out)
-{
-    if (!hw || !out)
-        return -EINVAL;
-    if (!hw->calibration || !transport || !*transport) {
-        *out = hw->links;
-        return hw->links.nfits || hw->links.p2p_beta_s > 0 ? 0 : -ENOENT;
-    }
-    return links_filtered(hw->calibration, transport, out) > 0 ? 0 : -ENOENT;
-}
-
-int comet_model_link_is_shm(const char *link)
-{
-    return !link || !*link || !strcmp(link, "shm");
-}
-
-int comet_model_c2c_apart(const double *c2c, size_t n, double floor_ns)
-{
-    double v[16];
-    size_t m = 0;
-    if (!c2c || !(floor_ns > 0))
-        return 0;
-    for (size_t i = 0; i < n && m < 16; i++)
-        if (c2c[i] > 0)
-            v[m++] = c2c[i];
-    if (!m)
-        return 0;
-    return comet_model_quantile(v, (int)m, 0.5) > COMET_MODEL_APART_FACTOR * floor_ns;
-}
-
-int comet_model_record_link(
-    const comet_model_hw *hw, const char *link, const double *c2c, size_t n, char *out, size_t len)
-{
-    if (!hw || !out || !len)
-        return -EINVAL;
-    const char *base = link && *link ? link : "shm";
-    snprintf(out, len, "%s", base);
-    if (!comet_model_link_is_shm(base) || !hw->calibration)
-        return 0;
-    /* the floor calibration classified its own records by */
-    double floor_ns = NAN;
-    size_t i;
-    const json_t *x;
-    json_array_foreach(
-        json_object_get(json_object_get(hw->calibration, "fits"), "link_states"), i, x)
-    {
-        const char *l = json_string_value(json_object_get(x, "link"));
-        if (l && !strcmp(l, base))
-            floor_ns = jnum_or(x, "c2c_floor_ns", NAN);
-    }
-    if (!comet_model_c2c_apart(c2c, n, floor_ns))
-        return 0;
-    char apart[64];
-    comet_model_links l;
-    snprintf(apart, sizeof apart, "%s%s", base, COMET_MODEL_LINK_APART);
-    if (links_filtered(hw->calibration, apart, &l) <= 0)
-        return 2;
-    snprintf(out, len, "%s", apart);
-    return 1;
-}
-
 /* A quantity of a unit kind that does not depend on the clock (FLOP/s, USD,
  * W, J/B): a bare number is its base unit in schema v1 and refused in v2. */
 static int doc_si(const comet_util_doc *map, const char *key, comet_util_unit u, int bare_ok,
@@ -1188,7 +1025,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if ((sub = comet_util_doc_get(d, "calibration")) != NULL)
         hw->calibration = doc_to_json(sub);
     if (!comet_util_doc_get(d, "collectives") && hw->calibration)
-        links_from_calibration(hw->calibration, &hw->links);
+        comet_model__links_from_calibration(hw->calibration, &hw->links);
     /* energy is known when the description gives per-access or per-op
      * energies; a calibrated CPU profile gives none: unknown, never 0 */
     hw->energy_known
@@ -1483,101 +1320,4 @@ int comet_model_hw_scale(const comet_model_hw *base, int cores_per_node, int nod
         out->cluster_net.dims[1] = 1;
     }
     return 0;
-}
-
-static double interp_axis(const double *ax, int n, double x, int *i0)
-{
-    /* position of x between ax[i0] and ax[i0+1] in log space, clamped */
-    if (n == 1 || x <= ax[0]) {
-        *i0 = 0;
-        return 0;
-    }
-    if (x >= ax[n - 1]) {
-        *i0 = n - 2;
-        return 1;
-    }
-    int i = 0;
-    while (i < n - 2 && x > ax[i + 1])
-        i++;
-    *i0 = i;
-    return (log(x) - log(ax[i])) / (log(ax[i + 1]) - log(ax[i]));
-}
-
-static double grid_eff(
-    const comet_model_grid *g, double flat, double M, double N, double K, double thr)
-{
-    if (!g->values)
-        return flat;
-    int outside = M < g->M[0] || N < g->N[0] || K < g->K[0] || M > g->M[g->nm - 1]
-        || N > g->N[g->nn - 1] || K > g->K[g->nk - 1];
-    /* thread index: nearest */
-    int t = 0;
-    for (int i = 1; i < g->nt; i++)
-        if (fabs(g->threads[i] - thr) < fabs(g->threads[t] - thr))
-            t = i;
-    int im, in, ik;
-    double fm = g->nm > 1 ? interp_axis(g->M, g->nm, M, &im) : (im = 0, 0.0);
-    double fn = g->nn > 1 ? interp_axis(g->N, g->nn, N, &in) : (in = 0, 0.0);
-    double fk = g->nk > 1 ? interp_axis(g->K, g->nk, K, &ik) : (ik = 0, 0.0);
-    double e = 0;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            for (int c = 0; c < 2; c++) {
-                int ii = im + (g->nm > 1 ? a : 0), jj = in + (g->nn > 1 ? b : 0),
-                    kk = ik + (g->nk > 1 ? c : 0);
-                double w = (a ? fm : 1 - fm) * (b ? fn : 1 - fn) * (c ? fk : 1 - fk);
-                if (w == 0)
-                    continue;
-                e += w * g->values[(((size_t)t * g->nm + ii) * g->nn + jj) * g->nk + kk];
-            }
-    if (outside && g->f_half > 0) {
-        /* below the grid: saturating law on the flop count, joined to the
-         * grid's edge value; above it the edge value stands (a GEMM larger
-         * than the largest measured is on the BLAS plateau: the law's further
-         * rise overstated 2048^2 x 64 by 20% on the Xeon) */
-        double F = 2 * M * N * K;
-        double law = g->emax * F / (F + g->f_half);
-        double Fe = 2 * fmin(fmax(M, g->M[0]), g->M[g->nm - 1])
-            * fmin(fmax(N, g->N[0]), g->N[g->nn - 1]) * fmin(fmax(K, g->K[0]), g->K[g->nk - 1]);
-        double law_edge = g->emax * Fe / (Fe + g->f_half);
-        if (law_edge > 0 && law < law_edge)
-            e *= law / law_edge;
-    }
-    return e > 1e-4 ? e : 1e-4;
-}
-
-double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double thr)
-{
-    /* without a measured grid, a stated table by the GEMM's size */
-    const double flat
-        = comet_model_steps_eval(&hw->gemm_eff_by_gflop, 2 * M * N * K / 1e9, hw->gemm_eff);
-    return grid_eff(&hw->grid, flat, M, N, K, thr);
-}
-
-double comet_model_gemm_grid_c_share(const comet_model_hw *hw, double M, double N, double c_bytes)
-{
-    const comet_model_grid *g = &hw->grid;
-    if (!g->values)
-        return 1;
-    int im, in;
-    double fm = g->nm > 1 ? interp_axis(g->M, g->nm, M, &im) : (im = 0, 0.0);
-    double fn = g->nn > 1 ? interp_axis(g->N, g->nn, N, &in) : (in = 0, 0.0);
-    double share = 0;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++) {
-            const int ii = im + (g->nm > 1 ? a : 0), jj = in + (g->nn > 1 ? b : 0);
-            const double w = (a ? fm : 1 - fm) * (b ? fn : 1 - fn);
-            /* the grid's sgemm records are fp32: C is M x N x 4 bytes */
-            if (w > 0 && g->M[ii] * g->N[jj] * 4 <= c_bytes)
-                share += w;
-        }
-    return share;
-}
-
-double comet_model_fused_gemm_eff(
-    const comet_model_hw *hw, double M, double N, double K, double thr)
-{
-    if (!hw->fused_grid.values)
-        return comet_model_gemm_eff(hw, M, N, K, thr);
-    return grid_eff(&hw->fused_grid, hw->gemm_eff, M, N, K, thr);
 }

@@ -1,5 +1,7 @@
 /* The dataflow model: latency and energy of one mapping (allocation-free),
- * explicit collectives on any topology, mapping search, explanations. */
+ * with its explicit collectives (costed by coll.c); the memory levels'
+ * bandwidths; the mapping the local kernels run (comet_model_local_mapping).
+ * The search is search.c's, the explanation explain.c's. */
 #include "comet_model.h"
 
 #include "comet_util.h"
@@ -365,14 +367,24 @@ double comet_model_causal_computed(double lq, double lk, double blk)
     return fmin(fmax(sum / (lq * lk), 0), 1);
 }
 
-static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
-    const comet_model_mapping *mp, comet_model_result *r)
+/* The mapping's geometry: the shape as rows x N x K, the splits and tiles,
+ * the causal share; what every step of eval_core reads. */
+typedef struct geom {
+    comet_model_opdims od;
+    const comet_model_graph *g;
+    int att, cpu, P, C, ch, used;
+    double b, acc, io, M, N, K, Nout, masked, cf;
+    double Mc, Nc, Kc, tm, tk, steps, mcore, ncore, thr, cfr, nfin;
+} geom;
+
+/* Step 1, the geometry: -1 when the mapping cannot run pb on hw at all. */
+static int eval_geometry(
+    const comet_model_hw *hw, const comet_model_problem *pb, const comet_model_mapping *mp, geom *e)
 {
-    memset(r, 0, sizeof *r);
     comet_model_opdims od;
     comet_model_op_dims(pb, &od);
     if (!od.desc)
-        return;
+        return -1;
     /* a flash-style op (attention): a second GEMM over each row's output,
      * per group of rows (a head) its own stationary K and V */
     const int att = od.desc->flash, cpu = hw->kind[0] == 'c';
@@ -391,7 +403,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     if (mp->cs_m < 1 || mp->cs_n < 1 || mp->cs_k < 1 || mp->ks_m < 1 || mp->ks_n < 1
         || ch * mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1
         || mp->tile_k < 1 || (att && mp->cs_k > 1) || ch > od.groups)
-        return;
+        return -1;
     const comet_model_graph *g = od.desc->graph;
     const int used = ch * mp->cs_m * mp->cs_n * mp->cs_k; /* clusters in use */
     const double Mc = cdiv(M, ch * mp->cs_m), Nc = cdiv(N, mp->cs_n), Kc = cdiv(K, mp->cs_k);
@@ -408,7 +420,47 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* after a K split the partial tiles are reduce-scattered over N: each of
      * the cs_k clusters finishes an N/cs_k share of the row */
     const double nfin = mp->cs_k > 1 ? cdiv(Nc, mp->cs_k) : Nc;
+    *e = (geom) { .od = od,
+        .g = g,
+        .att = att,
+        .cpu = cpu,
+        .P = P,
+        .C = C,
+        .ch = ch,
+        .used = used,
+        .b = b,
+        .acc = acc,
+        .io = io,
+        .M = M,
+        .N = N,
+        .K = K,
+        .Nout = Nout,
+        .masked = masked,
+        .cf = cf,
+        .Mc = Mc,
+        .Nc = Nc,
+        .Kc = Kc,
+        .tm = tm,
+        .tk = tk,
+        .steps = steps,
+        .mcore = mcore,
+        .ncore = ncore,
+        .thr = thr,
+        .cfr = cfr,
+        .nfin = nfin };
+    return 0;
+}
 
+/* Step 2, capacity: the buffers a step needs (r->gb_need, r->lb_need);
+ * -1 when they prune the mapping, else 0 with r->valid set, whether the
+ * stationary operand stays in the global buffer (*b_resident) and its
+ * slice's bytes (*bslice). */
+static int eval_capacity(const comet_model_hw *hw, const comet_model_mapping *mp, const geom *e,
+    comet_model_result *r, int *b_resident_out, double *bslice_out)
+{
+    const int att = e->att, cpu = e->cpu;
+    const double b = e->b, acc = e->acc, K = e->K, Nc = e->Nc, Kc = e->Kc, tm = e->tm, tk = e->tk;
+    const double mcore = e->mcore, ncore = e->ncore;
     /* ---- capacity (pruning) ---- */
     const double dbuf = mp->pipelined ? 2 : 1;
     const double bslice = att ? 2 * Nc * K * b : Kc * Nc * b; /* weights (attention: K and V) */
@@ -429,8 +481,341 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     if ((!cpu && (gb_need > hw->gb.capacity || r->lb_need > hw->lb.capacity))
         || (hw->lb_input > 0 && lb_in > hw->lb_input) || (hw->lb_weight > 0 && lb_w > hw->lb_weight)
         || (hw->lb_output > 0 && lb_out > hw->lb_output))
-        return;
+        return -1;
     r->valid = 1;
+    *b_resident_out = b_resident;
+    *bslice_out = bslice;
+    return 0;
+}
+
+/* Step 8, bounds: no mapping beats its compute or its compulsory traffic
+ * (r->bound_*); a total below the bound is raised to it (r->bound_raised).
+ * @return the total. */
+static double eval_bounds(const comet_model_hw *hw, const comet_model_mapping *mp, const geom *e,
+    vcost vc, double inter_cl, double total, comet_model_result *r)
+{
+    const int att = e->att, cpu = e->cpu, C = e->C;
+    const double b = e->b, io = e->io, M = e->M, N = e->N, K = e->K, Nout = e->Nout;
+    const double masked = e->masked, cf = e->cf;
+    const comet_model_opdims od = e->od;
+    const double hc = (double)hw->cores * hw->clusters;
+    const double macs_cycle
+        = (hw->systolic ? (double)hw->sa_rows * hw->sa_cols * hw->sa_arrays : hw->peak_flops / 2)
+        * hc;
+    /* causal: the visible pairs alone, whatever a mapping computes
+     * beyond them (an unfused mapping's whole S, a fused block's
+     * diagonal tile) */
+    const double cfb = 1.0 - masked;
+    const double macs = M * N * K * cfb * (att ? 2 : 1);
+    r->bound_compute = macs_cycle > 0 ? macs / macs_cycle : 0;
+    /* every element-op at the cheapest op's cycles per instruction of
+     * simd_width lanes (a calibrated CPU states per-element costs with
+     * width 1) */
+    double cmin = INFINITY;
+    for (int q = 0; q < COMET_MODEL_NVOP; q++)
+        if (hw->vop_cycles[q] > 0)
+            cmin = fmin(cmin, hw->vop_cycles[q]);
+    r->bound_vector
+        = isfinite(cmin) ? M * N * cfb * vc.n_mn * cmin / (fmax(1, hw->simd_width) * hc) : 0;
+    /* compulsory bytes: A, B (K and V), the result; unfused, the
+     * intermediate written once and read once more. On an accelerator
+     * all from DRAM; on a CPU (warm caches between calls) from the
+     * level that holds them */
+    const double inst = dram_instances(hw);
+    const double a_bytes = M * K * io, y_bytes = M * Nout * io,
+                 b_bytes = (att ? 2 * od.groups * N * K : K * N) * io;
+    const double io_bytes = a_bytes + b_bytes + y_bytes;
+    const double inter_rt = mp->fused ? 0 : 2 * M * N * cf * b;
+    if (cpu) {
+        /* each tensor from the fastest level it fits in on its own (a
+         * bound: the three together may not fit where each does, and a
+         * description may give a level below a faster one) */
+        const double nodes = hw->clusters;
+        const double it_bw = fastest_fit_bw(hw, inter_cl, C) * nodes;
+        r->bound_dram = 0;
+        const double tens[] = { a_bytes, b_bytes, y_bytes };
+        for (int t = 0; t < 3; t++)
+            r->bound_dram += tens[t] / (fastest_fit_bw(hw, tens[t] / nodes, C) * nodes);
+        r->bound_inter = inter_rt > 0 ? inter_rt / it_bw : 0;
+    } else {
+        const double all_bw = hw->dram.bw * inst;
+        r->bound_dram = (io_bytes + inter_rt) / all_bw;
+        r->bound_inter = 0;
+    }
+    r->bound_cycles
+        = fmax(fmax(r->bound_compute, r->bound_vector), fmax(r->bound_dram, r->bound_inter));
+    if (total < r->bound_cycles) {
+        /* the composition above overlapped more than the hardware can:
+         * the latency is its bound (explain says so) */
+        r->bound_raised = r->bound_cycles - total;
+        total = r->bound_cycles;
+    }
+    return total;
+}
+
+/* Step 9, energy: per level, MACs and vector ops (NaN throughout where the
+ * description states no energies). */
+static void eval_energy(const comet_model_hw *hw, const geom *e, vcost vc, double b_cl,
+    double noc_bytes, double psum_core, comet_model_result *r)
+{
+    const int att = e->att, used = e->used;
+    const double b = e->b, acc = e->acc, M = e->M, N = e->N, K = e->K, Nout = e->Nout;
+    const double cf = e->cf, Nc = e->Nc, Kc = e->Kc, tm = e->tm, steps = e->steps;
+    /* ---- energy ---- */
+    const double total_steps = steps * used; /* cluster-steps */
+    r->macs = M * N * K * cf * (att ? 2 : 1);
+    r->vec_ops = M * N * cf * vc.n_mn;
+    if (!hw->energy_known) {
+        /* no per-access energies in the description: unknown, not 0 */
+        r->e_dram = r->e_gb = r->e_lb = r->e_mac = r->e_vec = r->e_link = r->energy_pj = NAN;
+        return;
+    }
+    r->e_dram
+        = r->dram_bytes / hw->dram.access_bytes * 0.5 * (hw->dram.read_pj + hw->dram.write_pj);
+    const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_cl * used;
+    r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
+    /* operand reads into the array and result writes at the local buffers */
+    const double lb_bytes = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2
+        + M * Nout * acc + psum_core * e->thr * total_steps;
+    r->e_lb = lb_bytes / hw->lb.access_bytes * hw->lb.read_pj;
+    r->e_mac = r->macs * hw->mac_pj;
+    r->e_vec = M * N * cf * vc.pj_elem;
+    r->e_link += total_steps * noc_bytes * hw->core_net.link_pj_per_byte;
+    r->energy_pj = r->e_dram + r->e_gb + r->e_lb + r->e_mac + r->e_vec + r->e_link;
+}
+
+/* Step 5, the explicit collective nodes of a step (r->coll[], their calls and
+ * algorithm): @return their cycles per step. */
+static double eval_collectives(const comet_model_hw *hw, const comet_model_mapping *mp,
+    const geom *e, int pn, comet_model_result *r)
+{
+    const comet_model_opdims od = e->od;
+    const comet_model_graph *g = e->g;
+    const int att = e->att, cpu = e->cpu;
+    const double b = e->b, acc = e->acc, N = e->N, Nc = e->Nc, tm = e->tm, steps = e->steps;
+    const double cf = e->cf;
+    /* A split K (the first GEMM's reduction) reduce-scatters the partial
+     * tile; every node that reduces over N (row statistics; attention's P V)
+     * then needs an all-reduce among the clusters sharing the rows. Sizes are
+     * what must move: row vectors, or attention's partial O rows. */
+    if (mp->cs_k > 1)
+        add_coll(
+            r, hw, COMET_MODEL_REDUCE_SCATTER, "sum", "S", "K", tm * Nc * acc, mp->cs_k, steps);
+    if (mp->fused && pn > 1) {
+        for (int i = 0; i < g->n; i++) {
+            const comet_model_node *nd = &g->node[i];
+            if (!nd->reduces_n)
+                continue;
+            const char *op = nd->kind == COMET_MODEL_BOP_ROWMAX ? "max" : "sum";
+            double bytes = nd->out_shape == COMET_MODEL_T_MD ? tm * od.Nout * acc : tm * acc;
+            add_coll(r, hw, COMET_MODEL_ALLREDUCE, op, nd->out, att ? "Lk" : "N", bytes, pn, steps);
+        }
+    }
+    if (!mp->fused && pn > 1 && cpu)
+        /* nodes without shared memory: the row pass needs whole rows, so the
+         * intermediate slices are gathered (kernels/dist.c) */
+        add_coll(
+            r, hw, COMET_MODEL_ALLGATHER, "", "S", att ? "Lk" : "N", tm * N * cf * b, pn, steps);
+    double t_coll_step = 0;
+    for (int i = 0; i < r->ncoll; i++) {
+        t_coll_step += r->coll[i].cycles;
+        r->coll_calls += (int)fmin(r->coll[i].calls, 1e9);
+    }
+    if (r->ncoll)
+        name_copy(r->coll_alg, sizeof r->coll_alg, comet_model_alg_name(r->coll[0].alg));
+    else
+        name_copy(r->coll_alg, sizeof r->coll_alg, "none");
+    return t_coll_step;
+}
+
+/* Step 6, the stationary operand evicted by the epilogue (CPU fused):
+ * @return the cycles its reloads add to each block's GEMM. */
+static double eval_reload(const comet_model_hw *hw, const comet_model_mapping *mp, const geom *e)
+{
+    const int att = e->att, cpu = e->cpu;
+    const double b = e->b, acc = e->acc, io = e->io, M = e->M, K = e->K, Nout = e->Nout;
+    const double Nc = e->Nc, Kc = e->Kc, tk = e->tk, mcore = e->mcore, ncore = e->ncore;
+    const double thr = e->thr, nfin = e->nfin;
+    const comet_model_opdims od = e->od;
+    /* Each block's GEMM sweeps the whole packed B (attention: the head's K
+     * and V). When B does not fit in the core's L2 beside the block's tile
+     * and the result the epilogue writes through the caches, every block
+     * reads it again from the LLC, and the micro-kernel's panel loads run at
+     * the LLC's per-core rate instead of L2's: the difference is exposed
+     * (the fused grid timed those loads from L2). Measured on a Zen 5 VM
+     * (AMD EPYC, 1 thread, K = 64, 30-row blocks, gemm_only): 185 GFLOP/s
+     * at N = 4096 (1 MiB of B beside a 480 KiB tile in a 1 MiB L2) against
+     * 199 at N = 1024 (256 KiB): 7%; this term says 6.6%. Charged only where
+     * the grid point the efficiency comes from kept B in L2 (else its
+     * efficiency already holds the reloads). */
+    double t_reload = 0;
+    if (cpu && mp->fused && !mp->blas_gemm) {
+        const comet_model_grid *gr = hw->fused_grid.values ? &hw->fused_grid : &hw->grid;
+        const double kb = att ? 2 * K : Kc; /* B's rows per column (attention: K and V) */
+        const double tcols = att ? tk + od.Nout : ncore; /* the block tile's columns */
+        const double ycache
+            = M * Nout * io >= UNFUSED_STREAM_MIN ? 0 : mcore * (att ? od.Nout : nfin) * io;
+        const double nb = att ? Nc : ncore;
+        const double ng = axis_clamp(gr->N, gr->values ? gr->nn : 0, nb),
+                     kg = axis_clamp(gr->K, gr->values ? gr->nk : 0, att ? K : Kc) * (att ? 2 : 1);
+        const double llc_core = comet_model_level_bw(&hw->gb, thr) / thr;
+        if (reloads(hw, kb * nb * b, mcore * tcols * acc, ycache)
+            && !(gr->values && reloads(hw, kg * ng * b, mcore * (att ? tcols : ng) * acc, 0))
+            && llc_core > 0 && hw->lb.bw > 0 && llc_core < hw->lb.bw)
+            t_reload = kb * nb * b * (1 / llc_core - 1 / hw->lb.bw);
+    }
+    return t_reload;
+}
+
+/* What the unfused passes over the whole intermediate cost (step 7). */
+typedef struct upass {
+    double t_pass; /* cycles */
+    double pass_bytes, out_bytes, pass_dram; /* per cluster: all, the output, DRAM's */
+    double vec_pass; /* the vector unit's cycles */
+} upass;
+
+/* Step 7, unfused: the separate passes over the whole intermediate after
+ * the GEMM wrote it (inter_cl bytes live per cluster, read at inter_bw_cl,
+ * DRAM at dram_bw_cl). */
+static upass eval_unfused_passes(const comet_model_hw *hw, const comet_model_problem *pb,
+    const comet_model_mapping *mp, const geom *e, vcost vc, int pn, double inter_cl,
+    double inter_bw_cl, double dram_bw_cl)
+{
+    const comet_model_opdims od = e->od;
+    const int att = e->att, cpu = e->cpu, C = e->C, used = e->used;
+    const double b = e->b, io = e->io, M = e->M, N = e->N, masked = e->masked, cf = e->cf;
+    double t_pass = 0, pass_bytes = 0, vec_pass = 0, out_bytes = 0, pass_dram = 0;
+    double rd = mp->pass_reads, wr = mp->pass_writes;
+    int st = mp->streaming;
+    double rd0, wr0;
+    int st0;
+    comet_model_unfused_passes(pb->op, &rd0, &wr0, &st0);
+    if (!(rd > 0)) {
+        if (mp->one_pass)
+            rd = rd0, wr = wr0;
+        else /* op-by-op: every basic op reads the intermediate, those
+              * with an intermediate-sized result write it */
+            rd = vc.n_mn, wr = vc.n_mn_out;
+    }
+    if (!(wr >= 0))
+        wr = wr0;
+    if (st < 0) /* accelerators write by DMA: no allocate */
+        st = cpu ? st0 && inter_cl >= UNFUSED_STREAM_MIN : 1;
+    if (!cpu && st == 0)
+        st = 1;
+    const double per = M * N * cf * b / used; /* each cluster's share */
+    /* a write to a line the pass did not read costs a read for
+     * ownership too, unless it streams; in place it owns the line */
+    const double wcost = st || (cpu && mp->in_place) ? 1 : 2;
+    /* an accelerator's last pass writes the op's result to DRAM at
+     * io_bytes_per_elem, as the fused path does (#37: it was written at
+     * bytes_per_elem, 3-16% of unfused energy on the COMET presets) */
+    const double res_acc = !cpu && !att && wr >= 1 ? per * wcost * io / b : 0;
+    pass_bytes = per * (rd + wr * wcost) - (res_acc > 0 ? per * wcost : 0) + res_acc;
+    if (att) /* P V reads S once more (its A operand) */
+        pass_bytes += per;
+    if (masked > 0) /* the mask pass writes -inf over the masked part of S */
+        pass_bytes += per * masked * (st ? 1 : 2);
+    /* the pass is vector- or bandwidth-bound and waits for the whole
+     * intermediate (a dependency: sequential after the GEMM); every
+     * cluster's pass traffic goes through its share of its memory */
+    out_bytes = (att ? M * od.Nout : 0) * io / used;
+    vec_pass = (per / b) * vc.per_elem / C + (M / used / C) * vc.per_row;
+    if (pn > 1 && cpu) /* after the gather every node runs whole rows */
+        vec_pass *= pn;
+    /* a CPU pass that streams its output writes it with non-temporal
+     * stores, past the caches to memory, wherever its input lives (an
+     * L3-resident intermediate of 16 MiB read from the LLC, its result
+     * written to DRAM: Zen 4, M = N = 2048, 4-11% under when the writes
+     * were timed at the LLC's bandwidth) */
+    const double w_bw = cpu && st ? dram_bw_cl : inter_bw_cl;
+    /* the pass's bytes that reach DRAM: all of them where the
+     * intermediate lives there, else its streamed writes */
+    pass_dram = !cpu || inter_bw_cl == dram_bw_cl ? pass_bytes
+        : w_bw == dram_bw_cl                      ? per * wr * wcost
+                                                  : 0;
+    const double t_mem = !cpu ? pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl
+                              : (pass_bytes - per * wr * wcost) / inter_bw_cl
+            + per * wr * wcost / w_bw + out_bytes / dram_bw_cl;
+    /* A CPU core's prefetchers overlap its loads with the row loop, but
+     * its stores beyond the caches drain through a few write-combining
+     * buffers that stall the loop when full: the loop's time and its
+     * stores' add, the whole traffic bounds them. Measured on a Zen 5 VM
+     * (AMD EPYC, 1 thread, M = N = 4096, K = 64, rows of 4096 written
+     * with non-temporal stores to 64 MiB): the fused kernel's epilogue
+     * (rows from L2) took 5.9 ms (17.5 ms fused less 11.6 ms of its GEMM
+     * alone, gemm_only), where the row-pass slope says 3.4 ms and the
+     * stores 2.0 ms at the 1-thread triad rate: overlapped they would
+     * take 3.4 ms. Accelerators' DMA engines overlap the two. */
+    if (cpu) {
+        /* the epilogue's rule: an intermediate in L2 is the row passes'
+         * measured regime (their stores are in vector.row_pass_widths);
+         * beyond it the loop waits for the share of its stores it does
+         * not hide (vector.store_hidden; all of them unmeasured). On the
+         * Zen 4 VM (1 thread, M = N = 4096, K = 64) the whole stores on
+         * top over-predicted unfused by 9-12%: the pass took about
+         * 30.2 - 26.5 ms (the grid's sgemm of that shape), the fused
+         * epilogue 3.8 ms, where loop plus stores said 6.7 ms */
+        /* The row loop's loads: a row is read by its first sweep (max;
+         * LayerNorm's sum), whose loads the prefetchers stream, but the
+         * later sweeps run over the row from L1 with no loads to hide
+         * the next row's behind: one core's reads of an intermediate
+         * beyond the L2s add to its loop, at the rate one core draws
+         * from that level (the row-pass costs were measured with rows
+         * in L2: that part is in them already). Measured on the Zen 4
+         * VM (1 thread, M = N = 4096, K = 64, the pass alone after the
+         * GEMM): 6.3-6.6 ms, where the loop says 4.6 and its 64 MiB of
+         * loads take 2.2 at one core's DRAM triad rate; at 2 threads
+         * 3.1-3.5 ms, each core's loop 2.3 plus 1.1 of loads. Op by op,
+         * each pass is one sweep whose loads overlap its work. */
+        double t_load = 0;
+        if (mp->one_pass && inter_cl > hw->lb.capacity * C && hw->lb.bw > 0) {
+            const comet_model_mem *lv = inter_cl > hw->gb.capacity ? &hw->dram : &hw->gb;
+            const double rate = lv->core_bw > 0 ? fmin(lv->core_bw, lv->bw) : lv->bw / C;
+            const double loads = per * rd / C; /* one core's rows */
+            if (rate > 0 && rate < hw->lb.bw)
+                t_load = loads / rate - loads / hw->lb.bw;
+        }
+        t_pass = fmax(
+            epilogue_cycles(hw, vec_pass + t_load, per * wr * wcost / w_bw, inter_cl / C), t_mem);
+    } else
+        t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
+    return (upass) { .t_pass = t_pass,
+        .pass_bytes = pass_bytes,
+        .out_bytes = out_bytes,
+        .pass_dram = pass_dram,
+        .vec_pass = vec_pass };
+}
+
+/* One mapping's latency, energy, bounds and breakdown, in named steps:
+ * geometry (1), capacity (2), compute per step (3, here), memory traffic and
+ * the NoC per step (4, here), collective nodes (5), the stationary
+ * operand's reloads (6), their combination per binding with BLAS's clearing
+ * pass, the unfused passes (7), the thread team's regions, bounds (8), the
+ * breakdown and energy (9). */
+static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
+    const comet_model_mapping *mp, comet_model_result *r)
+{
+    memset(r, 0, sizeof *r);
+    geom e;
+    if (eval_geometry(hw, pb, mp, &e) != 0)
+        return;
+    const comet_model_opdims od = e.od;
+    const comet_model_graph *g = e.g;
+    const int att = e.att, cpu = e.cpu, C = e.C, ch = e.ch, used = e.used;
+    const double b = e.b, acc = e.acc, io = e.io, M = e.M, N = e.N, K = e.K, Nout = e.Nout;
+    const double masked = e.masked, cf = e.cf, Mc = e.Mc, Nc = e.Nc, Kc = e.Kc, tm = e.tm;
+    const double tk = e.tk, steps = e.steps, mcore = e.mcore, ncore = e.ncore, thr = e.thr;
+    const double cfr = e.cfr, nfin = e.nfin;
+
+    r->m_cluster = Mc;
+    r->tile_rows = tm;
+    r->steps = steps;
+
+    int b_resident;
+    double bslice;
+    if (eval_capacity(hw, mp, &e, r, &b_resident, &bslice) != 0)
+        return;
 
     /* ---- compute per step (one core's share; cores run in parallel) ---- */
     /* a row pass runs rows of a core's share of the columns (fused) or of
@@ -494,6 +879,15 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         tg += gemm_cycles(hw, mrow, od.Nout, ncore * cpv, eff2);
     }
     tg *= r->micro_factor;
+    /* a K step shorter than the cluster's K (tile_k < Kc) leaves partial
+     * sums: each K step after the first reads and writes the core's fp32
+     * accumulator tile in its local buffer (#37: tile_k cost nothing). On an
+     * accelerator; a CPU's partial sums stay in its registers and caches,
+     * inside the measured GEMM efficiency */
+    const double ksub = !cpu && !att ? cdiv(Kc, tk) : 1;
+    const double psum_core = (ksub - 1) * 2 * mrow * ncore * cfr * acc;
+    if (psum_core > 0 && hw->lb.bw > 0)
+        tg += psum_core / hw->lb.bw;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
@@ -613,67 +1007,11 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]) + combine_lat;
 
     /* ---- explicit collective nodes ---- */
-    /* A split K (the first GEMM's reduction) reduce-scatters the partial
-     * tile; every node that reduces over N (row statistics; attention's P V)
-     * then needs an all-reduce among the clusters sharing the rows. Sizes are
-     * what must move: row vectors, or attention's partial O rows. */
     const int pn = mp->cs_n * mp->cs_k;
-    if (mp->cs_k > 1)
-        add_coll(
-            r, hw, COMET_MODEL_REDUCE_SCATTER, "sum", "S", "K", tm * Nc * acc, mp->cs_k, steps);
-    if (mp->fused && pn > 1) {
-        for (int i = 0; i < g->n; i++) {
-            const comet_model_node *nd = &g->node[i];
-            if (!nd->reduces_n)
-                continue;
-            const char *op = nd->kind == COMET_MODEL_BOP_ROWMAX ? "max" : "sum";
-            double bytes = nd->out_shape == COMET_MODEL_T_MD ? tm * od.Nout * acc : tm * acc;
-            add_coll(r, hw, COMET_MODEL_ALLREDUCE, op, nd->out, att ? "Lk" : "N", bytes, pn, steps);
-        }
-    }
-    if (!mp->fused && pn > 1 && cpu)
-        /* nodes without shared memory: the row pass needs whole rows, so the
-         * intermediate slices are gathered (kernels/dist.c) */
-        add_coll(
-            r, hw, COMET_MODEL_ALLGATHER, "", "S", att ? "Lk" : "N", tm * N * cf * b, pn, steps);
-    double t_coll_step = 0;
-    for (int i = 0; i < r->ncoll; i++) {
-        t_coll_step += r->coll[i].cycles;
-        r->coll_calls += (int)fmin(r->coll[i].calls, 1e9);
-    }
-    if (r->ncoll)
-        name_copy(r->coll_alg, sizeof r->coll_alg, comet_model_alg_name(r->coll[0].alg));
-    else
-        name_copy(r->coll_alg, sizeof r->coll_alg, "none");
+    const double t_coll_step = eval_collectives(hw, mp, &e, pn, r);
 
     /* ---- the stationary operand evicted by the epilogue (CPU fused) ---- */
-    /* Each block's GEMM sweeps the whole packed B (attention: the head's K
-     * and V). When B does not fit in the core's L2 beside the block's tile
-     * and the result the epilogue writes through the caches, every block
-     * reads it again from the LLC, and the micro-kernel's panel loads run at
-     * the LLC's per-core rate instead of L2's: the difference is exposed
-     * (the fused grid timed those loads from L2). Measured on a Zen 5 VM
-     * (AMD EPYC, 1 thread, K = 64, 30-row blocks, gemm_only): 185 GFLOP/s
-     * at N = 4096 (1 MiB of B beside a 480 KiB tile in a 1 MiB L2) against
-     * 199 at N = 1024 (256 KiB): 7%; this term says 6.6%. Charged only where
-     * the grid point the efficiency comes from kept B in L2 (else its
-     * efficiency already holds the reloads). */
-    double t_reload = 0;
-    if (cpu && mp->fused && !mp->blas_gemm) {
-        const comet_model_grid *gr = hw->fused_grid.values ? &hw->fused_grid : &hw->grid;
-        const double kb = att ? 2 * K : Kc; /* B's rows per column (attention: K and V) */
-        const double tcols = att ? tk + od.Nout : ncore; /* the block tile's columns */
-        const double ycache
-            = M * Nout * io >= UNFUSED_STREAM_MIN ? 0 : mcore * (att ? od.Nout : nfin) * io;
-        const double nb = att ? Nc : ncore;
-        const double ng = axis_clamp(gr->N, gr->values ? gr->nn : 0, nb),
-                     kg = axis_clamp(gr->K, gr->values ? gr->nk : 0, att ? K : Kc) * (att ? 2 : 1);
-        const double llc_core = comet_model_level_bw(&hw->gb, thr) / thr;
-        if (reloads(hw, kb * nb * b, mcore * tcols * acc, ycache)
-            && !(gr->values && reloads(hw, kg * ng * b, mcore * (att ? tcols : ng) * acc, 0))
-            && llc_core > 0 && hw->lb.bw > 0 && llc_core < hw->lb.bw)
-            t_reload = kb * nb * b * (1 / llc_core - 1 / hw->lb.bw);
-    }
+    const double t_reload = eval_reload(hw, mp, &e);
 
     /* ---- combine ---- */
     /* GEMM engine and vector unit in series unless the hardware says they
@@ -737,101 +1075,13 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     }
 
     /* ---- unfused: the separate passes over the whole intermediate ---- */
-    double t_pass = 0, pass_bytes = 0, vec_pass = 0, out_bytes = 0, pass_dram = 0;
+    upass up = { 0 };
     if (!mp->fused) {
-        double rd = mp->pass_reads, wr = mp->pass_writes;
-        int st = mp->streaming;
-        double rd0, wr0;
-        int st0;
-        comet_model_unfused_passes(pb->op, &rd0, &wr0, &st0);
-        if (!(rd > 0)) {
-            if (mp->one_pass)
-                rd = rd0, wr = wr0;
-            else /* op-by-op: every basic op reads the intermediate, those
-                  * with an intermediate-sized result write it */
-                rd = vc.n_mn, wr = vc.n_mn_out;
-        }
-        if (!(wr >= 0))
-            wr = wr0;
-        if (st < 0) /* accelerators write by DMA: no allocate */
-            st = cpu ? st0 && inter_cl >= UNFUSED_STREAM_MIN : 1;
-        if (!cpu && st == 0)
-            st = 1;
-        const double per = M * N * cf * b / used; /* each cluster's share */
-        /* a write to a line the pass did not read costs a read for
-         * ownership too, unless it streams; in place it owns the line */
-        const double wcost = st || (cpu && mp->in_place) ? 1 : 2;
-        pass_bytes = per * (rd + wr * wcost);
-        if (att) /* P V reads S once more (its A operand) */
-            pass_bytes += per;
-        if (masked > 0) /* the mask pass writes -inf over the masked part of S */
-            pass_bytes += per * masked * (st ? 1 : 2);
-        /* the pass is vector- or bandwidth-bound and waits for the whole
-         * intermediate (a dependency: sequential after the GEMM); every
-         * cluster's pass traffic goes through its share of its memory */
-        out_bytes = (att ? M * od.Nout : 0) * io / used;
-        vec_pass = (per / b) * vc.per_elem / C + (M / used / C) * vc.per_row;
-        if (pn > 1 && cpu) /* after the gather every node runs whole rows */
-            vec_pass *= pn;
-        /* a CPU pass that streams its output writes it with non-temporal
-         * stores, past the caches to memory, wherever its input lives (an
-         * L3-resident intermediate of 16 MiB read from the LLC, its result
-         * written to DRAM: Zen 4, M = N = 2048, 4-11% under when the writes
-         * were timed at the LLC's bandwidth) */
-        const double w_bw = cpu && st ? dram_bw_cl : inter_bw_cl;
-        /* the pass's bytes that reach DRAM: all of them where the
-         * intermediate lives there, else its streamed writes */
-        pass_dram = !cpu || inter_bw_cl == dram_bw_cl ? pass_bytes
-            : w_bw == dram_bw_cl                      ? per * wr * wcost
-                                                      : 0;
-        const double t_mem = (pass_bytes - per * wr * wcost) / inter_bw_cl + per * wr * wcost / w_bw
-            + out_bytes / dram_bw_cl;
-        /* A CPU core's prefetchers overlap its loads with the row loop, but
-         * its stores beyond the caches drain through a few write-combining
-         * buffers that stall the loop when full: the loop's time and its
-         * stores' add, the whole traffic bounds them. Measured on a Zen 5 VM
-         * (AMD EPYC, 1 thread, M = N = 4096, K = 64, rows of 4096 written
-         * with non-temporal stores to 64 MiB): the fused kernel's epilogue
-         * (rows from L2) took 5.9 ms (17.5 ms fused less 11.6 ms of its GEMM
-         * alone, gemm_only), where the row-pass slope says 3.4 ms and the
-         * stores 2.0 ms at the 1-thread triad rate: overlapped they would
-         * take 3.4 ms. Accelerators' DMA engines overlap the two. */
-        if (cpu) {
-            /* the epilogue's rule: an intermediate in L2 is the row passes'
-             * measured regime (their stores are in vector.row_pass_widths);
-             * beyond it the loop waits for the share of its stores it does
-             * not hide (vector.store_hidden; all of them unmeasured). On the
-             * Zen 4 VM (1 thread, M = N = 4096, K = 64) the whole stores on
-             * top over-predicted unfused by 9-12%: the pass took about
-             * 30.2 - 26.5 ms (the grid's sgemm of that shape), the fused
-             * epilogue 3.8 ms, where loop plus stores said 6.7 ms */
-            /* The row loop's loads: a row is read by its first sweep (max;
-             * LayerNorm's sum), whose loads the prefetchers stream, but the
-             * later sweeps run over the row from L1 with no loads to hide
-             * the next row's behind: one core's reads of an intermediate
-             * beyond the L2s add to its loop, at the rate one core draws
-             * from that level (the row-pass costs were measured with rows
-             * in L2: that part is in them already). Measured on the Zen 4
-             * VM (1 thread, M = N = 4096, K = 64, the pass alone after the
-             * GEMM): 6.3-6.6 ms, where the loop says 4.6 and its 64 MiB of
-             * loads take 2.2 at one core's DRAM triad rate; at 2 threads
-             * 3.1-3.5 ms, each core's loop 2.3 plus 1.1 of loads. Op by op,
-             * each pass is one sweep whose loads overlap its work. */
-            double t_load = 0;
-            if (mp->one_pass && inter_cl > hw->lb.capacity * C && hw->lb.bw > 0) {
-                const comet_model_mem *lv = inter_cl > hw->gb.capacity ? &hw->dram : &hw->gb;
-                const double rate = lv->core_bw > 0 ? fmin(lv->core_bw, lv->bw) : lv->bw / C;
-                const double loads = per * rd / C; /* one core's rows */
-                if (rate > 0 && rate < hw->lb.bw)
-                    t_load = loads / rate - loads / hw->lb.bw;
-            }
-            t_pass = fmax(
-                epilogue_cycles(hw, vec_pass + t_load, per * wr * wcost / w_bw, inter_cl / C),
-                t_mem);
-        } else
-            t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
-        total += t_pass;
+        up = eval_unfused_passes(hw, pb, mp, &e, vc, pn, inter_cl, inter_bw_cl, dram_bw_cl);
+        total += up.t_pass;
     }
+    const double t_pass = up.t_pass, vec_pass = up.vec_pass, out_bytes = up.out_bytes;
+    const double pass_dram = up.pass_dram;
 
     /* ---- a CPU thread team: each parallel region's fork and join ---- */
     /* With T > 1 threads every OpenMP region the kernels open costs the
@@ -848,60 +1098,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     }
 
     /* ---- bounds: no mapping beats its compute or its compulsory traffic ---- */
-    {
-        const double hc = (double)hw->cores * hw->clusters;
-        const double macs_cycle = (hw->systolic ? (double)hw->sa_rows * hw->sa_cols * hw->sa_arrays
-                                                : hw->peak_flops / 2)
-            * hc;
-        /* causal: the visible pairs alone, whatever a mapping computes
-         * beyond them (an unfused mapping's whole S, a fused block's
-         * diagonal tile) */
-        const double cfb = 1.0 - masked;
-        const double macs = M * N * K * cfb * (att ? 2 : 1);
-        r->bound_compute = macs_cycle > 0 ? macs / macs_cycle : 0;
-        /* every element-op at the cheapest op's cycles per instruction of
-         * simd_width lanes (a calibrated CPU states per-element costs with
-         * width 1) */
-        double cmin = INFINITY;
-        for (int q = 0; q < COMET_MODEL_NVOP; q++)
-            if (hw->vop_cycles[q] > 0)
-                cmin = fmin(cmin, hw->vop_cycles[q]);
-        r->bound_vector
-            = isfinite(cmin) ? M * N * cfb * vc.n_mn * cmin / (fmax(1, hw->simd_width) * hc) : 0;
-        /* compulsory bytes: A, B (K and V), the result; unfused, the
-         * intermediate written once and read once more. On an accelerator
-         * all from DRAM; on a CPU (warm caches between calls) from the
-         * level that holds them */
-        const double inst = dram_instances(hw);
-        const double a_bytes = M * K * io, y_bytes = M * Nout * io,
-                     b_bytes = (att ? 2 * od.groups * N * K : K * N) * io;
-        const double io_bytes = a_bytes + b_bytes + y_bytes;
-        const double inter_rt = mp->fused ? 0 : 2 * M * N * cf * b;
-        if (cpu) {
-            /* each tensor from the fastest level it fits in on its own (a
-             * bound: the three together may not fit where each does, and a
-             * description may give a level below a faster one) */
-            const double nodes = hw->clusters;
-            const double it_bw = fastest_fit_bw(hw, inter_cl, C) * nodes;
-            r->bound_dram = 0;
-            const double tens[] = { a_bytes, b_bytes, y_bytes };
-            for (int t = 0; t < 3; t++)
-                r->bound_dram += tens[t] / (fastest_fit_bw(hw, tens[t] / nodes, C) * nodes);
-            r->bound_inter = inter_rt > 0 ? inter_rt / it_bw : 0;
-        } else {
-            const double all_bw = hw->dram.bw * inst;
-            r->bound_dram = (io_bytes + inter_rt) / all_bw;
-            r->bound_inter = 0;
-        }
-        r->bound_cycles
-            = fmax(fmax(r->bound_compute, r->bound_vector), fmax(r->bound_dram, r->bound_inter));
-        if (total < r->bound_cycles) {
-            /* the composition above overlapped more than the hardware can:
-             * the latency is its bound (explain says so) */
-            r->bound_raised = r->bound_cycles - total;
-            total = r->bound_cycles;
-        }
-    }
+    total = eval_bounds(hw, mp, &e, vc, inter_cl, total, r);
 
     r->cycles = total;
     r->seconds = total / (hw->clock_ghz * 1e9);
@@ -933,26 +1130,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         r->t_stall = 0;
 
     /* ---- energy ---- */
-    const double total_steps = steps * used; /* cluster-steps */
-    r->macs = M * N * K * cf * (att ? 2 : 1);
-    r->vec_ops = M * N * cf * vc.n_mn;
-    if (!hw->energy_known) {
-        /* no per-access energies in the description: unknown, not 0 */
-        r->e_dram = r->e_gb = r->e_lb = r->e_mac = r->e_vec = r->e_link = r->energy_pj = NAN;
-        return;
-    }
-    r->e_dram
-        = r->dram_bytes / hw->dram.access_bytes * 0.5 * (hw->dram.read_pj + hw->dram.write_pj);
-    const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_cl * used;
-    r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
-    /* operand reads into the array and result writes at the local buffers */
-    const double lb_bytes
-        = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2 + M * Nout * acc;
-    r->e_lb = lb_bytes / hw->lb.access_bytes * hw->lb.read_pj;
-    r->e_mac = r->macs * hw->mac_pj;
-    r->e_vec = M * N * cf * vc.pj_elem;
-    r->e_link += total_steps * noc_bytes * hw->core_net.link_pj_per_byte;
-    r->energy_pj = r->e_dram + r->e_gb + r->e_lb + r->e_mac + r->e_vec + r->e_link;
+    eval_energy(hw, &e, vc, b_cl, noc_bytes, psum_core, r);
 }
 
 void comet_model_eval_fast(const comet_model_hw *hw, const comet_model_problem *pb,
@@ -978,4 +1156,43 @@ void comet_model_eval(const comet_model_hw *hw, const comet_model_problem *pb,
     }
     if (!r->ncoll && r->valid && !mp->fused && mp->cs_n > 1)
         snprintf(r->coll_desc, sizeof r->coll_desc, "none (intermediate through DRAM)");
+}
+
+/* ------------------------------------------------------------------ */
+/* The mapping the local kernels run                                  */
+/* ------------------------------------------------------------------ */
+
+void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
+    double tile_m, int threads, int ranks, comet_model_mapping *mp)
+{
+    (void)hw;
+    memset(mp, 0, sizeof *mp);
+    comet_model_opdims od;
+    comet_model_op_dims(pb, &od);
+    /* a flash-style op tiles its keys (the N dimension) as well */
+    const int flash = od.desc && od.desc->flash;
+    const double M = od.rows;
+    mp->fused = fused;
+    mp->pipelined = 1; /* out-of-order cores and prefetchers overlap streaming with compute */
+    mp->cs_m = 1;
+    mp->cs_n = ranks > 0 ? ranks : 1; /* the distributed kernels split N (attention: Lk) */
+    mp->cs_k = 1;
+    mp->ks_m = threads > 0 ? threads : 1; /* threads take row blocks */
+    mp->ks_n = 1;
+    mp->one_pass = 1; /* unfused: whole BLAS GEMM, then one row pass (kernels/) */
+    /* unfused causal attention: P V per block of 64 queries over the keys
+     * the block sees (kernels/kernels.c) */
+    mp->pv_rows = fused ? 0 : 64;
+    mp->streaming = -1;
+    /* fused: row blocks of tile_m rows, one per thread at a time; the
+     * distributed kernels reduce the statistics of all rows at once */
+    if (fused && mp->cs_n == 1)
+        mp->tile_m = (tile_m > 0 ? tile_m : 64) * mp->ks_m;
+    else
+        mp->tile_m = M;
+    /* the distributed kernels' local GEMM is one BLAS call (kernels/dist.c) */
+    mp->blas_gemm = mp->cs_n > 1;
+    mp->tile_k = flash ? (od.N / mp->cs_n < 512 ? od.N / mp->cs_n : 512) : od.K;
+    if (mp->tile_k < 1)
+        mp->tile_k = 1;
 }

@@ -1,5 +1,6 @@
-/* The mapping search: every cluster and core split, temporal tile, fusion
- * and binding, capacity-pruned, with the latency-energy Pareto set. */
+/* The searches: every cluster and core split, temporal tile, fusion and
+ * binding of a compound op, capacity-pruned, with the latency-energy Pareto
+ * set; and every dataflow x tile x threads of a gather-GEMM-scatter. */
 #include "comet_model.h"
 
 #include "comet_util.h"
@@ -151,4 +152,46 @@ int comet_model_explore(
         comet_model_eval(hw, pb, &out->best_unfused, &out->r_unfused);
     out->seconds = comet_util_now() - t0;
     return out->r_fused.valid || out->r_unfused.valid ? 0 : -ENOSPC;
+}
+
+/* ------------------------------------------------------------------ */
+/* Gather-GEMM-scatter: every dataflow x tile x threads               */
+/* ------------------------------------------------------------------ */
+
+int comet_model_gms_explore(const comet_model_hw *hw, const comet_model_gms *g, const double *tiles,
+    int ntiles, int max_threads, int only,
+    double (*tiles_of)(const void *ctx, double tile_m, int threads), const void *ctx,
+    void (*each)(void *arg, const comet_model_gms_config *c, const comet_model_gms_cost *r),
+    void *arg, comet_model_gms_search *out)
+{
+    if (!hw || !g || !tiles || ntiles < 1 || max_threads < 1 || only < 0 || only > 4 || !out)
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    for (int t = 1; t <= max_threads && t <= hw->cores; t++)
+        for (int df = 1; df <= 4; df++) {
+            if (only && df != only)
+                continue;
+            /* dataflow 1 runs whole segments: its tile does not matter */
+            for (int k = 0; k < (df == 1 ? 1 : ntiles); k++) {
+                comet_model_gms_config c = { df, tiles[k], t, 0 };
+                if (tiles_of)
+                    c.tiles = tiles_of(ctx, tiles[k], t);
+                comet_model_gms_cost r;
+                int rc = comet_model_gms_eval(hw, g, &c, &r);
+                if (rc)
+                    return rc;
+                out->evaluated++;
+                if (each)
+                    each(arg, &c, &r);
+                if (!out->have[df - 1] || r.seconds < out->cost[df - 1].seconds) {
+                    out->best[df - 1] = c;
+                    out->cost[df - 1] = r;
+                    out->have[df - 1] = 1;
+                }
+            }
+        }
+    for (int d = 0; d < 4; d++)
+        if (out->have[d] && (!out->win || out->cost[d].seconds < out->cost[out->win - 1].seconds))
+            out->win = d + 1;
+    return out->win ? out->evaluated : -EINVAL;
 }

@@ -1,9 +1,10 @@
-/* Validation, in one module: the mappings comet's kernels run on the local
- * machine, measured records (compound ops and gather-GEMM-scatter) set up
- * as problems and configurations and predicted, and every statistic that
+/* Validation, in one module (comet_model_validate.h): measured records
+ * (compound ops, gather-GEMM-scatter and the distributed kernels) set up as
+ * problems and configurations and predicted, and every statistic that
  * validate, the report and the prediction intervals print (one quantile
- * convention: linear interpolation between order statistics). */
-#include "comet_model.h"
+ * convention: comet_util_quantile). The top of model/: it calls the
+ * others, none calls it. */
+#include "comet_model_validate.h"
 
 #include "comet_util.h"
 
@@ -14,42 +15,25 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
-/* Local machine: the mappings our kernels run, and validation          */
+/* Compound-kernel records: set up on the local machine and predicted   */
 /* ------------------------------------------------------------------ */
 
-void comet_model_local_mapping(const comet_model_hw *hw, const comet_model_problem *pb, int fused,
-    double tile_m, int threads, int ranks, comet_model_mapping *mp)
+void comet_model_record_problem(
+    comet_model_op op, const comet_results_shape *sh, comet_model_problem *pb)
 {
-    (void)hw;
-    memset(mp, 0, sizeof *mp);
-    comet_model_opdims od;
-    comet_model_op_dims(pb, &od);
-    /* a flash-style op tiles its keys (the N dimension) as well */
-    const int flash = od.desc && od.desc->flash;
-    const double M = od.rows;
-    mp->fused = fused;
-    mp->pipelined = 1; /* out-of-order cores and prefetchers overlap streaming with compute */
-    mp->cs_m = 1;
-    mp->cs_n = ranks > 0 ? ranks : 1; /* the distributed kernels split N (attention: Lk) */
-    mp->cs_k = 1;
-    mp->ks_m = threads > 0 ? threads : 1; /* threads take row blocks */
-    mp->ks_n = 1;
-    mp->one_pass = 1; /* unfused: whole BLAS GEMM, then one row pass (kernels/) */
-    /* unfused causal attention: P V per block of 64 queries over the keys
-     * the block sees (kernels/kernels.c) */
-    mp->pv_rows = fused ? 0 : 64;
-    mp->streaming = -1;
-    /* fused: row blocks of tile_m rows, one per thread at a time; the
-     * distributed kernels reduce the statistics of all rows at once */
-    if (fused && mp->cs_n == 1)
-        mp->tile_m = (tile_m > 0 ? tile_m : 64) * mp->ks_m;
-    else
-        mp->tile_m = M;
-    /* the distributed kernels' local GEMM is one BLAS call (kernels/dist.c) */
-    mp->blas_gemm = mp->cs_n > 1;
-    mp->tile_k = flash ? (od.N / mp->cs_n < 512 ? od.N / mp->cs_n : 512) : od.K;
-    if (mp->tile_k < 1)
-        mp->tile_k = 1;
+    memset(pb, 0, sizeof *pb);
+    pb->op = op;
+    if (comet_model_op_desc(op)->shape == COMET_MODEL_SHAPE_ATTENTION) {
+        pb->heads = sh->B * sh->H;
+        pb->lq = sh->Lq;
+        pb->lk = sh->Lk;
+        pb->d = sh->d;
+        pb->causal = sh->causal > 0;
+    } else {
+        pb->M = sh->M;
+        pb->N = sh->N;
+        pb->K = sh->K;
+    }
 }
 
 int comet_model_record_setup(const comet_model_hw *hw, const comet_results_record *rec,
@@ -60,30 +44,20 @@ int comet_model_record_setup(const comet_model_hw *hw, const comet_results_recor
     const char *op = rec->op, *var = rec->variant;
     if (rec->kind != COMET_RESULTS_KERNEL && rec->kind != COMET_RESULTS_DIST_KERNEL)
         return -ENOENT;
-    memset(pb, 0, sizeof *pb);
-    if (comet_model_op_parse(op, &pb->op) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused")))
+    comet_model_op o;
+    if (comet_model_op_parse(op, &o) != 0 || (strcmp(var, "fused") && strcmp(var, "unfused"))) {
+        memset(pb, 0, sizeof *pb);
         return -ENOENT;
-    const comet_model_opdesc *d = comet_model_op_desc(pb->op);
+    }
+    const comet_model_opdesc *d = comet_model_op_desc(o);
     /* the record's shape keys by the op's shape class; its row-block tile
      * is tile_q where the rows are queries */
     const int att_shape = d->shape == COMET_MODEL_SHAPE_ATTENTION;
-    const comet_results_shape *sh = &rec->shape;
     const comet_results_params *pa = &rec->params;
-    if (att_shape) {
-        pb->heads = sh->B * sh->H;
-        pb->lq = sh->Lq;
-        pb->lk = sh->Lk;
-        pb->d = sh->d;
-        pb->causal = sh->causal > 0;
-        if (!(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0))
-            return -ENOENT;
-    } else {
-        pb->M = sh->M;
-        pb->N = sh->N;
-        pb->K = sh->K;
-        if (!(pb->M > 0 && pb->N > 0 && pb->K > 0))
-            return -ENOENT;
-    }
+    comet_model_record_problem(o, &rec->shape, pb);
+    if (att_shape ? !(pb->heads > 0 && pb->lq > 0 && pb->lk > 0 && pb->d > 0)
+                  : !(pb->M > 0 && pb->N > 0 && pb->K > 0))
+        return -ENOENT;
     double thr = rec->threads, ranks = rec->ranks, tile = att_shape ? pa->tile_q : pa->tile_m;
     if (!(thr >= 1))
         thr = 1;
@@ -186,7 +160,7 @@ static int merge_launches(comet_model_vrow *rows, int n)
             row.c2c_hi_ns = fmax(row.c2c_hi_ns, rows[j].c2c_hi_ns);
         }
         if (m > 1) {
-            row.measured_s = comet_model_quantile(meds, m, 0.5);
+            row.measured_s = comet_util_quantile(meds, m, 0.5);
             row.rel_err = fabs(row.predicted_s - row.measured_s) / row.measured_s;
         }
         row.launches = m;
@@ -274,8 +248,8 @@ static void median_p90(double *e, int n, double *med, double *p90)
 {
     *med = *p90 = NAN;
     if (e && n > 0) {
-        *med = comet_model_quantile(e, n, 0.5);
-        *p90 = comet_model_quantile(e, n, 0.9);
+        *med = comet_util_quantile(e, n, 0.5);
+        *p90 = comet_util_quantile(e, n, 0.9);
     }
     free(e);
 }
@@ -288,7 +262,7 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
     double *e = malloc((size_t)n * sizeof(double));
     for (int i = 0; e && i < n; i++)
         e[i] = rows[i].rel_err;
-    /* one quantile convention with the report (comet_model_quantile) */
+    /* one quantile convention with the report (comet_util_quantile) */
     median_p90(e, n, &out->median_rel_err, &out->p90_rel_err);
     out->rows = n;
     /* the records measured while the machine was quiet: where the yardstick
@@ -296,7 +270,7 @@ void comet_model_validate_summary(const comet_model_vrow *rows, int n, comet_mod
     double *q = malloc((size_t)n * sizeof(double));
     int nq = 0;
     for (int i = 0; q && i < n; i++) {
-        if (rows[i].busy > COMET_MODEL_BUSY_MAX)
+        if (rows[i].busy > COMET_RESULTS_BUSY_MAX)
             out->busy_rows++;
         else
             q[nq++] = rows[i].rel_err;
@@ -374,22 +348,6 @@ int comet_model_validate_pairs(
 /* Statistics of validation rows                                       */
 /* ------------------------------------------------------------------ */
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double comet_model_quantile(double *v, int n, double q)
-{
-    if (!v || n <= 0 || !(q >= 0 && q <= 1))
-        return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    const double pos = q * (n - 1);
-    const int i = (int)floor(pos);
-    return i + 1 >= n ? v[n - 1] : v[i] + (pos - i) * (v[i + 1] - v[i]);
-}
-
 /* rows of op (NULL: any) and variant (NULL: any) -> ratios measured/predicted */
 static int ratios(
     const comet_model_vrow *rows, int n, const char *op, const char *variant, double *out)
@@ -427,8 +385,8 @@ int comet_model_interval(const comet_model_vrow *rows, int n, const char *op, co
     band->records = k;
     band->level = level;
     band->scope = scope;
-    band->lo = comet_model_quantile(r, k, (1 - level) / 2);
-    band->hi = comet_model_quantile(r, k, 1 - (1 - level) / 2);
+    band->lo = comet_util_quantile(r, k, (1 - level) / 2);
+    band->hi = comet_util_quantile(r, k, 1 - (1 - level) / 2);
     free(r);
     return 0;
 }
@@ -464,9 +422,9 @@ int comet_model_validate_groups(
                 b[k++] = rows[j].predicted_s / rows[j].measured_s - 1;
             }
         gr->n = k;
-        gr->median_rel_err = comet_model_quantile(e, k, 0.5);
-        gr->p90_rel_err = comet_model_quantile(e, k, 0.9);
-        gr->bias = comet_model_quantile(b, k, 0.5);
+        gr->median_rel_err = comet_util_quantile(e, k, 0.5);
+        gr->p90_rel_err = comet_util_quantile(e, k, 0.9);
+        gr->bias = comet_util_quantile(b, k, 0.5);
     }
     free(e);
     free(b);
@@ -588,4 +546,125 @@ void comet_model_gms_summary(const comet_model_gms_vrow *rows, int n,
             if (in[k].df_best_s[d] > 0)
                 out->worst_loss[d] = fmax(out->worst_loss[d], in[k].df_best_s[d] / in[k].best_s);
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Distributed-kernel records                                         */
+/* ------------------------------------------------------------------ */
+
+int comet_model_dist_matches(const comet_model_dist_pred *pred, const comet_results_record *rec)
+{
+    if (!pred || !rec)
+        return -EINVAL;
+    if ((size_t)pred->ncall != rec->ncollectives)
+        return 0;
+    for (int i = 0; i < pred->ncall; i++) {
+        const comet_model_dist_call *c = &pred->call[i];
+        const comet_results_coll_call *m = &rec->collectives[i];
+        if (!m->kind || strcmp(m->kind, comet_model_coll_name(c->kind))
+            || strcmp(m->op ? m->op : "", c->op) || m->bytes != c->bytes || m->calls != c->calls)
+            return 0;
+    }
+    return 1;
+}
+
+/* A distributed MoE record (op "gms", workload "moe"): its per-rank loads
+ * predicted by model/moe.c. 0, or negative when it cannot be predicted. */
+static int dist_moe_row(
+    const comet_model_hw *hw, const comet_results_record *rec, comet_model_drow *row)
+{
+    comet_model_moe_rank ld[COMET_MODEL_MOE_MAXRANKS];
+    int df = 0;
+    if (!rec->workload || strcmp(rec->workload, "moe") || (int)rec->nrank_loads != rec->ranks
+        || rec->ranks > COMET_MODEL_MOE_MAXRANKS
+        || comet_model_gms_dataflow_parse(rec->dataflow, &df) != 0)
+        return -EINVAL;
+    for (int r = 0; r < rec->ranks; r++) {
+        const comet_results_rank_load *x = &rec->rank_loads[r];
+        ld[r] = (comet_model_moe_rank) { .tokens = x->tokens,
+            .sent = x->sent,
+            .pairs = x->pairs,
+            .segments = x->segments,
+            .max_seg = x->max_seg,
+            .remote_sent = x->remote_sent,
+            .remote_recv = x->remote_recv };
+    }
+    const comet_results_shape *sh = &rec->shape;
+    comet_model_moe m
+        = { .ranks = rec->ranks, .K = sh->K, .N = sh->N, .experts = sh->segments, .rank = ld };
+    memset(row, 0, sizeof *row);
+    const double tile = comet_results_has(rec->params.tile_m) ? rec->params.tile_m : 0;
+    const int T = rec->threads > 0 ? rec->threads : 1;
+    char link[32];
+    comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
+    if (comet_model_moe_predict(hw, &m, df, tile, T, *rec->link ? link : "", &row->pred) != 0)
+        return -ERANGE;
+    snprintf(row->op, sizeof row->op, "gms:moe");
+    snprintf(row->variant, sizeof row->variant, "%s", comet_model_gms_dataflow_name(df));
+    snprintf(row->link, sizeof row->link, "%s", *rec->link ? link : "");
+    row->M = sh->rows;
+    row->N = sh->N;
+    row->K = sh->K;
+    row->threads = T;
+    row->ranks = rec->ranks;
+    row->measured_s = rec->stats.median_s;
+    row->ci_lo_s = rec->stats.ci_lo_s;
+    row->ci_hi_s = rec->stats.ci_hi_s;
+    row->load_others = rec->load.busy_others;
+    row->rel_err = fabs(row->pred.seconds - row->measured_s) / row->measured_s;
+    row->colls_match = comet_model_dist_matches(&row->pred, rec);
+    return 0;
+}
+
+int comet_model_dist_validate(const comet_model_hw *hw, const comet_results_record *recs, size_t n,
+    comet_model_drow *rows, int cap)
+{
+    if (!hw || (!recs && n) || (!rows && cap > 0))
+        return -EINVAL;
+    int k = 0;
+    for (size_t i = 0; i < n && k < cap; i++) {
+        const comet_results_record *rec = &recs[i];
+        const double med = rec->stats.median_s;
+        comet_model_problem pb;
+        if (rec->kind != COMET_RESULTS_DIST_KERNEL || rec->ranks < 2 || !(med > 0)
+            || rec->valid == 0)
+            continue;
+        if (rec->op && !strcmp(rec->op, "gms")) {
+            if (dist_moe_row(hw, rec, &rows[k]) == 0)
+                k++;
+            continue;
+        }
+        comet_model_op op;
+        if (comet_model_op_parse(rec->op, &op) != 0)
+            continue;
+        comet_model_record_problem(op, &rec->shape, &pb);
+        const int att = comet_model_op_desc(op)->shape == COMET_MODEL_SHAPE_ATTENTION;
+        const int fused = !strcmp(rec->variant, "fused");
+        comet_model_drow *row = &rows[k];
+        memset(row, 0, sizeof *row);
+        /* the link with its cores' placement (comet_model_record_link) */
+        char link[32];
+        comet_model_record_link(hw, rec->link, rec->c2c_ns, rec->nc2c, link, sizeof link);
+        if (comet_model_dist_predict(hw, &pb, fused, rec->threads > 0 ? rec->threads : 1,
+                rec->ranks, *rec->link ? link : "", &row->pred)
+            != 0)
+            continue;
+        snprintf(row->op, sizeof row->op, "%s", comet_model_op_name(pb.op));
+        snprintf(row->variant, sizeof row->variant, "%s", fused ? "fused" : "unfused");
+        snprintf(row->link, sizeof row->link, "%s", *rec->link ? link : "");
+        row->M = att ? pb.lq : pb.M;
+        row->N = att ? pb.lk : pb.N;
+        row->K = att ? pb.d : pb.K;
+        row->heads = att ? pb.heads : 0;
+        row->threads = rec->threads > 0 ? rec->threads : 1;
+        row->ranks = rec->ranks;
+        row->measured_s = med;
+        row->ci_lo_s = rec->stats.ci_lo_s;
+        row->ci_hi_s = rec->stats.ci_hi_s;
+        row->load_others = rec->load.busy_others;
+        row->rel_err = fabs(row->pred.seconds - med) / med;
+        row->colls_match = comet_model_dist_matches(&row->pred, rec);
+        k++;
+    }
+    return k;
 }

@@ -30,7 +30,8 @@ static const struct {
 } toc[] = { { "run", "Run" }, { "machine", "Machine" }, { "speedups", "Fused vs unfused" },
     { "validation", "Predicted vs measured" }, { "roofline", "Roofline" }, { "memory", "Memory" },
     { "collectives", "Collectives" }, { "gms", "Gather-GEMM-scatter" },
-    { "predictions", "Predictions" }, { "system", "Whole workloads" }, { "fits", "Fit quality" } };
+    { "predictions", "Predictions" }, { "system", "Whole workloads" },
+    { "wholesteps", "Whole steps" }, { "fits", "Fit quality" } };
 
 int rp_sec_run(rp_ctx *c)
 {
@@ -117,7 +118,7 @@ int comet_reports_build_ex(const char *dir, const char *outdir, const comet_resu
 
     int (*const sections[])(rp_ctx *) = { rp_sec_run, rp_sec_machine, rp_sec_speedups,
         rp_sec_validation, rp_sec_roofline, rp_sec_memory, rp_sec_links, rp_sec_gms,
-        rp_sec_predictions, rp_sec_system, rp_sec_fits };
+        rp_sec_predictions, rp_sec_system, rp_sec_sysval, rp_sec_fits };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if ((rc = sections[i](&c)) != 0)
             goto fail_doc;

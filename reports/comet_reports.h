@@ -186,6 +186,31 @@ int comet_reports_compare(
 int comet_reports_sweep_plot(const char *dir, const char *name, const char *xlabel, const double *x,
     const double *fused_s, const double *unfused_s, size_t n, char *err, size_t errlen);
 
+/** Terms of a whole step (`comet validate --system`). */
+#define COMET_REPORTS_SYSV_NTERMS 9
+/** Their names: gemm, attention, vector, tp, dp, pp, bubble, optimizer, recompute. */
+extern const char *const comet_reports_sysv_terms[COMET_REPORTS_SYSV_NTERMS];
+
+/** One llm record against the system model's prediction of its configuration. */
+typedef struct comet_reports_sysv_row {
+    const comet_results_record *rec; /**< the record (borrowed) */
+    double measured_s, predicted_s; /**< the step */
+    double measured[COMET_REPORTS_SYSV_NTERMS]; /**< the bench's timers (s) */
+    double predicted[COMET_REPORTS_SYSV_NTERMS]; /**< the model's terms (s) */
+    double other_s; /**< the measured step beyond its timed terms */
+} comet_reports_sysv_row;
+
+struct comet_model_hw;
+/**
+ * Every valid "llm" record of recs predicted by the system model with its
+ * own configuration on the profile hw (comet_system_from_profile: one rank
+ * of the record's threads per chip, the fits of the record's link). At most
+ * cap rows; *skipped (may be NULL) counts llm records that could not be
+ * predicted, why the first one's reason. @return rows written.
+ */
+int comet_reports_system_validate(const struct comet_model_hw *hw, const comet_results_record *recs,
+    size_t n, comet_reports_sysv_row *rows, size_t cap, int *skipped, char *why, size_t whylen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -170,8 +170,8 @@ int comet_reports_results_archive(const char *dir, const char *kind, char *err, 
             moved++;
     }
     /* the marks of what moved */
-    static const char *const kinds[] = { "memory", "kernels", "collectives" };
-    for (int k = 0; k < 3 && rc == 0; k++) {
+    static const char *const kinds[] = { "memory", "kernels", "collectives", "llm" };
+    for (int k = 0; k < 4 && rc == 0; k++) {
         if (kind && strcmp(kind, kinds[k]))
             continue;
         snprintf(from, sizeof from, "%s/results/%s.complete", dir, kinds[k]);

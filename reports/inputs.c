@@ -14,27 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double rp_quantile(double *v, size_t n, double q)
-{
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_d);
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    if (i + 1 >= n)
-        return v[n - 1];
-    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
-}
-
 double rp_median(double *v, size_t n)
 {
-    return rp_quantile(v, n, 0.5);
+    return comet_util_quantile(v, n, 0.5);
 }
 
 static int cmp_str(const void *a, const void *b)

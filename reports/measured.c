@@ -110,7 +110,7 @@ int rp_sec_machine(rp_ctx *c)
                 "Load from other tenants before each sample set (idle gate, /proc/stat): median "
                 "%.1f%%, 90th percentile %.1f%% of the machine; the gate timed out (measured "
                 "anyway) for %zu of %zu sample sets.",
-                100 * rp_median(busy, nb), 100 * rp_quantile(busy, nb, 0.9), timeouts, nb);
+                100 * rp_median(busy, nb), 100 * comet_util_quantile(busy, nb, 0.9), timeouts, nb);
         free(busy);
     }
     return 0;

@@ -69,7 +69,7 @@ int rp_sec_validation(rp_ctx *c)
             "%d of the %d records sampled while other tenants kept the machine over %.0f%% busy "
             "(the idle gate timed out): their medians are the neighbours' as much as this "
             "machine's. Over the other %d records: median error %.1f%%, 90th percentile %.1f%%.",
-            vs.busy_rows, nr, 100 * COMET_MODEL_BUSY_MAX, nr - vs.busy_rows,
+            vs.busy_rows, nr, 100 * COMET_RESULTS_BUSY_MAX, nr - vs.busy_rows,
             100 * vs.quiet_median_rel_err, 100 * vs.quiet_p90_rel_err);
     rp_table(d, "llrrrr", "op\tvariant\trecords\tmedian error\tp90 error\tbias");
     json_t *groups = json_array();

@@ -107,19 +107,11 @@ static void find_local(
     }
     if (!sh)
         return;
-    lc->pb.op = op;
+    comet_model_record_problem(op, sh, &lc->pb);
     if (comet_model_op_desc(op)->shape == COMET_MODEL_SHAPE_ATTENTION) {
-        lc->pb.heads = sh->B * sh->H;
-        lc->pb.lq = sh->Lq;
-        lc->pb.lk = sh->Lk;
-        lc->pb.d = sh->d;
-        lc->pb.causal = sh->causal > 0;
         snprintf(lc->shape, sizeof lc->shape, "heads=%.0f,lq=%.0f,lk=%.0f,d=%.0f%s", lc->pb.heads,
             lc->pb.lq, lc->pb.lk, lc->pb.d, lc->pb.causal ? ",causal" : "");
     } else {
-        lc->pb.M = sh->M;
-        lc->pb.N = sh->N;
-        lc->pb.K = sh->K;
         snprintf(lc->shape, sizeof lc->shape, "M=%.0f,N=%.0f,K=%.0f", lc->pb.M, lc->pb.N, lc->pb.K);
     }
     if (!(isfinite(lc->pb.M + lc->pb.N + lc->pb.K) && isfinite(lc->pb.heads + lc->pb.lq)))

@@ -11,7 +11,7 @@
 #ifndef COMET_REPORTS_INTERNAL_H
 #define COMET_REPORTS_INTERNAL_H
 
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "comet_reports.h"
 #include "comet_results.h"
 
@@ -146,10 +146,8 @@ void rp_html_inline(FILE *fp, const char *s);
 #define rp_num comet_util_jnum
 #define rp_str comet_util_jstr
 
-/* Median of v[0..n-1] (sorts v). NaN for n == 0. */
+/* Median of v[0..n-1] (sorts v; comet_util_quantile's convention). NaN for n == 0. */
 double rp_median(double *v, size_t n);
-/* Quantile q of v (sorts v), linear interpolation. */
-double rp_quantile(double *v, size_t n, double q);
 
 /* ---- sections ---- */
 
@@ -164,5 +162,6 @@ int rp_sec_links(rp_ctx *c);
 int rp_sec_predictions(rp_ctx *c);
 int rp_sec_fits(rp_ctx *c);
 int rp_sec_system(rp_ctx *c);
+int rp_sec_sysval(rp_ctx *c);
 
 #endif

@@ -45,6 +45,7 @@ typedef enum comet_results_kind {
     COMET_RESULTS_P2P, /**< "p2p": ping-pong */
     COMET_RESULTS_COLLECTIVE, /**< "collective": an MPI collective */
     COMET_RESULTS_DIST_KERNEL, /**< "dist_kernel": a kernel split over ranks */
+    COMET_RESULTS_LLM, /**< "llm": a whole decoder-stack step over ranks (`comet bench llm`) */
     COMET_RESULTS_NKINDS
 } comet_results_kind;
 
@@ -69,6 +70,9 @@ typedef struct comet_results_shape {
     double n; /**< vecop: elements */
     double width; /**< vecop row passes: row width */
     double rows, segments, pairs, max_seg, mean_seg, skew, nonempty; /**< gms input statistics */
+    /** llm: model width, FFN width, layers, tokens per sequence, sequences per
+     *  microbatch, decode's KV-cache tokens (B: the batch, H: heads, d: head dim) */
+    double hidden, ffn, layers, seq, microbatch, context;
     char *text; /**< canonical JSON of the object (owned) */
 } comet_results_shape;
 
@@ -93,8 +97,24 @@ typedef struct comet_results_params {
     const char *device_collectives; /**< collectives: "none" | "percoll" */
     const char *malloc_mode; /**< collectives: "no_trim" | "stock" (key "malloc") */
     int algorithm_forced; /**< collectives: 1 forced, 0 auto, -1 absent */
+    const char *phase; /**< llm: "train", "prefill", "decode" */
+    const char *recompute; /**< llm: "none", "full" */
+    double tp, pp, dp; /**< llm: parallel degrees */
     char *text; /**< canonical JSON of the object (owned) */
 } comet_results_params;
+
+/** llm records' "timers": per step, the median over the samples of the mean
+ *  over ranks of the seconds each term took (NaN absent). */
+typedef struct comet_results_timers {
+    double gemm_s; /**< the linear layers' GEMMs */
+    double attention_s; /**< attention (forward kernel, backward) */
+    double vector_s; /**< memory-bound kernels (LayerNorm, GELU, residuals, head reorders) */
+    double tp_s, dp_s, pp_s; /**< tensor-, data-, pipeline-parallel communication */
+    double bubble_s; /**< pipeline fill and drain */
+    double optimizer_s; /**< the Adam update */
+    double recompute_s; /**< the forward rerun in the backward */
+    double loss_s; /**< the loss and its gradient */
+} comet_results_timers;
 
 /** "stats": seconds per call (95% nonparametric CI of the median). */
 typedef struct comet_results_stats {
@@ -105,6 +125,14 @@ typedef struct comet_results_stats {
     double *samples_s; /**< raw samples (owned), nsamples entries */
     size_t nsamples; /**< entries of samples_s */
 } comet_results_stats;
+
+/**
+ * Others' busy fraction above which a record's samples ran beside other
+ * tenants: the idle gate's default threshold (bench --gate-threshold), the
+ * line validate counts "busy" records by, and beyond which calibration reads
+ * a sample set's best sample instead of its median. The one definition.
+ */
+#define COMET_RESULTS_BUSY_MAX 0.10
 
 /** "load": what the idle gate saw before the samples. */
 typedef struct comet_results_gate {
@@ -209,6 +237,8 @@ typedef struct comet_results_record {
     double max_abs_err; /**< dist_kernel: largest error against the reference */
     comet_results_coll_call *collectives; /**< dist_kernel (owned), ncollectives entries */
     size_t ncollectives; /**< entries of collectives */
+    comet_results_timers timers; /**< llm: per-term step timers */
+    double loss; /**< llm train: the last sample's loss (NaN absent) */
     comet_results_rank_load *rank_loads; /**< dist_kernel gms/moe: per rank (owned) */
     size_t nrank_loads; /**< entries of rank_loads */
     const json_t *env; /**< "env": free-form environment (tunables, thread variables, timer);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char *const kind_names[COMET_RESULTS_NKINDS]
-    = { "run", "kernel", "memory", "vecop", "p2p", "collective", "dist_kernel" };
+    = { "run", "kernel", "memory", "vecop", "p2p", "collective", "dist_kernel", "llm" };
 
 const char *comet_results_kind_name(comet_results_kind k)
 {
@@ -111,6 +111,7 @@ static const field tail_fields[] = {
     REC("busbw_GBs", F_NUM, busbw_GBs, 0),
     REC("max_abs_err", F_NUM, max_abs_err, 0),
     REC("pinned", F_FLAG, pinned, 0),
+    REC("loss", F_NUM, loss, 0),
 };
 /* run records */
 static const field run_fields[] = {
@@ -140,6 +141,12 @@ static const field shape_fields[] = {
     SHP("mean_seg", F_NUM, mean_seg),
     SHP("skew", F_NUM, skew),
     SHP("nonempty", F_NUM, nonempty),
+    SHP("hidden", F_INUM, hidden),
+    SHP("ffn", F_INUM, ffn),
+    SHP("layers", F_INUM, layers),
+    SHP("seq", F_INUM, seq),
+    SHP("microbatch", F_INUM, microbatch),
+    SHP("context", F_INUM, context),
 };
 static const field params_fields[] = {
     PAR("tile_m", F_INUM, tile_m),
@@ -162,6 +169,28 @@ static const field params_fields[] = {
     PAR("algorithm_forced", F_FLAG, algorithm_forced),
     PAR("device_collectives", F_STR, device_collectives),
     PAR("malloc", F_STR, malloc_mode),
+    PAR("phase", F_STR, phase),
+    PAR("recompute", F_STR, recompute),
+    PAR("tp", F_INUM, tp),
+    PAR("pp", F_INUM, pp),
+    PAR("dp", F_INUM, dp),
+};
+/* llm "timers" */
+#define TIM(k, m)                                                                                  \
+    {                                                                                              \
+        k, F_NUM, offsetof(comet_results_timers, m), 0                                             \
+    }
+static const field timer_fields[] = {
+    TIM("gemm_s", gemm_s),
+    TIM("attention_s", attention_s),
+    TIM("vector_s", vector_s),
+    TIM("tp_s", tp_s),
+    TIM("dp_s", dp_s),
+    TIM("pp_s", pp_s),
+    TIM("bubble_s", bubble_s),
+    TIM("optimizer_s", optimizer_s),
+    TIM("recompute_s", recompute_s),
+    TIM("loss_s", loss_s),
 };
 static const field stats_fields[] = {
     STA("median_s", F_NUM, median_s),
@@ -528,6 +557,7 @@ void comet_results_record_init(comet_results_record *r, comet_results_kind kind)
     read_fields(empty, shape_fields, NF(shape_fields), &r->shape);
     read_fields(empty, params_fields, NF(params_fields), &r->params);
     read_fields(empty, stats_fields, NF(stats_fields), &r->stats);
+    read_fields(empty, timer_fields, NF(timer_fields), &r->timers);
     comet_results_machine_from_json(empty, &r->machine);
     r->machine.json = NULL;
     r->comet_version = r->comet_commit = "";
@@ -595,6 +625,7 @@ int comet_results_parse(json_t *rec, comet_results_record *out, char *err, size_
     read_fields(pa, params_fields, NF(params_fields), &out->params);
     const json_t *st = json_object_get(rec, "stats");
     read_fields(st, stats_fields, NF(stats_fields), &out->stats);
+    read_fields(json_object_get(rec, "timers"), timer_fields, NF(timer_fields), &out->timers);
     out->stats.n = json_is_integer(json_object_get(st, "n"))
         ? (size_t)json_integer_value(json_object_get(st, "n"))
         : 0;
@@ -844,6 +875,13 @@ static json_t *to_json_table(const comet_results_record *r)
         }
         rc = rc ? rc : set_obj(o, "collectives", a);
     }
+    if (!rc) { /* llm: present timers only */
+        json_t *t = json_object();
+        rc = t ? write_fields(t, timer_fields, NF(timer_fields), &r->timers) : -ENOMEM;
+        if (!rc && json_object_size(t))
+            rc = set_obj(o, "timers", json_incref(t));
+        json_decref(t);
+    }
     if (!rc && r->nrank_loads) {
         json_t *a = json_array();
         for (size_t i = 0; a && !rc && i < r->nrank_loads; i++) {
@@ -877,7 +915,10 @@ json_t *comet_results_to_json(const comet_results_record *r)
 
 void comet_results_shape_str(const comet_results_shape *s, char *buf, size_t len)
 {
-    if (comet_results_has(s->Lq))
+    if (comet_results_has(s->hidden))
+        snprintf(buf, len, "h=%.0f H=%.0f f=%.0f L=%.0f B=%.0f seq=%.0f%s", s->hidden, s->H, s->ffn,
+            s->layers, s->B, s->seq, comet_results_has(s->context) ? " +ctx" : "");
+    else if (comet_results_has(s->Lq))
         snprintf(buf, len, "BH=%.0f Lq=%.0f Lk=%.0f d=%.0f%s", s->B * s->H, s->Lq, s->Lk, s->d,
             s->causal > 0 ? " causal" : "");
     else if (comet_results_has(s->M))

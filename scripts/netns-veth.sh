@@ -1,7 +1,9 @@
 #!/bin/sh
-# Two network namespaces joined by a veth pair shaped with tbf, and a hydra
-# "ssh" launcher that starts MPI ranks inside them, for measuring a real TCP
-# link on one machine (needs root and iproute2; netem is not required).
+# Two network namespaces joined by a veth pair shaped with tbf, or by the
+# userspace delay line tools/comet-delayline (a wire of RATE plus a one-way
+# propagation delay: COMET_NETNS_DELAY), and a hydra "ssh" launcher that
+# starts MPI ranks inside them, for measuring a real TCP link on one machine
+# (needs root and iproute2; netem is not required).
 #
 #   scripts/netns-veth.sh up RATE     creates cometA/cometB, e.g. RATE=1gbit
 #   scripts/netns-veth.sh down        removes them (always safe to run)
@@ -33,13 +35,27 @@
 #                           than a message lets that message through at veth
 #                           speed after an idle gap; scripts/scale-out.sh
 #                           uses a small one so the link is a wire of RATE
+#   COMET_NETNS_DELAY=TIME  join the namespaces by comet-delayline instead of
+#                           a veth and tbf: a wire of RATE (Ethernet framing,
+#                           1000-packet queue) and TIME of one-way propagation
+#                           (e.g. 100us; 0 for the wire alone). It runs in the
+#                           background from up to down (pid file
+#                           $TMPDIR/NAME-delayline.pid; its statistics go to
+#                           COMET_NETNS_DELAYLINE_LOG, default
+#                           $TMPDIR/NAME-delayline.log, at down)
+#   COMET_DELAYLINE=PATH    the delay line binary (default
+#                           build/tools/comet-delayline beside this script)
 set -eu
 NAME=${COMET_NETNS_NAME:-comet}
 A=${NAME}A B=${NAME}B IPA=10.77.0.1 IPB=10.77.0.2
 DEV=${COMET_NETNS_DEV:-comet0}
 BURST=${COMET_NETNS_BURST:-256kb}
 wrapper=${TMPDIR:-/tmp}/$NAME-netns-launch
+DELAY=${COMET_NETNS_DELAY:-}
+dlpid=${TMPDIR:-/tmp}/$NAME-delayline.pid
+dllog=${COMET_NETNS_DELAYLINE_LOG:-${TMPDIR:-/tmp}/$NAME-delayline.log}
 self=$0
+DELAYLINE=${COMET_DELAYLINE:-$(cd "$(dirname "$0")" && pwd)/../build/tools/comet-delayline}
 
 write_wrapper() {
     cat >"$wrapper.tmp" <<EOW
@@ -62,6 +78,18 @@ EOW
 }
 
 down() {
+    # the delay line we started (its pid file), then its namespaces
+    if [ -f "$dlpid" ]; then
+        pid=$(cat "$dlpid")
+        if kill -TERM "$pid" 2>/dev/null; then
+            i=0
+            while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do
+                sleep 0.1
+                i=$((i + 1))
+            done
+        fi
+        rm -f "$dlpid"
+    fi
     ip netns del $A 2>/dev/null || true
     ip netns del $B 2>/dev/null || true
     rm -f "$wrapper"
@@ -74,18 +102,36 @@ up() {
     trap 'down' EXIT INT TERM
     ip netns add $A
     ip netns add $B
-    ip link add ${A}0 type veth peer name ${B}0
-    ip link set ${A}0 netns $A
-    ip link set ${B}0 netns $B
-    ip -n $A link set ${A}0 name $DEV
-    ip -n $B link set ${B}0 name $DEV
+    if [ -n "$DELAY" ]; then
+        # a TUN device named $DEV in each namespace, held by the delay line
+        # (the devices vanish with it); it is ready once it wrote its pid
+        rm -f "$dlpid"
+        "$DELAYLINE" -a "$DEV@$A" -b "$DEV@$B" -r "$rate" -d "$DELAY" -w "$dlpid" \
+            </dev/null >/dev/null 2>"$dllog" &
+        i=0
+        while [ ! -f "$dlpid" ]; do
+            if ! kill -0 $! 2>/dev/null || [ $i -ge 100 ]; then
+                echo "netns-veth: $DELAYLINE did not start (see $dllog)" >&2
+                exit 1
+            fi
+            sleep 0.1
+            i=$((i + 1))
+        done
+    else
+        ip link add ${A}0 type veth peer name ${B}0
+        ip link set ${A}0 netns $A
+        ip link set ${B}0 netns $B
+        ip -n $A link set ${A}0 name $DEV
+        ip -n $B link set ${B}0 name $DEV
+    fi
     ip -n $A addr add $IPA/24 dev $DEV
     ip -n $B addr add $IPB/24 dev $DEV
     for ns in $A $B; do
         ip -n $ns link set lo up
         ip -n $ns link set $DEV up
         # shape both directions: a ping-pong crosses the link both ways
-        ip netns exec $ns tc qdisc add dev $DEV root tbf rate "$rate" burst "$BURST" latency 50ms
+        [ -n "$DELAY" ] \
+            || ip netns exec $ns tc qdisc add dev $DEV root tbf rate "$rate" burst "$BURST" latency 50ms
     done
     write_wrapper
     trap - EXIT INT TERM

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Scale-out validation on real processes (issue #17): two ranks in two
 # network namespaces joined by a tbf-shaped veth (scripts/netns-veth.sh), at
-# one or more rates. For each rate it measures the link's own collectives
+# one or more rates, or (-d) by the userspace delay line tools/comet-delayline
+# at every rate and one-way propagation delay given. For each rate it measures the link's own collectives
 # (ping-pong, all-reduce, all-gather, all-to-all over the message sizes the distributed
 # kernels send) and the distributed fused and unfused kernels (N-split
 # GEMM-Softmax / GEMM-LayerNorm, KV-split attention) over that link; then it
@@ -12,11 +13,18 @@
 # vs measured and the median error (comet validate --distributed:
 # OUT/scale-out.json, OUT/scale-out.csv, OUT/scale-out.txt; docs/FORMATS.md).
 #
-#   scripts/scale-out.sh [-o OUT] [-r RATES] [-l LOCAL] [-s quick|full]
-#                        [-b BURST] [-m SECONDS] [-n NICE] [-t TIMEOUT]
+#   scripts/scale-out.sh [-o OUT] [-r RATES] [-d DELAYS] [-l LOCAL]
+#                        [-s quick|full] [-b BURST] [-m SECONDS] [-n NICE]
+#                        [-t TIMEOUT]
 #     -o OUT     output folder (default comet-out/scale-out)
 #     -r RATES   comma-separated tbf rates, each optionally RATE:S with its
 #                own -m (default 1gbit:0.05,200mbit:0.002)
+#     -d DELAYS  comma-separated one-way delays (e.g. 0,50us,200us): every
+#                rate is run once per delay over comet-delayline (a wire of
+#                the rate with Ethernet framing and a 1000-packet queue, then
+#                the delay; no bucket, so -b does not apply) as the link
+#                tcp:so<rate>d<delay>; its statistics (packets, drops,
+#                lateness) in OUT/<link>/delayline.log. Without -d: tbf.
 #     -l LOCAL   results folder with this machine's memory and kernel records
 #                (default: measured into OUT/local with the quick benches)
 #     -s SET     distributed kernel shapes: quick (default; 64-128 KiB
@@ -40,14 +48,15 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/netns-veth.sh
 COMET=${COMET:-$here/../build/comet}
-out=comet-out/scale-out rates=1gbit:0.05,200mbit:0.002 local= set=quick burst=64kb nice=0 tmo=900 minsample=0.05
+out=comet-out/scale-out rates=1gbit:0.05,200mbit:0.002 delays= local= set=quick burst=64kb nice=0 tmo=900 minsample=0.05
 COMET_NETNS_NAME=${COMET_NETNS_NAME:-so$$}
 export COMET_NETNS_NAME
 
-while getopts o:r:l:s:b:m:n:t:h opt; do
+while getopts o:r:d:l:s:b:m:n:t:h opt; do
     case $opt in
     o) out=$OPTARG ;;
     r) rates=$OPTARG ;;
+    d) delays=$OPTARG ;;
     l) local=$OPTARG ;;
     s) set=$OPTARG ;;
     b) burst=$OPTARG ;;
@@ -86,45 +95,71 @@ if [ -z "$local" ]; then
     "$COMET" bench kernels --quick --out "$local" -q
 fi
 
-# message sizes per rank: the kernels' row statistics (0.5-4 KiB), their
+# message sizes per rank (the link launch measures allgatherv too: the
+# unfused kernels gather their slices with it, and MPICH runs it by other
+# code than allgather): the kernels' row statistics (0.5-4 KiB), their
 # all-gathered slices and attention's partial outputs (64 KiB - 2 MiB), the
 # slice-width exchange (8 B); the MoE layer's all-to-alls (32 B counts,
-# 0.5-1 MiB of token rows)
+# 0.5-1 MiB of token rows to the other rank, 1.5 MiB a rank with its own)
 if [ "$set" = full ]; then
     sizes=8,64,512,2K,4K,16K,64K,256K,512K,1M,2M,4M
     full=--full
 else
-    sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M
+    sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M,2M
     full=
 fi
 
-froms= results=
+# every rate, once per delay (-d) or once over tbf
+links=
 old_ifs=$IFS
 IFS=,
 for spec in $rates; do
-    IFS=$old_ifs
+    if [ -n "$delays" ]; then
+        for d in $delays; do links="$links $spec@$d"; done
+    else
+        links="$links $spec"
+    fi
+done
+IFS=$old_ifs
+
+froms= results=
+for link in $links; do
+    spec=${link%@*} delay=
+    [ "$spec" = "$link" ] || delay=${link#*@}
     rate=${spec%%:*} ms=$minsample
     [ "$rate" = "$spec" ] || ms=${spec#*:}
-    # the link's name in the records: tcp:so<rate> (<= 15 characters)
-    dev=$(printf 'so%s' "$rate" | tr -cd 'A-Za-z0-9' | cut -c1-15)
+    # the link's name in the records: tcp:so<rate>[d<delay>] (<= 15 characters)
+    dev=$(printf 'so%s%s' "$rate" "${delay:+d$delay}" | tr -cd 'A-Za-z0-9.' | tr . p)
+    if [ ${#dev} -gt 15 ]; then
+        echo "scale-out: link name $dev is longer than 15 characters (write 1gbit, not 1000mbit)" >&2
+        exit 2
+    fi
     dir=$out/$dev
     rm -rf "$dir"
-    echo "scale-out: $rate (tbf burst $burst, collectives' samples >= $ms s): link tcp:$dev -> $dir" >&2
+    mkdir -p "$dir"
+    if [ -n "$delay" ]; then
+        COMET_NETNS_DELAY=$delay COMET_NETNS_DELAYLINE_LOG=$dir/delayline.log
+        export COMET_NETNS_DELAY COMET_NETNS_DELAYLINE_LOG
+        echo "scale-out: $rate, $delay each way (comet-delayline; collectives' samples >= $ms s): link tcp:$dev -> $dir" >&2
+    else
+        unset COMET_NETNS_DELAY
+        echo "scale-out: $rate (tbf burst $burst, collectives' samples >= $ms s): link tcp:$dev -> $dir" >&2
+    fi
     # the link's collectives with long samples (sustained regime); the
     # kernels with the default short ones, whose median rejects the slices
     # other work takes from a long sample (a kernel loop moving more than
     # the bucket is in the sustained regime after its warm-up calls anyway)
     COMET_NETNS_DEV=$dev COMET_NETNS_BURST=$burst nice -n "$nice" "$netns" with "$rate" \
-        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather,alltoall \
+        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather,allgatherv,alltoall \
             --algs auto --launches 1 --sizes $sizes --timeout $tmo --min-sample $ms \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench collectives $full --colls dist_kernels --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q"
+    # the link's own fits alone, for reading (the profile below holds them too)
+    "$COMET" calibrate --links-only --from "$dir" --out "$dir/links.json" -q
     froms="$froms --from $dir"
     results="$results --results $dir"
-    IFS=,
 done
-IFS=$old_ifs
 
 # one profile: this machine's rates from LOCAL, each link fitted from its
 # own collectives only (a fit applies to the link named in its records)

@@ -10,6 +10,8 @@
 #   scripts/setup.sh test-long  set up, then the long integration tests
 #                               (ctest -L long: scale-out in namespaces, memcheck,
 #                               browser, fault injection)
+#   scripts/setup.sh test-scaleout  set up, then the whole scale-out jobs between
+#                               network namespaces (ctest -L scaleout: 20+ minutes)
 #   scripts/setup.sh fuzz [ARGS] set up (plus clang), then scripts/fuzz.sh ARGS
 #
 # Environment: COMET_BUILD_DIR (default build), COMET_CMAKE_ARGS (extra
@@ -72,6 +74,7 @@ case "$what" in
 run) exec "$build/comet" run --quick "$@" ;;
 test) cd "$build" && exec ctest --output-on-failure -j 1 -LE long "$@" ;;
 test-long) cd "$build" && exec ctest --output-on-failure -j 1 -L long "$@" ;;
+test-scaleout) cd "$build" && exec ctest --output-on-failure -j 1 -L scaleout "$@" ;;
 fuzz) exec "$here/scripts/fuzz.sh" "$@" ;;
-*) echo "comet setup: unknown action '$what' (expected run, test, test-long or fuzz)" >&2; exit 2 ;;
+*) echo "comet setup: unknown action '$what' (expected run, test, test-long, test-scaleout or fuzz)" >&2; exit 2 ;;
 esac

@@ -114,7 +114,33 @@ typedef struct comet_system {
     int nlevels; /**< network levels joining chips */
     comet_system_level level[COMET_SYSTEM_LEVELS]; /**< innermost first */
     double clock_hz; /**< the description's clock (network times are in its cycles) */
+    /** 1: collectives and point-to-point between chips from hw.links, the fits of
+     *  the link a calibrated machine measured (comet_system_use_link_fits());
+     *  0: from the levels' stated networks */
+    int link_fits;
 } comet_system;
+
+/**
+ * The network between chips from fitted link parameters instead of the
+ * levels' stated bandwidth and latency: collectives by comet's collective
+ * model over the fits (MPICH's own algorithms, as measured), point-to-point
+ * by the Hockney fit. For a calibrated CPU profile run as N ranks on the
+ * link it was calibrated on (validate --system, predict --link).
+ * @return 0, or -ENOENT when links holds no fit (nothing changes).
+ */
+int comet_system_use_link_fits(comet_system *sys, const comet_model_links *links);
+
+/**
+ * A calibrated single-node CPU profile as `chips` chips of `threads` cores
+ * each (one MPI rank with its threads), joined by the profile's fits of
+ * `link` ("shm", "tcp:DEV"; NULL: "shm"): GEMM efficiency from the
+ * measured grid at the rank's threads, memory at the node's per-core share,
+ * collectives and point-to-point from the fits (comet_system_use_link_fits()).
+ * @return 0, -EINVAL (not such a profile) or -ENOENT (no fit of that link,
+ *         with chips > 1), with a one-line reason.
+ */
+int comet_system_from_profile(const comet_model_hw *profile, comet_model_dtype dtype, int threads,
+    int chips, const char *link, comet_system *sys, char *err, size_t errlen);
 
 /**
  * Builds a system from a hardware description for a workload's data type.

@@ -1,8 +1,7 @@
 /* One layer as a graph of kernels over tensors, costed on one chip kernel
  * by kernel or as fused partitions (a dynamic program over the kernel
- * chain), and a configuration's step assembled from it: pipeline, data-
- * parallel gradients, optimizer, memory per chip, cost and power.
- * docs/system.md states every formula. */
+ * chain). The step a configuration takes from these layer costs is
+ * step.c's. docs/system.md states every formula. */
 #include "comet_system.h"
 #include "system_internal.h"
 
@@ -404,8 +403,10 @@ static void gemm_rereads(const kern *k, double share, double *wf, double *af)
 
 static double compute_s(const sys_ctx *C, const kern *k)
 {
-    if (k->engine == E_VEC)
-        return k->flops / C->sys->vector_flops;
+    if (k->engine == E_VEC) {
+        const double cpu = sys_cpu_vec_s(C->sys, &C->L, k->name, k->flops);
+        return cpu >= 0 ? cpu : k->flops / C->sys->vector_flops;
+    }
     double eff = sys_gemm_eff(C->sys, k->flops);
     if (C->sys->hw.grid.nt > 0 && C->sys->hw.grid.values) /* measured, at this GEMM's shape */
         eff = comet_model_gemm_eff(&C->sys->hw, k->M, k->N, k->K, C->sys->hw.cores);

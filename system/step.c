@@ -1,7 +1,8 @@
-/* A configuration's step from its layer costs: pipeline (1F1B, interleaved),
- * pipeline point-to-point, data-parallel gradient all-reduce, optimizer,
- * memory per chip, cost and power; the exhaustive search over
- * configurations; JSON. docs/system.md states every formula. */
+/* A configuration's step from its layer costs (eval.c): pipeline (1F1B,
+ * interleaved), pipeline point-to-point, data-parallel gradient all-reduce,
+ * optimizer, memory per chip, cost and power (comet_system_eval). The
+ * search over configurations and the JSON are explore.c's. docs/system.md
+ * states every formula. */
 #include "comet_system.h"
 #include "comet_util.h"
 #include "system_internal.h"

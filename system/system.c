@@ -164,8 +164,10 @@ static double level_coll(const comet_system *sys, const comet_system_level *L,
      * its clusters */
     h.cores = sys->hw.cores
         * (sys->hw.clusters_per_chip > 0 ? sys->hw.clusters_per_chip : sys->hw.clusters);
-    h.links.nfits = 0; /* fits describe the calibrated machine's own link */
-    h.links.p2p_beta_s = 0;
+    if (!sys->link_fits) { /* fits describe the calibrated machine's own link */
+        h.links.nfits = 0;
+        h.links.p2p_beta_s = 0;
+    }
     comet_model_coll_cost c = comet_model_coll_time(&h, coll, k, bytes, COMET_MODEL_ALG_NONE);
     double t = c.cycles;
     if (L->net.topo == COMET_MODEL_RING && (k > 2 || L->size > 2)) {
@@ -253,6 +255,8 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
 {
     if (p <= 1)
         return 0;
+    if (sys->link_fits && sys->hw.links.p2p_beta_s > 0) /* the fitted link (Hockney) */
+        return sys->hw.links.p2p_alpha_s + bytes * sys->hw.links.p2p_beta_s;
     int stride = inner < 1 ? 1 : inner, left = p, top = -1;
     for (int i = 0; i < sys->nlevels && left > 1; i++) {
         const int n = sys->level[i].size;
@@ -271,6 +275,15 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
     const comet_model_net *n = &sys->level[top].net;
     const double hops = n->topo == COMET_MODEL_SWITCH ? 2 : 1;
     return (n->startup + hops * n->hop_latency + bytes / link_bw_eff(n)) / sys->clock_hz;
+}
+
+int comet_system_use_link_fits(comet_system *sys, const comet_model_links *links)
+{
+    if (!links || (links->nfits == 0 && !(links->p2p_beta_s > 0)))
+        return -ENOENT;
+    sys->hw.links = *links;
+    sys->link_fits = 1;
+    return 0;
 }
 
 static const char *const phase_names[] = { "train", "prefill", "decode", "forward" };

@@ -64,6 +64,13 @@ double sys_scan_check_end(void);
 void sys_fill_request(const comet_system *sys, const comet_system_llm *m,
     const comet_system_opts *o, const comet_system_config *c, comet_system_result *r);
 
+/** A memory-bound kernel's compute on a calibrated CPU profile from its
+ *  measured row passes and vector-op costs (cpu_vec.c): seconds for `flops`
+ *  of the kernel `name` (forward, d* backward or re_* recomputed), or -1
+ *  when the description is not such a profile or the kernel not one of
+ *  LayerNorm, softmax, GELU, dropout, residual. */
+double sys_cpu_vec_s(const comet_system *sys, const sys_layer *L, const char *name, double flops);
+
 /** Costs one layer (eval.c). */
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
 

@@ -4,6 +4,8 @@ comet_add_test(test_whatif SOURCES cli/test_whatif.c LIBS PkgConfig::JANSSON LAB
 add_dependencies(test_whatif comet)
 comet_add_test(test_schemas SOURCES cli/test_schemas.c LIBS PkgConfig::JANSSON LABELS cli)
 add_dependencies(test_schemas comet)
+comet_add_test(test_cometio_cli SOURCES cli/test_cometio_cli.c LIBS PkgConfig::JANSSON LABELS cli cometio)
+add_dependencies(test_cometio_cli comet)
 # One fast end-to-end pass of the main job's chain on tiny inputs (label e2e).
 comet_add_test(test_e2e SOURCES cli/test_e2e.c LIBS PkgConfig::JANSSON LABELS cli e2e TIMEOUT 600)
 add_dependencies(test_e2e comet)

@@ -191,6 +191,16 @@ double comet_util_jnum(const struct json_t *o, const char *k);
 const char *comet_util_jstr(const struct json_t *o, const char *k);
 
 /* ------------------------------------------------------------------ */
+/* Statistics                                                         */
+/* ------------------------------------------------------------------ */
+
+/** Quantile q in [0, 1] of v[0..n) by linear interpolation between order
+ *  statistics (Hyndman-Fan type 7, R's default): the one convention
+ *  validation, the report and the prediction intervals print. Sorts v in
+ *  place. @return NaN when n == 0, v is NULL or q is outside [0, 1]. */
+double comet_util_quantile(double *v, size_t n, double q);
+
+/* ------------------------------------------------------------------ */
 /* Clocks, logging, progress                                          */
 /* ------------------------------------------------------------------ */
 

@@ -376,6 +376,22 @@ void comet_util_install_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double comet_util_quantile(double *v, size_t n, double q)
+{
+    if (!v || n == 0 || !(q >= 0 && q <= 1))
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    const double pos = q * (double)(n - 1);
+    const size_t i = (size_t)floor(pos);
+    return i + 1 >= n ? v[n - 1] : v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
 double comet_util_jnum(const json_t *o, const char *k)
 {
     const json_t *v = json_object_get(o, k);

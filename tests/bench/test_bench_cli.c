@@ -13,6 +13,7 @@
 
 #include "comet_bench.h"
 #include "comet_util.h"
+#include "test_helpers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,7 +221,14 @@ static void test_interrupted(void **s)
             "--time-cap", "0.05", "--out", outdir, (char *)NULL);
         _exit(127);
     }
-    usleep(700 * 1000);
+    /* the signal once its handler is in place and the run record is on
+     * disk (a loaded machine may take long to get there; the sweep's
+     * points take longer still) */
+    assert_int_equal(comet_test_wait_caught(pid, SIGINT, 600), 0);
+    char rpath[256];
+    snprintf(rpath, sizeof rpath, "ls %s/results/memory-*.jsonl >/dev/null 2>&1", outdir);
+    for (int i = 0; i < 60000 && system(rpath) != 0; i++)
+        usleep(10 * 1000);
     kill(pid, SIGINT);
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);

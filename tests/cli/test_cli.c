@@ -221,6 +221,49 @@ static void test_system_cli(void **s)
     assert_non_null(strstr(out, "dram_bw"));
 }
 
+/* comet bench llm: bad configurations are one-line usage errors; one tiny
+ * configuration runs under mpiexec, writes its llm record, and validate
+ * --system predicts it with a profile. */
+static void test_llm_cli(void **s)
+{
+    (void)s;
+    char out[65536], err[65536];
+    char *a[] = { "bench", "llm", "--phase", "infer", NULL };
+    expect_usage_error(a, "--phase 'infer'");
+    char *b[] = { "bench", "llm", "--quick", "--tp", "2", NULL };
+    expect_usage_error(b, "one or the other");
+    char *c[] = { "bench", "llm", "--batch", "3", "--dp", "2", NULL };
+    expect_usage_error(c, "does not divide the batch");
+    char *d[] = { "bench", "llm", "--phase", "prefill", "--recompute", "full", NULL };
+    expect_usage_error(d, "train only");
+    char *e[] = { "bench", "llm", "--hidden", "30", "--heads", "4", NULL };
+    expect_usage_error(e, "not a multiple of heads");
+    char dir[] = "/tmp/comet-llm-cli-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *f[] = { "bench", "llm", "--hidden", "32", "--heads", "2", "--ffn", "64", "--seq", "16",
+        "--batch", "2", "--samples", "3", "--gate-timeout", "0", "--out", dir, "--json", "-q",
+        NULL };
+    int st = run(f, out, sizeof out, err, sizeof err);
+    if (st != 0)
+        fail_msg("bench llm exited %d: %s", st, err);
+    assert_non_null(strstr(out, "\"kind\": \"llm\""));
+    assert_non_null(strstr(out, "\"gemm_s\""));
+    char prof[4096], res[4200];
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(prof, sizeof prof, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    snprintf(res, sizeof res, "%s/results", dir);
+    char *g[] = { "validate", "--system", "--profile", prof, "--results", res, "--foreign-ok",
+        "--json", NULL };
+    st = run(g, out, sizeof out, err, sizeof err);
+    if (st != 0)
+        fail_msg("validate --system exited %d: %s", st, err);
+    assert_non_null(strstr(out, "comet.validate_system.v1"));
+    assert_non_null(strstr(out, "\"records\": 1"));
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_help_everywhere(void **s)
 {
     (void)s;
@@ -272,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_help_everywhere),
         cmocka_unit_test(test_gms_cli),
         cmocka_unit_test(test_system_cli),
+        cmocka_unit_test(test_llm_cli),
         cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_probe_json),
     };

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 static char script[1100], scripts[1024];
+/* the scale-out run's link: tbf, or with delay_arg the delay line */
+static const char *delay_arg = "", *so_link = "tcp:so1gbit";
 /* results folder prefix and namespace name of this run (its own: a
  * concurrent run of this test from another tree must not be disturbed) */
 static char tmp[256], nsname[32];
@@ -30,7 +32,7 @@ static void test_veth(void **s)
     (void)s;
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-        "%s run sh -c '%s bench collectives --colls pingpong,allreduce --algs auto "
+        "%s with 1gbit sh -c '%s bench collectives --colls pingpong,allreduce --algs auto "
         "--sizes 64K,256K,1M,2M,4M,8M,16M --timeout 200 --launcher-args \"$COMET_NETNS_LAUNCHER\" "
         "--out %s-test -q'",
         script, getenv("COMET_BINARY"), tmp);
@@ -86,6 +88,56 @@ static void test_veth(void **s)
     json_decref(prof);
 }
 
+/* The delay line (tools/comet-delayline) between the namespaces: the
+ * bench runs over it and every record names the link; and what the line
+ * guarantees whatever the machine's load, since it never delivers a packet
+ * early: a ping-pong's one-way latency is at least the one-way delay plus
+ * the message's serialisation at the rate, at every size. Lower bounds
+ * only: how much later packets arrive is printed, not asserted. */
+static void test_delayline(void **s)
+{
+    (void)s;
+    const double delay = 200e-6, rate = 1e9 / 8; /* bytes/s */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+        "COMET_NETNS_DELAY=200us COMET_NETNS_DEV=ctdl COMET_NETNS_DELAYLINE_LOG=%s-dl.log "
+        "%s with 1gbit sh -c '%s bench collectives --colls pingpong --algs auto "
+        "--sizes 8,4K,64K,1M --timeout 200 --launcher-args \"$COMET_NETNS_LAUNCHER\" "
+        "--out %s-dl -q'",
+        tmp, script, getenv("COMET_BINARY"), tmp);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(cmd, sizeof cmd, "cat %s-dl/results/collectives-*.jsonl", tmp);
+    FILE *p = popen(cmd, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    int recs = 0;
+    while (getline(&line, &cap, p) > 0) {
+        json_t *j = json_loads(line, 0, NULL);
+        assert_non_null(j);
+        if (strcmp(json_string_value(json_object_get(j, "kind")), "run")) {
+            recs++;
+            assert_true(json_is_true(json_object_get(j, "valid")));
+            assert_string_equal(json_string_value(json_object_get(j, "link")), "tcp:ctdl");
+            const double b
+                = (double)json_integer_value(json_object_get(json_object_get(j, "shape"), "bytes")),
+                lo = json_number_value(json_object_get(json_object_get(j, "stats"), "min_s")),
+                med = json_number_value(json_object_get(json_object_get(j, "stats"), "median_s"));
+            printf("# ping-pong %8.0f B over 1 Gbit/s + 200 us: one way min %.1f us, median %.1f "
+                   "us (bound %.1f us)\n",
+                b, 1e6 * lo, 1e6 * med, 1e6 * (delay + b / rate));
+            assert_true(lo >= delay + b / rate);
+        }
+        json_decref(j);
+    }
+    free(line);
+    pclose(p);
+    assert_int_equal(recs, 4);
+    /* the line's own account (packets, drops, lateness), written at down */
+    snprintf(cmd, sizeof cmd, "sed 's/^/# /' %s-dl.log", tmp);
+    (void)system(cmd);
+}
+
 /* Scale-out validation on real processes, the small version of
  * scripts/scale-out.sh: this machine calibrated (quick memory and kernel
  * benches), one 1 Gbit/s link fitted from its own collectives, the quick
@@ -100,8 +152,8 @@ static void test_scale_out(void **s)
 {
     (void)s;
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "COMET=%s %s/scale-out.sh -o %s-so -s quick -r 1gbit >&2",
-        getenv("COMET_BINARY"), scripts, tmp);
+    snprintf(cmd, sizeof cmd, "COMET=%s %s/scale-out.sh -o %s-so -s quick -r 1gbit %s >&2",
+        getenv("COMET_BINARY"), scripts, tmp, delay_arg);
     int st = system(cmd);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     char path[1200];
@@ -119,7 +171,7 @@ static void test_scale_out(void **s)
     double coll[4][2] = { { 0 } };
     json_array_foreach(json_object_get(v, "rows"), i, r)
     {
-        assert_string_equal(json_string_value(json_object_get(r, "link")), "tcp:so1gbit");
+        assert_string_equal(json_string_value(json_object_get(r, "link")), so_link);
         assert_true(json_is_true(json_object_get(r, "collectives_match_record")));
         const double p = json_number_value(json_object_get(r, "predicted_s")),
                      l = json_number_value(json_object_get(r, "predicted_local_s")),
@@ -148,8 +200,16 @@ static void test_scale_out(void **s)
     json_decref(v);
 }
 
-int main(void)
+/* argv[1] "scale-out": the whole scale-out job (minutes; ctest test
+ * test_netns_scale_out, label long), "scale-out-delay" the same over the
+ * delay line at 50 us each way; otherwise the fast link tests */
+int main(int argc, char **argv)
 {
+    const int whole = argc > 1 && !strncmp(argv[1], "scale-out", 9);
+    if (argc > 1 && !strcmp(argv[1], "scale-out-delay")) {
+        delay_arg = "-d 50us";
+        so_link = "tcp:so1gbitd50us";
+    }
     const char *src = getenv("COMET_SOURCE_DIR");
     snprintf(scripts, sizeof scripts, "%s/scripts", src ? src : "..");
     snprintf(script, sizeof script, "%s/netns-veth.sh", scripts);
@@ -163,7 +223,7 @@ int main(void)
     }
     char cmd[2600];
     /* a run killed before its clean-up leaves results behind: start empty */
-    snprintf(cmd, sizeof cmd, "rm -rf %s-test %s-so", tmp, tmp);
+    snprintf(cmd, sizeof cmd, "rm -rf %s-test %s-so %s-dl %s-dl.log", tmp, tmp, tmp, tmp);
     (void)system(cmd);
     snprintf(cmd, sizeof cmd, "%s up 1gbit >/dev/null 2>&1", script);
     if (system(cmd) != 0) {
@@ -172,10 +232,15 @@ int main(void)
         (void)system(cmd);
         return 77;
     }
-    const struct CMUnitTest tests[]
-        = { cmocka_unit_test(test_veth), cmocka_unit_test(test_scale_out) };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    snprintf(cmd, sizeof cmd, "%s down >/dev/null 2>&1; rm -rf %s-test %s-so", script, tmp, tmp);
+    snprintf(cmd, sizeof cmd, "%s down >/dev/null 2>&1", script);
+    (void)system(cmd);
+    const struct CMUnitTest fast[]
+        = { cmocka_unit_test(test_veth), cmocka_unit_test(test_delayline) },
+        slow[] = { cmocka_unit_test(test_scale_out) };
+    int rc = whole ? cmocka_run_group_tests(slow, NULL, NULL)
+                   : cmocka_run_group_tests(fast, NULL, NULL);
+    snprintf(cmd, sizeof cmd, "%s down >/dev/null 2>&1; rm -rf %s-test %s-so %s-dl %s-dl.log",
+        script, tmp, tmp, tmp, tmp);
     (void)system(cmd);
     return rc;
 }

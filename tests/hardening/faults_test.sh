@@ -25,12 +25,13 @@ fail() {
     echo "FAIL: $*" >&2
     echo x >>"$work/failures"
 }
-# no comet working in $1 within 10 s (children die with their parent)
+# no comet working in $1 within 120 s (children die with their parent; the
+# bound only ends a hang: a loaded machine reaps slowly)
 no_orphans() {
     i=0
     while pgrep -f "out $1" >/dev/null 2>&1; do
         i=$((i + 1))
-        if [ $i -gt 100 ]; then
+        if [ $i -gt 1200 ]; then
             fail "$2: a child outlived its comet: $(pgrep -fa "out $1" | head -n 2 | tr '\n' ' ')"
             pkill -9 -f "out $1"
             return

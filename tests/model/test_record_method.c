@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "comet_model.h"
+#include "comet_model_validate.h"
 #include "mfixture.h"
 
 #include <math.h>

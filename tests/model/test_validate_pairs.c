@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "comet_model.h"
+#include "comet_model_validate.h"
 
 #include <math.h>
 #include <string.h>
@@ -44,7 +44,7 @@ static void test_busy_rows(void **s)
         row("gemm_softmax", "unfused", 512, 1, 1.0, 0.9, 1.1, 1.3), /* 30%, unknown */
     };
     rows[0].busy = 0.05;
-    rows[1].busy = COMET_MODEL_BUSY_MAX;
+    rows[1].busy = COMET_RESULTS_BUSY_MAX;
     rows[2].busy = 0.6;
     rows[3].busy = NAN;
     comet_model_vsum v;

@@ -76,6 +76,8 @@ static void test_round_trip_every_field(void **s)
     sh->causal = 1, sh->bytes = 9, sh->count = 10, sh->n = 11, sh->width = 12, sh->rows = 13;
     sh->segments = 14, sh->pairs = 15, sh->max_seg = 16, sh->mean_seg = 16.5, sh->skew = 1.5;
     sh->nonempty = 17.25;
+    sh->hidden = 18, sh->ffn = 19, sh->layers = 20, sh->seq = 21, sh->microbatch = 22;
+    sh->context = 23;
     comet_results_params *pa = &r.params;
     pa->tile_m = 64, pa->tile_n = 32, pa->tile_q = 16, pa->tile_k = 128, pa->tiles = 9.5;
     pa->rounds = 5;
@@ -83,6 +85,9 @@ static void test_round_trip_every_field(void **s)
     pa->method = "blocked", pa->isa = "avx2", pa->peer = "3.4", pa->regime = "cache";
     pa->dtype = "f32", pa->swept = "tile_m", pa->split = "Lk", pa->device_collectives = "none";
     pa->malloc_mode = "stock", pa->algorithm_forced = 1;
+    pa->phase = "train", pa->recompute = "full", pa->tp = 2, pa->pp = 1, pa->dp = 3;
+    r.timers = (comet_results_timers) { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    r.loss = 0.75;
     r.threads = 2, r.ranks = 4;
     r.stats = (comet_results_stats) { 3, 2e-3, 1e-3, 3e-3, 0.95, 1e-3, 3e-3, 2e-3, 2.8e-3, smp, 3 };
     r.load = (comet_results_gate) { 0.05, 0.02, 0.1, "idle" };
@@ -122,6 +127,13 @@ static void test_round_trip_every_field(void **s)
     for (size_t i = 0; i < 9; i++)
         assert_string_equal(p[i], q[i]);
     assert_int_equal(b.params.algorithm_forced, 1);
+    assert_string_equal(b.params.phase, "train");
+    assert_string_equal(b.params.recompute, "full");
+    assert_true(b.params.tp == 2 && b.params.pp == 1 && b.params.dp == 3);
+    x = &r.timers.gemm_s, y = &b.timers.gemm_s;
+    for (size_t i = 0; i < sizeof r.timers / sizeof(double); i++)
+        assert_true(x[i] == y[i]);
+    assert_true(b.loss == 0.75);
     assert_int_equal(b.threads, 2);
     assert_int_equal(b.ranks, 4);
     assert_int_equal(b.stats.n, 3);

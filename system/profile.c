@@ -1,0 +1,45 @@
+/* A calibrated CPU profile as the system model's chips: one chip is one
+ * rank of `threads` cores of this machine, the chips joined by the link the
+ * profile's fits were measured on (validate --system, predict --link). */
+#include "comet_system.h"
+#include "comet_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int comet_system_from_profile(const comet_model_hw *profile, comet_model_dtype dtype, int threads,
+    int chips, const char *link, comet_system *sys, char *err, size_t errlen)
+{
+    comet_model_hw sc;
+    memset(sys, 0, sizeof *sys);
+    if (strcmp(profile->kind, "cpu") || profile->clusters != 1 || profile->n_outer != 0)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "%s: not a calibrated single-node CPU profile (a rank of this machine is the chip)",
+            profile->name);
+    if (threads < 1 || chips < 1)
+        return comet_util_seterr(
+            err, errlen, -EINVAL, "threads (%d) and chips (%d) must be >= 1", threads, chips);
+    /* no stated network: the scaled node keeps the calibrated links */
+    if (comet_model_hw_scale(profile, threads, chips, NULL, &sc) != 0)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: cannot scale to %d x %d cores",
+            profile->name, chips, threads);
+    sc.clusters_per_chip = 1;
+    int rc = comet_system_from_hw(&sc, dtype, 0, sys, err, errlen);
+    comet_model_hw_free(&sc);
+    if (rc)
+        return rc;
+    comet_model_links lk;
+    memset(&lk, 0, sizeof lk);
+    const char *l = link && *link ? link : "shm";
+    if (chips > 1
+        && (comet_model_links_for_transport(profile, l, &lk) != 0
+            || comet_system_use_link_fits(sys, &lk) != 0)) {
+        comet_system_free(sys);
+        return comet_util_seterr(err, errlen, -ENOENT,
+            "%s: the profile has no fit of link '%s' (calibrate with `comet bench collectives` "
+            "records of that link)",
+            profile->name, l);
+    }
+    return 0;
+}

@@ -1,0 +1,282 @@
+/* The decoder stack of `comet bench llm` (bench/llm_engine.c): a central
+ * finite-difference check of the single-rank backward on a tiny model, and,
+ * under mpiexec, every distributed grid of the ranks (tp x dp, uneven head
+ * and FFN splits, microbatches, full recomputation, fused and unfused
+ * attention) against the single-rank step of the same model: the loss and
+ * every gradient, and the prefill and decode outputs. */
+#include "comet_bench_llm.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static int world_rank, world_size;
+
+static comet_llm_cfg tiny(void)
+{
+    comet_llm_cfg c;
+    memset(&c, 0, sizeof c);
+    c.hidden = 12;
+    c.heads = 3; /* 2 ranks: 2 + 1 heads */
+    c.ffn = 20; /* 3 ranks: 7 + 7 + 6 columns */
+    c.layers = 2;
+    c.seq = 5;
+    c.batch = 6;
+    c.phase = COMET_LLM_TRAIN;
+    c.attention_fused = 1;
+    c.tp = c.dp = 1;
+    c.threads = 1;
+    c.seed = 7;
+    return c;
+}
+
+/* The loss and the full gradient of c on this rank alone. */
+static double single(comet_llm_cfg c, float *g)
+{
+    comet_llm *m = NULL;
+    char err[256];
+    double loss = NAN;
+    c.tp = c.dp = c.pp = 1;
+    assert_int_equal(comet_llm_create(MPI_COMM_SELF, &c, &m, err, sizeof err), 0);
+    assert_int_equal(comet_llm_grads(m, &loss), 0);
+    if (g)
+        assert_int_equal(comet_llm_grads_full(m, g), 0);
+    comet_llm_free(m);
+    return loss;
+}
+
+/* Largest |a - b| / (|b| + scale) over n. */
+static double maxrel(const float *a, const float *b, size_t n)
+{
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++)
+        scale = fmax(scale, fabs(b[i]));
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs((double)a[i] - b[i]) / (fabs(b[i]) + 1e-3 * scale));
+    return worst;
+}
+
+static void test_finite_differences(void **state)
+{
+    (void)state;
+    comet_llm_cfg c = tiny();
+    c.batch = 2;
+    const size_t n = comet_llm_nparams(&c);
+    float *g = malloc(n * sizeof *g);
+    assert_non_null(g);
+    const double loss = single(c, g);
+    assert_true(isfinite(loss) && loss > 0);
+    /* every 7th parameter moved by +-h in the single-rank block (the full
+     * layout), the loss recomputed */
+    comet_llm *m = NULL;
+    char err[256];
+    assert_int_equal(comet_llm_create(MPI_COMM_SELF, &c, &m, err, sizeof err), 0);
+    size_t np = 0;
+    float *P = comet_llm_params_local(m, &np);
+    assert_int_equal(np, n);
+    int checked = 0, bad = 0;
+    double gmax = 0;
+    for (size_t i = 0; i < n; i++)
+        gmax = fmax(gmax, fabs(g[i]));
+    for (size_t i = 0; i < n; i += 7) {
+        const float keep = P[i];
+        const float h = 1e-2f * fmaxf(1.0f, fabsf(keep));
+        double lp, lm;
+        P[i] = keep + h;
+        assert_int_equal(comet_llm_grads(m, &lp), 0);
+        P[i] = keep - h;
+        assert_int_equal(comet_llm_grads(m, &lm), 0);
+        P[i] = keep;
+        /* the steps as float holds them */
+        const double fd2 = (lp - lm) / ((double)(keep + h) - (double)(keep - h));
+        const double tol = 2e-2 * fabs(g[i]) + 2e-3 * gmax;
+        if (fabs(fd2 - g[i]) > tol) {
+            bad++;
+            print_message("param %zu: backward %.6g, central difference %.6g\n", i, g[i], fd2);
+        }
+        checked++;
+    }
+    comet_llm_free(m);
+    free(g);
+    assert_true(checked > 50);
+    assert_int_equal(bad, 0);
+}
+
+/* One distributed configuration against the single-rank step. */
+static void check_grid(comet_llm_cfg c, const char *what)
+{
+    const size_t n = comet_llm_nparams(&c);
+    float *ref = malloc(n * sizeof *ref), *g = malloc(n * sizeof *g);
+    assert_non_null(ref);
+    assert_non_null(g);
+    /* the reference: one rank, the whole batch at once, fused attention,
+     * nothing recomputed */
+    comet_llm_cfg base = c;
+    base.microbatch = 0;
+    base.recompute_full = 0;
+    base.attention_fused = 1;
+    const double lref = single(base, ref);
+    comet_llm *m = NULL;
+    char err[256];
+    int rc = comet_llm_create(MPI_COMM_WORLD, &c, &m, err, sizeof err);
+    if (rc)
+        print_message("%s: %s\n", what, err);
+    assert_int_equal(rc, 0);
+    double loss = NAN;
+    assert_int_equal(comet_llm_grads(m, &loss), 0);
+    assert_int_equal(comet_llm_grads_full(m, g), 0);
+    const double e = maxrel(g, ref, n);
+    if (world_rank == 0)
+        print_message(
+            "%s: loss %.9g (single rank %.9g), worst gradient error %.3g\n", what, loss, lref, e);
+    assert_true(fabs(loss - lref) <= 1e-5 * fabs(lref));
+    assert_true(e < 2e-3);
+    comet_llm_free(m);
+    free(ref);
+    free(g);
+}
+
+static void test_grids(void **state)
+{
+    (void)state;
+    comet_llm_cfg c = tiny();
+    /* every tp x pp x dp of the ranks (3 layers: 3 stages one each, 2 stages
+     * 2 + 1, an uneven split) */
+    c.layers = 3;
+    for (int tp = 1; tp <= world_size; tp++)
+        for (int pp = 1; pp <= world_size / tp; pp++) {
+            if (world_size % (tp * pp))
+                continue;
+            c.tp = tp;
+            c.pp = pp;
+            c.dp = world_size / (tp * pp);
+            char what[96];
+            for (int v = 0; v < 4; v++) {
+                comet_llm_cfg x = c;
+                x.attention_fused = v != 1;
+                x.recompute_full = v == 2;
+                /* a pipeline needs microbatches: 1F1B over 6 / dp of one sequence */
+                x.microbatch = v == 3 || pp > 1 ? 1 : 0;
+                snprintf(what, sizeof what, "tp=%d pp=%d dp=%d %s%s%s", x.tp, x.pp, x.dp,
+                    x.attention_fused ? "fused" : "unfused", x.recompute_full ? " recompute" : "",
+                    x.microbatch ? " microbatch 1" : "");
+                check_grid(x, what);
+            }
+        }
+}
+
+/* The inference phases: each rank's outputs against the single-rank run. */
+static void check_inference(comet_llm_phase ph)
+{
+    comet_llm_cfg c = tiny();
+    c.phase = ph;
+    c.layers = 3;
+    c.context = ph == COMET_LLM_DECODE ? 9 : 0;
+    comet_llm *r = NULL, *m = NULL;
+    char err[256];
+    assert_int_equal(comet_llm_create(MPI_COMM_SELF, &c, &r, err, sizeof err), 0);
+    assert_int_equal(comet_llm_step(r, NULL), 0);
+    size_t tr, tm;
+    const float *yr = comet_llm_output(r, &tr);
+    for (int tp = 1; tp <= world_size; tp++)
+        for (int pp = 1; pp <= world_size / tp; pp++) {
+            if (world_size % (tp * pp))
+                continue;
+            comet_llm_cfg x = c;
+            x.tp = tp;
+            x.pp = pp;
+            x.dp = world_size / (tp * pp);
+            x.microbatch = 1;
+            x.attention_fused = tp % 2;
+            assert_int_equal(comet_llm_create(MPI_COMM_WORLD, &x, &m, err, sizeof err), 0);
+            assert_int_equal(comet_llm_step(m, NULL), 0);
+            const float *y = comet_llm_output(m, &tm);
+            const int dpr = world_rank / tp % x.dp, stage = world_rank / (tp * x.dp);
+            assert_int_equal(tm * x.dp, tr);
+            if (stage == pp - 1) { /* the last stage holds the output */
+                const double e = maxrel(y, yr + dpr * tm * c.hidden, tm * c.hidden);
+                print_message("%s tp=%d pp=%d dp=%d rank %d: worst output error %.3g\n",
+                    comet_llm_phase_name(ph), x.tp, x.pp, x.dp, world_rank, e);
+                assert_true(e < 1e-4);
+            }
+            comet_llm_free(m);
+        }
+    comet_llm_free(r);
+}
+
+static void test_prefill(void **state)
+{
+    (void)state;
+    check_inference(COMET_LLM_PREFILL);
+}
+
+static void test_decode(void **state)
+{
+    (void)state;
+    check_inference(COMET_LLM_DECODE);
+}
+
+/* Training steps move the loss down, the same on every grid. */
+static void test_steps(void **state)
+{
+    (void)state;
+    comet_llm_cfg c = tiny();
+    c.tp = world_size;
+    c.heads = 3;
+    comet_llm *m = NULL;
+    char err[256];
+    assert_int_equal(comet_llm_create(MPI_COMM_WORLD, &c, &m, err, sizeof err), 0);
+    double first = 0, last = 0;
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(comet_llm_step(m, i ? &last : &first), 0);
+        double t[COMET_LLM_NTIMERS];
+        comet_llm_timers(m, t);
+        for (int k = 0; k < COMET_LLM_NTIMERS; k++)
+            assert_true(t[k] >= 0);
+    }
+    assert_true(last < first);
+    comet_llm_free(m);
+}
+
+static void test_check(void **state)
+{
+    (void)state;
+    comet_llm_cfg c = tiny();
+    char err[256];
+    assert_int_equal(comet_llm_check(&c, 1, err, sizeof err), 0);
+    c.tp = 2;
+    assert_int_not_equal(comet_llm_check(&c, 1, err, sizeof err), 0);
+    c.tp = 4; /* more ranks than heads */
+    assert_int_not_equal(comet_llm_check(&c, 4, err, sizeof err), 0);
+    c = tiny();
+    c.dp = 4; /* 4 does not divide the batch of 6 */
+    assert_int_not_equal(comet_llm_check(&c, 4, err, sizeof err), 0);
+    c = tiny();
+    c.phase = COMET_LLM_DECODE; /* no context */
+    assert_int_not_equal(comet_llm_check(&c, 1, err, sizeof err), 0);
+    assert_true(comet_llm_flops(&c) > 0);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_finite_differences),
+        cmocka_unit_test(test_grids),
+        cmocka_unit_test(test_prefill),
+        cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_steps),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,147 @@
+/* A calibrated CPU profile as the system model's chips (system/profile.c,
+ * system/cpu_vec.c): ranks of T cores joined by the profile's fitted link,
+ * the memory-bound kernels at the profile's measured vector-op costs. */
+#include "comet_model.h"
+#include "comet_system.h"
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static comet_model_hw hw;
+
+static int setup(void **s)
+{
+    (void)s;
+    char path[4096], err[512];
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    if (comet_model_hw_load(path, &hw, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **s)
+{
+    (void)s;
+    comet_model_hw_free(&hw);
+    return 0;
+}
+
+static comet_system_llm small(void)
+{
+    comet_system_llm m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "small");
+    m.hidden = 256, m.heads = 4, m.head_dim = 64, m.kv_heads = 4, m.ffn = 1024, m.layers = 2;
+    m.seq = 128, m.global_batch = 4, m.microbatch = 4, m.bytes_per_elem = 4;
+    m.dtype = COMET_MODEL_FP32;
+    return m;
+}
+
+/* Collectives and point-to-point between ranks come from the fitted link. */
+static void test_link_fits(void **s)
+{
+    (void)s;
+    comet_system sys;
+    comet_model_links lk;
+    char err[512];
+    assert_int_equal(comet_model_links_for_transport(&hw, "shm", &lk), 0);
+    assert_int_equal(
+        comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 2, "shm", &sys, err, sizeof err), 0);
+    assert_int_equal(sys.link_fits, 1);
+    assert_int_equal(sys.chips, 2);
+    assert_int_equal(sys.hw.cores, 1);
+    /* point-to-point: the Hockney fit itself */
+    if (lk.p2p_beta_s > 0)
+        assert_true(
+            fabs(comet_system_p2p_s(&sys, 1, 2, 1e6) - (lk.p2p_alpha_s + 1e6 * lk.p2p_beta_s))
+            < 1e-12);
+    /* the all-reduce: the collective model over the fits (the same call with the
+     * profile's links on a two-node description), growing with the bytes */
+    double prev = 0;
+    for (double b = 1024; b <= 16e6; b *= 4) {
+        const double t = comet_system_coll_s(&sys, COMET_MODEL_ALLREDUCE, 1, 2, b);
+        comet_model_hw two = hw;
+        two.links = lk;
+        two.clusters = 2;
+        two.cluster_net.dims[0] = 2;
+        two.cluster_net.dims[1] = 1;
+        const comet_model_coll_cost c
+            = comet_model_coll_time(&two, COMET_MODEL_ALLREDUCE, 2, b, COMET_MODEL_ALG_NONE);
+        if (c.alg == COMET_MODEL_ALG_FIT)
+            assert_true(fabs(t - c.cycles / (hw.clock_ghz * 1e9)) <= 1e-9 * t + 1e-15);
+        assert_true(t > 0 && t >= prev);
+        prev = t;
+    }
+    comet_system_free(&sys);
+    /* a link without fits, a description that is not a CPU profile */
+    assert_int_equal(
+        comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 2, "tcp:none", &sys, err, sizeof err),
+        -ENOENT);
+    comet_model_hw a100;
+    assert_int_equal(comet_model_hw_load("dgx-a100", &a100, err, sizeof err), 0);
+    assert_int_equal(
+        comet_system_from_profile(&a100, COMET_MODEL_FP32, 1, 2, "shm", &sys, err, sizeof err),
+        -EINVAL);
+    comet_model_hw_free(&a100);
+}
+
+/* GELU's compute: its operations at the profile's measured per-element
+ * costs, over the rank's cores; the step is never below its bound, and a
+ * rank of two threads is never slower on its vector kernels. */
+static void test_vector_costs(void **s)
+{
+    (void)s;
+    comet_system_llm m = small();
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .recompute = 0, .seq_parallel = 0 };
+    comet_system_config c = { .tp = 1,
+        .pp = 1,
+        .dp = 1,
+        .interleave = 1,
+        .microbatch = 4,
+        .order = { 0, 2, 1 },
+        .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
+        .exec = COMET_SYSTEM_EXEC_KERNEL };
+    double act[3] = { 0 };
+    for (int t = 1; t <= 2; t++) {
+        comet_system sys;
+        comet_system_result r;
+        char err[512];
+        assert_int_equal(
+            comet_system_from_profile(&hw, COMET_MODEL_FP32, t, 1, NULL, &sys, err, sizeof err), 0);
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+        assert_true(r.feasible);
+        assert_true(r.step_s >= r.bound_s);
+        const comet_system_parts *p = &r.parts[0];
+        for (int i = 0; i < p->n; i++)
+            if (!strcmp(p->kernel[i], "act"))
+                act[t] = p->compute_s[i];
+        const double *cy = hw.vop_cycles, w = hw.simd_width > 0 ? hw.simd_width : 1;
+        const double per = (cy[COMET_MODEL_VOP_EXP] + cy[COMET_MODEL_VOP_DIV]
+                               + 4 * cy[COMET_MODEL_VOP_MUL] + 3 * cy[COMET_MODEL_VOP_ADD])
+            / w;
+        const double want = 4.0 * 128 * 1024 * per / (t * hw.clock_ghz * 1e9);
+        assert_true(fabs(act[t] - want) <= 1e-5 * want);
+        comet_system_free(&sys);
+    }
+    assert_true(act[2] <= act[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_link_fits),
+        cmocka_unit_test(test_vector_costs),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,47 @@
+/* Helpers shared by the tests (header only). */
+#ifndef COMET_TEST_HELPERS_H
+#define COMET_TEST_HELPERS_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Waits until process pid has a handler for signal sig (the SigCgt mask of
+ * /proc/PID/status), so that a test's signal tests the handler and not the
+ * default action, however slowly a busy machine starts the process. Polls
+ * every 10 ms for at most max_s seconds: a bound against a hang, never a
+ * margin a loaded machine has to meet (600 s). @return 0 when caught, -1
+ * when the process is gone or the bound passed.
+ */
+static inline int comet_test_wait_caught(pid_t pid, int sig, double max_s)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    const struct timespec tick = { 0, 10 * 1000 * 1000 };
+    for (double waited = 0; waited < max_s; waited += 0.01) {
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return -1;
+        unsigned long long mask = 0;
+        int zombie = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "SigCgt:", 7))
+                sscanf(line + 7, "%llx", &mask);
+            if (!strncmp(line, "State:", 6) && strchr(line, 'Z'))
+                zombie = 1;
+        }
+        fclose(f);
+        if (zombie)
+            return -1;
+        if (mask & (1ull << (sig - 1)))
+            return 0;
+        nanosleep(&tick, NULL);
+    }
+    return -1;
+}
+
+#endif

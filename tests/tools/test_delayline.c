@@ -1,0 +1,155 @@
+/* The delay line's link arithmetic (tools/delayline.h) over thousands of
+ * generated arrival sequences: a packet never arrives before its
+ * serialisation plus the delay, order is kept, the wire never carries more
+ * than its rate, it never idles while a packet waits, and a packet is
+ * dropped exactly when the queue is full. Plus the parsers and the
+ * program's bad-input exits (no root needed: nothing here opens a TUN). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "delayline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+static uint64_t rng = 88172645463325252ULL;
+static double unif(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void test_properties(void **s)
+{
+    (void)s;
+    int drops_seen = 0;
+    for (int c = 0; c < 3000; c++) {
+        const double rate = 1e6 * pow(10, 4 * unif()); /* 1 Mbit/s .. 10 Gbit/s */
+        const double delay = c % 5 == 0 ? 0 : 1e3 * pow(10, 4 * unif()); /* 1 us .. 10 ms */
+        const unsigned oh = c % 3 ? 38 : 0;
+        const size_t queue = 1 + (size_t)(200 * unif());
+        comet_delayline_dir d;
+        assert_int_equal(comet_delayline_dir_init(&d, rate, delay, oh, queue), 0);
+        const double nspb = 8e9 / rate;
+        /* arrivals: bursts and gaps around the serialisation time */
+        double t = 1e9 * unif(), prev_due = -INFINITY, prev_end = -INFINITY;
+        double *ends = malloc(4000 * sizeof(double)); /* serialisation ends of admitted */
+        size_t na = 0;
+        const double load = 0.3 + 2 * unif(); /* offered load over the rate */
+        for (int k = 0; k < 4000; k++) {
+            const size_t len = 20 + (size_t)(1480 * unif());
+            const double ser = (double)(len + oh) * nspb;
+            t += unif() < 0.3 ? 0 : 2 * unif() * ser / load;
+            /* packets queued or on the wire when this one arrives */
+            size_t busy = 0;
+            for (size_t i = na; i > 0 && ends[i - 1] > t; i--)
+                busy++;
+            const double due = comet_delayline_admit(&d, t, len);
+            if (due < 0) {
+                /* dropped only when the queue is full */
+                assert_int_equal(busy, queue);
+                drops_seen++;
+                continue;
+            }
+            assert_true(busy < queue);
+            const double end = due - delay;
+            const double eps = 1e-6 * fabs(end) + 1e-3;
+            /* no earlier than its own serialisation and the delay */
+            assert_true(due >= t + ser + delay - eps);
+            /* FIFO, and the wire carries one packet at a time at the rate */
+            assert_true(due >= prev_due - eps);
+            assert_true(end >= prev_end + ser - eps);
+            /* work-conserving: it starts when it arrives or when the wire frees */
+            assert_true(fabs(end - (fmax(t, prev_end) + ser)) <= eps);
+            prev_due = due;
+            prev_end = end;
+            ends[na++] = end;
+        }
+        assert_int_equal(d.admitted + d.dropped, 4000);
+        assert_int_equal(d.admitted, na);
+        free(ends);
+        comet_delayline_dir_free(&d);
+    }
+    /* the generated loads exceed the rate often enough to test the drops */
+    assert_true(drops_seen > 0);
+}
+
+static void test_parse(void **s)
+{
+    (void)s;
+    double v;
+    assert_int_equal(comet_delayline_parse_time("100us", &v), 0);
+    assert_true(fabs(v - 1e5) < 1e-6);
+    assert_int_equal(comet_delayline_parse_time("0.2ms", &v), 0);
+    assert_true(fabs(v - 2e5) < 1e-6);
+    assert_int_equal(comet_delayline_parse_time("0", &v), 0);
+    assert_true(v == 0);
+    assert_int_equal(comet_delayline_parse_time("50", &v), 0); /* tc: bare = us */
+    assert_true(fabs(v - 5e4) < 1e-6);
+    assert_int_equal(comet_delayline_parse_time("5parsecs", &v), -22);
+    assert_int_equal(comet_delayline_parse_time("-1us", &v), -22);
+    assert_int_equal(comet_delayline_parse_time("", &v), -22);
+    assert_int_equal(comet_delayline_parse_rate("500mbit", &v), 0);
+    assert_true(fabs(v - 5e8) < 1e-3);
+    assert_int_equal(comet_delayline_parse_rate("1gbit", &v), 0);
+    assert_true(fabs(v - 1e9) < 1e-3);
+    assert_int_equal(comet_delayline_parse_rate("12500kbps", &v), 0); /* bytes */
+    assert_true(fabs(v - 1e8) < 1e-3);
+    assert_int_equal(comet_delayline_parse_rate("0mbit", &v), -22);
+    assert_int_equal(comet_delayline_parse_rate("fast", &v), -22);
+    comet_delayline_dir d;
+    assert_int_equal(comet_delayline_dir_init(&d, 0, 0, 0, 1), -22);
+    assert_int_equal(comet_delayline_dir_init(&d, 1e9, -1, 0, 1), -22);
+    assert_int_equal(comet_delayline_dir_init(&d, 1e9, 0, 0, 0), -22);
+}
+
+/* bad input: one line on stderr, exit 2, before any device is made */
+static void test_cli(void **s)
+{
+    (void)s;
+    const char *bin = getenv("COMET_DELAYLINE");
+    assert_non_null(bin);
+    static const char *const bad[] = {
+        "-a x -b y", /* no rate */
+        "-a x -b y -r 5zbit", "-a x -b y -r 1gbit -d soon", "-a x -r 1gbit", /* one end */
+        "-a @ns -b y -r 1gbit", /* no device */
+        "-a x -b y@ -r 1gbit", /* no namespace */
+        "-a x -b y -r 1gbit -m 10", "-a x -b y -r 1gbit -q 0", "-a x -b y -r 1gbit extra",
+        "-a x -b y -r 1gbit -z", "-a x -b y -r", /* a flag without its value */
+    };
+    char cmd[1024];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", bin, bad[i]);
+        const int st = system(cmd);
+        assert_true(WIFEXITED(st));
+        if (WEXITSTATUS(st) != 2)
+            fail_msg("'%s' exited %d, not 2", bad[i], WEXITSTATUS(st));
+        /* exactly one line of error */
+        snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null | wc -l", bin, bad[i]);
+        FILE *p = popen(cmd, "r");
+        int lines = -1;
+        assert_int_equal(fscanf(p, "%d", &lines), 1);
+        pclose(p);
+        assert_int_equal(lines, 1);
+    }
+    snprintf(cmd, sizeof cmd, "%s -h >/dev/null", bin);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_cli),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /** Exit code: success. */
 #define COMET_EXIT_OK 0
@@ -85,6 +86,8 @@ int comet_cmd_compare(int argc, char **argv);
 int comet_cli_is_system(int argc, char **argv);
 /** predict / explore of a transformer workload on a system (cmd_system.c). */
 int comet_cli_system(int argc, char **argv, int explore);
+/** The system model's options (predict/explore with a transformer --workload). */
+void comet_cli_system_usage(FILE *f, int explore);
 
 struct comet_model_hw;
 struct comet_model_problem;

@@ -149,6 +149,10 @@ static int run(int argc, char **argv, int explore)
         switch (c) {
         case 'h':
             usage(stdout, explore);
+            /* the system model's options apply when --workload names a
+             * transformer: shown here too, not only with --workload */
+            printf("\nWith a transformer workload (the system model):\n");
+            comet_cli_system_usage(stdout, explore);
             return COMET_EXIT_OK;
         case 0x2001:
             hwname = optarg;

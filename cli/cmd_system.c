@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f, int explore)
+void comet_cli_system_usage(FILE *f, int explore)
 {
     fprintf(f,
         "usage: comet %s --hw SYSTEM --workload MODEL [options]\n"
@@ -39,6 +39,14 @@ static void usage(FILE *f, int explore)
         "  --link LINK       a calibrated CPU profile: the chips joined by its fits of\n"
         "                    LINK (shm, tcp:DEV) instead of the stated 100 Gbit/s switch\n"
         "                    (as `comet bench llm` ran: validate --system)\n"
+        "  --partitions N    dataflow: cut each pass of a layer into exactly N partitions\n"
+        "                    (DFModel's num_config; default: the best number)\n"
+        "  --sweep F=V1,V2   the step at each value of a hardware parameter (dram_bw,\n"
+        "                    gb_capacity, link_bw, clock, ...; units: dram_bw=100GB/s,200GB/s):\n"
+        "                    explore: the best kernel-by-kernel and dataflow steps; predict:\n"
+        "                    the --parallel configuration\n"
+        "  --sensitivity     each hardware parameter -10%%/+10%%, ranked by the elasticity of\n"
+        "                    the step\n"
         "%s"
         "  --explain         the breakdown, partitions and memory of the result\n"
         "  --json            JSON (schema comet.system.v2, docs/FORMATS.md)\n"
@@ -47,7 +55,8 @@ static void usage(FILE *f, int explore)
         explore ? "  --top K           keep the K fastest configurations (default 5)\n"
                   "  --parallel SPEC   pin the degrees it names (tp=8,pp=1), search the rest\n"
                 : "  --parallel SPEC   tp=8,pp=8,dp=1[,interleave=3][,microbatch=1]"
-                  "[,order=tp-dp-pp] (required)\n");
+                  "[,order=tp-dp-pp][,zero=1] (required;\n"
+                  "                    zero: ZeRO stage 0-3 of the data-parallel optimizer)\n");
 }
 
 /* 1 if argv names a transformer workload (so the system model answers). */
@@ -76,9 +85,10 @@ static void print_result(const comet_system_result *r, int explain)
     static const char *const pn[3] = { "tp", "pp", "dp" };
     const comet_system_config *c = &r->cfg;
     char a[32], b2[32];
-    printf("  parallel      tp=%d pp=%d dp=%d interleave=%d microbatch=%d order=%s-%s-%s%s\n",
-        c->tp, c->pp, c->dp, c->interleave, c->microbatch, pn[c->order[0]], pn[c->order[1]],
-        pn[c->order[2]], c->seq_parallel > 0 ? " seq-parallel" : "");
+    printf(
+        "  parallel      tp=%d pp=%d dp=%d interleave=%d microbatch=%d zero=%d order=%s-%s-%s%s\n",
+        c->tp, c->pp, c->dp, c->interleave, c->microbatch, c->zero, pn[c->order[0]],
+        pn[c->order[1]], pn[c->order[2]], c->seq_parallel > 0 ? " seq-parallel" : "");
     printf("  execution     %s, recompute %s\n", comet_system_exec_name(c->exec),
         comet_system_recompute_name(c->recompute));
     printf("  step          %.6g s (bound %.6g s)", r->step_s, r->bound_s);
@@ -105,9 +115,9 @@ static void print_result(const comet_system_result *r, int explain)
         r->breakdown.dp_s, r->breakdown.bubble_s, r->breakdown.recompute_s,
         r->breakdown.optimizer_s);
     printf("  memory/chip:  weights %.3g GB, gradients %.3g GB, optimizer %.3g GB, activations "
-           "%.3g GB, KV cache %.3g GB\n",
+           "%.3g GB, backward working set %.3g GB, KV cache %.3g GB\n",
         r->mem.weights / 1e9, r->mem.grads / 1e9, r->mem.optimizer / 1e9, r->mem.activations / 1e9,
-        r->mem.kv_cache / 1e9);
+        r->mem.working / 1e9, r->mem.kv_cache / 1e9);
     printf("  one layer, one microbatch: forward %.4g s in %d partition(s)", r->layer_fwd_s,
         r->parts[0].n);
     if (r->parts[1].n)
@@ -191,7 +201,8 @@ static int load_system(const char *sub, const char *hwname, int chips, int threa
 
 static int run_loaded(const char *sub, int explore, const comet_system *sysp,
     const comet_system_llm *mp, const comet_system_opts *op, const comet_cli_global *gp,
-    const char *par, int top, int explain, const char *hwname, int B);
+    const char *par, int top, int explain, const char *hwname, int B, const char *sweep,
+    int sensitivity);
 
 int comet_cli_system(int argc, char **argv, int explore)
 {
@@ -208,12 +219,15 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "parallel", required_argument, NULL, 0x300e }, { "explain", no_argument, NULL, 0x300f },
         { "output-tokens", required_argument, NULL, 0x3010 },
         { "threads", required_argument, NULL, 0x3011 }, { "link", required_argument, NULL, 0x3012 },
+        { "partitions", required_argument, NULL, 0x3014 },
+        { "sweep", required_argument, NULL, 0x3015 }, { "sensitivity", no_argument, NULL, 0x3016 },
         COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
-    const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL;
-    int threads = 0;
-    comet_system_opts o
-        = { .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1 };
+    const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
+    int threads = 0, sensitivity = 0;
+    comet_system_opts o = {
+        .phase = COMET_SYSTEM_TRAIN, .recompute = -1, .seq_parallel = -1, .exec = -1, .zero = -1
+    };
     comet_cli_global g = { 0 };
     int c, top = 5, chips = 0, explain = 0;
     uint64_t v;
@@ -224,7 +238,7 @@ int comet_cli_system(int argc, char **argv, int explore)
             continue;
         switch (c) {
         case 'h':
-            usage(stdout, explore);
+            comet_cli_system_usage(stdout, explore);
             return COMET_EXIT_OK;
         case 0x3001:
             hwname = optarg;
@@ -244,9 +258,11 @@ int comet_cli_system(int argc, char **argv, int explore)
         case 0x3007:
         case 0x300c:
         case 0x300d:
-        case 0x3010: {
-            static const char *const fl[] = { "--batch", "--microbatch", "--seq", "--context", "",
-                "", "", "", "--chips", "--top", "", "", "--output-tokens" };
+        case 0x3010:
+        case 0x3014: {
+            static const char *const fl[]
+                = { "--batch", "--microbatch", "--seq", "--context", "", "", "", "", "--chips",
+                      "--top", "", "", "--output-tokens", "", "", "", "", "--partitions" };
             if (comet_cli_parse_pos(sub, fl[c - 0x3004], optarg, 1u << 24, &v))
                 return COMET_EXIT_USAGE;
             if (c == 0x3004)
@@ -261,10 +277,18 @@ int comet_cli_system(int argc, char **argv, int explore)
                 chips = (int)v;
             else if (c == 0x3010)
                 o.output_tokens = (int)v;
+            else if (c == 0x3014)
+                o.partitions = (int)v;
             else
                 top = (int)(v > 1000 ? 1000 : v);
             break;
         }
+        case 0x3015:
+            sweep = optarg;
+            break;
+        case 0x3016:
+            sensitivity = 1;
+            break;
         case 0x3008: {
             comet_system_recompute r;
             if (comet_system_recompute_parse(optarg, &r)) {
@@ -331,6 +355,19 @@ int comet_cli_system(int argc, char **argv, int explore)
         o.dp = strstr(par, "dp=") ? pin.dp : 0;
         if (pin.microbatch > 0)
             o.microbatch = pin.microbatch;
+        /* interleave= and order= pin too (a named key pins, as the degrees) */
+        if (strstr(par, "interleave="))
+            o.interleave = pin.interleave;
+        if (strstr(par, "zero="))
+            o.zero = pin.zero;
+        if (strstr(par, "order=")) {
+            o.order_pinned = 1;
+            memcpy(o.order, pin.order, sizeof o.order);
+        }
+    }
+    if (sweep && sensitivity) {
+        comet_cli_error(sub, "--sweep and --sensitivity go alone, one at a time");
+        return COMET_EXIT_USAGE;
     }
     if (!explore && !par) {
         comet_cli_error(sub, "--parallel tp=N,pp=N,dp=N is required (explore searches them)");
@@ -362,14 +399,173 @@ int comet_cli_system(int argc, char **argv, int explore)
     int rc = load_system(sub, hwname, chips, threads, link, &m, &sys);
     if (rc)
         return rc;
-    rc = run_loaded(sub, explore, &sys, &m, &o, &g, par, top, explain, hwname, B);
+    rc = run_loaded(
+        sub, explore, &sys, &m, &o, &g, par, top, explain, hwname, B, sweep, sensitivity);
     comet_system_free(&sys);
     return rc;
 }
 
+/* One what-if point: the system with a hardware parameter changed, costed
+ * as the command would (predict: the pinned configuration; explore: the best
+ * of each execution style the chip runs). NAN where nothing runs. */
+static void whatif_point(const comet_system *sys, const char *field, double v,
+    const comet_system_llm *m, const comet_system_opts *o, const comet_system_config *pin,
+    double *kbk, double *df)
+{
+    comet_model_hw w = sys->hw; /* shallow: the grid is only read */
+    comet_system s2;
+    char err[COMET_ERRLEN];
+    *kbk = *df = NAN;
+    double was = 0;
+    if (field && !strcmp(field, "peak_flops") && comet_model_param_get(&w, field, &was) == 0
+        && was > 0)
+        for (int d = 0; d < COMET_MODEL_NDTYPE; d++) /* a chip's stated rates scale alike */
+            w.peak_flops_dtype[d] *= v / was;
+    if ((field && comet_model_param_set(&w, field, v) != 0)
+        || comet_system_from_hw(&w, m->dtype, sys->chips, &s2, err, sizeof err) != 0)
+        return;
+    for (int ex = 0; ex < 2; ex++) {
+        double *t = ex ? df : kbk;
+        if (pin) {
+            if ((int)pin->exec != ex)
+                continue;
+            comet_system_result r;
+            if (comet_system_eval(&s2, m, o, pin, &r) == 0 && r.feasible)
+                *t = r.step_s;
+            continue;
+        }
+        if (o->exec >= 0 && o->exec != ex)
+            continue;
+        comet_system_opts q = *o;
+        q.exec = ex;
+        comet_system_result r;
+        comet_system_space sp;
+        if (comet_system_explore(&s2, m, &q, 1, &r, &sp) == 1)
+            *t = r.step_s;
+    }
+    comet_system_free(&s2);
+}
+
+/* --sweep FIELD=V1,V2 (a hardware parameter) and --sensitivity on the
+ * system model: DFModel's Fig. 19 is such a sweep (SRAM x DRAM, dataflow
+ * against kernel by kernel). JSON: comet.system-sweep.v1 /
+ * comet.system-sensitivity.v1 (docs/FORMATS.md). */
+static int system_whatif(const char *sub, const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *pin, const char *sweep, int json)
+{
+    json_t *rows = json_array();
+    if (sweep) {
+        char field[32], list[1024];
+        const char *eq = strchr(sweep, '=');
+        if (!eq || eq == sweep || (size_t)(eq - sweep) >= sizeof field || !eq[1]
+            || strlen(eq + 1) >= sizeof list) {
+            comet_cli_error(sub, "--sweep: expected FIELD=V1,V2,... (a hardware parameter)");
+            json_decref(rows);
+            return COMET_EXIT_USAGE;
+        }
+        memcpy(field, sweep, (size_t)(eq - sweep));
+        field[eq - sweep] = 0;
+        snprintf(list, sizeof list, "%s", eq + 1);
+        if (!comet_model_param_unit(field)) {
+            comet_cli_error(sub, "--sweep: unknown hardware parameter '%s'", field);
+            json_decref(rows);
+            return COMET_EXIT_USAGE;
+        }
+        if (!json)
+            printf("%-16s %16s %16s %9s\n", field, "kernel by kernel", "dataflow", "speedup");
+        char *save = NULL;
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            double v, k, d;
+            if (comet_model_param_parse(field, tok, &v) != 0) {
+                comet_cli_error(sub, "--sweep: %s=%s is not a valid value (unit: %s)", field, tok,
+                    comet_model_param_unit(field)[0] ? comet_model_param_unit(field) : "a count");
+                json_decref(rows);
+                return COMET_EXIT_USAGE;
+            }
+            whatif_point(sys, field, v, m, o, pin, &k, &d);
+            if (json)
+                json_array_append_new(rows,
+                    json_pack("{s:f,s:o,s:o}", "value", v, "kernel_s",
+                        isfinite(k) ? json_real(k) : json_null(), "dataflow_s",
+                        isfinite(d) ? json_real(d) : json_null()));
+            else
+                printf("%-16s %14.6g s %14.6g s %8.3fx\n", tok, k, d, k / d);
+        }
+        if (json) {
+            json_t *j = json_pack("{s:s,s:s,s:s,s:o}", "schema", "comet.system-sweep.v1", "field",
+                field, "unit", comet_model_param_unit(field), "points", rows);
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            printf("\n");
+            json_decref(j);
+        } else
+            json_decref(rows);
+        return COMET_EXIT_OK;
+    }
+    /* sensitivity: each parameter -10% / +10%, the elasticity of the step
+     * (the faster style of the two), ranked by its size */
+    double k0, d0;
+    whatif_point(sys, NULL, 0, m, o, pin, &k0, &d0);
+    const double t0 = fmin(isfinite(k0) ? k0 : INFINITY, isfinite(d0) ? d0 : INFINITY);
+    if (!isfinite(t0)) {
+        comet_cli_error(sub, "--sensitivity: nothing fits the system");
+        json_decref(rows);
+        return COMET_EXIT_FAIL;
+    }
+    const int np = comet_model_param_count();
+    double el[64];
+    int idx[64], n = 0;
+    for (int i = 0; i < np && n < 64; i++) {
+        const char *f = comet_model_param_name(i);
+        double v, t[2];
+        if (comet_model_param_get(&sys->hw, f, &v) != 0 || !(v > 0))
+            continue;
+        int ok = 1;
+        for (int s = 0; s < 2 && ok; s++) {
+            double k, d;
+            whatif_point(sys, f, v * (s ? 1.1 : 0.9), m, o, pin, &k, &d);
+            t[s] = fmin(isfinite(k) ? k : INFINITY, isfinite(d) ? d : INFINITY);
+            ok = isfinite(t[s]);
+        }
+        if (!ok)
+            continue; /* a count that cannot move by 10%, or nothing fits */
+        el[n] = (t[1] - t[0]) / (0.2 * t0);
+        idx[n++] = i;
+    }
+    for (int a = 1; a < n; a++) /* by |elasticity|, largest first */
+        for (int b = a; b > 0 && fabs(el[b]) > fabs(el[b - 1]); b--) {
+            const double te = el[b];
+            el[b] = el[b - 1];
+            el[b - 1] = te;
+            const int ti = idx[b];
+            idx[b] = idx[b - 1];
+            idx[b - 1] = ti;
+        }
+    if (!json)
+        printf(
+            "step %.6g s; elasticity of the step to each hardware parameter (-10%%/+10%%):\n", t0);
+    for (int i = 0; i < n; i++) {
+        const char *f = comet_model_param_name(idx[i]);
+        if (json)
+            json_array_append_new(
+                rows, json_pack("{s:s,s:f}", "parameter", f, "elasticity", el[i]));
+        else
+            printf("  %-14s %+8.3f\n", f, el[i]);
+    }
+    if (json) {
+        json_t *j = json_pack("{s:s,s:f,s:o}", "schema", "comet.system-sensitivity.v1", "step_s",
+            t0, "parameters", rows);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("\n");
+        json_decref(j);
+    } else
+        json_decref(rows);
+    return COMET_EXIT_OK;
+}
+
 static int run_loaded(const char *sub, int explore, const comet_system *sysp,
     const comet_system_llm *mp, const comet_system_opts *op, const comet_cli_global *gp,
-    const char *par, int top, int explain, const char *hwname, int B)
+    const char *par, int top, int explain, const char *hwname, int B, const char *sweep,
+    int sensitivity)
 {
     const comet_system sys = *sysp;
     const comet_system_llm m = *mp;
@@ -395,6 +591,10 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
                                             : COMET_SYSTEM_RECOMPUTE_NONE;
         cfg.seq_parallel = o.seq_parallel >= 0 ? o.seq_parallel : cfg.tp > 1;
         cfg.exec = o.exec >= 0 ? (comet_system_exec)o.exec : COMET_SYSTEM_EXEC_KERNEL;
+        if (sweep || sensitivity) {
+            json_decref(j);
+            return system_whatif(sub, &sys, &m, &o, &cfg, sweep, g.json);
+        }
         comet_system_result r;
         if (comet_system_eval(&sys, &m, &o, &cfg, &r) < 0) {
             comet_cli_error(sub, "--parallel %s: not a valid configuration", par);
@@ -419,6 +619,10 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
         }
         json_decref(j);
         return COMET_EXIT_OK;
+    }
+    if (sweep || sensitivity) {
+        json_decref(j);
+        return system_whatif(sub, &sys, &m, &o, NULL, sweep, g.json);
     }
     comet_system_result *best = calloc((size_t)top, sizeof *best);
     comet_system_space sp;

@@ -281,8 +281,12 @@ comet_model_coll_cost comet_model_coll_time(
     if (p <= 1 || !(bytes > 0))
         return out;
     const double cyc_per_s = hw->clock_ghz * 1e9;
-    /* element size of row statistics: fp32 */
-    const double gamma = hw->vop_cycles[COMET_MODEL_VOP_ADD] / (fmax(1, hw->simd_width) * 4.0);
+    /* element size of row statistics: fp32. A node reduces with all its
+     * cores' vector units (an accelerator's reduction is a kernel over the
+     * chip); a CPU node is an MPI rank, which reduces on one core */
+    const double lanes
+        = fmax(1, hw->simd_width) * (strcmp(hw->kind, "cpu") ? fmax(1, hw->cores) : 1);
+    const double gamma = hw->vop_cycles[COMET_MODEL_VOP_ADD] / (lanes * 4.0);
     const comet_model_links *lk = &hw->links;
 
     /* MPI_Allgatherv: its own calibrated fit (MPICH runs it by other code
@@ -359,8 +363,10 @@ comet_model_coll_cost comet_model_coll_time(
         if (coll == COMET_MODEL_ALLGATHER) /* this level gathers its groups' part of the total */
             n = bytes * gathered / p;
         /* the share of the link a collective reaches (stated; absent: all) */
-        const double eff
-            = nets[i]->efficiency > 0 && nets[i]->efficiency < 1 ? nets[i]->efficiency : 1;
+        const double eff = (unsigned)coll < 3 && nets[i]->coll_eff[coll] > 0
+            ? nets[i]->coll_eff[coll]
+            : nets[i]->efficiency > 0 && nets[i]->efficiency < 1 ? nets[i]->efficiency
+                                                                 : 1;
         lvl l = { nets[i], pl, 1, 1, nets[i]->startup, nets[i]->hop_latency,
             1.0 / (nets[i]->link_bw * eff), gamma };
         if (i == 0 && lk->p2p_beta_s > 0) {

@@ -43,6 +43,9 @@ typedef struct comet_model_net {
     /* --- schema v2 --- */
     char name[16]; /**< dimension name ("nvlink", "ib", "noc"; "" when unnamed) */
     double efficiency; /**< share of link_bw collectives reach (0 or absent: 1) */
+    /** per collective (comet_model_coll index): the share of link_bw it reaches, where
+     *  stated (collective_efficiency: {allgather: 0.43}); 0: efficiency */
+    double coll_eff[8];
 } comet_model_net;
 
 /** Efficiency as a step function of a transfer's or an operation's size
@@ -268,6 +271,8 @@ typedef struct comet_model_hw {
                                                       not given) */
     comet_model_dtype dtype; /**< data type the compound ops run in (bytes_per_elem matches) */
     double acc_bytes; /**< accumulator / statistics width in bytes (0: 4, fp32) */
+    int execution; /**< system model: execution styles the chip runs, bit 0 kernel by kernel,
+                        bit 1 dataflow (fused partitions); 0: not stated (both) */
     int overlap; /**< COMET_MODEL_ENGINE_* bits of the engines that run concurrently
                       (0: not stated; the v1 reading: GEMM and vector in series,
                       memory overlapped when a mapping double-buffers) */

@@ -243,7 +243,8 @@ static json_t *steps_json(const comet_model_steps *st)
 static int load_net(
     const comet_util_doc *m, comet_model_net *n, const qctx *q, char *err, size_t errlen)
 {
-    static const char *const keys[] = { "topology", "dims", NET_LEVEL_KEYS, NULL };
+    static const char *const keys[]
+        = { "topology", "dims", NET_LEVEL_KEYS, "collective_efficiency", NULL };
     char w[256];
     const char *t;
     int rc = comet_util_doc_check_keys(m, keys, err, errlen);
@@ -267,11 +268,13 @@ static int load_net(
         double v = 1;
         if (i < dims->n) {
             const comet_util_doc *c = dims->child[i];
+            /* up to 2^24 along one dimension (a wafer's 850,000 cores in a
+             * line), 2^30 in all */
             if (c->kind != COMET_DOC_SCALAR || comet_util_parse_double(c->value, &v) || v < 1
-                || v > 65536 || v != floor(v))
+                || v > (1 << 24) || v != floor(v) || (i == 1 && v * n->dims[0] > (1 << 30)))
                 return comet_util_seterr(err, errlen, -EINVAL,
-                    "%s: 'dims' entries must be integers in [1, 65536]",
-                    comet_util_doc_where(c, w, sizeof w));
+                    "%s: 'dims' entries must be integers in [1, 16777216], %s",
+                    comet_util_doc_where(c, w, sizeof w), "their product at most 2^30");
         }
         n->dims[i] = (int)v;
     }
@@ -285,6 +288,21 @@ static int load_net(
         if ((rc = comet_util_doc_bool(m, "broadcast", &z, &n->broadcast, err, errlen))
             || (rc = comet_util_doc_bool(m, "reduction", &z, &n->reduction, err, errlen)))
             return rc;
+    }
+    /* a collective's own share of the link where measured apart (Calculon's
+     * per-operation scalars: its A100 NVLink reduce-scatter and all-gather
+     * move 1.5x a ring's bytes) */
+    const comet_util_doc *ce = comet_util_doc_get(m, "collective_efficiency");
+    if (ce) {
+        static const char *const cn[] = { "allreduce", "allgather", "reduce_scatter", NULL };
+        if (ce->kind != COMET_DOC_MAP || (rc = comet_util_doc_check_keys(ce, cn, err, errlen)))
+            return rc ? rc
+                      : comet_util_seterr(err, errlen, -EINVAL,
+                          "%s: 'collective_efficiency' is a map {allreduce, allgather, "
+                          "reduce_scatter: share of link_bw}",
+                          comet_util_doc_where(ce, w, sizeof w));
+        for (int i = 0; cn[i]; i++)
+            NUM(ce, cn[i], 0, 1e-4, 1.0, n->coll_eff[i]);
     }
 fail:
     return rc;
@@ -705,9 +723,10 @@ static int load_system_extras(const comet_util_doc *d, comet_model_hw *hw, char 
 
 static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size_t errlen)
 {
-    static const char *const top[] = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters",
-        "cores", "memory", "gemm", "vector", "calibration", "schema", "io_bytes_per_elem",
-        "collectives", "overlap", "clusters_per_chip", "clock", "compute", "cost", "power", NULL };
+    static const char *const top[]
+        = { "name", "kind", "clock_ghz", "bytes_per_elem", "clusters", "cores", "memory", "gemm",
+              "vector", "calibration", "schema", "io_bytes_per_elem", "collectives", "overlap",
+              "execution", "clusters_per_chip", "clock", "compute", "cost", "power", NULL };
     const comet_util_doc *sec, *sub;
     const char *s;
     char w[256];
@@ -802,6 +821,23 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
                 goto fail;
             }
             hw->overlap |= 1 << k;
+        }
+    }
+    /* execution styles the chip runs (system model): a GPU launches kernel
+     * by kernel; a dataflow chip also fuses partitions */
+    if ((sub = comet_util_doc_get(d, "execution")) != NULL) {
+        static const char *const ex[] = { "kernel", "dataflow" };
+        char w[256];
+        for (size_t i = 0; sub->kind == COMET_DOC_SEQ && i < sub->n; i++)
+            for (int e = 0; e < 2; e++)
+                if (sub->child[i]->kind == COMET_DOC_SCALAR && !strcmp(sub->child[i]->value, ex[e]))
+                    hw->execution |= 1 << e;
+        if (sub->kind != COMET_DOC_SEQ || !hw->execution
+            || __builtin_popcount((unsigned)hw->execution) != (int)sub->n) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'execution' must list kernel and/or dataflow once each",
+                comet_util_doc_where(sub, w, sizeof w));
+            goto fail;
         }
     }
 
@@ -1035,6 +1071,14 @@ static json_t *net_json(const comet_model_net *n)
         "link_pj_per_byte", n->link_pj_per_byte);
     if (o && n->efficiency > 0 && n->efficiency < 1)
         json_object_set_new(o, "efficiency", json_real(n->efficiency));
+    if (o && (n->coll_eff[0] > 0 || n->coll_eff[1] > 0 || n->coll_eff[2] > 0)) {
+        static const char *const cn[] = { "allreduce", "allgather", "reduce_scatter" };
+        json_t *ce = json_object();
+        for (int i = 0; i < 3; i++)
+            if (n->coll_eff[i] > 0)
+                json_object_set_new(ce, cn[i], json_real(n->coll_eff[i]));
+        json_object_set_new(o, "collective_efficiency", ce);
+    }
     return o;
 }
 
@@ -1076,6 +1120,14 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_real(hw->io_bytes_per_elem > 0 ? hw->io_bytes_per_elem : hw->bytes_per_elem));
     if (hw->clusters_per_chip > 0)
         json_object_set_new(j, "clusters_per_chip", json_integer(hw->clusters_per_chip));
+    if (hw->execution) {
+        json_t *ex = json_array();
+        if (hw->execution & 1)
+            json_array_append_new(ex, json_string("kernel"));
+        if (hw->execution & 2)
+            json_array_append_new(ex, json_string("dataflow"));
+        json_object_set_new(j, "execution", ex);
+    }
     if (hw->overlap) {
         static const char *const eng[] = { "gemm", "vector", "memory", "network" };
         json_t *ov = json_array();

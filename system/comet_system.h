@@ -166,6 +166,12 @@ typedef struct comet_system_opts {
     int seq_parallel; /**< 0/1, or -1: searched */
     int exec; /**< comet_system_exec, or -1: searched */
     int tp, pp, dp; /**< explore: degrees pinned (0: searched) */
+    int interleave; /**< explore: virtual stages per chip pinned (0: searched) */
+    int order_pinned; /**< explore: 1 if order[] is pinned (else every order is searched) */
+    int order[3]; /**< explore: the pinned order of TP/PP/DP, innermost first */
+    int zero; /**< explore: ZeRO stage pinned (0-3), or -1: searched (0 when dp = 1) */
+    int partitions; /**< dataflow: each pass of a layer cut into exactly this many partitions
+                         (DFModel's num_config); 0: the best number */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
 } comet_system_opts;
@@ -182,6 +188,10 @@ typedef struct comet_system_config {
     comet_system_recompute recompute; /**< recomputation */
     int seq_parallel; /**< Megatron sequence parallelism (reduce-scatter/all-gather) */
     comet_system_exec exec; /**< execution style */
+    int zero; /**< distributed optimizer (Rajbhandari et al. 2020, ZeRO): 0 none; 1 optimizer
+                   state sharded over DP (gradients reduce-scattered, weights all-gathered once a
+                   step); 2 also the gradients (reduce-scattered every microbatch); 3 also the
+                   weights (all-gathered for each layer's forward and backward) */
 } comet_system_config;
 
 /** Maximum kernels of one pass of a layer. */
@@ -235,6 +245,8 @@ typedef struct comet_system_result {
     } breakdown; /**< parts of step_s (they add up to it) */
     struct {
         double weights, grads, optimizer, activations, kv_cache, total; /**< bytes */
+        double working; /**< training: the layer whose backward runs, beyond what it stored
+                             (its recomputed or working tensors) and its activation gradients */
         double capacity; /**< off-chip capacity of one chip (both tiers) */
     } mem; /**< per chip (the first pipeline stage, which holds the most) */
     double cost_usd; /**< capital cost (NAN: unknown) */

@@ -358,6 +358,18 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             b->N = k->N;
             b->K = k->M;
             b->wgrad = k->w;
+            /* sequence parallelism keeps the LayerNorm output sharded; the
+             * weight gradient needs all of it: gathered again (Korthikanti
+             * et al. 2022, Sec. 4.2.2; Calculon's seq_par_ag_redo), once
+             * per input (split Q, K, V: before wv, the first of the three
+             * in backward order). Full recomputation gathers it in the
+             * recomputed LayerNorm instead. */
+            if (tp > 1 && L->sp && L->rec != COMET_SYSTEM_RECOMPUTE_FULL
+                && (!strcmp(k->name, "qkv") || !strcmp(k->name, "v")
+                    || !strcmp(k->name, "ffn_in"))) {
+                b->coll = COMET_MODEL_ALLGATHER;
+                b->coll_bytes = hd;
+            }
         }
     }
     /* the input gradient leaves for the previous layer */
@@ -594,7 +606,7 @@ static void scan_compare(const sys_ctx *C, const graph *g, int i, int j, double 
  * What a partition holds per token never shrinks as it grows, nor do its
  * resident weights: once it cannot fit, no longer one can, and the scan
  * stops. */
-static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int *cut)
+static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int *cut, double *row)
 {
     const comet_system *S = C->sys;
     const double T = C->L.T, acc = acc_ratio(C);
@@ -680,6 +692,10 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
         }
         if (scan_check)
             scan_compare(C, g, i, j, t);
+        if (row) { /* the partition's cost alone (a fixed partition count) */
+            row[j] = t;
+            continue;
+        }
         if (best[i] + t < best[j]) {
             best[j] = best[i] + t;
             cut[j] = i;
@@ -710,10 +726,40 @@ static double best_parts(
         best[j] = INFINITY;
         cut[j] = j - 1;
     }
-    if (dataflow) {
+    const int np = C->L.nparts;
+    if (dataflow && np > 0) {
+        /* exactly np partitions (DFModel's num_config): the costs of every
+         * partition [i, j), then a program over (partitions so far, cut) */
+        static _Thread_local double cost[MAXK][MAXK + 1], D[MAXK + 1][MAXK + 1];
+        static _Thread_local int ck[MAXK + 1][MAXK + 1];
+        for (int i = 0; i < g->nk; i++) {
+            for (int j = 0; j <= g->nk; j++)
+                cost[i][j] = INFINITY;
+            seg_scan(C, g, i, best, cut, cost[i]);
+        }
+        for (int q = 0; q <= np; q++)
+            for (int j = 0; j <= g->nk; j++)
+                D[q][j] = q == 0 && j == 0 ? 0 : INFINITY;
+        for (int q = 1; q <= np; q++)
+            for (int j = q; j <= g->nk; j++)
+                for (int i = q - 1; i < j; i++)
+                    if (D[q - 1][i] + cost[i][j] < D[q][j]) {
+                        D[q][j] = D[q - 1][i] + cost[i][j];
+                        ck[q][j] = i;
+                    }
+        if (np > g->nk || !isfinite(D[np][g->nk])) {
+            if (parts)
+                parts->n = 0;
+            return INFINITY; /* no cut into np partitions fits the chip */
+        }
+        for (int q = np, j = g->nk; q > 0; j = ck[q][j], q--) {
+            cut[j] = ck[q][j];
+            best[j] = D[q][j];
+        }
+    } else if (dataflow) {
         for (int i = 0; i < g->nk; i++)
             if (isfinite(best[i]))
-                seg_scan(C, g, i, best, cut);
+                seg_scan(C, g, i, best, cut, NULL);
     } else {
         for (int j = 1; j <= g->nk; j++)
             best[j] = best[j - 1] + seg_cost(C, g, j - 1, j, 0, NULL, NULL);
@@ -749,6 +795,11 @@ static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sy
         out->stored += f->t[f->k[i].out].store;
     }
     out->stored += f->t[x0].store;
+    for (int i = 0; i < f->nt; i++) {
+        out->working += f->t[i].bytes;
+        if (f->t[i].last >= 0)
+            out->act_grads += f->t[i].bytes;
+    }
     out->fwd_s = best_parts(C, f, df, &out->fwd_bd, &out->parts[0]);
     if (C->L.phase == COMET_SYSTEM_TRAIN) {
         build_bwd(&C->L, f, x0, b);

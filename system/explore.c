@@ -210,8 +210,9 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                     mbs[0] = o->microbatch;
                 const int Ls = m->layers / pp;
                 for (int im = 0; im < nmb; im++) {
-                    for (int v = 1; v <= (train && pp > 1 ? 8 : 1); v++) {
-                        if (Ls % v)
+                    const int vmax = train && pp > 1 ? (o->interleave > 8 ? o->interleave : 8) : 1;
+                    for (int v = 1; v <= vmax; v++) {
+                        if (Ls % v || (o->interleave > 0 && v != o->interleave))
                             continue;
                         for (int rec = 0; rec < 3; rec++) {
                             if (o->recompute >= 0 ? rec != o->recompute : (!train && rec))
@@ -220,15 +221,16 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                 if (o->seq_parallel >= 0 ? sp != o->seq_parallel : (sp && tp == 1))
                                     continue;
                                 for (int ex = 0; ex < 2; ex++) {
-                                    if (o->exec >= 0 && ex != o->exec)
-                                        continue;
+                                    if ((o->exec >= 0 && ex != o->exec)
+                                        || (sys->hw.execution && !(sys->hw.execution & (1 << ex))))
+                                        continue; /* pinned, or not what the chip runs */
                                     /* orders: only where a level holds more than one
                                      * parallelism does it matter; skip repeats */
-                                    const int np = sys->nlevels > 1 ? 6 : 1;
+                                    const int np = o->order_pinned || sys->nlevels < 2 ? 1 : 6;
                                     for (int q = 0; q < np; q++) {
                                         /* orders that differ only where a degree is 1
                                          * place the same groups: one of them */
-                                        if (order_repeats(perms, q, tp, pp, dp))
+                                        if (!o->order_pinned && order_repeats(perms, q, tp, pp, dp))
                                             continue;
                                         comet_system_config c;
                                         memset(&c, 0, sizeof c);
@@ -237,7 +239,8 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                         c.dp = dp;
                                         c.interleave = v;
                                         c.microbatch = mbs[im];
-                                        memcpy(c.order, perms[q], sizeof c.order);
+                                        memcpy(c.order, o->order_pinned ? o->order : perms[q],
+                                            sizeof c.order);
                                         c.recompute = (comet_system_recompute)rec;
                                         c.seq_parallel = sp;
                                         c.exec = (comet_system_exec)ex;
@@ -249,15 +252,24 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                         }
                                         const sys_layer_out *lo
                                             = cache_get(&lc, sys, m, o, &c, tpin);
-                                        space->configs += 1;
-                                        if (!lo)
-                                            continue;
-                                        if (sys_eval_cached(sys, m, o, &c, r, lo, scratch) < 0
-                                            || !r->feasible)
-                                            continue;
-                                        space->feasible += 1;
-                                        keep(best, &nkept, top, r);
-                                        pareto_add(space, sys, r);
+                                        /* ZeRO stages: searched where data
+                                         * parallelism trains, else pinned */
+                                        const int z0 = o->zero >= 0 ? o->zero : 0,
+                                                  z1 = o->zero >= 0 ? o->zero
+                                            : train && dp > 1       ? 3
+                                                                    : 0;
+                                        for (int z = z0; z <= z1; z++) {
+                                            c.zero = z;
+                                            space->configs += 1;
+                                            if (!lo)
+                                                continue;
+                                            if (sys_eval_cached(sys, m, o, &c, r, lo, scratch) < 0
+                                                || !r->feasible)
+                                                continue;
+                                            space->feasible += 1;
+                                            keep(best, &nkept, top, r);
+                                            pareto_add(space, sys, r);
+                                        }
                                     }
                                 }
                             }
@@ -296,9 +308,9 @@ json_t *comet_system_result_json(const comet_system_result *r)
     char order[16];
     snprintf(order, sizeof order, "%s-%s-%s", pn[c->order[0]], pn[c->order[1]], pn[c->order[2]]);
     json_object_set_new(j, "parallel",
-        json_pack("{s:i,s:i,s:i,s:i,s:i,s:s,s:b}", "tp", c->tp, "pp", c->pp, "dp", c->dp,
-            "interleave", c->interleave, "microbatch", c->microbatch, "order", order,
-            "seq_parallel", c->seq_parallel > 0));
+        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:b}", "tp", c->tp, "pp", c->pp, "dp", c->dp,
+            "interleave", c->interleave, "microbatch", c->microbatch, "zero", c->zero, "order",
+            order, "seq_parallel", c->seq_parallel > 0));
     json_object_set_new(j, "recompute", json_string(comet_system_recompute_name(c->recompute)));
     json_object_set_new(j, "execution", json_string(comet_system_exec_name(c->exec)));
     if (!r->feasible)
@@ -321,9 +333,10 @@ json_t *comet_system_result_json(const comet_system_result *r)
             r->breakdown.recompute_s, "optimizer", r->breakdown.optimizer_s));
     json_object_set_new(j, "memory_per_chip_bytes", json_real(r->mem.total));
     json_object_set_new(j, "memory_per_chip",
-        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "weights", r->mem.weights, "gradients",
+        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "weights", r->mem.weights, "gradients",
             r->mem.grads, "optimizer", r->mem.optimizer, "activations", r->mem.activations,
-            "kv_cache", r->mem.kv_cache, "total", r->mem.total, "capacity", r->mem.capacity));
+            "working", r->mem.working, "kv_cache", r->mem.kv_cache, "total", r->mem.total,
+            "capacity", r->mem.capacity));
     json_object_set_new(j, "cost_usd", num_or_null(r->cost_usd));
     json_object_set_new(j, "power_w", num_or_null(r->power_w));
     json_t *pf = json_array(), *pb = json_array();

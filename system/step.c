@@ -65,6 +65,11 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     if (s->mb < 1 || (s->B / c->dp) % s->mb)
         return fail(r, "microbatch %d does not divide the %d sequences per data-parallel replica",
             s->mb, s->B / c->dp);
+    if (sys->hw.execution && !(sys->hw.execution & (1 << c->exec)))
+        return fail(r, "%s runs %s only (its description's execution)", sys->hw.name,
+            comet_system_exec_name((comet_system_exec)(sys->hw.execution == 1 ? 0 : 1)));
+    if (c->zero && (o->phase != COMET_SYSTEM_TRAIN || c->dp < 2))
+        return fail(r, "zero=%d shards over data parallelism in training: needs dp > 1", c->zero);
     if (o->phase != COMET_SYSTEM_TRAIN && c->recompute != COMET_SYSTEM_RECOMPUTE_NONE)
         return fail(r, "recomputation applies to training only");
     int deg[3] = { c->tp, c->pp, c->dp }, stride = 1;
@@ -90,12 +95,13 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->sp = c->tp > 1 && c->seq_parallel > 0;
     L->rec = c->recompute;
     L->exec = c->exec;
+    L->nparts = o->partitions;
     return 1;
 }
 
 /* Memory of one chip of the first stage (it holds the most in 1F1B). */
 static void memory(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
-    const comet_system_config *c, const setup *s, double stored_layer, comet_system_result *r)
+    const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
     const double e = m->bytes_per_elem, Ls = (double)m->layers / c->pp;
     const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
@@ -105,13 +111,25 @@ static void memory(const comet_system *sys, const comet_system_llm *m, const com
         /* mixed-precision Adam: 16-bit gradients, fp32 master weights,
          * momentum and variance (Rajbhandari et al. 2020: 16 B/parameter
          * with 16-bit weights) */
-        r->mem.grads = params * e;
-        r->mem.optimizer = params * 12;
+        /* ... and the layer whose backward runs accumulates its gradients at
+         * fp32 before they are cast for the all-reduce (Calculon's
+         * get_weight_grad(sharded=False): one block at 4 B) */
+        r->mem.grads = params * e / (c->zero >= 2 ? c->dp : 1)
+            + layer_params_chip(m, c->tp) * fmax(0, 4 - e);
+        r->mem.optimizer = params * 12 / (c->zero >= 1 ? c->dp : 1);
+        if (c->zero >= 3) /* sharded, one layer's gathered for its pass */
+            r->mem.weights = params * e / c->dp + layer_params_chip(m, c->tp) * e;
         const double mbs = (double)(s->B / c->dp) / s->mb;
         double inflight = fmin(mbs, c->pp);
         if (c->interleave > 1)
             inflight *= 1 + (double)(c->pp - 1) / ((double)c->pp * c->interleave);
-        r->mem.activations = stored_layer * Ls * inflight;
+        r->mem.activations = lo->stored * Ls * inflight;
+        /* the layer in its backward holds all its tensors (full
+         * recomputation: rerun from its stored input; selective: the
+         * attention core again) and the gradients of its inputs (Calculon:
+         * act_space = working + storage x (layers x in-flight - 1), plus
+         * act_grad_space of one block) */
+        r->mem.working = fmax(0, lo->working - lo->stored) + lo->act_grads;
     } else {
         /* the KV cache of every sequence this replica holds, and one
          * layer's working tensors */
@@ -122,8 +140,8 @@ static void memory(const comet_system *sys, const comet_system_llm *m, const com
         r->mem.activations = s->L.T * (4 * m->hidden + s->L.fl * (m->gated ? 2 : 1)) * e
             + s->L.b * s->L.al * s->L.sq * s->L.ctx * e;
     }
-    r->mem.total
-        = r->mem.weights + r->mem.grads + r->mem.optimizer + r->mem.activations + r->mem.kv_cache;
+    r->mem.total = r->mem.weights + r->mem.grads + r->mem.optimizer + r->mem.activations
+        + r->mem.working + r->mem.kv_cache;
     r->mem.capacity = sys->mem_cap + sys->mem2_cap;
 }
 
@@ -205,14 +223,29 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
         bubble = (c->pp - 1) / v * (tf + tb);
         pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
         if (c->dp > 1) {
-            const double t = comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE,
-                s->inner[COMET_SYSTEM_DP], c->dp, params * m->bytes_per_elem);
+            const int di = s->inner[COMET_SYSTEM_DP];
+            const double gb = params * m->bytes_per_elem;
+            double t;
+            if (c->zero == 0) {
+                t = comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE, di, c->dp, gb);
+            } else {
+                /* ZeRO: the gradients reduce-scattered to their optimizer
+                 * shards (once a step; every microbatch once they are
+                 * sharded themselves), the updated weights all-gathered
+                 * (once a step; ZeRO-3 gathers each layer's weights for its
+                 * forward and again for its backward, every microbatch) */
+                const double rs
+                    = comet_system_coll_s(sys, COMET_MODEL_REDUCE_SCATTER, di, c->dp, gb);
+                const double ag = comet_system_coll_s(sys, COMET_MODEL_ALLGATHER, di, c->dp, gb);
+                t = (c->zero >= 2 ? mbs : 1) * rs + (c->zero >= 3 ? 2 * mbs : 1) * ag;
+            }
             dp_s = ovnet ? fmax(0, t - tb) : t; /* overlapped with the last backward */
         }
         /* Adam: read gradients, master weights, moments; write them and the
-         * 16-bit weights */
+         * 16-bit weights (ZeRO >= 1: of this chip's shard) */
+        const double shard = params / (c->zero >= 1 ? c->dp : 1);
         opt = fmax(
-            sys_mem_s(sys, params * (24 + 2 * m->bytes_per_elem)), 10 * params / sys->vector_flops);
+            sys_mem_s(sys, shard * (24 + 2 * m->bytes_per_elem)), 10 * shard / sys->vector_flops);
     } else {
         /* every microbatch through every stage; a stage idles while fewer
          * microbatches than stages are in flight */
@@ -260,11 +293,12 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
 /* Largest memory class, for the reason of a configuration that overflows. */
 static const char *largest_class(const comet_system_result *r, double *v)
 {
-    const char *n[] = { "weights", "gradients", "optimizer state", "activations", "KV cache" };
-    const double x[]
-        = { r->mem.weights, r->mem.grads, r->mem.optimizer, r->mem.activations, r->mem.kv_cache };
+    const char *n[] = { "weights", "gradients", "optimizer state", "activations", "KV cache",
+        "backward working set" };
+    const double x[] = { r->mem.weights, r->mem.grads, r->mem.optimizer, r->mem.activations,
+        r->mem.kv_cache, r->mem.working };
     int k = 0;
-    for (int i = 1; i < 5; i++)
+    for (int i = 1; i < 6; i++)
         if (x[i] > x[k])
             k = i;
     *v = x[k];
@@ -282,7 +316,7 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
     r->cost_usd = r->power_w = NAN;
     if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->interleave < 1 || c->microbatch < 1
         || (unsigned)c->recompute > COMET_SYSTEM_RECOMPUTE_FULL
-        || (unsigned)c->exec > COMET_SYSTEM_EXEC_DATAFLOW)
+        || (unsigned)c->exec > COMET_SYSTEM_EXEC_DATAFLOW || (unsigned)c->zero > 3)
         return -EINVAL;
     if (!prepare(sys, m, o, c, &s, r))
         return 0;
@@ -294,7 +328,9 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         sys_layer_cost(&C, scratch);
         lo = scratch;
     }
-    memory(sys, m, o, c, &s, lo->stored, r);
+    if (!isfinite(lo->fwd_s) || !isfinite(lo->bwd_s))
+        return fail(r, "no cut of a layer's pass into %d partitions fits the chip", o->partitions);
+    memory(sys, m, o, c, &s, lo, r);
     if (r->mem.total > r->mem.capacity) {
         double v;
         const char *cls = largest_class(r, &v);

@@ -160,6 +160,10 @@ static double level_coll(const comet_system *sys, const comet_system_level *L,
     h.cluster_net.dims[1] = 1;
     h.clusters = k;
     h.clusters_per_chip = 1;
+    /* a chip is one node of the level: its reduction runs on every core of
+     * its clusters */
+    h.cores = sys->hw.cores
+        * (sys->hw.clusters_per_chip > 0 ? sys->hw.clusters_per_chip : sys->hw.clusters);
     if (!sys->link_fits) { /* fits describe the calibrated machine's own link */
         h.links.nfits = 0;
         h.links.p2p_beta_s = 0;
@@ -243,24 +247,34 @@ double comet_system_coll_s(
 }
 
 /* Point-to-point of `bytes` between neighbouring members of a group placed
- * after `inner` chips: over the innermost level the group spans. */
+ * after `inner` chips: over the outermost level the group spans. A group
+ * whose stride is under a level's size still crosses it once it holds more
+ * members than fit (tp=4, pp=4 on nodes of 8: stages 1 and 2 sit on
+ * different nodes), and the pipeline waits for its slowest boundary. */
 double comet_system_p2p_s(const comet_system *sys, int inner, int p, double bytes)
 {
     if (p <= 1)
         return 0;
     if (sys->link_fits && sys->hw.links.p2p_beta_s > 0) /* the fitted link (Hockney) */
         return sys->hw.links.p2p_alpha_s + bytes * sys->hw.links.p2p_beta_s;
-    int stride = inner < 1 ? 1 : inner;
-    for (int i = 0; i < sys->nlevels; i++) {
-        const comet_model_net *n = &sys->level[i].net;
-        if (stride >= sys->level[i].size) {
-            stride = (stride + sys->level[i].size - 1) / sys->level[i].size;
+    int stride = inner < 1 ? 1 : inner, left = p, top = -1;
+    for (int i = 0; i < sys->nlevels && left > 1; i++) {
+        const int n = sys->level[i].size;
+        if (stride >= n) {
+            stride = (stride + n - 1) / n;
             continue;
         }
-        const double hops = n->topo == COMET_MODEL_SWITCH ? 2 : 1;
-        return (n->startup + hops * n->hop_latency + bytes / link_bw_eff(n)) / sys->clock_hz;
+        const int room = n / stride, k = left < room ? left : room;
+        if (k > 1)
+            top = i;
+        left = (left + k - 1) / k;
+        stride = 1;
     }
-    return INFINITY;
+    if (left > 1 || top < 0)
+        return INFINITY;
+    const comet_model_net *n = &sys->level[top].net;
+    const double hops = n->topo == COMET_MODEL_SWITCH ? 2 : 1;
+    return (n->startup + hops * n->hop_latency + bytes / link_bw_eff(n)) / sys->clock_hz;
 }
 
 int comet_system_use_link_fits(comet_system *sys, const comet_model_links *links)
@@ -363,6 +377,13 @@ int comet_system_config_parse(const char *s, comet_system_config *c, char *err, 
             continue;
         }
         uint64_t x;
+        if (!strcmp(k, "zero")) {
+            if (comet_util_parse_u64(v, &x) || x > 3)
+                return comet_util_seterr(
+                    err, errlen, -EINVAL, "--parallel: zero=%s must be 0, 1, 2 or 3", v);
+            c->zero = (int)x;
+            continue;
+        }
         if (comet_util_parse_u64(v, &x) || x < 1 || x > (1u << 24))
             return comet_util_seterr(
                 err, errlen, -EINVAL, "--parallel: %s=%s is not a positive whole number", k, v);
@@ -378,7 +399,8 @@ int comet_system_config_parse(const char *s, comet_system_config *c, char *err, 
             c->microbatch = (int)x;
         else
             return comet_util_seterr(err, errlen, -EINVAL,
-                "--parallel: unknown key '%s' (tp, pp, dp, interleave, microbatch, order)", k);
+                "--parallel: unknown key '%s' (tp, pp, dp, interleave, microbatch, order, zero)",
+                k);
     }
     return 0;
 }

@@ -18,6 +18,7 @@ typedef struct sys_layer {
     int tp, sp;
     comet_system_recompute rec;
     comet_system_exec exec;
+    int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */
 } sys_layer;
 
 /** What a cost needs: the system, the layer, where the TP group sits. */
@@ -38,6 +39,10 @@ typedef struct sys_layer_out {
     sys_bd fwd_bd, bwd_bd;
     double fwd_flops; /* FLOP of the forward */
     double stored; /* bytes kept for the backward */
+    double working; /* bytes of every tensor of the forward (what a layer holds while its
+                       backward runs, recomputed or stored) */
+    double act_grads; /* bytes of the gradients of every kernel input (Calculon's
+                         activation_grads): the backward's gradient buffers */
     comet_system_parts parts[2]; /* forward, backward */
 } sys_layer_out;
 

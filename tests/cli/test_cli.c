@@ -190,6 +190,35 @@ static void test_system_cli(void **s)
         "decode", "-q", NULL };
     assert_int_equal(run(h, out, sizeof out, err, sizeof err), 0);
     assert_non_null(strstr(out, "tokens/s"));
+    /* what-ifs on the system model: a sweep of DDR bandwidth (DFModel's
+     * Fig. 19 axis): the kernel-by-kernel step never grows with it */
+    char *w[] = { "explore", "--hw", "sn10x8-ring-dfmodel", "--workload", "gpt3-175b", "--phase",
+        "forward", "--batch", "2304", "--no-seq-parallel", "--parallel", "tp=8,pp=1,dp=1",
+        "--sweep", "dram_bw=50GB/s,100GB/s,200GB/s", "-q", NULL };
+    assert_int_equal(run(w, out, sizeof out, err, sizeof err), 0);
+    double kb[3], dfs[3];
+    const char *line = strstr(out, "\n50GB/s");
+    for (int i = 0; i < 3; i++) {
+        assert_non_null(line);
+        char v[32];
+        assert_int_equal(sscanf(line + 1, "%31s %lf s %lf s", v, &kb[i], &dfs[i]), 3);
+        assert_true(dfs[i] > 0 && dfs[i] <= kb[i]); /* dataflow: never slower here */
+        if (i)
+            assert_true(kb[i] <= kb[i - 1]);
+        line = strchr(line + 1, '\n');
+    }
+    char *wj[] = { "explore", "--hw", "sn10x8-ring-dfmodel", "--workload", "gpt3-175b", "--phase",
+        "forward", "--batch", "2304", "--no-seq-parallel", "--parallel", "tp=8,pp=1,dp=1",
+        "--sweep", "dram_bw=100GB/s", "--json", "-q", NULL };
+    assert_int_equal(run(wj, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "\"comet.system-sweep.v1\""));
+    char *x[]
+        = { "explore", "--hw", "dgx-a100", "--workload", "gpt3-175b", "--sweep", "warp=1,2", NULL };
+    expect_usage_error(x, "--sweep: unknown hardware parameter 'warp'");
+    char *y[] = { "explore", "--hw", "dgx-a100", "--chips", "64", "--workload", "gpt3-175b",
+        "--batch", "64", "--parallel", "tp=8,pp=8,dp=1", "--sensitivity", "-q", NULL };
+    assert_int_equal(run(y, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "dram_bw"));
 }
 
 /* comet bench llm: bad configurations are one-line usage errors; one tiny
@@ -247,6 +276,10 @@ static void test_help_everywhere(void **s)
         if (st != 0)
             fail_msg("comet %s --help exited %d", subs[i], st);
         assert_non_null(strstr(out, "usage: comet"));
+        /* predict and explore show the system model's options without a
+         * --workload too */
+        if (!strcmp(subs[i], "predict") || !strcmp(subs[i], "explore"))
+            assert_non_null(strstr(out, "--recompute R"));
     }
     char *a[] = { "--help", NULL };
     assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);

@@ -8,7 +8,7 @@
 #   scripts/setup.sh test       set up, then the test suite (ctest -LE long: unit,
 #                               property, fuzz replays, one fast end-to-end)
 #   scripts/setup.sh test-long  set up, then the long integration tests
-#                               (ctest -L long: scale-out in namespaces, memcheck,
+#                               (ctest -L long -LE scaleout: links between namespaces, memcheck,
 #                               browser, fault injection)
 #   scripts/setup.sh test-scaleout  set up, then the whole scale-out jobs between
 #                               network namespaces (ctest -L scaleout: 20+ minutes)
@@ -73,7 +73,7 @@ case "$what" in
 "") ;;
 run) exec "$build/comet" run --quick "$@" ;;
 test) cd "$build" && exec ctest --output-on-failure -j 1 -LE long "$@" ;;
-test-long) cd "$build" && exec ctest --output-on-failure -j 1 -L long "$@" ;;
+test-long) cd "$build" && exec ctest --output-on-failure -j 1 -L long -LE scaleout "$@" ;;
 test-scaleout) cd "$build" && exec ctest --output-on-failure -j 1 -L scaleout "$@" ;;
 fuzz) exec "$here/scripts/fuzz.sh" "$@" ;;
 *) echo "comet setup: unknown action '$what' (expected run, test, test-long, test-scaleout or fuzz)" >&2; exit 2 ;;

@@ -13,5 +13,5 @@ foreach(t test_netns test_netns_scale_out test_netns_scale_out_delay)
     "COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR};COMET_BINARY=$<TARGET_FILE:comet>;OPENBLAS_NUM_THREADS=1;COMET_DELAYLINE=$<TARGET_FILE:comet-delayline>")
 endforeach()
 set_tests_properties(test_netns_scale_out test_netns_scale_out_delay PROPERTIES
-  TIMEOUT 1800 LABELS "bench;mpi;netns;scaleout")
+  TIMEOUT 1800 LABELS "bench;mpi;netns;long;scaleout")
 add_dependencies(test_netns comet comet-delayline)

@@ -179,32 +179,54 @@ static int num_field(
     return comet_util_doc_number(m, key, &dflt, 0, 1e18, out, err, errlen);
 }
 
-static int read_compute(
-    comet_cometio_arch *ar, const doc *e, comet_cometio_compute *c, char *err, size_t errlen)
+/* An architecture entry's head, as COMET's compute and memory entries share
+ * it: exactly name, class and attributes; the name copied into dst. */
+static int entry_head(const doc *e, char *dst, const char **cls, char *err, size_t errlen)
 {
     static const char *const keys[] = { "name", "class", "attributes", NULL };
-    static const char *const ak[] = { "datawidth", "capacity", "computeWidth", "computeOpC",
-        "computeLatency", "startupLatency", "compute_energy", "array_rows", "array_cols",
-        "num_sa_rows", "num_sa_cols", NULL };
-    const char *name, *cls;
+    const char *name;
     int rc = comet_util_doc_check_keys(e, keys, err, errlen);
     if (!rc)
         rc = comet_util_doc_string(e, "name", NULL, &name, err, errlen);
     if (!rc)
-        rc = comet_util_doc_string(e, "class", NULL, &cls, err, errlen);
+        rc = comet_util_doc_string(e, "class", NULL, cls, err, errlen);
+    if (!rc)
+        rc = copy_name(dst, name, e, "name", err, errlen);
+    return rc;
+}
+
+/* The entry's attributes map (its keys outside known noted, not refused);
+ * NULL with the error when it is not a map. */
+static const doc *entry_attrs(comet_cometio_arch *ar, const doc *e, const char *const *known,
+    int *rc, char *err, size_t errlen)
+{
+    const doc *a = comet_util_doc_get(e, "attributes");
+    if (!a || a->kind != COMET_DOC_MAP) {
+        *rc = fail(e, "attributes", err, errlen, "a map is required");
+        return NULL;
+    }
+    note_unknown(ar, a, known);
+    return a;
+}
+
+static int read_compute(
+    comet_cometio_arch *ar, const doc *e, comet_cometio_compute *c, char *err, size_t errlen)
+{
+    static const char *const ak[] = { "datawidth", "capacity", "computeWidth", "computeOpC",
+        "computeLatency", "startupLatency", "compute_energy", "array_rows", "array_cols",
+        "num_sa_rows", "num_sa_cols", NULL };
+    const char *cls;
+    int rc = entry_head(e, c->name, &cls, err, errlen);
     if (rc)
-        return rc;
-    if ((rc = copy_name(c->name, name, e, "name", err, errlen)))
         return rc;
     if (!strcasecmp(cls, "simd"))
         c->is_simd = 1;
     else if (strcasecmp(cls, "mac"))
         return fail(comet_util_doc_get(e, "class"), "class", err, errlen,
             "'%s' is not a compute class (mac, simd)", cls);
-    const doc *a = comet_util_doc_get(e, "attributes");
-    if (!a || a->kind != COMET_DOC_MAP)
-        return fail(e, "attributes", err, errlen, "a map is required");
-    note_unknown(ar, a, ak);
+    const doc *a = entry_attrs(ar, e, ak, &rc, err, errlen);
+    if (!a)
+        return rc;
     if (!comet_util_doc_get(a, "computeOpC") || !comet_util_doc_get(a, "computeLatency"))
         return fail(a, "computeOpC", err, errlen,
             "COMET requires computeOpC and computeLatency on every compute tile");
@@ -228,28 +250,22 @@ static int read_compute(
 static int read_memory(
     comet_cometio_arch *ar, const doc *e, comet_cometio_memory *m, char *err, size_t errlen)
 {
-    static const char *const keys[] = { "name", "class", "attributes", NULL };
     static const char *const ak[] = { "width", "depth", "ports", "doublebuffered", "reduction",
         "parent_child_ports_shared", "parent_read_energy", "parent_write_energy",
         "child_read_energy", "child_write_energy", "link_read_bw", "link_write_bw", "child_read_bw",
         "child_write_bw", "parent_read_bw", "parent_write_bw", "bw", "dma_contiguous", NULL };
-    const char *name, *cls;
-    int rc = comet_util_doc_check_keys(e, keys, err, errlen);
-    if (!rc)
-        rc = comet_util_doc_string(e, "name", NULL, &name, err, errlen);
-    if (!rc)
-        rc = comet_util_doc_string(e, "class", NULL, &cls, err, errlen);
-    if (rc || (rc = copy_name(m->name, name, e, "name", err, errlen)))
+    const char *cls;
+    int rc = entry_head(e, m->name, &cls, err, errlen);
+    if (rc)
         return rc;
     if (!strcasecmp(cls, "DRAM"))
         m->is_dram = 1;
     else if (strcasecmp(cls, "SRAM"))
         return fail(comet_util_doc_get(e, "class"), "class", err, errlen,
             "'%s' is not a memory class (SRAM, DRAM)", cls);
-    const doc *a = comet_util_doc_get(e, "attributes");
-    if (!a || a->kind != COMET_DOC_MAP)
-        return fail(e, "attributes", err, errlen, "a map is required");
-    note_unknown(ar, a, ak);
+    const doc *a = entry_attrs(ar, e, ak, &rc, err, errlen);
+    if (!a)
+        return rc;
     int f0 = 0;
     if ((rc = num_field(a, "width", 1, &m->width, err, errlen))
         || (rc = num_field(a, "depth", 1, &m->depth, err, errlen))

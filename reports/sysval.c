@@ -241,8 +241,9 @@ int rp_sec_sysval(rp_ctx *c)
     rp_table_end(d);
     if (e && nr > 0)
         rp_p(d, "Step error over %d records: median %.1f%%, p90 %.1f%%%s%s.", nr,
-            100 * comet_util_quantile(e, (size_t)nr, 0.5), 100 * comet_util_quantile(e, (size_t)nr, 0.9),
-            skipped ? "; not predicted: " : "", skipped ? why : "");
+            100 * comet_util_quantile(e, (size_t)nr, 0.5),
+            100 * comet_util_quantile(e, (size_t)nr, 0.9), skipped ? "; not predicted: " : "",
+            skipped ? why : "");
     free(e);
     free(rows);
     return 0;

@@ -102,6 +102,7 @@ static int predict(
     o.recompute = (int)c.recompute;
     c.seq_parallel = 0;
     o.seq_parallel = 0;
+    o.one_step = 1; /* the bench times each step between barriers */
     c.exec = COMET_SYSTEM_EXEC_KERNEL; /* the bench runs kernel by kernel */
     o.exec = (int)c.exec;
     if (!(c.tp >= 1 && c.dp >= 1 && m.hidden > 0 && m.heads > 0 && m.layers > 0)) {

@@ -421,7 +421,8 @@ static double compute_s(const sys_ctx *C, const kern *k)
         /* one row (a decode step's attention, a query a head): a GEMV that
          * streams its matrix (N x K elements) once, at best at each core's
          * L2 rate; from off-chip memory the kernel's memory term is slower */
-        return k->flops / 2 * C->L.e / (hw->lb.bw * T * C->sys->clock_hz);
+        return fmax(k->flops / 2 * C->L.e / (hw->lb.bw * T * C->sys->clock_hz),
+            k->flops / C->sys->peak_flops);
     }
     if (cpu_blas(C->sys) && T > 1 && k->M > 0 && k->N > 0) {
         /* a calibrated CPU's rank: its T threads split the GEMM as comet

@@ -234,8 +234,9 @@ typedef struct comet_bench_llm_opts {
  * The configurations of a set (quick: the small model, train, prefill and
  * decode on one rank of 1 and 2 threads and on two ranks tp=2, dp=2 or pp=2
  * (microbatches of one sequence; decode: two microbatches);
- * full: the same for two model sizes, plus full recomputation and unfused
- * attention). cores: the CPUs a configuration may use (ranks x threads).
+ * full: the same for two model sizes and tp=2 with sequence parallelism,
+ * plus full recomputation and unfused attention). cores: the CPUs a configuration may use (ranks x
+ * threads).
  * @return the count written (at most cap).
  */
 int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap);

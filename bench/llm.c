@@ -110,13 +110,15 @@ int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap)
     static const struct {
         int hidden, heads, ffn, layers, seq, batch, dbatch, context;
     } models[2] = { { 256, 4, 1024, 2, 128, 4, 8, 256 }, { 512, 8, 2048, 2, 256, 4, 8, 512 } };
+    /* the last grid: tp=2 with sequence parallelism (full set only) */
     static const struct {
-        int tp, dp, threads, pp;
-    } grids[5] = { { 1, 1, 1, 1 }, { 1, 1, 2, 1 }, { 2, 1, 1, 1 }, { 1, 2, 1, 1 }, { 1, 1, 1, 2 } };
+        int tp, dp, threads, pp, sp;
+    } grids[6] = { { 1, 1, 1, 1, 0 }, { 1, 1, 2, 1, 0 }, { 2, 1, 1, 1, 0 }, { 1, 2, 1, 1, 0 },
+        { 1, 1, 1, 2, 0 }, { 2, 1, 1, 1, 1 } };
     int n = 0;
     for (int mi = 0; mi < (full ? 2 : 1); mi++)
         for (int ph = 0; ph < 3; ph++)
-            for (int g = 0; g < 5; g++) {
+            for (int g = 0; g < (full ? 6 : 5); g++) {
                 if (grids[g].tp * grids[g].dp * grids[g].pp * grids[g].threads > cores || n >= cap)
                     continue;
                 comet_llm_cfg *c = &out[n++];
@@ -134,6 +136,7 @@ int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap)
                 c->dp = grids[g].dp;
                 c->threads = grids[g].threads;
                 c->pp = grids[g].pp;
+                c->seq_parallel = grids[g].sp;
                 /* a pipeline of two stages over microbatches of one sequence
                  * (decode: two microbatches) */
                 if (c->pp > 1)

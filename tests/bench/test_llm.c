@@ -392,6 +392,30 @@ static void test_check(void **state)
     assert_true(comet_llm_flops(&c) > 0);
 }
 
+/* The bench's sets: every configuration valid for its ranks and within the
+ * cores; the full set adds tp=2 with sequence parallelism for every phase
+ * and both model sizes, the quick set none; one core: one rank of one thread. */
+static void test_sets(void **state)
+{
+    (void)state;
+    comet_llm_cfg cf[64];
+    char err[256];
+    for (int full = 0; full < 2; full++)
+        for (int cores = 1; cores <= 2; cores++) {
+            const int n = comet_bench_llm_set(full, cores, cf, 64);
+            int sp = 0;
+            assert_true(n > 0);
+            for (int i = 0; i < n; i++) {
+                const int ranks = cf[i].tp * cf[i].dp * (cf[i].pp > 1 ? cf[i].pp : 1);
+                if (comet_llm_check(&cf[i], ranks, err, sizeof err))
+                    fail_msg("set %d/%d configuration %d: %s", full, cores, i, err);
+                assert_true(ranks * cf[i].threads <= cores);
+                sp += cf[i].seq_parallel;
+            }
+            assert_int_equal(sp, full && cores >= 2 ? 6 : 0);
+        }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -399,6 +423,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_sets),
         cmocka_unit_test(test_finite_differences),
         cmocka_unit_test(test_grids),
         cmocka_unit_test(test_seq_parallel),

@@ -339,10 +339,11 @@ int comet_cmd_run(int argc, char **argv)
                                     : "; later stages use what was measured");
         }
     }
-    /* 4b. --full: whole decoder-stack steps over MPI ranks, the system
-     * model's yardstick (validate --system, the report's "Whole steps");
-     * a minute or more, so not in --quick */
-    if (full && !comet_util_interrupted) {
+    /* 4b. whole decoder-stack steps over MPI ranks, the system model's
+     * yardstick (validate --system, the report's "Whole steps"): --full
+     * the bench's full set (minutes); --quick its one-rank steps (train,
+     * prefill, decode at 1 and 2 threads, 8 samples: seconds) */
+    if (!comet_util_interrupted) {
         t = stage_begin("bench llm (whole decoder-stack steps over MPI ranks)");
         if (!fresh
             && comet_reports_results_fresh(dir, "llm", id, FRESH_MAX_AGE_S, why, sizeof why)) {
@@ -350,7 +351,10 @@ int comet_cmd_run(int argc, char **argv)
         } else {
             if (comet_reports_results_archive(dir, "llm", err, sizeof err) < 0)
                 comet_cli_error("run", "%s", err);
-            const char *args[] = { "bench", "llm", "--full", "--out", dir, qv, NULL };
+            const char *args_full[] = { "bench", "llm", "--full", "--out", dir, qv, NULL };
+            const char *args_quick[]
+                = { "bench", "llm", "--ranks", "1", "--samples", "8", "--out", dir, qv, NULL };
+            const char **args = full ? args_full : args_quick;
             if (comet_cli_spawn_self(args) == 0
                 && comet_reports_results_mark(dir, "llm", err, sizeof err) == 0)
                 stage_end(&L, "bench llm", "ok", t, NULL);
@@ -402,8 +406,8 @@ int comet_cmd_run(int argc, char **argv)
         stage_end(&L, "validate", "skipped", t, "no profile");
     }
 
-    /* 6b. --full: the system model against the whole steps measured */
-    if (full && have_profile) {
+    /* 6b. the system model against the whole steps measured */
+    if (have_profile) {
         t = stage_begin("validate the system model on whole steps");
         const char *v[]
             = { "validate", "--system", "--profile", profile, "--results", results, qv, NULL };

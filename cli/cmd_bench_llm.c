@@ -23,17 +23,20 @@ static void usage(FILE *fp)
         "residual; no embedding or LM head) built from comet's kernels and OpenBLAS,\n"
         "over tp x dp MPI ranks as Megatron splits it: QKV and FFN-in by columns,\n"
         "projection and FFN-out by rows with an all-reduce forward and backward; the\n"
-        "batch over data-parallel replicas with one gradient all-reduce. Each\n"
+        "batch over data-parallel replicas with one gradient all-reduce; pipeline\n"
+        "stages of layers (1F1B); with --seq-parallel the tokens split over the tp ranks\n"
+        "outside the tensor-parallel regions (all-gather before, reduce-scatter after). Each\n"
         "configuration is one mpiexec launch; a sample is one step, the slowest rank's\n"
         "time between barriers; the record keeps the median step with its 95%% CI and\n"
-        "per-term timers (gemm, attention, vector, tp, dp, optimizer, recompute) in\n"
+        "per-term timers (gemm, attention, vector, tp, dp, pp, bubble, optimizer,\n"
+        "recompute) in\n"
         "<out>/results/llm-<run_id>.jsonl (docs/FORMATS.md, kind llm).\n"
         "\n"
         "sets (without configuration options):\n"
         "  --quick (default)  256-wide model: train, prefill, decode on one rank of 1\n"
-        "                     and 2 threads, and tp=2 and dp=2 (as the cores allow)\n"
-        "  --full             also the 512-wide model, full recomputation and the\n"
-        "                     unfused attention\n"
+        "                     and 2 threads, and tp=2, dp=2 and pp=2 (as the cores allow)\n"
+        "  --full             also the 512-wide model, tp=2 with sequence parallelism,\n"
+        "                     full recomputation and the unfused attention\n"
         "  --ranks N          only the set's configurations of N ranks (e.g. 2: tp=2,\n"
         "                     dp=2 and pp=2 across a link, with --launcher-args)\n"
         "one configuration (any of these; the rest default to the 256-wide model):\n"
@@ -44,6 +47,7 @@ static void usage(FILE *fp)
         "  --recompute R      none (default) or full (train)\n"
         "  --tp N --pp N --dp N  degrees (ranks = tp x pp x dp; pp: stages of layers,\n"
         "                     1F1B over the microbatches)\n"
+        "  --seq-parallel     sequence parallelism (Korthikanti et al. 2022; needs tp >= 2)\n"
         "  --threads N        threads per rank (default 1)\n"
         "options:\n"
         "  --samples N        steps sampled per configuration (default 15 quick, 25 full)\n"
@@ -156,6 +160,7 @@ int comet_cli_bench_llm(int argc, char **argv)
         O_SAMPLES,
         O_TIMEOUT,
         O_GATE,
+        O_SP,
         O_LARGS,
         O_RANKS,
         O_INT /* the integer options follow, in ints[] order */
@@ -163,7 +168,7 @@ int comet_cli_bench_llm(int argc, char **argv)
     static const char *const ints[] = { "hidden", "heads", "ffn", "layers", "seq", "batch",
         "microbatch", "context", "tp", "dp", "threads", "pp" };
     enum { NINT = sizeof ints / sizeof *ints };
-    struct option longopts[11 + NINT + 6];
+    struct option longopts[12 + NINT + 6];
     int no = 0;
     longopts[no++] = (struct option) { "quick", no_argument, NULL, O_QUICK };
     longopts[no++] = (struct option) { "full", no_argument, NULL, O_FULL };
@@ -173,6 +178,7 @@ int comet_cli_bench_llm(int argc, char **argv)
     longopts[no++] = (struct option) { "samples", required_argument, NULL, O_SAMPLES };
     longopts[no++] = (struct option) { "timeout", required_argument, NULL, O_TIMEOUT };
     longopts[no++] = (struct option) { "gate-timeout", required_argument, NULL, O_GATE };
+    longopts[no++] = (struct option) { "seq-parallel", no_argument, NULL, O_SP };
     longopts[no++] = (struct option) { "launcher-args", required_argument, NULL, O_LARGS };
     longopts[no++] = (struct option) { "ranks", required_argument, NULL, O_RANKS };
     for (int i = 0; i < NINT; i++)
@@ -229,6 +235,10 @@ int comet_cli_bench_llm(int argc, char **argv)
                 return COMET_EXIT_USAGE;
             }
             c.recompute_full = !strcmp(optarg, "full");
+            one = 1;
+            break;
+        case O_SP:
+            c.seq_parallel = 1;
             one = 1;
             break;
         case O_SAMPLES:

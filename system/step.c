@@ -214,7 +214,20 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     const double tf = Ls * lo->fwd_s + ht, tb = train ? Ls * lo->bwd_s + 2 * ht : 0;
     /* pipeline point-to-point: one activation (its gradient back) per stage boundary */
     const double p2p_bytes = s->L.T * m->hidden * m->bytes_per_elem / (s->L.sp ? c->tp : 1);
-    const double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
+    double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
+    if (c->tp > 1 && !s->L.sp && c->pp > 1) {
+        /* the activation is replicated over the tensor-parallel group: each
+         * rank sends its 1/tp share over its own link and the next stage's
+         * group all-gathers it (Megatron's scatter/gather, Narayanan et al.
+         * 2021, Sec. 4.1; DeepSpeed's pipeline engine partitions its
+         * activations over the model-parallel ranks the same way); the
+         * faster of the two */
+        const double sg
+            = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes / c->tp)
+            + comet_system_coll_s(
+                sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, p2p_bytes);
+        tp2p = fmin(tp2p, sg);
+    }
     double steady, bubble, pp_s, dp_s = 0, opt = 0;
     memset(&r->breakdown, 0, sizeof r->breakdown);
     const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;

@@ -18,12 +18,13 @@
 
 #include <cmocka.h>
 
-/* Regression bounds: what the model met when the table was made (mean
- * 7.3%, median -4.2%, max 23.8%: docs/validation-published.md), not the
- * issue's aims (5%, +-2%, 12%), which it does not meet yet. */
-#define PUB_MEAN   0.10
-#define PUB_MEDIAN 0.06
-#define PUB_MAX    0.25
+/* Regression bounds: what the model met when the table was last made (mean
+ * 5.7%, median -0.6%, max 21.0%: docs/validation-published.md), not the
+ * issue's aims (5%, +-2%, 12%): the mean and the max are not met (the three
+ * MT-NLG runs). */
+#define PUB_MEAN   0.065
+#define PUB_MEDIAN 0.02
+#define PUB_MAX    0.23
 
 typedef struct run {
     char id[32], source[32], system[32], rec[16], unit[16];

@@ -758,6 +758,48 @@ static void test_megatron_published(void **st)
     }
 }
 
+/* A pipeline between nodes with tensor parallelism and no sequence
+ * parallelism sends each stage's activation the scatter/gather way
+ * (Narayanan et al. 2021, Sec. 4.1): each of the tp ranks sends 1/tp of it
+ * over its own InfiniBand link and the next stage's group all-gathers it
+ * over NVLink. The step's pipeline term is exactly that, for every
+ * microbatch in both directions (the preset overlaps nothing), and below
+ * the whole activation sent over one link. */
+static void test_pipeline_scatter_gather(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 16 };
+    const comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result r;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+    assert_true(r.feasible);
+    const double act = 2048.0 * m.hidden * m.bytes_per_elem; /* one sequence */
+    /* stages 8 GPUs apart: each boundary crosses InfiniBand */
+    const double whole = comet_system_p2p_s(&sys, 8, 8, act);
+    const double sg = comet_system_p2p_s(&sys, 8, 8, act / 8)
+        + comet_system_coll_s(&sys, COMET_MODEL_ALLGATHER, 1, 8, act);
+    assert_true(sg < whole);
+    const double mbs = 16; /* microbatches of one sequence */
+    const double expect = 2 * (8 - 1) * sg + 2 * mbs * sg;
+    assert_true(fabs(r.breakdown.pp_s / expect - 1) < 1e-9);
+    /* with sequence parallelism the activation is sharded already: one
+     * 1/tp share per rank, no gather */
+    const comet_system_config cs = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_SELECTIVE, 1, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &cs, &r), 0);
+    const double shard = comet_system_p2p_s(&sys, 8, 8, act / 8);
+    assert_true(fabs(r.breakdown.pp_s / (2 * (8 - 1) * shard + 2 * mbs * shard) - 1) < 1e-9);
+    comet_system_free(&sys);
+}
+
 /* Terms the published runs showed missing (issue 36): with sequence
  * parallelism the weight gradients of QKV and FFN-in gather the sharded
  * LayerNorm output again (full recomputation gathers it in the rerun
@@ -1095,6 +1137,7 @@ int main(void)
         cmocka_unit_test(test_table6_chain),
         cmocka_unit_test(test_overlap_none),
         cmocka_unit_test(test_megatron_published),
+        cmocka_unit_test(test_pipeline_scatter_gather),
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),

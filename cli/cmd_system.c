@@ -122,6 +122,9 @@ static void print_result(const comet_system_result *r, int explain)
         r->parts[0].n);
     if (r->parts[1].n)
         printf(", backward %.4g s in %d", r->layer_bwd_s, r->parts[1].n);
+    if (r->weights_on_chip > 0)
+        printf("; the stage's weights stay on chip (%.4g MB, read once a step)",
+            r->weights_on_chip / 1e6);
     char buf[1024];
     for (int pass = 0; pass < 2; pass++) {
         if (!r->parts[pass].n)

@@ -253,6 +253,9 @@ typedef struct comet_system_result {
     double power_w; /**< provisioned power (NAN: unknown) */
     comet_system_parts parts[2]; /**< one layer's partitions: [0] forward, [1] backward */
     double layer_fwd_s, layer_bwd_s; /**< one layer, one microbatch */
+    double weights_on_chip; /**< dataflow: bytes of the stage's weights (and, training, their
+                                 gradient accumulators) kept on chip across microbatches, read
+                                 once a step (0: streamed every microbatch) */
 } comet_system_result;
 
 /**

@@ -438,7 +438,7 @@ static double acc_ratio(const sys_ctx *C)
 static double fit_passes(
     const sys_ctx *C, double resident, double per_tok, double *tile_out, double *onchip)
 {
-    const double T = C->L.T, sram = C->sys->sram_bytes;
+    const double T = C->L.T, sram = C->sys->sram_bytes - C->pinned;
     const double tmin = fmin(T, C->sys->gemm_rows > 0 ? C->sys->gemm_rows : 1);
     if (resident + tmin * per_tok <= sram) {
         *tile_out = T;
@@ -463,7 +463,8 @@ static double seg_passes(
     unsigned char seen[MAXT] = { 0 };
     for (int x = i; x < j; x++) {
         const kern *k = &g->k[x];
-        resident += k->w + k->wgrad * acc_ratio(C);
+        if (!(C->pinned > 0)) /* pinned: already held, outside this partition */
+            resident += k->w + k->wgrad * acc_ratio(C);
         for (int a = 0; a <= k->nin; a++) {
             const int t = a < k->nin ? k->in[a] : k->out;
             if (seen[t])
@@ -528,8 +529,8 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
         const double wf = fused ? passes : k->wf, af = fused ? 1 : k->af;
         /* streamed weight-gradient partial sums are written and read back at
          * the accumulator width once per tile after the first */
-        const double wg = k->wgrad * (1 + (passes - 1) * acc_ratio(C));
-        rd += k->w * wf + k->extra_rd + wg;
+        const double wg = C->pinned > 0 ? 0 : k->wgrad * (1 + (passes - 1) * acc_ratio(C));
+        rd += (C->pinned > 0 ? 0 : k->w * wf) + k->extra_rd + wg;
         wr += k->extra_wr + wg;
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];
@@ -626,7 +627,8 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
         wg += k->wgrad;
         xrd += k->extra_rd;
         xwr += k->extra_wr;
-        resident += k->w + k->wgrad * acc;
+        if (!(C->pinned > 0))
+            resident += k->w + k->wgrad * acc;
         double corr = 0; /* inputs first read here and still read later: depth 2 */
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];
@@ -685,8 +687,9 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                     scan_compare(C, g, i, j2, INFINITY); /* none longer fits either */
                 break;
             }
-            const double wgt = wg * (1 + (passes - 1) * acc);
-            const double rd = wsum * passes + xrd + wgt + rdin, wr = xwr + wgt + wrout;
+            const int pin = C->pinned > 0;
+            const double wgt = pin ? 0 : wg * (1 + (passes - 1) * acc);
+            const double rd = (pin ? 0 : wsum * passes) + xrd + wgt + rdin, wr = xwr + wgt + wrout;
             double c, mem, cm;
             t = engines_s(S, cg, cv, rd + wr, net, 1, &c, &mem, &cm);
         }
@@ -717,7 +720,7 @@ static double best_parts(
             ? comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes)
             : 0;
         double wf, af;
-        gemm_rereads(k, C->sys->sram_bytes, &wf, &af);
+        gemm_rereads(k, fmax(0, C->sys->sram_bytes - C->pinned), &wf, &af);
         k->wf = (float)wf;
         k->af = (float)af;
     }
@@ -820,6 +823,33 @@ void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
     layer_graph_cost(C, 1, &f, &b, &o2);
     if (o2.fwd_s + o2.bwd_s < out->fwd_s + out->bwd_s)
         *out = o2;
+    /* a chip whose on-chip memory holds every weight of its stage (and, in
+     * training, their gradient accumulators) keeps them there across
+     * microbatches (a wafer-scale chip's weight-stationary mode): they are
+     * read once a step, not once a microbatch, and the partitions fit in
+     * what remains; the faster of the two */
+    if (C->pinned > 0 || !(C->stage_layers > 0) || !(C->slots > 0))
+        return;
+    double w = 0, wg = 0;
+    for (int i = 0; i < f.nk; i++)
+        w += f.k[i].w;
+    if (C->L.phase == COMET_SYSTEM_TRAIN)
+        for (int i = 0; i < b.nk; i++)
+            wg += b.k[i].wgrad;
+    sys_ctx P = *C;
+    P.pinned = C->stage_layers * (w + wg * acc_ratio(C));
+    if (P.pinned >= C->sys->sram_bytes)
+        return;
+    /* compared over the step: every microbatch through every layer of the
+     * stage, plus the once-a-step load (step.c charges the same) */
+    const double n = C->stage_layers * C->slots, u = out->fwd_s + out->bwd_s;
+    for (int split = 0; split < 2; split++) {
+        layer_graph_cost(&P, split, &f, &b, &o2);
+        o2.pinned = P.pinned;
+        o2.pin_s = fmax(sys_mem_s(C->sys, P.pinned), C->stage_layers * (u - (o2.fwd_s + o2.bwd_s)));
+        if (n * (o2.fwd_s + o2.bwd_s) + o2.pin_s < n * (out->fwd_s + out->bwd_s))
+            *out = o2;
+    }
 }
 
 const char *comet_system_part_str(const comet_system_parts *p, int i, char *buf, size_t len)

@@ -99,6 +99,21 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     return 1;
 }
 
+/* A stage's passes of one layer in a step as assemble() counts them (the
+ * bubble as idle passes): what weights kept on chip save on. */
+static double pass_slots(const comet_system_opts *o, const comet_system_config *c, const setup *s)
+{
+    const double mbs = (double)(s->B / c->dp) / s->mb;
+    switch (o->phase) {
+    case COMET_SYSTEM_TRAIN:
+        return mbs + (double)(c->pp - 1) / c->interleave;
+    case COMET_SYSTEM_DECODE:
+        return fmax(mbs, c->pp);
+    default:
+        return mbs + c->pp - 1;
+    }
+}
+
 /* Memory of one chip of the first stage (it holds the most in 1F1B). */
 static void memory(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
@@ -270,13 +285,16 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
             bubble = (c->pp - mbs) * tf, steady -= bubble;
         pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
     }
-    r->step_s = steady + bubble + pp_s + dp_s + opt;
+    /* weights kept on chip across microbatches: read once a step, their
+     * accumulated gradients written once (eval.c's pinned bytes) */
+    const double pin_s = lo->pinned > 0 ? lo->pin_s : 0;
+    r->step_s = steady + bubble + pp_s + dp_s + opt + pin_s;
     const double per = mbs * Ls;
     r->breakdown.compute_s
         = per * (lo->fwd_bd.compute + lo->bwd_bd.compute) + mbs * hc * (train ? 3 : 1);
     r->breakdown.recompute_s = per * lo->bwd_bd.recompute;
     r->breakdown.memory_s
-        = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * (ht - hc) * (train ? 3 : 1);
+        = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * (ht - hc) * (train ? 3 : 1) + pin_s;
     r->breakdown.tp_s = per * (lo->fwd_bd.net + lo->bwd_bd.net);
     r->breakdown.bubble_s = bubble;
     r->breakdown.pp_s = pp_s;
@@ -294,9 +312,10 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     r->per_token_s = o->phase == COMET_SYSTEM_DECODE ? c->pp * tf + (c->pp - 1) * tp2p : 0;
     /* the bound: the slowest chip's compute and off-chip bytes at full
      * rate, overlapped perfectly, with nothing else */
-    const double stage_bytes = per * (lo->fwd_bd.bytes + lo->bwd_bd.bytes);
+    const double stage_bytes = per * (lo->fwd_bd.bytes + lo->bwd_bd.bytes) + fmax(0, lo->pinned);
     r->bound_s = fmax(r->breakdown.compute_s + r->breakdown.recompute_s, stage_bytes / sys->mem_bw);
     r->layer_fwd_s = lo->fwd_s;
+    r->weights_on_chip = fmax(0, lo->pinned);
     r->layer_bwd_s = lo->bwd_s;
     memcpy(r->parts, lo->parts, sizeof r->parts);
     r->feasible = 1;
@@ -336,7 +355,8 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
     cost_power(sys, r);
     /* memory needs the stored bytes per layer: from the cache, or cost the layer */
     const sys_layer_out *lo = cached;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP] };
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
+        pass_slots(o, c, &s), 0 };
     if (!lo) {
         sys_layer_cost(&C, scratch);
         lo = scratch;
@@ -357,7 +377,8 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         comet_system s2 = *sys;
         const double f2 = (r->mem.total - sys->mem_cap) / r->mem.total;
         s2.mem_bw = 1.0 / ((1 - f2) / sys->mem_bw + f2 / sys->mem2_bw);
-        sys_ctx C2 = { &s2, s.L, s.inner[COMET_SYSTEM_TP] };
+        sys_ctx C2 = { &s2, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
+            pass_slots(o, c, &s), 0 };
         sys_layer_cost(&C2, scratch);
         return assemble(&s2, m, o, c, &s, scratch, r);
     }
@@ -444,7 +465,8 @@ int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const come
     memset(&r, 0, sizeof r);
     if (!prepare(sys, m, o, c, &s, &r))
         return 0;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP] };
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
+        pass_slots(o, c, &s), 0 };
     sys_layer_cost(&C, out);
     return 1;
 }

@@ -758,6 +758,58 @@ static void test_megatron_published(void **st)
     }
 }
 
+/* A dataflow chip whose on-chip memory holds every weight of its stage
+ * and their gradient accumulators keeps them there across microbatches (a
+ * wafer-scale chip's weight-stationary mode): the result says how many
+ * bytes stay (the stage's weights at 2 B and accumulators at the
+ * description's width), the step beats the same chip with just too little
+ * on-chip memory to hold them, a GPU (kernel by kernel) never keeps them,
+ * and a step of one pass of one layer (nothing to save) never does. */
+static void test_weights_on_chip(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("sn10x8-ring", &h, err, sizeof err))
+        fail_msg("%s", err);
+    make_llm(&m, 16, 64, 16, 8, 2048, 64); /* hidden 1024: 25 MB of weights a layer */
+    if (comet_system_from_hw(&h, m.dtype, 8, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+    comet_system_config c
+        = cfg(1, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, COMET_SYSTEM_EXEC_DATAFLOW);
+    comet_system_result r, r2;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+    assert_true(r.feasible);
+    const double acc = sys.hw.acc_bytes > 0 ? sys.hw.acc_bytes : 4;
+    const double w = 12.0 * m.hidden * m.hidden; /* QKV, projection, FFN: one layer a chip */
+    if (!(fabs(r.weights_on_chip / (w * (m.bytes_per_elem + acc)) - 1) < 1e-9))
+        fail_msg("weights on chip %.9g B, expected %.9g", r.weights_on_chip,
+            w * (m.bytes_per_elem + acc));
+    assert_true(r.step_s >= r.bound_s * (1 - 1e-9));
+    comet_system small = sys;
+    small.sram_bytes = 0.999 * r.weights_on_chip;
+    assert_int_equal(comet_system_eval(&small, &m, &o, &c, &r2), 0);
+    assert_true(r2.feasible);
+    assert_true(r2.weights_on_chip == 0);
+    if (!(r.step_s < r2.step_s))
+        fail_msg("weights on chip %.9g s, streamed %.9g s", r.step_s, r2.step_s);
+    /* kernel by kernel: every kernel reads its weights */
+    c.exec = COMET_SYSTEM_EXEC_KERNEL;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r2), 0);
+    assert_true(r2.feasible && r2.weights_on_chip == 0);
+    /* one layer, one chip, one sequence: a single pass, nothing to save */
+    make_llm(&m, 16, 64, 16, 1, 2048, 1);
+    o.batch = 1;
+    c = cfg(1, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, COMET_SYSTEM_EXEC_DATAFLOW);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r2), 0);
+    assert_true(r2.feasible && r2.weights_on_chip == 0);
+    comet_system_free(&sys);
+}
+
 /* A pipeline between nodes with tensor parallelism and no sequence
  * parallelism sends each stage's activation the scatter/gather way
  * (Narayanan et al. 2021, Sec. 4.1): each of the tp ranks sends 1/tp of it
@@ -1138,6 +1190,7 @@ int main(void)
         cmocka_unit_test(test_overlap_none),
         cmocka_unit_test(test_megatron_published),
         cmocka_unit_test(test_pipeline_scatter_gather),
+        cmocka_unit_test(test_weights_on_chip),
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),

@@ -75,6 +75,9 @@ def block(text, name):
     return text[m.end():i - 1]
 
 
+# DFModel's folders named by the paper's figure or table they hold
+STUDIES = {"sram_dram": "fig19", "dataflow_mapping": "table6"}
+
 TOPOS = ["r_r_r", "r_sw_sw", "sw_sw_sw", "r_r", "r_fc", "r_sw", "sw_sw", "fc_fc", "r", "sw",
          "fc"]
 
@@ -248,7 +251,8 @@ def main():
         w.writerow(["id", "study", "execution", "sram_mib", "dram_gbps", "tp", "dp",
                     "num_config", "final_s", "util", "dir"])
         for rel, s, log in runs:
-            w.writerow([rel.replace("/", "-"), rel.split("/")[1] if "/" in rel else rel,
+            study = rel.split("/")[1] if "/" in rel else rel
+            w.writerow([rel.replace("/", "-"), STUDIES.get(study, study),
                         "dataflow" if s["style"] == "DATAFLOW" else "kernel",
                         "%g" % (s["sram"] / 1048576), "%g" % s["dram_bw"],
                         int(log.get("TP", 1)), int(log.get("DP", 1)), s["num_config"],

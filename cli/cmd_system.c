@@ -32,6 +32,9 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --recompute R     none, selective or full (default: searched; inference: none)\n"
         "  --seq-parallel    Megatron sequence parallelism (default: searched)\n"
         "  --no-seq-parallel without it\n"
+        "  --tp-comm-overlap training: each column-parallel GEMM's backward runs its\n"
+        "                    tensor-parallel collectives beside its GEMMs (Megatron-LM's\n"
+        "                    asynchronous backward communication; default: they wait)\n"
         "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
         "                    default: searched\n"
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
@@ -224,7 +227,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "threads", required_argument, NULL, 0x3011 }, { "link", required_argument, NULL, 0x3012 },
         { "partitions", required_argument, NULL, 0x3014 },
         { "sweep", required_argument, NULL, 0x3015 }, { "sensitivity", no_argument, NULL, 0x3016 },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "tp-comm-overlap", no_argument, NULL, 0x3017 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
     int threads = 0, sensitivity = 0;
@@ -306,6 +310,9 @@ int comet_cli_system(int argc, char **argv, int explore)
             break;
         case 0x300a:
             o.seq_parallel = 0;
+            break;
+        case 0x3017:
+            o.tp_overlap = 1;
             break;
         case 0x300b: {
             comet_system_exec e;

@@ -174,6 +174,12 @@ typedef struct comet_system_opts {
                          (DFModel's num_config); 0: the best number */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
+    int tp_overlap; /**< training, kernel by kernel: the backward of a column-parallel GEMM
+                         runs its tensor-parallel collectives asynchronously beside its
+                         GEMMs (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication:
+                         the input-gradient all-reduce or reduce-scatter beside the
+                         weight-gradient GEMM, sequence parallelism's re-all-gather beside
+                         the input-gradient GEMM); 0: each waits for its kernel */
 } comet_system_opts;
 
 /** Parallelisms (indices into comet_system_config.order). */

@@ -35,6 +35,8 @@ typedef struct kern {
     double coll_bytes; /* 0: none */
     double extra_rd, extra_wr; /* off-chip bytes outside the tensors (KV cache) */
     int recompute; /* a forward kernel run again in the backward */
+    int async; /* its collective runs beside its compute (kernel by kernel: the longer
+                  of the two) */
     /* precomputed per layer evaluation (best_parts): the kernel's compute
      * and collective times, and its re-read factors when it runs alone with
      * the whole on-chip memory */
@@ -340,6 +342,17 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
                     || !strcmp(k->name, "ffn_in"))) {
                 b->coll = in_coll;
                 b->coll_bytes = hd;
+                if (L->tp_overlap && strcmp(k->name, "q")) {
+                    /* async: it runs beside the weight-gradient GEMM (moved
+                     * there below); the re-all-gather of sequence
+                     * parallelism runs beside this GEMM instead */
+                    b->coll_bytes = 0;
+                    if (L->sp && L->rec != COMET_SYSTEM_RECOMPUTE_FULL) {
+                        b->coll = COMET_MODEL_ALLGATHER;
+                        b->coll_bytes = hd;
+                        b->async = 1;
+                    }
+                }
             }
             if (tp > 1 && L->sp && k->w > 0
                 && (!strcmp(k->name, "proj") || !strcmp(k->name, "ffn_out"))) {
@@ -369,6 +382,14 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
                     || !strcmp(k->name, "ffn_in"))) {
                 b->coll = COMET_MODEL_ALLGATHER;
                 b->coll_bytes = hd;
+            }
+            if (tp > 1 && L->tp_overlap
+                && (!strcmp(k->name, "qkv") || !strcmp(k->name, "ffn_in"))) {
+                /* the input gradient's all-reduce (reduce-scatter with
+                 * sequence parallelism) beside this GEMM */
+                b->coll = in_coll;
+                b->coll_bytes = hd;
+                b->async = 1;
             }
         }
     }
@@ -509,7 +530,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     comet_system_parts *parts)
 {
     const comet_system *S = C->sys;
-    double cg = 0, cv = 0, net = 0, rd = 0, wr = 0, rec = 0;
+    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0;
     /* one kernel alone tiles against the whole on-chip memory (its re-read
      * factors); a fused partition streams its weights `passes` times */
     double passes = 1, tile = C->L.T, onchip = NAN;
@@ -540,7 +561,10 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             seen[t] = 1;
             rd += g->t[t].bytes * (k->engine == E_GEMM && a == 0 ? af : 1);
         }
-        net += k->pnet;
+        if (k->async && !fused)
+            anet += k->pnet; /* beside its own compute */
+        else
+            net += k->pnet;
         /* the output leaves the chip when stored for the backward, kept, or
          * read by a kernel outside the partition */
         const tensor *o = &g->t[k->out];
@@ -551,13 +575,14 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
         wr += w;
     }
     double c, mem, cm;
-    const double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
+    double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
+    t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
     if (parts && parts->n < COMET_SYSTEM_MAX_KERNELS) {
         const int q = parts->n;
         parts->time_s[q] = (float)t;
         parts->compute_s[q] = (float)c;
         parts->memory_s[q] = (float)mem;
-        parts->network_s[q] = (float)net;
+        parts->network_s[q] = (float)(net + anet);
         parts->onchip_bytes[q] = (float)onchip;
         parts->weight_passes[q] = fused ? (float)passes : NAN;
     }

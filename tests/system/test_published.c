@@ -19,16 +19,15 @@
 #include <cmocka.h>
 
 /* Regression bounds: what the model met when the table was last made (mean
- * 5.7%, median -0.6%, max 21.0%: docs/validation-published.md), not the
- * issue's aims (5%, +-2%, 12%): the mean and the max are not met (the three
- * MT-NLG runs). */
-#define PUB_MEAN   0.065
-#define PUB_MEDIAN 0.02
+ * 5.0%, median -2.7%, max 21.0%: docs/validation-published.md), not the
+ * issue's aims (5%, +-2%, 12%): the median and the max are not met. */
+#define PUB_MEAN   0.055
+#define PUB_MEDIAN 0.03
 #define PUB_MAX    0.23
 
 typedef struct run {
     char id[32], source[32], system[32], rec[16], unit[16];
-    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp;
+    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov;
     double measured;
 } run;
 
@@ -53,13 +52,13 @@ static int load_runs(run *r, int max)
         }
         run *x = &r[n];
         const int k = sscanf(line,
-            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%lf,%15[^,"
-            "\n]",
+            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%lf,%"
+            "15[^,\n]",
             x->id, x->source, x->system, &x->gpus, &x->layers, &x->hidden, &x->heads, &x->seq,
             &x->vocab, &x->batch, &x->tp, &x->pp, &x->dp, &x->mb, &x->v, &x->zero, x->rec, &x->sp,
-            &x->measured, x->unit);
-        if (k != 20)
-            fail_msg("%s: row %d has %d fields, not 20: %s", path, n + 1, k, line);
+            &x->ov, &x->measured, x->unit);
+        if (k != 21)
+            fail_msg("%s: row %d has %d fields, not 21: %s", path, n + 1, k, line);
         n++;
     }
     fclose(f);
@@ -103,7 +102,7 @@ static void test_published_runs(void **st)
             fail_msg("%s", e);
         comet_system_llm m;
         memset(&m, 0, sizeof m);
-        snprintf(m.name, sizeof m.name, "%s", x->id);
+        snprintf(m.name, sizeof m.name, "%.31s", x->id);
         m.hidden = x->hidden;
         m.heads = m.kv_heads = x->heads;
         m.head_dim = x->hidden / x->heads;
@@ -131,6 +130,7 @@ static void test_published_runs(void **st)
             .dp = x->dp,
             .interleave = x->v,
             .zero = x->zero,
+            .tp_overlap = x->ov,
             .order_pinned = 1,
             .order = { COMET_SYSTEM_TP, COMET_SYSTEM_DP, COMET_SYSTEM_PP } };
         comet_system_result best;

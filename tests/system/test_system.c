@@ -248,6 +248,7 @@ static void gen_case(gcase *g)
     g->o.phase = (comet_system_phase)irand(0, 3);
     g->o.recompute = g->o.seq_parallel = g->o.exec = -1;
     g->o.context = g->o.phase == COMET_SYSTEM_DECODE ? irand(1, 4096) : 0;
+    g->o.tp_overlap = irand(0, 1);
     int tp = 1, pp = 1, dp = 1;
     const int chips = g->sys.chips;
     while (tp * 2 <= chips && g->m.heads % (tp * 2) == 0 && urand() < 0.5)
@@ -731,7 +732,10 @@ static void test_megatron_published(void **st)
             || comet_system_from_hw(&h, m.dtype, 8 * cases[i].pp, &sys, err, sizeof err))
             fail_msg("%s", err);
         comet_model_hw_free(&h);
-        comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = cases[i].batch };
+        /* Megatron-LM of 2022: the backward's tensor-parallel collectives
+         * asynchronous beside its GEMMs (docs/validation/published-runs.csv) */
+        comet_system_opts o
+            = { .phase = COMET_SYSTEM_TRAIN, .batch = cases[i].batch, .tp_overlap = 1 };
         comet_system_config full
             = cfg(8, cases[i].pp, 1, cases[i].mb, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
         comet_system_config sel
@@ -756,6 +760,60 @@ static void test_megatron_published(void **st)
             fail_msg("%s: gain %.3g, the paper's %.3g", cases[i].model, gain, paper);
         comet_system_free(&sys);
     }
+}
+
+/* Megatron-LM's asynchronous backward communication (tp_overlap): each
+ * column-parallel GEMM's input-gradient all-reduce (reduce-scatter with
+ * sequence parallelism) runs beside its weight-gradient GEMM, the
+ * re-all-gather beside its input-gradient GEMM. The step is shorter by at
+ * most those collectives, never below its bound; without tensor
+ * parallelism, or in inference, nothing changes. */
+static void test_tp_overlap(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    for (int sp = 0; sp < 2; sp++) {
+        comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+        comet_system_config c = cfg(
+            8, 8, 1, 1, sp ? COMET_SYSTEM_RECOMPUTE_SELECTIVE : COMET_SYSTEM_RECOMPUTE_FULL, sp, 0);
+        comet_system_result a, b;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+        o.tp_overlap = 1;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+        assert_true(a.feasible && b.feasible);
+        /* part of the TP time hidden, the compute unchanged */
+        if (!(b.step_s < a.step_s && b.breakdown.tp_s < a.breakdown.tp_s))
+            fail_msg("sp %d: overlapped %.6g s (TP %.6g), waiting %.6g s (TP %.6g)", sp, b.step_s,
+                b.breakdown.tp_s, a.step_s, a.breakdown.tp_s);
+        assert_true(b.step_s >= b.bound_s * (1 - 1e-9));
+        assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+        /* one chip of TP: no collective to hide */
+        c = cfg(1, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+        comet_system_result x, y;
+        o.tp_overlap = 0;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &x), 0);
+        o.tp_overlap = 1;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &y), 0);
+        if (x.feasible)
+            assert_true(fabs(x.step_s - y.step_s) <= 1e-12 * x.step_s);
+    }
+    /* inference: no backward */
+    comet_system_opts o = { .phase = COMET_SYSTEM_PREFILL, .batch = 8 };
+    comet_system_config c = cfg(8, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+    comet_system_result x, y;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &x), 0);
+    o.tp_overlap = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &y), 0);
+    assert_true(x.feasible && y.feasible && x.step_s == y.step_s);
+    comet_system_free(&sys);
 }
 
 /* A dataflow chip whose on-chip memory holds every weight of its stage
@@ -1191,6 +1249,7 @@ int main(void)
         cmocka_unit_test(test_megatron_published),
         cmocka_unit_test(test_pipeline_scatter_gather),
         cmocka_unit_test(test_weights_on_chip),
+        cmocka_unit_test(test_tp_overlap),
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),

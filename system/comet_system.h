@@ -180,6 +180,9 @@ typedef struct comet_system_opts {
                          the input-gradient all-reduce or reduce-scatter beside the
                          weight-gradient GEMM, sequence parallelism's re-all-gather beside
                          the input-gradient GEMM); 0: each waits for its kernel */
+    int one_step; /**< the step alone between barriers, as a benchmark times it: a decode
+                       step's pipeline fills and drains (1) instead of running in the steady
+                       state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
 } comet_system_opts;
 
 /** Parallelisms (indices into comet_system_config.order). */

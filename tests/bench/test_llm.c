@@ -121,6 +121,7 @@ static void check_grid(comet_llm_cfg c, const char *what)
     base.microbatch = 0;
     base.recompute_full = 0;
     base.attention_fused = 1;
+    base.threads = 1;
     const double lref = single(base, ref);
     comet_llm *m = NULL;
     char err[256];
@@ -157,15 +158,21 @@ static void test_grids(void **state)
             c.pp = pp;
             c.dp = world_size / (tp * pp);
             char what[96];
-            for (int v = 0; v < 4; v++) {
+            for (int v = 0; v < 6; v++) {
                 comet_llm_cfg x = c;
                 x.attention_fused = v != 1;
                 x.recompute_full = v == 2;
+                /* the rank's threads split each GEMM by columns (30 tokens)
+                 * and by rows (a batch of 12: 60 tokens) */
+                x.threads = v >= 4 ? 2 : 1;
+                if (v == 5)
+                    x.batch = 12;
                 /* a pipeline needs microbatches: 1F1B over 6 / dp of one sequence */
                 x.microbatch = v == 3 || pp > 1 ? 1 : 0;
-                snprintf(what, sizeof what, "tp=%d pp=%d dp=%d %s%s%s", x.tp, x.pp, x.dp,
-                    x.attention_fused ? "fused" : "unfused", x.recompute_full ? " recompute" : "",
-                    x.microbatch ? " microbatch 1" : "");
+                snprintf(what, sizeof what, "tp=%d pp=%d dp=%d %s%s%s threads %d batch %d", x.tp,
+                    x.pp, x.dp, x.attention_fused ? "fused" : "unfused",
+                    x.recompute_full ? " recompute" : "", x.microbatch ? " microbatch 1" : "",
+                    x.threads, x.batch);
                 check_grid(x, what);
             }
         }

@@ -35,6 +35,9 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --tp-comm-overlap training: each column-parallel GEMM's backward runs its\n"
         "                    tensor-parallel collectives beside its GEMMs (Megatron-LM's\n"
         "                    asynchronous backward communication; default: they wait)\n"
+        "  --grad-acc-kernel training: each weight gradient is added to the accumulated one\n"
+        "                    by a kernel of its own (PyTorch's AccumulateGrad, a DDP hook)\n"
+        "                    instead of in the GEMM (default: in the GEMM)\n"
         "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
         "                    default: searched\n"
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
@@ -227,7 +230,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "threads", required_argument, NULL, 0x3011 }, { "link", required_argument, NULL, 0x3012 },
         { "partitions", required_argument, NULL, 0x3014 },
         { "sweep", required_argument, NULL, 0x3015 }, { "sensitivity", no_argument, NULL, 0x3016 },
-        { "tp-comm-overlap", no_argument, NULL, 0x3017 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "tp-comm-overlap", no_argument, NULL, 0x3017 },
+        { "grad-acc-kernel", no_argument, NULL, 0x3018 }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
@@ -313,6 +317,9 @@ int comet_cli_system(int argc, char **argv, int explore)
             break;
         case 0x3017:
             o.tp_overlap = 1;
+            break;
+        case 0x3018:
+            o.grad_acc_kernel = 1;
             break;
         case 0x300b: {
             comet_system_exec e;

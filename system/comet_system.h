@@ -180,6 +180,12 @@ typedef struct comet_system_opts {
                          the input-gradient all-reduce or reduce-scatter beside the
                          weight-gradient GEMM, sequence parallelism's re-all-gather beside
                          the input-gradient GEMM); 0: each waits for its kernel */
+    int grad_acc_kernel; /**< training, kernel by kernel: each weight-gradient GEMM writes its
+                              gradient and a separate elementwise kernel adds it to the
+                              accumulated one (PyTorch's AccumulateGrad, Megatron-LM's DDP
+                              hook main_grad.add_(grad)): 3 more passes over the gradient;
+                              0: the GEMM accumulates in place (Megatron-LM's
+                              gradient-accumulation fusion) */
     int one_step; /**< the step alone between barriers, as a benchmark times it: a decode
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */

@@ -553,7 +553,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     comet_system_parts *parts)
 {
     const comet_system *S = C->sys;
-    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0;
+    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0, acc_b = 0;
     /* one kernel alone tiles against the whole on-chip memory (its re-read
      * factors); a fused partition streams its weights `passes` times */
     double passes = 1, tile = C->L.T, onchip = NAN;
@@ -585,8 +585,16 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
                 rec += ws;
         } else if (!(C->pinned > 0)) /* pinned: held on chip across microbatches */
             rd += k->w * wf;
-        rd += k->extra_rd + wg;
-        wr += k->extra_wr + wg;
+        if (k->wgrad > 0 && !dataflow && C->L.grad_acc_kernel) {
+            /* the GEMM writes the gradient; a kernel of its own reads it and
+             * the accumulated one and writes the sum */
+            wr += k->extra_wr + k->wgrad;
+            rd += k->extra_rd;
+            acc_b += 3 * k->wgrad;
+        } else {
+            rd += k->extra_rd + wg;
+            wr += k->extra_wr + wg;
+        }
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];
             const int p = g->t[t].producer;
@@ -611,6 +619,14 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
+    if (acc_b > 0) { /* the separate accumulation kernel, after the GEMM */
+        const double ma = sys_mem_s(S, acc_b);
+        t += ma;
+        mem += ma;
+        cm += ma;
+        rd += 2 * acc_b / 3;
+        wr += acc_b / 3;
+    }
     if (parts && parts->n < COMET_SYSTEM_MAX_KERNELS) {
         const int q = parts->n;
         parts->time_s[q] = (float)t;

@@ -94,6 +94,7 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->tp = c->tp;
     L->sp = c->tp > 1 && c->seq_parallel > 0;
     L->tp_overlap = o->tp_overlap && o->phase == COMET_SYSTEM_TRAIN;
+    L->grad_acc_kernel = o->grad_acc_kernel && o->phase == COMET_SYSTEM_TRAIN;
     L->rec = c->recompute;
     L->exec = c->exec;
     L->nparts = o->partitions;

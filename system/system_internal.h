@@ -17,6 +17,7 @@ typedef struct sys_layer {
     int dropout; /* training's forward has dropouts (the workload's dropout > 0) */
     int tp, sp;
     int tp_overlap; /* comet_system_opts.tp_overlap */
+    int grad_acc_kernel; /* comet_system_opts.grad_acc_kernel */
     comet_system_recompute rec;
     comet_system_exec exec;
     int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */

@@ -19,15 +19,16 @@
 #include <cmocka.h>
 
 /* Regression bounds: what the model met when the table was last made (mean
- * 5.0%, median -2.7%, max 21.0%: docs/validation-published.md), not the
- * issue's aims (5%, +-2%, 12%): the median and the max are not met. */
-#define PUB_MEAN   0.055
-#define PUB_MEDIAN 0.03
-#define PUB_MAX    0.23
+ * 4.3%, median -1.3%, max 18.7%: docs/validation-published.md), not the
+ * issue's aims (5%, +-2%, 12%): the max (the three MT-NLG runs) is not
+ * met. */
+#define PUB_MEAN   0.05
+#define PUB_MEDIAN 0.02
+#define PUB_MAX    0.20
 
 typedef struct run {
     char id[32], source[32], system[32], rec[16], unit[16];
-    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov;
+    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov, acc;
     double measured;
 } run;
 
@@ -52,13 +53,13 @@ static int load_runs(run *r, int max)
         }
         run *x = &r[n];
         const int k = sscanf(line,
-            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%lf,%"
+            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%d,%lf,%"
             "15[^,\n]",
             x->id, x->source, x->system, &x->gpus, &x->layers, &x->hidden, &x->heads, &x->seq,
             &x->vocab, &x->batch, &x->tp, &x->pp, &x->dp, &x->mb, &x->v, &x->zero, x->rec, &x->sp,
-            &x->ov, &x->measured, x->unit);
-        if (k != 21)
-            fail_msg("%s: row %d has %d fields, not 21: %s", path, n + 1, k, line);
+            &x->ov, &x->acc, &x->measured, x->unit);
+        if (k != 22)
+            fail_msg("%s: row %d has %d fields, not 22: %s", path, n + 1, k, line);
         n++;
     }
     fclose(f);
@@ -131,6 +132,7 @@ static void test_published_runs(void **st)
             .interleave = x->v,
             .zero = x->zero,
             .tp_overlap = x->ov,
+            .grad_acc_kernel = x->acc,
             .order_pinned = 1,
             .order = { COMET_SYSTEM_TP, COMET_SYSTEM_DP, COMET_SYSTEM_PP } };
         comet_system_result best;

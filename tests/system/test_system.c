@@ -249,6 +249,7 @@ static void gen_case(gcase *g)
     g->o.recompute = g->o.seq_parallel = g->o.exec = -1;
     g->o.context = g->o.phase == COMET_SYSTEM_DECODE ? irand(1, 4096) : 0;
     g->o.tp_overlap = irand(0, 1);
+    g->o.grad_acc_kernel = irand(0, 1);
     int tp = 1, pp = 1, dp = 1;
     const int chips = g->sys.chips;
     while (tp * 2 <= chips && g->m.heads % (tp * 2) == 0 && urand() < 0.5)
@@ -762,6 +763,57 @@ static void test_megatron_published(void **st)
     }
 }
 
+/* A weight gradient added to the accumulated one by a kernel of its own
+ * (grad_acc_kernel: PyTorch's AccumulateGrad, Megatron-LM's DDP hook of
+ * 2021) instead of in the GEMM: kernel by kernel, per microbatch and
+ * layer, the GEMM writes the gradient (no read) and the extra kernel reads
+ * it and the sum and writes the sum: two more passes over the layer's
+ * weight bytes at most the memory's rate; compute unchanged; nothing in
+ * inference or on a dataflow chip. */
+static void test_grad_acc_kernel(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 32 };
+    const comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.grad_acc_kernel = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    const double Ls = m.layers / 8.0, mbs = 32, wl = 12.0 * m.hidden * m.hidden / 8 * 2;
+    const double extra = Ls * mbs * 2 * wl / sys.mem_bw; /* at full rate: a floor */
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("memory %.6g s -> %.6g s: less than %.6g s more", a.breakdown.memory_s,
+            b.breakdown.memory_s, extra);
+    assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+    assert_true(b.step_s >= b.bound_s * (1 - 1e-9));
+    /* dataflow and inference: unchanged */
+    comet_system_config d = c;
+    d.exec = COMET_SYSTEM_EXEC_DATAFLOW;
+    comet_system_result x, y;
+    o.grad_acc_kernel = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &d, &x), 0);
+    o.grad_acc_kernel = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &d, &y), 0);
+    assert_true(x.feasible == y.feasible && (!x.feasible || x.step_s == y.step_s));
+    o.phase = COMET_SYSTEM_PREFILL;
+    const comet_system_config p = cfg(8, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &p, &y), 0);
+    o.grad_acc_kernel = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &p, &x), 0);
+    assert_true(x.feasible && y.feasible && x.step_s == y.step_s);
+    comet_system_free(&sys);
+}
+
 /* Megatron-LM's asynchronous backward communication (tp_overlap): each
  * column-parallel GEMM's input-gradient all-reduce (reduce-scatter with
  * sequence parallelism) runs beside its weight-gradient GEMM, the
@@ -1250,6 +1302,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_scatter_gather),
         cmocka_unit_test(test_weights_on_chip),
         cmocka_unit_test(test_tp_overlap),
+        cmocka_unit_test(test_grad_acc_kernel),
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),

@@ -32,6 +32,12 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --recompute R     none, selective or full (default: searched; inference: none)\n"
         "  --seq-parallel    Megatron sequence parallelism (default: searched)\n"
         "  --no-seq-parallel without it\n"
+        "  --tp-comm-overlap training: each column-parallel GEMM's backward runs its\n"
+        "                    tensor-parallel collectives beside its GEMMs (Megatron-LM's\n"
+        "                    asynchronous backward communication; default: they wait)\n"
+        "  --grad-acc-kernel training: each weight gradient is added to the accumulated one\n"
+        "                    by a kernel of its own (PyTorch's AccumulateGrad, a DDP hook)\n"
+        "                    instead of in the GEMM (default: in the GEMM)\n"
         "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
         "                    default: searched\n"
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
@@ -122,6 +128,9 @@ static void print_result(const comet_system_result *r, int explain)
         r->parts[0].n);
     if (r->parts[1].n)
         printf(", backward %.4g s in %d", r->layer_bwd_s, r->parts[1].n);
+    if (r->weights_on_chip > 0)
+        printf("; the stage's weights stay on chip (%.4g MB, read once a step)",
+            r->weights_on_chip / 1e6);
     char buf[1024];
     for (int pass = 0; pass < 2; pass++) {
         if (!r->parts[pass].n)
@@ -221,7 +230,9 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "threads", required_argument, NULL, 0x3011 }, { "link", required_argument, NULL, 0x3012 },
         { "partitions", required_argument, NULL, 0x3014 },
         { "sweep", required_argument, NULL, 0x3015 }, { "sensitivity", no_argument, NULL, 0x3016 },
-        COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
+        { "tp-comm-overlap", no_argument, NULL, 0x3017 },
+        { "grad-acc-kernel", no_argument, NULL, 0x3018 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
     int threads = 0, sensitivity = 0;
@@ -303,6 +314,12 @@ int comet_cli_system(int argc, char **argv, int explore)
             break;
         case 0x300a:
             o.seq_parallel = 0;
+            break;
+        case 0x3017:
+            o.tp_overlap = 1;
+            break;
+        case 0x3018:
+            o.grad_acc_kernel = 1;
             break;
         case 0x300b: {
             comet_system_exec e;

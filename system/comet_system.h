@@ -174,6 +174,18 @@ typedef struct comet_system_opts {
                          (DFModel's num_config); 0: the best number */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
+    int tp_overlap; /**< training, kernel by kernel: the backward of a column-parallel GEMM
+                         runs its tensor-parallel collectives asynchronously beside its
+                         GEMMs (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication:
+                         the input-gradient all-reduce or reduce-scatter beside the
+                         weight-gradient GEMM, sequence parallelism's re-all-gather beside
+                         the input-gradient GEMM); 0: each waits for its kernel */
+    int grad_acc_kernel; /**< training, kernel by kernel: each weight-gradient GEMM writes its
+                              gradient and a separate elementwise kernel adds it to the
+                              accumulated one (PyTorch's AccumulateGrad, Megatron-LM's DDP
+                              hook main_grad.add_(grad)): 3 more passes over the gradient;
+                              0: the GEMM accumulates in place (Megatron-LM's
+                              gradient-accumulation fusion) */
     int one_step; /**< the step alone between barriers, as a benchmark times it: a decode
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
@@ -256,6 +268,9 @@ typedef struct comet_system_result {
     double power_w; /**< provisioned power (NAN: unknown) */
     comet_system_parts parts[2]; /**< one layer's partitions: [0] forward, [1] backward */
     double layer_fwd_s, layer_bwd_s; /**< one layer, one microbatch */
+    double weights_on_chip; /**< dataflow: bytes of the stage's weights (and, training, their
+                                 gradient accumulators) kept on chip across microbatches, read
+                                 once a step (0: streamed every microbatch) */
 } comet_system_result;
 
 /**

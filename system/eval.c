@@ -35,6 +35,8 @@ typedef struct kern {
     double coll_bytes; /* 0: none */
     double extra_rd, extra_wr; /* off-chip bytes outside the tensors (KV cache) */
     int recompute; /* a forward kernel run again in the backward */
+    int async; /* its collective runs beside its compute (kernel by kernel: the longer
+                  of the two) */
     /* precomputed per layer evaluation (best_parts): the kernel's compute
      * and collective times, and its re-read factors when it runs alone with
      * the whole on-chip memory */
@@ -340,6 +342,17 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
                     || !strcmp(k->name, "ffn_in"))) {
                 b->coll = in_coll;
                 b->coll_bytes = hd;
+                if (L->tp_overlap && strcmp(k->name, "q")) {
+                    /* async: it runs beside the weight-gradient GEMM (moved
+                     * there below); the re-all-gather of sequence
+                     * parallelism runs beside this GEMM instead */
+                    b->coll_bytes = 0;
+                    if (L->sp && L->rec != COMET_SYSTEM_RECOMPUTE_FULL) {
+                        b->coll = COMET_MODEL_ALLGATHER;
+                        b->coll_bytes = hd;
+                        b->async = 1;
+                    }
+                }
             }
             if (tp > 1 && L->sp && k->w > 0
                 && (!strcmp(k->name, "proj") || !strcmp(k->name, "ffn_out"))) {
@@ -369,6 +382,14 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
                     || !strcmp(k->name, "ffn_in"))) {
                 b->coll = COMET_MODEL_ALLGATHER;
                 b->coll_bytes = hd;
+            }
+            if (tp > 1 && L->tp_overlap
+                && (!strcmp(k->name, "qkv") || !strcmp(k->name, "ffn_in"))) {
+                /* the input gradient's all-reduce (reduce-scatter with
+                 * sequence parallelism) beside this GEMM */
+                b->coll = in_coll;
+                b->coll_bytes = hd;
+                b->async = 1;
             }
         }
     }
@@ -461,7 +482,7 @@ static double acc_ratio(const sys_ctx *C)
 static double fit_passes(
     const sys_ctx *C, double resident, double per_tok, double *tile_out, double *onchip)
 {
-    const double T = C->L.T, sram = C->sys->sram_bytes;
+    const double T = C->L.T, sram = C->sys->sram_bytes - C->pinned;
     const double tmin = fmin(T, C->sys->gemm_rows > 0 ? C->sys->gemm_rows : 1);
     if (resident + tmin * per_tok <= sram) {
         *tile_out = T;
@@ -486,7 +507,8 @@ static double seg_passes(
     unsigned char seen[MAXT] = { 0 };
     for (int x = i; x < j; x++) {
         const kern *k = &g->k[x];
-        resident += k->w + k->wgrad * acc_ratio(C);
+        if (!(C->pinned > 0)) /* pinned: already held, outside this partition */
+            resident += k->w + k->wgrad * acc_ratio(C);
         for (int a = 0; a <= k->nin; a++) {
             const int t = a < k->nin ? k->in[a] : k->out;
             if (seen[t])
@@ -531,7 +553,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     comet_system_parts *parts)
 {
     const comet_system *S = C->sys;
-    double cg = 0, cv = 0, net = 0, rd = 0, wr = 0, rec = 0;
+    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0, acc_b = 0;
     /* one kernel alone tiles against the whole on-chip memory (its re-read
      * factors); a fused partition streams its weights `passes` times */
     double passes = 1, tile = C->L.T, onchip = NAN;
@@ -555,16 +577,24 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
         const double wf = fused ? passes : k->wf, af = fused ? 1 : k->af;
         /* streamed weight-gradient partial sums are written and read back at
          * the accumulator width once per tile after the first */
-        const double wg = k->wgrad * (1 + (passes - 1) * acc_ratio(C));
+        const double wg = C->pinned > 0 ? 0 : k->wgrad * (1 + (passes - 1) * acc_ratio(C));
         if (serial_w && k->engine == E_GEMM && k->w > 0) {
             const double ws = sys_mem_s(S, k->w * wf);
             cg += ws;
             if (k->recompute)
                 rec += ws;
-        } else
+        } else if (!(C->pinned > 0)) /* pinned: held on chip across microbatches */
             rd += k->w * wf;
-        rd += k->extra_rd + wg;
-        wr += k->extra_wr + wg;
+        if (k->wgrad > 0 && !dataflow && C->L.grad_acc_kernel) {
+            /* the GEMM writes the gradient; a kernel of its own reads it and
+             * the accumulated one and writes the sum */
+            wr += k->extra_wr + k->wgrad;
+            rd += k->extra_rd;
+            acc_b += 3 * k->wgrad;
+        } else {
+            rd += k->extra_rd + wg;
+            wr += k->extra_wr + wg;
+        }
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];
             const int p = g->t[t].producer;
@@ -573,7 +603,10 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             seen[t] = 1;
             rd += g->t[t].bytes * (k->engine == E_GEMM && a == 0 ? af : 1);
         }
-        net += k->pnet;
+        if (k->async && !fused)
+            anet += k->pnet; /* beside its own compute */
+        else
+            net += k->pnet;
         /* the output leaves the chip when stored for the backward, kept, or
          * read by a kernel outside the partition */
         const tensor *o = &g->t[k->out];
@@ -584,13 +617,22 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
         wr += w;
     }
     double c, mem, cm;
-    const double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
+    double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
+    t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
+    if (acc_b > 0) { /* the separate accumulation kernel, after the GEMM */
+        const double ma = sys_mem_s(S, acc_b);
+        t += ma;
+        mem += ma;
+        cm += ma;
+        rd += 2 * acc_b / 3;
+        wr += acc_b / 3;
+    }
     if (parts && parts->n < COMET_SYSTEM_MAX_KERNELS) {
         const int q = parts->n;
         parts->time_s[q] = (float)t;
         parts->compute_s[q] = (float)c;
         parts->memory_s[q] = (float)mem;
-        parts->network_s[q] = (float)net;
+        parts->network_s[q] = (float)(net + anet);
         parts->onchip_bytes[q] = (float)onchip;
         parts->weight_passes[q] = fused ? (float)passes : NAN;
     }
@@ -660,7 +702,8 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
         wg += k->wgrad;
         xrd += k->extra_rd;
         xwr += k->extra_wr;
-        resident += k->w + k->wgrad * acc;
+        if (!(C->pinned > 0))
+            resident += k->w + k->wgrad * acc;
         double corr = 0; /* inputs first read here and still read later: depth 2 */
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];
@@ -719,8 +762,9 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                     scan_compare(C, g, i, j2, INFINITY); /* none longer fits either */
                 break;
             }
-            const double wgt = wg * (1 + (passes - 1) * acc);
-            const double rd = wsum * passes + xrd + wgt + rdin, wr = xwr + wgt + wrout;
+            const int pin = C->pinned > 0;
+            const double wgt = pin ? 0 : wg * (1 + (passes - 1) * acc);
+            const double rd = (pin ? 0 : wsum * passes) + xrd + wgt + rdin, wr = xwr + wgt + wrout;
             double c, mem, cm;
             t = engines_s(S, cg, cv, rd + wr, net, 1, &c, &mem, &cm);
         }
@@ -751,7 +795,7 @@ static double best_parts(
             ? comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes)
             : 0;
         double wf, af;
-        gemm_rereads(k, C->sys->sram_bytes, &wf, &af);
+        gemm_rereads(k, fmax(0, C->sys->sram_bytes - C->pinned), &wf, &af);
         k->wf = (float)wf;
         k->af = (float)af;
     }
@@ -854,6 +898,33 @@ void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
     layer_graph_cost(C, 1, &f, &b, &o2);
     if (o2.fwd_s + o2.bwd_s < out->fwd_s + out->bwd_s)
         *out = o2;
+    /* a chip whose on-chip memory holds every weight of its stage (and, in
+     * training, their gradient accumulators) keeps them there across
+     * microbatches (a wafer-scale chip's weight-stationary mode): they are
+     * read once a step, not once a microbatch, and the partitions fit in
+     * what remains; the faster of the two */
+    if (C->pinned > 0 || !(C->stage_layers > 0) || !(C->slots > 0))
+        return;
+    double w = 0, wg = 0;
+    for (int i = 0; i < f.nk; i++)
+        w += f.k[i].w;
+    if (C->L.phase == COMET_SYSTEM_TRAIN)
+        for (int i = 0; i < b.nk; i++)
+            wg += b.k[i].wgrad;
+    sys_ctx P = *C;
+    P.pinned = C->stage_layers * (w + wg * acc_ratio(C));
+    if (P.pinned >= C->sys->sram_bytes)
+        return;
+    /* compared over the step: every microbatch through every layer of the
+     * stage, plus the once-a-step load (step.c charges the same) */
+    const double n = C->stage_layers * C->slots, u = out->fwd_s + out->bwd_s;
+    for (int split = 0; split < 2; split++) {
+        layer_graph_cost(&P, split, &f, &b, &o2);
+        o2.pinned = P.pinned;
+        o2.pin_s = fmax(sys_mem_s(C->sys, P.pinned), C->stage_layers * (u - (o2.fwd_s + o2.bwd_s)));
+        if (n * (o2.fwd_s + o2.bwd_s) + o2.pin_s < n * (out->fwd_s + out->bwd_s))
+            *out = o2;
+    }
 }
 
 const char *comet_system_part_str(const comet_system_parts *p, int i, char *buf, size_t len)

@@ -13,7 +13,7 @@
 /* Layer costs depend only on these; the pipeline and data-parallel
  * degrees, interleaving and order (beyond the TP group's stride) do not. */
 typedef struct lkey {
-    int tp, tp_inner, mb, sp, rec, exec;
+    int tp, tp_inner, mb, sp, rec, exec, pp, dp, v; /* pp, dp, v: dataflow (weights on chip) */
 } lkey;
 
 typedef struct lcache {
@@ -68,6 +68,9 @@ static const sys_layer_out *cache_get(lcache *lc, const comet_system *sys,
     k.sp = c->tp > 1 && c->seq_parallel > 0;
     k.rec = (int)c->recompute;
     k.exec = (int)c->exec;
+    k.pp = c->exec == COMET_SYSTEM_EXEC_DATAFLOW ? c->pp : 0;
+    k.dp = c->exec == COMET_SYSTEM_EXEC_DATAFLOW ? c->dp : 0;
+    k.v = c->exec == COMET_SYSTEM_EXEC_DATAFLOW ? c->interleave : 0;
     if (2 * (lc->n + 1) > lc->cap && cache_grow(lc))
         return NULL;
     unsigned s = lhash(&k) & (unsigned)(lc->cap - 1);
@@ -365,5 +368,6 @@ json_t *comet_system_result_json(const comet_system_result *r)
         j, "partition_detail", json_pack("{s:o,s:o}", "forward", dt[0], "backward", dt[1]));
     json_object_set_new(j, "layer_s",
         json_pack("{s:f,s:f}", "forward", r->layer_fwd_s, "backward", r->layer_bwd_s));
+    json_object_set_new(j, "weights_on_chip_bytes", json_real(r->weights_on_chip));
     return j;
 }

@@ -93,10 +93,27 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->dropout = m->dropout > 0;
     L->tp = c->tp;
     L->sp = c->tp > 1 && c->seq_parallel > 0;
+    L->tp_overlap = o->tp_overlap && o->phase == COMET_SYSTEM_TRAIN;
+    L->grad_acc_kernel = o->grad_acc_kernel && o->phase == COMET_SYSTEM_TRAIN;
     L->rec = c->recompute;
     L->exec = c->exec;
     L->nparts = o->partitions;
     return 1;
+}
+
+/* A stage's passes of one layer in a step as assemble() counts them (the
+ * bubble as idle passes): what weights kept on chip save on. */
+static double pass_slots(const comet_system_opts *o, const comet_system_config *c, const setup *s)
+{
+    const double mbs = (double)(s->B / c->dp) / s->mb;
+    switch (o->phase) {
+    case COMET_SYSTEM_TRAIN:
+        return mbs + (double)(c->pp - 1) / c->interleave;
+    case COMET_SYSTEM_DECODE:
+        return fmax(mbs, c->pp);
+    default:
+        return mbs + c->pp - 1;
+    }
 }
 
 /* Memory of one chip of the first stage (it holds the most in 1F1B). */
@@ -214,7 +231,20 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     const double tf = Ls * lo->fwd_s + ht, tb = train ? Ls * lo->bwd_s + 2 * ht : 0;
     /* pipeline point-to-point: one activation (its gradient back) per stage boundary */
     const double p2p_bytes = s->L.T * m->hidden * m->bytes_per_elem / (s->L.sp ? c->tp : 1);
-    const double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
+    double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
+    if (c->tp > 1 && !s->L.sp && c->pp > 1) {
+        /* the activation is replicated over the tensor-parallel group: each
+         * rank sends its 1/tp share over its own link and the next stage's
+         * group all-gathers it (Megatron's scatter/gather, Narayanan et al.
+         * 2021, Sec. 4.1; DeepSpeed's pipeline engine partitions its
+         * activations over the model-parallel ranks the same way); the
+         * faster of the two */
+        const double sg
+            = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes / c->tp)
+            + comet_system_coll_s(
+                sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, p2p_bytes);
+        tp2p = fmin(tp2p, sg);
+    }
     double steady, bubble, pp_s, dp_s = 0, opt = 0;
     memset(&r->breakdown, 0, sizeof r->breakdown);
     const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
@@ -259,13 +289,16 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
             bubble = (c->pp - mbs) * tf, steady -= bubble;
         pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
     }
-    r->step_s = steady + bubble + pp_s + dp_s + opt;
+    /* weights kept on chip across microbatches: read once a step, their
+     * accumulated gradients written once (eval.c's pinned bytes) */
+    const double pin_s = lo->pinned > 0 ? lo->pin_s : 0;
+    r->step_s = steady + bubble + pp_s + dp_s + opt + pin_s;
     const double per = mbs * Ls;
     r->breakdown.compute_s
         = per * (lo->fwd_bd.compute + lo->bwd_bd.compute) + mbs * hc * (train ? 3 : 1);
     r->breakdown.recompute_s = per * lo->bwd_bd.recompute;
     r->breakdown.memory_s
-        = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * (ht - hc) * (train ? 3 : 1);
+        = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * (ht - hc) * (train ? 3 : 1) + pin_s;
     r->breakdown.tp_s = per * (lo->fwd_bd.net + lo->bwd_bd.net);
     r->breakdown.bubble_s = bubble;
     r->breakdown.pp_s = pp_s;
@@ -283,9 +316,10 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     r->per_token_s = o->phase == COMET_SYSTEM_DECODE ? c->pp * tf + (c->pp - 1) * tp2p : 0;
     /* the bound: the slowest chip's compute and off-chip bytes at full
      * rate, overlapped perfectly, with nothing else */
-    const double stage_bytes = per * (lo->fwd_bd.bytes + lo->bwd_bd.bytes);
+    const double stage_bytes = per * (lo->fwd_bd.bytes + lo->bwd_bd.bytes) + fmax(0, lo->pinned);
     r->bound_s = fmax(r->breakdown.compute_s + r->breakdown.recompute_s, stage_bytes / sys->mem_bw);
     r->layer_fwd_s = lo->fwd_s;
+    r->weights_on_chip = fmax(0, lo->pinned);
     r->layer_bwd_s = lo->bwd_s;
     memcpy(r->parts, lo->parts, sizeof r->parts);
     r->feasible = 1;
@@ -325,7 +359,8 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
     cost_power(sys, r);
     /* memory needs the stored bytes per layer: from the cache, or cost the layer */
     const sys_layer_out *lo = cached;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP] };
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
+        pass_slots(o, c, &s), 0 };
     if (!lo) {
         sys_layer_cost(&C, scratch);
         lo = scratch;
@@ -346,7 +381,8 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         comet_system s2 = *sys;
         const double f2 = (r->mem.total - sys->mem_cap) / r->mem.total;
         s2.mem_bw = 1.0 / ((1 - f2) / sys->mem_bw + f2 / sys->mem2_bw);
-        sys_ctx C2 = { &s2, s.L, s.inner[COMET_SYSTEM_TP] };
+        sys_ctx C2 = { &s2, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
+            pass_slots(o, c, &s), 0 };
         sys_layer_cost(&C2, scratch);
         return assemble(&s2, m, o, c, &s, scratch, r);
     }
@@ -433,7 +469,8 @@ int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const come
     memset(&r, 0, sizeof r);
     if (!prepare(sys, m, o, c, &s, &r))
         return 0;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP] };
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
+        pass_slots(o, c, &s), 0 };
     sys_layer_cost(&C, out);
     return 1;
 }

@@ -16,6 +16,8 @@ typedef struct sys_layer {
     int gated;
     int dropout; /* training's forward has dropouts (the workload's dropout > 0) */
     int tp, sp;
+    int tp_overlap; /* comet_system_opts.tp_overlap */
+    int grad_acc_kernel; /* comet_system_opts.grad_acc_kernel */
     comet_system_recompute rec;
     comet_system_exec exec;
     int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */
@@ -26,6 +28,12 @@ typedef struct sys_ctx {
     const comet_system *sys;
     sys_layer L;
     int tp_inner; /* chips inside the TP group's stride (degrees placed inside it) */
+    double stage_layers; /* layers on this chip (dataflow: whether their weights stay on chip) */
+    double slots; /* a stage's passes of a layer in a step, as step.c counts them (training:
+                     microbatches + (pp-1)/v of bubble; prefill mb + pp - 1; decode
+                     max(mb, pp)): what keeping the weights on chip saves on */
+    double pinned; /* bytes of the stage's weights (and weight-gradient accumulators) held on
+                      chip across microbatches; 0: every microbatch streams them */
 } sys_ctx;
 
 /** Parts of a pass's time (seconds) and its off-chip bytes. */
@@ -44,6 +52,10 @@ typedef struct sys_layer_out {
     double act_grads; /* bytes of the gradients of every kernel input (Calculon's
                          activation_grads): the backward's gradient buffers */
     comet_system_parts parts[2]; /* forward, backward */
+    double pinned; /* bytes of the stage's weights kept on chip across microbatches (read
+                      once a step, their gradients written once); 0: streamed */
+    double pin_s; /* seconds of that once-a-step load, never less than what streaming them
+                     costs one microbatch (the first microbatch fetches them anyway) */
 } sys_layer_out;
 
 /** Seconds to move `bytes` to or from off-chip memory at its bandwidth and the

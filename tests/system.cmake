@@ -6,3 +6,7 @@ comet_add_test(test_published SOURCES system/test_published.c LIBS comet_system 
 comet_add_test(test_system_profile SOURCES system/test_system_profile.c LIBS comet_system comet_model
                LABELS system)
 target_link_libraries(test_system_profile PRIVATE m)
+# comet beside DFModel's released runs (docs/validation/dfmodel-runs.csv): Fig. 19's ranking,
+# Table VI's chain.
+comet_add_test(test_dfmodel_runs SOURCES system/test_dfmodel_runs.c LIBS comet_system comet_model
+               LABELS system model TIMEOUT 600)

@@ -18,16 +18,17 @@
 
 #include <cmocka.h>
 
-/* Regression bounds: what the model met when the table was made (mean
- * 7.3%, median -4.2%, max 23.8%: docs/validation-published.md), not the
- * issue's aims (5%, +-2%, 12%), which it does not meet yet. */
-#define PUB_MEAN   0.10
-#define PUB_MEDIAN 0.06
-#define PUB_MAX    0.25
+/* Regression bounds: what the model met when the table was last made (mean
+ * 4.3%, median -1.3%, max 18.7%: docs/validation-published.md), not the
+ * issue's aims (5%, +-2%, 12%): the max (the three MT-NLG runs) is not
+ * met. */
+#define PUB_MEAN   0.05
+#define PUB_MEDIAN 0.02
+#define PUB_MAX    0.20
 
 typedef struct run {
     char id[32], source[32], system[32], rec[16], unit[16];
-    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp;
+    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov, acc;
     double measured;
 } run;
 
@@ -52,13 +53,13 @@ static int load_runs(run *r, int max)
         }
         run *x = &r[n];
         const int k = sscanf(line,
-            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%lf,%15[^,"
-            "\n]",
+            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%d,%lf,%"
+            "15[^,\n]",
             x->id, x->source, x->system, &x->gpus, &x->layers, &x->hidden, &x->heads, &x->seq,
             &x->vocab, &x->batch, &x->tp, &x->pp, &x->dp, &x->mb, &x->v, &x->zero, x->rec, &x->sp,
-            &x->measured, x->unit);
-        if (k != 20)
-            fail_msg("%s: row %d has %d fields, not 20: %s", path, n + 1, k, line);
+            &x->ov, &x->acc, &x->measured, x->unit);
+        if (k != 22)
+            fail_msg("%s: row %d has %d fields, not 22: %s", path, n + 1, k, line);
         n++;
     }
     fclose(f);
@@ -102,7 +103,7 @@ static void test_published_runs(void **st)
             fail_msg("%s", e);
         comet_system_llm m;
         memset(&m, 0, sizeof m);
-        snprintf(m.name, sizeof m.name, "%s", x->id);
+        snprintf(m.name, sizeof m.name, "%.31s", x->id);
         m.hidden = x->hidden;
         m.heads = m.kv_heads = x->heads;
         m.head_dim = x->hidden / x->heads;
@@ -130,6 +131,8 @@ static void test_published_runs(void **st)
             .dp = x->dp,
             .interleave = x->v,
             .zero = x->zero,
+            .tp_overlap = x->ov,
+            .grad_acc_kernel = x->acc,
             .order_pinned = 1,
             .order = { COMET_SYSTEM_TP, COMET_SYSTEM_DP, COMET_SYSTEM_PP } };
         comet_system_result best;

@@ -248,6 +248,8 @@ static void gen_case(gcase *g)
     g->o.phase = (comet_system_phase)irand(0, 3);
     g->o.recompute = g->o.seq_parallel = g->o.exec = -1;
     g->o.context = g->o.phase == COMET_SYSTEM_DECODE ? irand(1, 4096) : 0;
+    g->o.tp_overlap = irand(0, 1);
+    g->o.grad_acc_kernel = irand(0, 1);
     int tp = 1, pp = 1, dp = 1;
     const int chips = g->sys.chips;
     while (tp * 2 <= chips && g->m.heads % (tp * 2) == 0 && urand() < 0.5)
@@ -731,7 +733,10 @@ static void test_megatron_published(void **st)
             || comet_system_from_hw(&h, m.dtype, 8 * cases[i].pp, &sys, err, sizeof err))
             fail_msg("%s", err);
         comet_model_hw_free(&h);
-        comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = cases[i].batch };
+        /* Megatron-LM of 2022: the backward's tensor-parallel collectives
+         * asynchronous beside its GEMMs (docs/validation/published-runs.csv) */
+        comet_system_opts o
+            = { .phase = COMET_SYSTEM_TRAIN, .batch = cases[i].batch, .tp_overlap = 1 };
         comet_system_config full
             = cfg(8, cases[i].pp, 1, cases[i].mb, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
         comet_system_config sel
@@ -756,6 +761,205 @@ static void test_megatron_published(void **st)
             fail_msg("%s: gain %.3g, the paper's %.3g", cases[i].model, gain, paper);
         comet_system_free(&sys);
     }
+}
+
+/* A weight gradient added to the accumulated one by a kernel of its own
+ * (grad_acc_kernel: PyTorch's AccumulateGrad, Megatron-LM's DDP hook of
+ * 2021) instead of in the GEMM: kernel by kernel, per microbatch and
+ * layer, the GEMM writes the gradient (no read) and the extra kernel reads
+ * it and the sum and writes the sum: two more passes over the layer's
+ * weight bytes at most the memory's rate; compute unchanged; nothing in
+ * inference or on a dataflow chip. */
+static void test_grad_acc_kernel(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 32 };
+    const comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.grad_acc_kernel = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    const double Ls = m.layers / 8.0, mbs = 32, wl = 12.0 * m.hidden * m.hidden / 8 * 2;
+    const double extra = Ls * mbs * 2 * wl / sys.mem_bw; /* at full rate: a floor */
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("memory %.6g s -> %.6g s: less than %.6g s more", a.breakdown.memory_s,
+            b.breakdown.memory_s, extra);
+    assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+    assert_true(b.step_s >= b.bound_s * (1 - 1e-9));
+    /* dataflow and inference: unchanged */
+    comet_system_config d = c;
+    d.exec = COMET_SYSTEM_EXEC_DATAFLOW;
+    comet_system_result x, y;
+    o.grad_acc_kernel = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &d, &x), 0);
+    o.grad_acc_kernel = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &d, &y), 0);
+    assert_true(x.feasible == y.feasible && (!x.feasible || x.step_s == y.step_s));
+    o.phase = COMET_SYSTEM_PREFILL;
+    const comet_system_config p = cfg(8, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &p, &y), 0);
+    o.grad_acc_kernel = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &p, &x), 0);
+    assert_true(x.feasible && y.feasible && x.step_s == y.step_s);
+    comet_system_free(&sys);
+}
+
+/* Megatron-LM's asynchronous backward communication (tp_overlap): each
+ * column-parallel GEMM's input-gradient all-reduce (reduce-scatter with
+ * sequence parallelism) runs beside its weight-gradient GEMM, the
+ * re-all-gather beside its input-gradient GEMM. The step is shorter by at
+ * most those collectives, never below its bound; without tensor
+ * parallelism, or in inference, nothing changes. */
+static void test_tp_overlap(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    for (int sp = 0; sp < 2; sp++) {
+        comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+        comet_system_config c = cfg(
+            8, 8, 1, 1, sp ? COMET_SYSTEM_RECOMPUTE_SELECTIVE : COMET_SYSTEM_RECOMPUTE_FULL, sp, 0);
+        comet_system_result a, b;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+        o.tp_overlap = 1;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+        assert_true(a.feasible && b.feasible);
+        /* part of the TP time hidden, the compute unchanged */
+        if (!(b.step_s < a.step_s && b.breakdown.tp_s < a.breakdown.tp_s))
+            fail_msg("sp %d: overlapped %.6g s (TP %.6g), waiting %.6g s (TP %.6g)", sp, b.step_s,
+                b.breakdown.tp_s, a.step_s, a.breakdown.tp_s);
+        assert_true(b.step_s >= b.bound_s * (1 - 1e-9));
+        assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+        /* one chip of TP: no collective to hide */
+        c = cfg(1, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+        comet_system_result x, y;
+        o.tp_overlap = 0;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &x), 0);
+        o.tp_overlap = 1;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &y), 0);
+        if (x.feasible)
+            assert_true(fabs(x.step_s - y.step_s) <= 1e-12 * x.step_s);
+    }
+    /* inference: no backward */
+    comet_system_opts o = { .phase = COMET_SYSTEM_PREFILL, .batch = 8 };
+    comet_system_config c = cfg(8, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+    comet_system_result x, y;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &x), 0);
+    o.tp_overlap = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &y), 0);
+    assert_true(x.feasible && y.feasible && x.step_s == y.step_s);
+    comet_system_free(&sys);
+}
+
+/* A dataflow chip whose on-chip memory holds every weight of its stage
+ * and their gradient accumulators keeps them there across microbatches (a
+ * wafer-scale chip's weight-stationary mode): the result says how many
+ * bytes stay (the stage's weights at 2 B and accumulators at the
+ * description's width), the step beats the same chip with just too little
+ * on-chip memory to hold them, a GPU (kernel by kernel) never keeps them,
+ * and a step of one pass of one layer (nothing to save) never does. */
+static void test_weights_on_chip(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("sn10x8-ring", &h, err, sizeof err))
+        fail_msg("%s", err);
+    make_llm(&m, 16, 64, 16, 8, 2048, 64); /* hidden 1024: 25 MB of weights a layer */
+    if (comet_system_from_hw(&h, m.dtype, 8, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+    comet_system_config c
+        = cfg(1, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, COMET_SYSTEM_EXEC_DATAFLOW);
+    comet_system_result r, r2;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+    assert_true(r.feasible);
+    const double acc = sys.hw.acc_bytes > 0 ? sys.hw.acc_bytes : 4;
+    const double w = 12.0 * m.hidden * m.hidden; /* QKV, projection, FFN: one layer a chip */
+    if (!(fabs(r.weights_on_chip / (w * (m.bytes_per_elem + acc)) - 1) < 1e-9))
+        fail_msg("weights on chip %.9g B, expected %.9g", r.weights_on_chip,
+            w * (m.bytes_per_elem + acc));
+    assert_true(r.step_s >= r.bound_s * (1 - 1e-9));
+    comet_system small = sys;
+    small.sram_bytes = 0.999 * r.weights_on_chip;
+    assert_int_equal(comet_system_eval(&small, &m, &o, &c, &r2), 0);
+    assert_true(r2.feasible);
+    assert_true(r2.weights_on_chip == 0);
+    if (!(r.step_s < r2.step_s))
+        fail_msg("weights on chip %.9g s, streamed %.9g s", r.step_s, r2.step_s);
+    /* kernel by kernel: every kernel reads its weights */
+    c.exec = COMET_SYSTEM_EXEC_KERNEL;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r2), 0);
+    assert_true(r2.feasible && r2.weights_on_chip == 0);
+    /* one layer, one chip, one sequence: a single pass, nothing to save */
+    make_llm(&m, 16, 64, 16, 1, 2048, 1);
+    o.batch = 1;
+    c = cfg(1, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_NONE, 0, COMET_SYSTEM_EXEC_DATAFLOW);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r2), 0);
+    assert_true(r2.feasible && r2.weights_on_chip == 0);
+    comet_system_free(&sys);
+}
+
+/* A pipeline between nodes with tensor parallelism and no sequence
+ * parallelism sends each stage's activation the scatter/gather way
+ * (Narayanan et al. 2021, Sec. 4.1): each of the tp ranks sends 1/tp of it
+ * over its own InfiniBand link and the next stage's group all-gathers it
+ * over NVLink. The step's pipeline term is exactly that, for every
+ * microbatch in both directions (the preset overlaps nothing), and below
+ * the whole activation sent over one link. */
+static void test_pipeline_scatter_gather(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 16 };
+    const comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result r;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+    assert_true(r.feasible);
+    const double act = 2048.0 * m.hidden * m.bytes_per_elem; /* one sequence */
+    /* stages 8 GPUs apart: each boundary crosses InfiniBand */
+    const double whole = comet_system_p2p_s(&sys, 8, 8, act);
+    const double sg = comet_system_p2p_s(&sys, 8, 8, act / 8)
+        + comet_system_coll_s(&sys, COMET_MODEL_ALLGATHER, 1, 8, act);
+    assert_true(sg < whole);
+    const double mbs = 16; /* microbatches of one sequence */
+    const double expect = 2 * (8 - 1) * sg + 2 * mbs * sg;
+    assert_true(fabs(r.breakdown.pp_s / expect - 1) < 1e-9);
+    /* with sequence parallelism the activation is sharded already: one
+     * 1/tp share per rank, no gather */
+    const comet_system_config cs = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_SELECTIVE, 1, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &cs, &r), 0);
+    const double shard = comet_system_p2p_s(&sys, 8, 8, act / 8);
+    assert_true(fabs(r.breakdown.pp_s / (2 * (8 - 1) * shard + 2 * mbs * shard) - 1) < 1e-9);
+    comet_system_free(&sys);
 }
 
 /* Terms the published runs showed missing (issue 36): with sequence
@@ -1095,6 +1299,10 @@ int main(void)
         cmocka_unit_test(test_table6_chain),
         cmocka_unit_test(test_overlap_none),
         cmocka_unit_test(test_megatron_published),
+        cmocka_unit_test(test_pipeline_scatter_gather),
+        cmocka_unit_test(test_weights_on_chip),
+        cmocka_unit_test(test_tp_overlap),
+        cmocka_unit_test(test_grad_acc_kernel),
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""comet beside DFModel's released runs (Ko et al., arXiv 2412.16432).
+
+Reads a DFModel checkout the user gives (github.com/fengqian-ayce/DFModel:
+every directory with user_input/setup.txt and a log.txt that ends with a
+result), runs this build's comet on the same system, workload, degrees and
+execution, and prints comet's step beside DFModel's `final_s` with their
+ratio (CSV on stdout or --out), then the median, p10 and p90 of the ratios.
+
+    scripts/dfmodel-compare.py --dfmodel ~/src/DFModel [--comet build/comet]
+        [--under LLM] [--out runs.csv] [--summary]
+
+--summary prints DFModel's side alone in the form of
+docs/validation/dfmodel-runs.csv (what tests/system/test_dfmodel_runs.c
+reads): id, study, execution, SRAM MiB, DDR GB/s, TP, DP, num_config,
+final_s, utilisation, directory.
+
+Nothing of DFModel is copied or run here: its text-format setup (system,
+accelerator, memory, topology, llm, execution) is read field by field and
+written out as a comet hardware description and workload:
+
+- chip: `core` cores of `systolic_width` x `systolic_height` arrays at
+  `freq` GHz (peak 2 w h cores f), `sram_cap` bytes on chip, `dram_bw`
+  GB/s and `dram_cap` bytes of DRAM; GEMMs at `compute_util` of peak when
+  the run sets it (else at peak); `perfect_overlap: true` overlaps compute,
+  memory and network (else nothing overlaps);
+- network: one level per topology dimension (r: ring, sw: switch, fc:
+  fully connected), innermost first (x, y, z); a ring's `link_bw` counts
+  both directions of its link (comet's ring is two counter-rotating rings
+  of half of it), a switch's or a fully connected level's is taken as the
+  per-chip bandwidth; DFModel's links have no latency (0 here too);
+- workload: the `llm` block (hidden, heads, head dim, sequence, layers,
+  global batch), FFN 4x hidden, no LM head; the graph's phase: training
+  when it has backward kernels (no recomputation), else the forward;
+- configuration: TP, PP, DP as the log prints them, in the order of the
+  dimensions' `par_*`, the run's microbatch, and its `num_config` as
+  `--partitions` for a dataflow run that gives one.
+
+Runs whose workload is not an LLM (DLRM, HPL, FFT, SSM) are skipped and
+counted. DFModel models some things differently (it never reads an LLM's
+weights from DRAM; its bubble formula is not 1F1B's); docs/system.md names
+them beside the ratios they explain.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def num(text, key, default=None):
+    m = re.search(r"^\s*%s\s*:\s*([-+0-9.eE]+)" % re.escape(key), text, re.M)
+    return float(m.group(1)) if m else default
+
+
+def word(text, key, default=None):
+    m = re.search(r"^\s*%s\s*:\s*\"?([A-Za-z_]+)\"?" % re.escape(key), text, re.M)
+    return m.group(1) if m else default
+
+
+def block(text, name):
+    """The body of the first `name {...}` block (braces balanced)."""
+    m = re.search(r"(^|\s)%s\s*\{" % re.escape(name), text)
+    if not m:
+        return None
+    i, depth = m.end(), 1
+    while i < len(text) and depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[m.end():i - 1]
+
+
+# DFModel's folders named by the paper's figure or table they hold
+STUDIES = {"sram_dram": "fig19", "dataflow_mapping": "table6"}
+
+TOPOS = ["r_r_r", "r_sw_sw", "sw_sw_sw", "r_r", "r_fc", "r_sw", "sw_sw", "fc_fc", "r", "sw",
+         "fc"]
+
+
+def parse_setup(path):
+    with open(path) as f:
+        text = f.read()
+    llm = block(text, "llm")
+    system = block(text, "system")
+    if llm is None or system is None:
+        return None
+    acc, mem = block(system, "accelerator"), block(system, "memory")
+    topo = None
+    for t in TOPOS:
+        body = block(system, t)
+        if body is not None:
+            topo = (t, body)
+            break
+    if acc is None or mem is None or topo is None:
+        return None
+    dims = []
+    for axis, kind in zip("xyz", topo[0].split("_")):
+        dims.append({"kind": kind, "size": int(num(topo[1], axis, 0) or 0),
+                     "bw": num(topo[1], "link_bw_" + axis, 0),
+                     "par": word(topo[1], "par_" + axis, "")})
+    execution = block(text, "execution") or block(text, "miscellany") or ""
+    cu = re.search(r"^\s*compute_util\s*:\s*([0-9.eE+-]+)", execution, re.M)
+    return {
+        "bwd": "fwd_bwd: BWD" in text,
+        "chips": int(num(system, "num_chip", 1)),
+        "core": int(num(acc, "core")), "w": int(num(acc, "systolic_width")),
+        "h": int(num(acc, "systolic_height")), "sram": num(acc, "sram_cap"),
+        "freq": num(acc, "freq"), "dram_bw": num(mem, "dram_bw"),
+        "dram_cap": num(mem, "dram_cap"), "topo": topo[0], "dims": dims,
+        "hidden": int(num(llm, "hidden_dim")), "head_dim": int(num(llm, "head_dim")),
+        "heads": int(num(llm, "num_head")), "seq": int(num(llm, "seq_len")),
+        "layers": int(num(llm, "num_layer")), "batch": int(num(llm, "global_batch_size")),
+        "mb": int(num(llm, "micro_batch_size", 1)),
+        "style": word(execution, "execution_style", "KERNEL_BY_KERNEL"),
+        "num_config": int(num(execution, "num_config", 0) or 0),
+        "overlap": (word(execution, "perfect_overlap", "false") or "").lower() == "true",
+        "util": float(cu.group(1)) if cu else None,
+    }
+
+
+def parse_log(path):
+    """DFModel's result: the lines after its statistics (None: no result)."""
+    with open(path, errors="replace") as f:
+        text = f.read()
+    out = {}
+    for key, name in (("final_s", "final_s"), ("TP", "TP"), ("PP", "PP"), ("DP", "DP"),
+                      ("util", "System FLOPS Utilization")):
+        m = re.findall(r"^%s\s+([-+0-9.eE]+)\s*$" % re.escape(name), text, re.M)
+        if m:
+            out[key] = float(m[-1])
+    return out if "final_s" in out else None
+
+
+def mesh_dims(n):
+    a = int(math.sqrt(n))
+    while a > 1 and n % a:
+        a -= 1
+    return [n // a, a]
+
+
+def hw_yaml(s, path):
+    kinds = {"r": "ring", "sw": "switch", "fc": "full"}
+    lines = []
+    for d in s["dims"]:
+        if d["size"] <= 0:
+            continue
+        bw = d["bw"] / 2 if d["kind"] == "r" else d["bw"]
+        lines.append("    - {topology: %s, dims: [%d], link_bw: %g GB/s, hop_latency: 0 ns}"
+                     % (kinds[d["kind"]], d["size"], bw))
+    if not lines:
+        lines.append("    - {topology: switch, dims: [1], link_bw: 1 GB/s, hop_latency: 0 ns}")
+    peak = 2.0 * s["w"] * s["h"] * s["core"] * s["freq"] / 1e3  # TFLOP/s
+    gemm = "{engine: systolic, rows: %d, cols: %d, arrays: 1%s}" % (
+        s["w"], s["h"], ", efficiency: %g" % s["util"] if s["util"] else "")
+    my, mx = mesh_dims(s["core"])
+    with open(path, "w") as f:
+        f.write("""schema: comet.hw.v2
+name: dfmodel-run
+kind: accelerator
+clock: %g GHz
+bytes_per_elem: 2
+overlap: [%s]
+clusters_per_chip: 1
+clusters:
+  count: %d
+  network:
+%s
+cores:
+  count: %d
+  network: {topology: mesh2d, dims: [%d, %d], link_bw: 1 TB/s, hop_latency: 0 ns}
+memory:
+  dram: {capacity: %.0f B, bw: %g GB/s, shared_by: chip}
+  global_buffer: {capacity: %.0f B, bw: 10 TB/s}
+  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}
+gemm: %s
+vector:
+  width: %d
+compute: {bf16: %g TFLOP/s}
+""" % (s["freq"], "gemm, vector, memory, network" if s["overlap"] else "none", s["chips"],
+            "\n".join(lines), s["core"], mx, my, s["dram_cap"], s["dram_bw"], s["sram"], gemm,
+            s["w"], peak))
+
+
+def run_comet(args, s, log, tmp, tag):
+    hw, wl = os.path.join(tmp, tag + ".hw.yaml"), os.path.join(tmp, tag + ".llm.yaml")
+    hw_yaml(s, hw)
+    with open(wl, "w") as f:
+        f.write("schema: comet.llm.v1\nname: %s\nhidden: %d\nheads: %d\nhead_dim: %d\n"
+                "ffn: %d\nlayers: %d\nseq: %d\nvocab: 0\nglobal_batch: %d\ndtype: bf16\n"
+                % (tag, s["hidden"], s["heads"], s["head_dim"], 4 * s["hidden"], s["layers"],
+                   s["seq"], s["batch"]))
+    deg = {"tp": int(log.get("TP", 1)), "pp": int(log.get("PP", 1)), "dp": int(log.get("DP", 1))}
+    order = [d["par"].lower() for d in s["dims"] if d["par"].lower() in deg]
+    order += [k for k in ("tp", "dp", "pp") if k not in order]
+    spec = "tp=%d,pp=%d,dp=%d,microbatch=%d,order=%s" % (deg["tp"], deg["pp"], deg["dp"],
+                                                         s["mb"], "-".join(order[:3]))
+    cmd = [args.comet, "predict", "--hw", hw, "--workload", wl, "--batch", str(s["batch"]),
+           "--phase", "train" if s["bwd"] else "forward", "--no-seq-parallel",
+           "--execution", "dataflow" if s["style"] == "DATAFLOW" else "kernel",
+           "--parallel", spec, "--json"]
+    if s["bwd"]:
+        cmd += ["--recompute", "none"]
+    if s["style"] == "DATAFLOW" and s["num_config"] > 0:
+        cmd += ["--partitions", str(s["num_config"])]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        return None, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
+    d = json.loads(p.stdout)
+    r = d.get("result", d)
+    step = r.get("step_s")
+    if step is None or not r.get("feasible", True):
+        return None, r.get("reason", "infeasible")
+    return step, ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dfmodel", required=True, help="a DFModel checkout")
+    ap.add_argument("--comet", default="build/comet")
+    ap.add_argument("--under", default="", help="only runs under this folder (e.g. LLM)")
+    ap.add_argument("--out", help="CSV file (default: stdout)")
+    ap.add_argument("--summary", action="store_true",
+                    help="DFModel's side alone (docs/validation/dfmodel-runs.csv rows)")
+    args = ap.parse_args()
+    root = os.path.abspath(args.dfmodel)
+    if not os.path.isdir(root):
+        sys.exit("comet: --dfmodel %s: not a directory" % args.dfmodel)
+    runs, skipped = [], 0
+    for dirpath, _, files in os.walk(os.path.join(root, args.under)):
+        if os.path.basename(dirpath) != "user_input" or "setup.txt" not in files:
+            continue
+        rundir = os.path.dirname(dirpath)
+        logp = os.path.join(rundir, "log.txt")
+        if not os.path.exists(logp):
+            continue
+        s = parse_setup(os.path.join(dirpath, "setup.txt"))
+        log = parse_log(logp)
+        if s is None or log is None:
+            skipped += 1
+            continue
+        runs.append((os.path.relpath(rundir, root), s, log))
+    runs.sort()
+    out = open(args.out, "w", newline="") if args.out else sys.stdout
+    w = csv.writer(out, lineterminator="\n")
+    if args.summary:
+        w.writerow(["id", "study", "execution", "sram_mib", "dram_gbps", "tp", "dp",
+                    "num_config", "final_s", "util", "dir"])
+        for rel, s, log in runs:
+            study = rel.split("/")[1] if "/" in rel else rel
+            w.writerow([rel.replace("/", "-"), STUDIES.get(study, study),
+                        "dataflow" if s["style"] == "DATAFLOW" else "kernel",
+                        "%g" % (s["sram"] / 1048576), "%g" % s["dram_bw"],
+                        int(log.get("TP", 1)), int(log.get("DP", 1)), s["num_config"],
+                        repr(log["final_s"]), repr(log.get("util", float("nan"))), rel])
+        print("# %d runs with a result, %d skipped (not an LLM setup or no result)"
+              % (len(runs), skipped), file=sys.stderr)
+        return
+    w.writerow(["dir", "execution", "phase", "tp", "pp", "dp", "dfmodel_s", "comet_s",
+                "comet_over_dfmodel", "note"])
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (rel, s, log) in enumerate(runs):
+            step, note = run_comet(args, s, log, tmp, "run%d" % i)
+            ratio = step / log["final_s"] if step else float("nan")
+            if step:
+                ratios.append(ratio)
+            w.writerow([rel, s["style"].lower(), "train" if s["bwd"] else "forward",
+                        int(log.get("TP", 1)), int(log.get("PP", 1)), int(log.get("DP", 1)),
+                        "%.6g" % log["final_s"], "%.6g" % step if step else "",
+                        "%.4g" % ratio if step else "", note])
+    if ratios:
+        q = statistics.quantiles(ratios, n=10) if len(ratios) > 1 else ratios * 9
+        print("# %d runs compared (%d skipped): comet/DFModel median %.3g, p10 %.3g, p90 %.3g"
+              % (len(ratios), skipped, statistics.median(ratios), q[0], q[-1]), file=sys.stderr)
+    else:
+        print("# no run compared (%d skipped)" % skipped, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -393,10 +393,21 @@ static int translate_mapping(
                                 pb->dim[d], (unsigned long long)fac(a, 0, d));
                 }
             }
-            if (core)
+            if (core && a && !n->spatial) {
+                /* the core-level temporal loop: comet's ct_m/ct_n/ct_k, each
+                 * sub-tile paying the systolic fill and drain */
+                mp->ct_m = (int)fac(a, 0, dm);
+                mp->ct_n = dn >= 0 ? (int)fac(a, 0, dn) : 1;
+                mp->ct_k = (int)fac(a, 0, dk);
+                if (n->n_perm)
+                    drop(tr, f, n->line,
+                        "permutation at the core level (%s): comet's core loop order is fixed "
+                        "(its sub-tiles cost the same in any order)",
+                        in->arch.level[n->move[0].child].name);
+            } else if (core)
                 drop(tr, f, n->line,
-                    "factors and permutation at the core level (%s): comet's core runs the "
-                    "whole step tile, its fill/drain once per step",
+                    "factors and permutation at the core level (%s) of a tensor other than the "
+                    "GEMM's: not carried",
                     in->arch.level[n->move[0].child].name);
             else if (n->n_perm && !n->spatial)
                 drop(tr, f, n->line, "permutation: comet's loop order is fixed (M steps outer)");

@@ -148,7 +148,7 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
         r.dram_bytes, r.t_dram > 0 ? r.dram_bytes / r.t_dram : 0.0, r.t_dram);
     fprintf(fp,
         "  noc     = max(bytes / GB bw %.0f, bytes / (cores x link %.0f)) + hops -> %.0f cycles\n",
-        hw->gb.bw, hw->core_net.link_bw, r.t_noc);
+        hw->gb.bw, comet_model_net_bw(&hw->core_net), r.t_noc);
     if (!r.ncoll)
         fprintf(fp, "  colls   = none (no reduction dimension split%s)\n",
             !mp->fused && mp->cs_n > 1 ? "; the intermediate goes through memory" : "");

@@ -591,7 +591,8 @@ static double eval_bounds(const comet_model_hw *hw, const comet_model_mapping *m
     } else if (mp->inter_gb && !mp->fused) {
         /* the intermediate kept on chip: written and read once through
          * every cluster's global buffer and core network */
-        const double on_bw = fmin(hw->gb.bw, hw->cores * hw->core_net.link_bw) * hw->clusters;
+        const double on_bw
+            = fmin(hw->gb.bw, hw->cores * comet_model_net_bw(&hw->core_net)) * hw->clusters;
         r->bound_dram = io_bytes / (hw->dram.bw * inst);
         r->bound_inter = on_bw > 0 ? inter_rt / on_bw : 0;
     } else {
@@ -968,8 +969,10 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* and each K sub-tile of the core-level loop inside a step likewise */
     const double kpieces = ksub * (!cpu ? fmin(e.ctk, Kc) : 1);
     const double psum_core = (kpieces - 1) * 2 * mrow * ncore * cfr * acc;
-    if (psum_core > 0 && hw->lb.bw > 0)
-        tg += psum_core / hw->lb.bw;
+    /* through the output part's own port where it has one */
+    const double psum_bw = hw->lb_output_bw > 0 ? hw->lb_output_bw : hw->lb.bw;
+    if (psum_core > 0 && psum_bw > 0)
+        tg += psum_core / psum_bw;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
@@ -1064,7 +1067,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* the passes read and write it at the slower of the global buffer and
      * the core network that carries it to the cores' vector units */
     const double inter_bw_cl = cpu ? comet_model_cpu_level_bw(hw, inter_cl, C)
-        : igb                      ? fmin(hw->gb.bw, C * hw->core_net.link_bw)
+        : igb                      ? fmin(hw->gb.bw, C * comet_model_net_bw(&hw->core_net))
                                    : dram_bw_cl;
     const double t_in = dram_step / dram_bw_cl;
     /* a CPU result below the streaming size stays in the cache level it
@@ -1114,7 +1117,26 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
                 += (nd->out_shape == COMET_MODEL_T_MD ? tm * od.Nout : tm) * acc * (mp->ks_n - 1);
             combine_lat += ceil(log2(mp->ks_n)) * hw->core_net.hop_latency;
         }
-    const double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
+    /* the cores' buffers take a step's bytes through their ports: the input
+     * part A (Q), the weight part a streamed B (K, V), the output part the
+     * results; each part at its own port where the description gives them
+     * (local_buffer.input_bw, ...), else all through the one shared port
+     * (an accelerator's explicit buffers; a CPU's caches are in its
+     * measured rates) */
+    double t_port = 0;
+    if (!cpu && hw->lb.bw > 0) {
+        const double in_core = mcore * (att ? K : Kc) * e.ob;
+        const double w_core = !b_resident || !b_local ? (att ? 2 * K : Kc) * ncore * e.ob : 0;
+        const double out_core
+            = mcore * (mp->fused ? (att ? Nout : cdiv(nfin, mp->ks_n)) : ncore) * b;
+        const double ib = hw->lb_input_bw, wb = hw->lb_weight_bw, ob_bw = hw->lb_output_bw;
+        t_port = ib > 0 && wb > 0 && ob_bw > 0
+            ? fmax(in_core / ib, fmax(w_core / wb, out_core / ob_bw))
+            : (in_core + w_core + out_core) / hw->lb.bw;
+    }
+    const double t_noc_step
+        = fmax(fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * comet_model_net_bw(&hw->core_net))),
+              t_port)
         + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]) + combine_lat;
 
     /* ---- explicit collective nodes ---- */

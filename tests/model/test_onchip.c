@@ -197,6 +197,66 @@ static void test_core_temporal(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* A channel that serialises W-bit flits every t_enq cycles carries at most
+ * W / 8 / t_enq bytes a cycle (edge: 512 / 8 / 2 = 32 of its 64 B/cycle
+ * port): the core network's transfers and the collectives take longer than
+ * at the port's rate, never shorter. */
+static void test_channel(void **s)
+{
+    (void)s;
+    comet_model_hw hw;
+    load("edge", &hw);
+    assert_true(comet_model_net_bw(&hw.core_net) == 32);
+    assert_true(comet_model_net_bw(&hw.cluster_net) == 32);
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 1024, .N = 1024, .K = 256 };
+    comet_model_mapping mp = map(1, 1, 1, 4, 1, 1, 4, 64, 256);
+    comet_model_result rc, rw;
+    comet_model_eval(&hw, &pb, &mp, &rc);
+    comet_model_hw wide = hw;
+    wide.core_net.channel_bits = wide.cluster_net.channel_bits = 0;
+    assert_true(comet_model_net_bw(&wide.core_net) == 64);
+    comet_model_eval(&wide, &pb, &mp, &rw);
+    assert_true(rc.valid && rw.valid);
+    assert_true(rc.t_noc > rw.t_noc && rc.t_coll > rw.t_coll && rc.cycles >= rw.cycles);
+    comet_model_hw_free(&hw);
+}
+
+/* The local buffer's input, weight and output parts with their own ports
+ * take a step's bytes side by side; one shared port takes them in turn. The
+ * partial sums of K sub-tiles go through the output port. */
+static void test_buffer_ports(void **s)
+{
+    (void)s;
+    comet_model_hw hw;
+    load("edge", &hw);
+    /* slow ports, so that they bind */
+    hw.lb.bw = 8;
+    hw.lb_input_bw = hw.lb_weight_bw = hw.lb_output_bw = 8;
+    comet_model_problem pb = { .op = COMET_MODEL_GEMM_SOFTMAX, .M = 256, .N = 256, .K = 128 };
+    comet_model_mapping mp = map(1, 1, 1, 4, 1, 1, 4, 64, 128);
+    comet_model_result rp, r1;
+    comet_model_eval(&hw, &pb, &mp, &rp);
+    comet_model_hw shared = hw;
+    shared.lb_input_bw = shared.lb_weight_bw = shared.lb_output_bw = 0;
+    comet_model_eval(&shared, &pb, &mp, &r1);
+    assert_true(rp.valid && r1.valid);
+    assert_true(r1.t_noc > rp.t_noc);
+    /* partial sums: two K sub-tiles read and write a 64 x 16 fp32 tile once
+     * more per step, at the output port */
+    comet_model_mapping k2 = mp;
+    k2.ct_k = 2;
+    comet_model_result rk;
+    comet_model_eval(&hw, &pb, &k2, &rk);
+    assert_true(rk.valid);
+    const double R = hw.sa_rows, C = hw.sa_cols;
+    const double fill = 4 * 2 * (2 * R + C + 64 - 2); /* 4 steps x 2 sub-tiles, one fold */
+    const double psum = 4 * 2 * 64 * 16 * 4 / hw.lb_output_bw;
+    if (fabs(rk.t_gemm - (fill + psum)) > 1e-9 * rk.t_gemm)
+        fail_msg("K sub-tiles: gemm %g cycles, want %g fill/drain + %g partial sums", rk.t_gemm,
+            fill, psum);
+    comet_model_hw_free(&hw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_fused_not_narrower),
         cmocka_unit_test(test_kv_broadcast),
         cmocka_unit_test(test_core_temporal),
+        cmocka_unit_test(test_channel),
+        cmocka_unit_test(test_buffer_ports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -367,8 +367,9 @@ int comet_model_workload_load(const char *name, comet_model_problem *pb, char *e
 
 /**
  * Loads a mapping file ({fused: true, binding: pipelined, cluster_split:
- * {M, N, K, H}, core_split: {M, N}, tile_m, tile_k, one_pass}) as written by
- * comet_model_mapping_json().
+ * {M, N, K, H}, core_split: {M, N}, tile_m, tile_k, one_pass; optional
+ * core_temporal: {M, N, K} and, unfused, intermediate: dram | global_buffer})
+ * as written by comet_model_mapping_json().
  */
 int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *err, size_t errlen);
 

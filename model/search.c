@@ -67,21 +67,34 @@ static void pareto_add(
 static void core_tiles(const comet_model_hw *hw, const comet_model_problem *pb,
     comet_model_mapping *mp, comet_model_result *r, comet_model_search *out)
 {
-    if (!hw->systolic)
+    /* sub-tiles relieve the output buffer alone: a global buffer the step
+     * overflows stays overflowed */
+    if (!hw->systolic || r->gb_need > hw->gb.capacity)
         return;
     comet_model_mapping t = *mp, best = *mp;
     comet_model_result rt, rb;
     rb.valid = 0;
-    for (int cm = 1; cm <= CT_MAX; cm *= 2)
+    /* the cost rises with each factor (more fills and drains, never fewer
+     * folds) and so does the room: for each ct_m the smallest ct_n that
+     * fits is its best, and once ct_n = 1 fits no larger ct_m can win */
+    for (int cm = 1; cm <= CT_MAX && cm <= mp->tile_m; cm *= 2) {
+        int fits_alone = 0;
         for (int cn = 1; cn <= (mp->fused ? 1 : CT_MAX); cn *= 2) {
-            if (cm * cn == 1 || cm > mp->tile_m)
+            if (cm * cn == 1)
                 continue;
             t.ct_m = cm, t.ct_n = cn;
             comet_model_eval_fast(hw, pb, &t, &rt);
             out->evaluated++;
-            if (rt.valid && (!rb.valid || better(&rt, &rb)))
+            if (!rt.valid)
+                continue;
+            if (!rb.valid || better(&rt, &rb))
                 best = t, rb = rt;
+            fits_alone = cn == 1;
+            break;
         }
+        if (fits_alone)
+            break;
+    }
     if (rb.valid)
         *mp = best, *r = rb;
 }

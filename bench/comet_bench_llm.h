@@ -45,11 +45,15 @@ typedef enum comet_llm_timer {
     COMET_LLM_T_GEMM = 0, /**< the linear layers' GEMMs (forward, data and weight gradients) */
     COMET_LLM_T_ATTN, /**< attention (the kernel forward; the backward) */
     COMET_LLM_T_VECTOR, /**< memory-bound kernels: LayerNorm, GELU, residuals, head reorders */
-    COMET_LLM_T_TP, /**< tensor-parallel all-reduces (their waits included) */
+    COMET_LLM_T_TP, /**< tensor-parallel collectives, their waits included: all-reduces, or with
+                         sequence parallelism all-gathers and reduce-scatters (and the LayerNorm
+                         parameters' gradient all-reduce); by kind: comet_llm_tp_timers() */
     COMET_LLM_T_DP, /**< the data-parallel gradient all-reduce */
-    COMET_LLM_T_PP, /**< pipeline point-to-point: posting sends, waiting in receives (the
-                         pipeline's fill and drain included) and the sends' completion */
-    COMET_LLM_T_BUBBLE, /**< pipeline fill and drain apart (not timed apart: 0; in T_PP) */
+    COMET_LLM_T_PP, /**< pipeline point-to-point transfers: posting the sends and each
+                         receive from its message's arrival (MPI_Probe returned) to its end */
+    COMET_LLM_T_BUBBLE, /**< pipeline idle: a receive's wait for its message to arrive (the
+                             fill, drain and imbalance) and the final wait for the sends to be
+                             taken; the bench adds the rank's tail (comet_bench_llm_worker) */
     COMET_LLM_T_OPT, /**< the Adam update */
     COMET_LLM_T_RECOMPUTE, /**< the forward rerun in the backward (full recomputation) */
     COMET_LLM_T_LOSS, /**< the loss and its gradient (not a model term) */
@@ -77,7 +81,26 @@ typedef struct comet_llm_cfg {
      *  point-to-point activations forward and gradients backward; ranks =
      *  tp x pp x dp, tensor parallelism innermost, then data, then pipeline */
     int pp;
+    /** sequence parallelism (Korthikanti et al. 2022; tp >= 2): each microbatch's
+     *  tokens (rows [b][s], contiguous, the first ranks one more where they do
+     *  not divide) split over the tp ranks in LayerNorm, the residuals and
+     *  between stages; all-gather before the column-parallel GEMMs and
+     *  reduce-scatter after the row-parallel ones (backward: the mirror, and
+     *  the LayerNorm outputs gathered again for the weight gradients) */
+    int seq_parallel;
 } comet_llm_cfg;
+
+/** Parts of COMET_LLM_T_TP by collective kind. */
+typedef enum comet_llm_tp_kind {
+    COMET_LLM_TP_ALLREDUCE = 0, /**< all-reduces (without sequence parallelism; with it the
+                                     LayerNorm parameters' gradients once a step) */
+    COMET_LLM_TP_ALLGATHER, /**< sequence parallelism's all-gathers */
+    COMET_LLM_TP_REDUCE_SCATTER, /**< sequence parallelism's reduce-scatters */
+    COMET_LLM_TP_NKINDS
+} comet_llm_tp_kind;
+
+/** Names as records write them in "timers": "tp_allreduce_s", ... */
+const char *comet_llm_tp_kind_name(comet_llm_tp_kind k);
 
 /** One rank's part of a model (opaque). */
 typedef struct comet_llm comet_llm;
@@ -129,9 +152,20 @@ float *comet_llm_params_local(comet_llm *m, size_t *n);
 /** The last step's timers on this rank (seconds). */
 void comet_llm_timers(const comet_llm *m, double t[COMET_LLM_NTIMERS]);
 
-/** The stack's output of the last forward on this rank's tokens (T x hidden),
- *  and T; for tests (with a pipeline: on the last stage's ranks). */
+/** The last step's tensor-parallel time on this rank by collective kind
+ *  (seconds; they add up to the COMET_LLM_T_TP timer). */
+void comet_llm_tp_timers(const comet_llm *m, double t[COMET_LLM_TP_NKINDS]);
+
+/** The stack's output of the last forward on this rank's tokens (tokens x
+ *  hidden), and tokens; for tests (with a pipeline: on the last stage's
+ *  ranks). With sequence parallelism microbatch after microbatch this rank's
+ *  rows of it (comet_llm_shard()). */
 const float *comet_llm_output(const comet_llm *m, size_t *tokens);
+
+/** Token rows of one microbatch (mtokens, [sequence][position]) this rank
+ *  holds outside the tensor-parallel regions: all of them, or with sequence
+ *  parallelism rows first .. first + rows - 1. */
+void comet_llm_shard(const comet_llm *m, size_t *first, size_t *rows, size_t *mtokens);
 
 /**
  * Analytic FLOP of one step over all ranks: the matrix products (the
@@ -167,6 +201,8 @@ typedef struct comet_bench_llm_job {
      *  busy_during unknown: the ranks busy-poll every core) */
     double busy_others, waited_s;
     int idle, gate_skipped;
+    char *const *launcher_args; /**< words for mpiexec before -n (hostfile, interface, ...) */
+    int nlauncher_args; /**< their count */
 } comet_bench_llm_job;
 
 /**
@@ -194,14 +230,20 @@ typedef struct comet_bench_llm_opts {
     void *spawn_ctx; /**< passed to spawn */
     int json; /**< summary as JSON on stdout */
     double gate_timeout_s; /**< idle gate before each launch: wait up to this (< 0: 5 s; 0: off) */
+    /** passed to mpiexec before -n, split on blanks with quotes grouping words
+     *  (e.g. "-f hostfile -ppn 1", or scripts/netns-veth.sh's launcher: ranks in
+     *  two network namespaces); NULL: none. Recorded in the run record. */
+    const char *launcher_args;
+    int ranks; /**< a set's configurations of this many ranks only (0: all) */
 } comet_bench_llm_opts;
 
 /**
  * The configurations of a set (quick: the small model, train, prefill and
  * decode on one rank of 1 and 2 threads and on two ranks tp=2, dp=2 or pp=2
  * (microbatches of one sequence; decode: two microbatches);
- * full: the same for two model sizes, plus full recomputation and unfused
- * attention). cores: the CPUs a configuration may use (ranks x threads).
+ * full: the same for two model sizes and tp=2 with sequence parallelism,
+ * plus full recomputation and unfused attention). cores: the CPUs a configuration may use (ranks x
+ * threads).
  * @return the count written (at most cap).
  */
 int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap);

@@ -25,11 +25,11 @@ void comet_llm_cfg_format(const comet_llm_cfg *c, char *buf, size_t len)
 {
     snprintf(buf, len,
         "hidden=%d,heads=%d,ffn=%d,layers=%d,seq=%d,batch=%d,microbatch=%d,context=%d,"
-        "phase=%s,attention=%s,recompute=%s,tp=%d,pp=%d,dp=%d,threads=%d,seed=%llu",
+        "phase=%s,attention=%s,recompute=%s,tp=%d,pp=%d,dp=%d,sp=%d,threads=%d,seed=%llu",
         c->hidden, c->heads, c->ffn, c->layers, c->seq, c->batch, c->microbatch, c->context,
         comet_llm_phase_name(c->phase), c->attention_fused ? "fused" : "unfused",
-        c->recompute_full ? "full" : "none", c->tp, c->pp > 1 ? c->pp : 1, c->dp, c->threads,
-        c->seed);
+        c->recompute_full ? "full" : "none", c->tp, c->pp > 1 ? c->pp : 1, c->dp,
+        c->seq_parallel ? 1 : 0, c->threads, c->seed);
 }
 
 int comet_llm_cfg_parse(const char *s, comet_llm_cfg *c, char *err, size_t errlen)
@@ -84,6 +84,7 @@ int comet_llm_cfg_parse(const char *s, comet_llm_cfg *c, char *err, size_t errle
             : !strcmp(k, "tp")          ? &c->tp
             : !strcmp(k, "pp")          ? &c->pp
             : !strcmp(k, "dp")          ? &c->dp
+            : !strcmp(k, "sp")          ? &c->seq_parallel
             : !strcmp(k, "threads")     ? &c->threads
                                         : NULL;
         if (!strcmp(k, "seed"))
@@ -109,13 +110,15 @@ int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap)
     static const struct {
         int hidden, heads, ffn, layers, seq, batch, dbatch, context;
     } models[2] = { { 256, 4, 1024, 2, 128, 4, 8, 256 }, { 512, 8, 2048, 2, 256, 4, 8, 512 } };
+    /* the last grid: tp=2 with sequence parallelism (full set only) */
     static const struct {
-        int tp, dp, threads, pp;
-    } grids[5] = { { 1, 1, 1, 1 }, { 1, 1, 2, 1 }, { 2, 1, 1, 1 }, { 1, 2, 1, 1 }, { 1, 1, 1, 2 } };
+        int tp, dp, threads, pp, sp;
+    } grids[6] = { { 1, 1, 1, 1, 0 }, { 1, 1, 2, 1, 0 }, { 2, 1, 1, 1, 0 }, { 1, 2, 1, 1, 0 },
+        { 1, 1, 1, 2, 0 }, { 2, 1, 1, 1, 1 } };
     int n = 0;
     for (int mi = 0; mi < (full ? 2 : 1); mi++)
         for (int ph = 0; ph < 3; ph++)
-            for (int g = 0; g < 5; g++) {
+            for (int g = 0; g < (full ? 6 : 5); g++) {
                 if (grids[g].tp * grids[g].dp * grids[g].pp * grids[g].threads > cores || n >= cap)
                     continue;
                 comet_llm_cfg *c = &out[n++];
@@ -133,6 +136,7 @@ int comet_bench_llm_set(int full, int cores, comet_llm_cfg *out, int cap)
                 c->dp = grids[g].dp;
                 c->threads = grids[g].threads;
                 c->pp = grids[g].pp;
+                c->seq_parallel = grids[g].sp;
                 /* a pipeline of two stages over microbatches of one sequence
                  * (decode: two microbatches) */
                 if (c->pp > 1)
@@ -216,8 +220,11 @@ static int count_nodes(int rank, int p)
     return nodes;
 }
 
+/* Timers a sample keeps: the terms, then the TP term by collective kind. */
+enum { NTIM = COMET_LLM_NTIMERS + COMET_LLM_TP_NKINDS };
+
 static json_t *llm_record(const comet_bench_llm_job *job, int p, int nodes, const double *samples,
-    int n, double timers[COMET_LLM_NTIMERS], double loss, const comet_bench_stats *st)
+    int n, double timers[NTIM], double loss, const comet_bench_stats *st)
 {
     const comet_llm_cfg *c = &job->cfg;
     json_t *shape = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "hidden", c->hidden, "H",
@@ -231,13 +238,16 @@ static json_t *llm_record(const comet_bench_llm_job *job, int p, int nodes, cons
         return NULL;
     json_object_set_new(rec, "ranks", json_integer(p));
     json_object_set_new(rec, "params",
-        json_pack("{s:s,s:s,s:i,s:i,s:i}", "phase", comet_llm_phase_name(c->phase), "recompute",
+        json_pack("{s:s,s:s,s:i,s:i,s:i,s:b}", "phase", comet_llm_phase_name(c->phase), "recompute",
             c->recompute_full ? "full" : "none", "tp", c->tp, "pp", c->pp > 1 ? c->pp : 1, "dp",
-            c->dp));
+            c->dp, "seq_parallel", c->seq_parallel ? 1 : 0));
     json_object_set_new(rec, "stats", comet_bench_stats_json(st, samples, (size_t)n));
     json_t *tj = json_object();
     for (int k = 0; k < COMET_LLM_NTIMERS; k++)
         json_object_set_new(tj, comet_llm_timer_name((comet_llm_timer)k), json_real(timers[k]));
+    for (int k = 0; k < COMET_LLM_TP_NKINDS; k++)
+        json_object_set_new(tj, comet_llm_tp_kind_name((comet_llm_tp_kind)k),
+            json_real(timers[COMET_LLM_NTIMERS + k]));
     json_object_set_new(rec, "timers", tj);
     char link[96];
     link_name(nodes, link, sizeof link);
@@ -265,7 +275,7 @@ int comet_bench_llm_worker(const comet_bench_llm_job *job)
     comet_llm *m = NULL;
     const int nmax = job->samples < 3 ? 3 : job->samples;
     double *smp = calloc((size_t)nmax, sizeof *smp);
-    double *tim = calloc((size_t)nmax * COMET_LLM_NTIMERS, sizeof *tim);
+    double *tim = calloc((size_t)nmax * NTIM, sizeof *tim);
     if (!smp || !tim || comet_llm_create(MPI_COMM_WORLD, &job->cfg, &m, err, sizeof err)) {
         if (rank == 0)
             fprintf(stderr, "comet: bench llm: %s\n", err[0] ? err : "out of memory");
@@ -281,16 +291,21 @@ int comet_bench_llm_worker(const comet_bench_llm_job *job)
     int n = 0;
     const double t0 = MPI_Wtime();
     while (!rc) {
-        double t[COMET_LLM_NTIMERS], sum[COMET_LLM_NTIMERS];
+        double t[NTIM], sum[NTIM];
         MPI_Barrier(MPI_COMM_WORLD);
         const double a = MPI_Wtime();
         rc = comet_llm_step(m, &loss);
         double dt = MPI_Wtime() - a, slow = dt;
         MPI_Allreduce(&dt, &slow, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         comet_llm_timers(m, t);
-        MPI_Allreduce(t, sum, COMET_LLM_NTIMERS, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        comet_llm_tp_timers(m, t + COMET_LLM_NTIMERS);
+        /* a pipeline stage that finished before the slowest rank idled for
+         * the rest of the step (its share of the drain): the bubble too */
+        if (job->cfg.pp > 1)
+            t[COMET_LLM_T_BUBBLE] += slow - dt;
+        MPI_Allreduce(t, sum, NTIM, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         smp[n] = slow;
-        for (int k = 0; k < COMET_LLM_NTIMERS; k++)
+        for (int k = 0; k < NTIM; k++)
             tim[(size_t)k * nmax + n] = sum[k] / p;
         n++;
         /* rank 0 decides, so every rank stops after the same step */
@@ -307,8 +322,8 @@ int comet_bench_llm_worker(const comet_bench_llm_job *job)
         rc = 1;
     } else if (rank == 0) {
         comet_bench_stats st;
-        double med[COMET_LLM_NTIMERS];
-        for (int k = 0; k < COMET_LLM_NTIMERS; k++)
+        double med[NTIM];
+        for (int k = 0; k < NTIM; k++)
             med[k] = median(tim + (size_t)k * nmax, n);
         json_t *rec = NULL;
         if (comet_bench_stats_compute(smp, (size_t)n, &st) == 0)
@@ -375,11 +390,41 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
     int n = 0;
     if (o->one) {
         cfgs[n++] = *o->one;
-    } else
+    } else {
         n = comet_bench_llm_set(o->full, cores > 0 ? (int)cores : 1, cfgs, 64);
+        /* --ranks: the set's configurations of that many ranks (e.g. the
+         * two-rank ones across a link between hosts or namespaces) */
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (o->ranks <= 0
+                || cfgs[i].tp * cfgs[i].dp * (cfgs[i].pp > 1 ? cfgs[i].pp : 1) == o->ranks)
+                cfgs[k++] = cfgs[i];
+        n = k;
+        if (!n) {
+            fprintf(stderr, "comet: --ranks %d: no configuration of the set has that many ranks\n",
+                o->ranks);
+            return 2;
+        }
+    }
     const double timeout = o->timeout_s > 0 ? o->timeout_s : o->full ? 3600 : 600;
     const char *out = o->out ? o->out : "comet-out";
     char err[COMET_ERRLEN], rdir[4096], path[4400];
+    char lbuf[2048], *largv[64];
+    int nlarg = 0;
+    if (o->launcher_args) {
+        if (strlen(o->launcher_args) >= sizeof lbuf) {
+            fprintf(
+                stderr, "comet: --launcher-args: longer than %zu characters\n", sizeof lbuf - 1);
+            return 2;
+        }
+        snprintf(lbuf, sizeof lbuf, "%s", o->launcher_args);
+        nlarg = comet_util_split_words(lbuf, largv, 60);
+        if (nlarg < 0) {
+            fprintf(stderr, "comet: --launcher-args '%s': unbalanced quote or too many words\n",
+                o->launcher_args);
+            return 2;
+        }
+    }
     comet_probe_machine pm;
     comet_probe_opts po = { .skip_papi = 1 };
     comet_bench_run run;
@@ -397,8 +442,10 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
     snprintf(rdir, sizeof rdir, "%s/results", out);
     snprintf(path, sizeof path, "%s/llm-%s.jsonl", rdir, run.run_id);
     const int samples = o->samples > 0 ? o->samples : o->full ? 25 : 15;
-    json_t *settings = json_pack("{s:i,s:i,s:f,s:b}", "configurations", n, "samples", samples,
-        "timeout_s", timeout, "full", o->full);
+    json_t *settings = json_pack("{s:i,s:i,s:f,s:b,s:s?}", "configurations", n, "samples", samples,
+        "timeout_s", timeout, "full", o->full, "launcher_args", o->launcher_args);
+    if (settings && o->ranks > 0)
+        json_object_set_new(settings, "ranks", json_integer(o->ranks));
     json_t *rr = comet_bench_run_record(
         &run, o->command_line ? o->command_line : "comet bench llm", settings);
     comet_results_writer w;
@@ -420,7 +467,7 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
     int failed = 0;
     for (int i = 0; i < n && !failed; i++) {
         comet_bench_llm_job job = { cfgs[i], path, run.run_id, run.machine_id, samples,
-            o->full ? 10.0 : 3.0, -1, 0, 0, 1 };
+            o->full ? 10.0 : 3.0, -1, 0, 0, 1, largv, nlarg };
         /* idle gate: the ranks busy-poll, so others' load is read before
          * they start; the gate's wait never more than a tenth of the time left */
         comet_bench_gate g;
@@ -467,21 +514,23 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
             free(text);
             json_decref(j);
         } else if (comet_util_verbosity >= 0) {
-            printf("%-8s %-8s %-7s %-3s %-3s %-3s %-3s %-26s %10s %8s %8s %8s %8s %8s %8s\n",
-                "phase", "attn", "recomp", "tp", "pp", "dp", "thr", "model", "step ms", "gemm",
-                "attn", "vector", "tp", "dp", "pp");
+            printf("%-8s %-8s %-7s %-3s %-3s %-3s %-3s %-3s %-26s %10s %8s %8s %8s %8s %8s %8s "
+                   "%8s\n",
+                "phase", "attn", "recomp", "tp", "sp", "pp", "dp", "thr", "model", "step ms",
+                "gemm", "attn", "vector", "tp", "dp", "pp", "bubble");
             for (size_t i = 0; i < set.n; i++) {
                 const comet_results_record *r = &set.recs[i];
                 if (r->kind != COMET_RESULTS_LLM)
                     continue;
                 char sh[96];
                 comet_results_shape_str(&r->shape, sh, sizeof sh);
-                printf("%-8s %-8s %-7s %-3.0f %-3.0f %-3.0f %-3d %-26s %10.3f %8.3f %8.3f %8.3f "
-                       "%8.3f %8.3f %8.3f\n",
-                    r->params.phase, r->variant, r->params.recompute, r->params.tp, r->params.pp,
-                    r->params.dp, r->threads, sh, 1e3 * r->stats.median_s, 1e3 * r->timers.gemm_s,
+                printf("%-8s %-8s %-7s %-3.0f %-3s %-3.0f %-3.0f %-3d %-26s %10.3f %8.3f %8.3f "
+                       "%8.3f %8.3f %8.3f %8.3f %8.3f\n",
+                    r->params.phase, r->variant, r->params.recompute, r->params.tp,
+                    r->params.seq_parallel > 0 ? "yes" : "no", r->params.pp, r->params.dp,
+                    r->threads, sh, 1e3 * r->stats.median_s, 1e3 * r->timers.gemm_s,
                     1e3 * r->timers.attention_s, 1e3 * r->timers.vector_s, 1e3 * r->timers.tp_s,
-                    1e3 * r->timers.dp_s, 1e3 * r->timers.pp_s);
+                    1e3 * r->timers.dp_s, 1e3 * r->timers.pp_s, 1e3 * r->timers.bubble_s);
             }
         }
         comet_results_set_free(&set);

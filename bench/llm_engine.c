@@ -26,6 +26,14 @@ const char *comet_llm_timer_name(comet_llm_timer t)
     return (unsigned)t < COMET_LLM_NTIMERS ? timer_names[t] : "?";
 }
 
+static const char *const tp_kind_names[COMET_LLM_TP_NKINDS]
+    = { "tp_allreduce_s", "tp_allgather_s", "tp_reduce_scatter_s" };
+
+const char *comet_llm_tp_kind_name(comet_llm_tp_kind k)
+{
+    return (unsigned)k < COMET_LLM_TP_NKINDS ? tp_kind_names[k] : "?";
+}
+
 static const char *const phase_names[3] = { "train", "prefill", "decode" };
 
 const char *comet_llm_phase_name(comet_llm_phase p)
@@ -71,6 +79,14 @@ struct comet_llm {
     int bl; /* sequences of this replica */
     int mb, nmb; /* sequences per microbatch, microbatches */
     size_t T; /* tokens per microbatch */
+    int sp; /* sequence parallelism */
+    size_t Tl, t0; /* this rank's token rows of a microbatch outside the TP regions (SP: a
+                      contiguous share; else all T from 0) */
+    int *cnt, *dsp, even; /* SP: each tp rank's rows x h and offsets; all shares equal */
+    float *xg1, *xg2; /* SP: the gathered LayerNorm outputs (T x h) */
+    float *dyg; /* SP train: a gathered gradient (T x h) */
+    float *pl, *dxnl; /* SP: reduce-scattered shares (Tl x h) */
+    float *lnbuf; /* SP train: the LayerNorm parameters' gradients of the stage's layers */
     int cap, pos0; /* KV rows per head (cache or activation), first row a step writes */
     offs of;
     size_t np; /* local parameters */
@@ -87,6 +103,7 @@ struct comet_llm {
     size_t ws_bytes;
     comet_kernels_params ap;
     double t[COMET_LLM_NTIMERS];
+    double tpk[COMET_LLM_TP_NKINDS]; /* T_TP by collective kind */
     int recomputing;
 };
 
@@ -138,18 +155,75 @@ static void toc(comet_llm *m, comet_llm_timer k, double t0)
 /* Kernels                                                              */
 /* ------------------------------------------------------------------ */
 
-/* C = op(A) op(B) (+ C when acc), OpenBLAS with the rank's threads. */
+/* One BLAS call for C = op(A) op(B) + beta C; one row (a decode step of
+ * one sequence) as a GEMV, which streams op(B) once where a GEMM would
+ * first pack it for the single row. */
+static void blas_mm(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B,
+    int ldb, float beta, float *C, int ldc)
+{
+    if (M == 1)
+        cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, 1.0f, B,
+            ldb, A, ta ? lda : 1, beta, C, 1);
+    else
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+            M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* C = op(A) op(B) (+ C when acc) on the rank's threads. One pool: the
+ * rank's OpenMP threads each run single-threaded OpenBLAS on their share of
+ * C (rows when M has a block per thread, else columns), as comet's kernels
+ * do. OpenBLAS's own pthread pool beside OpenMP's would leave each pool's
+ * threads spinning on the cores the other needs (measured on a 2-vCPU Zen 3:
+ * a 2-thread training step 1.7x, a decode step 14x slower than split so). */
 static void gemm(comet_llm *m, int ta, int tb, int M, int N, int K, const float *A, int lda,
     const float *B, int ldb, float *C, int ldc, int acc)
 {
     const double t0 = tic();
-    if (M > 0 && N > 0 && K > 0)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-            M, N, K, 1.0f, A, lda, B, ldb, acc ? 1.0f : 0.0f, C, ldc);
+    const int nt = m->c.threads;
+    if (M > 0 && N > 0 && K > 0 && nt > 1) {
+        const int by_rows = M >= 16 * nt;
+        const int len = by_rows ? M : N;
+#pragma omp parallel num_threads(nt)
+        {
+            const int me = omp_get_thread_num(), n = omp_get_num_threads();
+            /* split on whole 16-element blocks (the micro-kernels' widths) */
+            const int blocks = (len + 15) / 16, b0 = blocks * me / n, b1 = blocks * (me + 1) / n;
+            const int i0 = b0 * 16 < len ? b0 * 16 : len, i1 = b1 * 16 < len ? b1 * 16 : len;
+            if (i1 > i0) {
+                const float *a = A, *b = B;
+                float *c = C;
+                int mm = M, nn = N;
+                if (by_rows) {
+                    a = ta ? A + i0 : A + (size_t)i0 * lda;
+                    c = C + (size_t)i0 * ldc;
+                    mm = i1 - i0;
+                } else {
+                    b = tb ? B + (size_t)i0 * ldb : B + i0;
+                    c = C + i0;
+                    nn = i1 - i0;
+                }
+                blas_mm(ta, tb, mm, nn, K, a, lda, b, ldb, acc ? 1.0f : 0.0f, c, ldc);
+            }
+        }
+    } else if (M > 0 && N > 0 && K > 0)
+        blas_mm(ta, tb, M, N, K, A, lda, B, ldb, acc ? 1.0f : 0.0f, C, ldc);
     else if (!acc && M > 0 && N > 0)
         for (int i = 0; i < M; i++)
             memset(C + (size_t)i * ldc, 0, (size_t)N * sizeof(float));
     toc(m, COMET_LLM_T_GEMM, t0);
+}
+
+/* Tensor-parallel collectives: the TP timer (inside a recomputed forward:
+ * recompute's) and its part by kind. */
+static void toc_tp(comet_llm *m, comet_llm_tp_kind kind, double t0)
+{
+    const double dt = MPI_Wtime() - t0;
+    if (m->recomputing) {
+        m->t[COMET_LLM_T_RECOMPUTE] += dt;
+    } else {
+        m->t[COMET_LLM_T_TP] += dt;
+        m->tpk[kind] += dt;
+    }
 }
 
 static int allreduce_tp(comet_llm *m, float *buf, size_t n)
@@ -158,15 +232,55 @@ static int allreduce_tp(comet_llm *m, float *buf, size_t n)
         return 0;
     const double t0 = tic();
     const int rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, m->tp_comm);
-    toc(m, COMET_LLM_T_TP, t0);
+    toc_tp(m, COMET_LLM_TP_ALLREDUCE, t0);
     return rc == MPI_SUCCESS ? 0 : -EIO;
+}
+
+/* SP: every rank's rows (Tl x h) into the whole microbatch (T x h), ranks in
+ * order. Equal shares take MPI_Allgather (what `comet bench collectives`
+ * measures), uneven ones MPI_Allgatherv. */
+static int allgather_tp(comet_llm *m, const float *mine, float *all)
+{
+    const double t0 = tic();
+    const int me = m->tp_rank;
+    const int rc = m->even
+        ? MPI_Allgather(mine, m->cnt[me], MPI_FLOAT, all, m->cnt[me], MPI_FLOAT, m->tp_comm)
+        : MPI_Allgatherv(mine, m->cnt[me], MPI_FLOAT, all, m->cnt, m->dsp, MPI_FLOAT, m->tp_comm);
+    toc_tp(m, COMET_LLM_TP_ALLGATHER, t0);
+    return rc == MPI_SUCCESS ? 0 : -EIO;
+}
+
+/* SP: the ranks' partial sums of the whole microbatch (T x h) summed, each
+ * rank keeping its rows (Tl x h): MPI_Reduce_scatter_block for equal
+ * shares, MPI_Reduce_scatter otherwise. */
+static int reduce_scatter_tp(comet_llm *m, const float *all, float *mine)
+{
+    const double t0 = tic();
+    const int rc = m->even
+        ? MPI_Reduce_scatter_block(all, mine, m->cnt[0], MPI_FLOAT, MPI_SUM, m->tp_comm)
+        : MPI_Reduce_scatter(all, mine, m->cnt, MPI_FLOAT, MPI_SUM, m->tp_comm);
+    toc_tp(m, COMET_LLM_TP_REDUCE_SCATTER, t0);
+    return rc == MPI_SUCCESS ? 0 : -EIO;
+}
+
+/* The sum over the tp ranks of a row-parallel GEMM's partial output (T x h
+ * in full): in place by an all-reduce (*out = full), or with SP
+ * reduce-scattered into the rank's rows (*out = m->pl or m->dxnl). */
+static int tp_sum(comet_llm *m, float *full, float *share, const float **out)
+{
+    if (!m->sp) {
+        *out = full;
+        return allreduce_tp(m, full, m->T * (size_t)m->h);
+    }
+    *out = share;
+    return reduce_scatter_tp(m, full, share);
 }
 
 static void layernorm(comet_llm *m, const float *x, float *y, const float *g, const float *b)
 {
     const double t0 = tic();
     comet_kernels_layernorm_rows(
-        m->T, (size_t)m->h, x, (size_t)m->h, y, (size_t)m->h, g, b, 1e-5f, m->c.threads);
+        m->Tl, (size_t)m->h, x, (size_t)m->h, y, (size_t)m->h, g, b, 1e-5f, m->c.threads);
     toc(m, COMET_LLM_T_VECTOR, t0);
 }
 
@@ -177,7 +291,7 @@ static void layernorm_bwd(comet_llm *m, const float *x, const float *g, const fl
     int acc, float *dg, float *db)
 {
     const double t0 = tic();
-    const int h = m->h, T = (int)m->T, nt = m->c.threads;
+    const int h = m->h, T = (int)m->Tl, nt = m->c.threads;
     double *part = calloc((size_t)nt * 2 * h, sizeof(double));
 #pragma omp parallel num_threads(nt)
     {
@@ -418,24 +532,34 @@ static int layer_fwd(comet_llm *m, int l, const acts *A, float *kb, float *vb, f
 {
     const float *P = m->P + (size_t)l * m->of.size;
     const int h = m->h, T = (int)m->T, ald = m->ald, fl = m->fl;
+    const size_t nl = m->Tl * (size_t)h; /* the rank's rows outside the TP regions */
+    const float *n1 = A->xn1, *n2 = A->xn2, *sum;
     int rc;
+    /* with SP the LayerNorm and the residuals run on the rank's rows, the
+     * GEMMs on the whole microbatch: gathered before, reduce-scattered after */
     layernorm(m, A->x, A->xn1, P + m->of.g1, P + m->of.b1);
-    gemm(m, 0, 0, T, 3 * ald, h, A->xn1, h, P + m->of.wqkv, 3 * ald, m->qkv, 3 * ald, 0);
+    if (m->sp && (rc = allgather_tp(m, A->xn1, m->xg1)))
+        return rc;
+    n1 = m->sp ? m->xg1 : n1;
+    gemm(m, 0, 0, T, 3 * ald, h, n1, h, P + m->of.wqkv, 3 * ald, m->qkv, 3 * ald, 0);
     split_heads(m, m->qkv, A->q, kb, vb, b);
     if ((rc = attention(m, A->q, kb, vb, A->o, b)))
         return rc;
     heads_to_tokens(m, A->o, m->sq, 0, A->oc, ald, 0, b);
     gemm(m, 0, 0, T, h, ald, A->oc, ald, P + m->of.wo, h, m->pbuf, h, 0);
-    if ((rc = allreduce_tp(m, m->pbuf, (size_t)T * h)))
+    if ((rc = tp_sum(m, m->pbuf, m->pl, &sum)))
         return rc;
-    add(m, A->x, m->pbuf, A->x1, (size_t)T * h);
+    add(m, A->x, sum, A->x1, nl);
     layernorm(m, A->x1, A->xn2, P + m->of.g2, P + m->of.b2);
-    gemm(m, 0, 0, T, fl, h, A->xn2, h, P + m->of.w1, fl, A->u, fl, 0);
+    if (m->sp && (rc = allgather_tp(m, A->xn2, m->xg2)))
+        return rc;
+    n2 = m->sp ? m->xg2 : n2;
+    gemm(m, 0, 0, T, fl, h, n2, h, P + m->of.w1, fl, A->u, fl, 0);
     gelu(m, A->u, A->a, (size_t)T * fl);
     gemm(m, 0, 0, T, h, fl, A->a, fl, P + m->of.w2, h, m->pbuf, h, 0);
-    if ((rc = allreduce_tp(m, m->pbuf, (size_t)T * h)))
+    if ((rc = tp_sum(m, m->pbuf, m->pl, &sum)))
         return rc;
-    add(m, A->x1, m->pbuf, out, (size_t)T * h);
+    add(m, A->x1, sum, out, nl);
     return 0;
 }
 
@@ -446,29 +570,45 @@ static int layer_bwd(comet_llm *m, int l, const acts *A, const float *dy, float 
     const float *P = m->P + (size_t)l * m->of.size;
     float *G = m->G + (size_t)l * m->of.size;
     const int h = m->h, T = (int)m->T, ald = m->ald, fl = m->fl;
+    const size_t nl = m->Tl * (size_t)h;
+    /* SP: the LayerNorm outputs were stored as the rank's rows; the weight
+     * gradients need all of them, gathered again (Korthikanti et al. 2022,
+     * Sec. 4.2.2) unless a recomputed forward just gathered them */
+    const int regather = m->sp && !m->c.recompute_full;
+    const float *DY = dy, *n1 = m->sp ? m->xg1 : A->xn1, *n2 = m->sp ? m->xg2 : A->xn2, *dn;
     int rc;
-    gemm(m, 0, 1, T, fl, h, dy, h, P + m->of.w2, h, m->da, fl, 0);
-    gemm(m, 1, 0, fl, h, T, A->a, fl, dy, h, G + m->of.w2, h, 1);
+    if (m->sp && (rc = allgather_tp(m, dy, m->dyg)))
+        return rc;
+    DY = m->sp ? m->dyg : DY;
+    gemm(m, 0, 1, T, fl, h, DY, h, P + m->of.w2, h, m->da, fl, 0);
+    gemm(m, 1, 0, fl, h, T, A->a, fl, DY, h, G + m->of.w2, h, 1);
     gelu_bwd(m, A->u, m->da, m->du, (size_t)T * fl);
     gemm(m, 0, 1, T, h, fl, m->du, fl, P + m->of.w1, fl, m->dxn, h, 0);
-    gemm(m, 1, 0, h, fl, T, A->xn2, h, m->du, fl, G + m->of.w1, fl, 1);
-    if ((rc = allreduce_tp(m, m->dxn, (size_t)T * h)))
+    if (regather && (rc = allgather_tp(m, A->xn2, m->xg2)))
         return rc;
-    memcpy(m->dx1, dy, (size_t)T * h * sizeof(float));
-    layernorm_bwd(m, A->x1, P + m->of.g2, m->dxn, m->dx1, 1, G + m->of.g2, G + m->of.b2);
-    gemm(m, 0, 1, T, ald, h, m->dx1, h, P + m->of.wo, h, m->doc, ald, 0);
-    gemm(m, 1, 0, ald, h, T, A->oc, ald, m->dx1, h, G + m->of.wo, h, 1);
+    gemm(m, 1, 0, h, fl, T, n2, h, m->du, fl, G + m->of.w1, fl, 1);
+    if ((rc = tp_sum(m, m->dxn, m->dxnl, &dn)))
+        return rc;
+    memcpy(m->dx1, dy, nl * sizeof(float));
+    layernorm_bwd(m, A->x1, P + m->of.g2, dn, m->dx1, 1, G + m->of.g2, G + m->of.b2);
+    if (m->sp && (rc = allgather_tp(m, m->dx1, m->dyg)))
+        return rc;
+    DY = m->sp ? m->dyg : m->dx1;
+    gemm(m, 0, 1, T, ald, h, DY, h, P + m->of.wo, h, m->doc, ald, 0);
+    gemm(m, 1, 0, ald, h, T, A->oc, ald, DY, h, G + m->of.wo, h, 1);
     tokens_to_heads(m, m->doc, ald, 0, m->dO, b);
     attention_bwd(m, A->q, A->k, A->v, m->dO, m->dq, m->dk, m->dv, b);
     heads_to_tokens(m, m->dq, m->sq, 0, m->dqkv, 3 * ald, 0, b);
     heads_to_tokens(m, m->dk, m->sq, 0, m->dqkv, 3 * ald, ald, b);
     heads_to_tokens(m, m->dv, m->sq, 0, m->dqkv, 3 * ald, 2 * ald, b);
     gemm(m, 0, 1, T, h, 3 * ald, m->dqkv, 3 * ald, P + m->of.wqkv, 3 * ald, m->dxn, h, 0);
-    gemm(m, 1, 0, h, 3 * ald, T, A->xn1, h, m->dqkv, 3 * ald, G + m->of.wqkv, 3 * ald, 1);
-    if ((rc = allreduce_tp(m, m->dxn, (size_t)T * h)))
+    if (regather && (rc = allgather_tp(m, A->xn1, m->xg1)))
         return rc;
-    memcpy(dx, m->dx1, (size_t)T * h * sizeof(float));
-    layernorm_bwd(m, A->x, P + m->of.g1, m->dxn, dx, 1, G + m->of.g1, G + m->of.b1);
+    gemm(m, 1, 0, h, 3 * ald, T, n1, h, m->dqkv, 3 * ald, G + m->of.wqkv, 3 * ald, 1);
+    if ((rc = tp_sum(m, m->dxn, m->dxnl, &dn)))
+        return rc;
+    memcpy(dx, m->dx1, nl * sizeof(float));
+    layernorm_bwd(m, A->x, P + m->of.g1, dn, dx, 1, G + m->of.g1, G + m->of.b1);
     return 0;
 }
 
@@ -505,6 +645,12 @@ int comet_llm_check(const comet_llm_cfg *c, int ranks, char *err, size_t errlen)
         return BAD("microbatch %d does not divide the %d sequences per replica", mb, bl);
     if (c->recompute_full && c->phase != COMET_LLM_TRAIN)
         return BAD("recomputation applies to train only");
+    if (c->seq_parallel && c->tp < 2)
+        return BAD("sequence parallelism needs tp >= 2 (it splits the tokens over the tp ranks)");
+    const long tokens = (long)mb * (c->phase == COMET_LLM_DECODE ? 1 : c->seq);
+    if (c->seq_parallel && tokens < c->tp)
+        return BAD(
+            "sequence parallelism: a microbatch's %ld tokens are fewer than tp=%d", tokens, c->tp);
     return 0;
 #undef BAD
 }
@@ -583,17 +729,18 @@ static void init_params(comet_llm *m)
 static void alloc_acts(comet_llm *m, acts *A, int full, int *bad)
 {
     const size_t T = m->T, h = (size_t)m->h, ald = (size_t)m->ald, fl = (size_t)m->fl;
-    A->x = falloc(T * h, bad);
+    const size_t Tl = m->Tl; /* outside the TP regions: the rank's rows (SP) */
+    A->x = falloc(Tl * h, bad);
     if (!full)
         return;
-    A->xn1 = falloc(T * h, bad);
+    A->xn1 = falloc(Tl * h, bad);
     A->q = falloc(T * ald, bad);
     A->k = falloc(T * ald, bad);
     A->v = falloc(T * ald, bad);
     A->o = falloc(T * ald, bad);
     A->oc = falloc(T * ald, bad);
-    A->x1 = falloc(T * h, bad);
-    A->xn2 = falloc(T * h, bad);
+    A->x1 = falloc(Tl * h, bad);
+    A->xn2 = falloc(Tl * h, bad);
     A->u = falloc(T * fl, bad);
     A->a = falloc(T * fl, bad);
 }
@@ -647,7 +794,27 @@ int comet_llm_create(
     m->T = (size_t)m->mb * m->sq;
     m->cap = c->phase == COMET_LLM_DECODE ? c->context + 1 : c->seq;
     m->pos0 = c->phase == COMET_LLM_DECODE ? c->context : 0;
-    const size_t h = (size_t)m->h, ald = (size_t)m->ald, fl = (size_t)m->fl, T = m->T;
+    m->sp = c->seq_parallel && c->tp > 1;
+    m->Tl = m->T;
+    m->t0 = 0;
+    int bad = 0;
+    if (m->sp) {
+        /* the microbatch's token rows over the tp ranks, contiguous, the
+         * first ranks one more where they do not divide */
+        m->cnt = calloc((size_t)c->tp, sizeof *m->cnt);
+        m->dsp = calloc((size_t)c->tp, sizeof *m->dsp);
+        bad |= !m->cnt || !m->dsp;
+        m->even = m->T % (size_t)c->tp == 0;
+        for (int r = 0; r < c->tp && !bad; r++) {
+            int n, f;
+            part((int)m->T, c->tp, r, &n, &f);
+            m->cnt[r] = n * m->h;
+            m->dsp[r] = f * m->h;
+            if (r == m->tp_rank)
+                m->Tl = (size_t)n, m->t0 = (size_t)f;
+        }
+    }
+    const size_t h = (size_t)m->h, ald = (size_t)m->ald, fl = (size_t)m->fl, T = m->T, Tl = m->Tl;
     offs *o = &m->of;
     o->g1 = 0;
     o->b1 = h;
@@ -659,7 +826,6 @@ int comet_llm_create(
     o->w2 = o->w1 + h * fl;
     o->size = o->w2 + fl * h;
     m->np = o->size * (size_t)m->nl;
-    int bad = 0;
     const int train = c->phase == COMET_LLM_TRAIN;
     m->P = falloc(m->np, &bad);
     if (train) {
@@ -682,7 +848,7 @@ int comet_llm_create(
                     alloc_acts(m, A, 1, &bad);
                 else {
                     acts x = m->scratch;
-                    x.x = falloc(T * h, &bad);
+                    x.x = falloc(Tl * h, &bad);
                     *A = x;
                 }
             }
@@ -692,7 +858,7 @@ int comet_llm_create(
         m->req = calloc((size_t)m->capreq, sizeof *m->req);
         bad |= !m->req;
         if (train)
-            m->gsend = falloc((size_t)m->nmb * T * h, &bad);
+            m->gsend = falloc((size_t)m->nmb * Tl * h, &bad);
     }
     if (!train) {
         const size_t kv = (size_t)m->nl * m->bl * ald * m->cap;
@@ -701,15 +867,25 @@ int comet_llm_create(
     }
     m->qkv = falloc(T * 3 * ald, &bad);
     m->pbuf = falloc(T * h, &bad);
-    m->out = falloc((size_t)m->bl * m->sq * h, &bad);
+    m->out = falloc((size_t)m->nmb * Tl * h, &bad);
+    if (m->sp) {
+        m->xg1 = falloc(T * h, &bad);
+        m->xg2 = falloc(T * h, &bad);
+        m->pl = falloc(Tl * h, &bad);
+        if (train) {
+            m->dyg = falloc(T * h, &bad);
+            m->dxnl = falloc(Tl * h, &bad);
+            m->lnbuf = falloc((size_t)m->nl * 4 * h, &bad);
+        }
+    }
     if (train) {
         m->tgt = falloc((size_t)m->bl * m->sq * h, &bad);
-        m->dy = falloc(T * h, &bad);
-        m->dx = falloc(T * h, &bad);
+        m->dy = falloc(Tl * h, &bad);
+        m->dx = falloc(Tl * h, &bad);
         m->da = falloc(T * fl, &bad);
         m->du = falloc(T * fl, &bad);
         m->dxn = falloc(T * h, &bad);
-        m->dx1 = falloc(T * h, &bad);
+        m->dx1 = falloc(Tl * h, &bad);
         m->doc = falloc(T * ald, &bad);
         m->dO = falloc(T * ald, &bad);
         m->dq = falloc(T * ald, &bad);
@@ -798,10 +974,12 @@ void comet_llm_free(comet_llm *m)
     }
     free(m->req);
     free(m->gsend);
+    free(m->cnt);
+    free(m->dsp);
     free_acts(&m->scratch);
     float *bufs[] = { m->P, m->G, m->M1, m->M2, m->kc, m->vc, m->qkv, m->pbuf, m->dy, m->dx, m->da,
         m->du, m->dxn, m->dx1, m->doc, m->dO, m->dq, m->dk, m->dv, m->dqkv, m->out, m->tgt,
-        m->attn_scr };
+        m->attn_scr, m->xg1, m->xg2, m->dyg, m->pl, m->dxnl, m->lnbuf };
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(m->ws);
@@ -817,19 +995,21 @@ void comet_llm_free(comet_llm *m)
 /* ------------------------------------------------------------------ */
 
 /* The input rows of microbatch k (sequence s0..): pseudo-random tokens of
- * this replica's sequences (decode: the token at position context). */
+ * this replica's sequences (decode: the token at position context); with
+ * SP the rank's rows t0 .. t0 + Tl - 1 of them. */
 static void load_input(comet_llm *m, int k, float *x)
 {
     const int h = m->h;
     const int s0 = m->dp_rank * m->bl + k * m->mb;
-    for (int s = 0; s < m->mb; s++)
-        for (int t = 0; t < m->sq; t++) {
-            const uint64_t pos = (uint64_t)m->pos0 + t;
-            const uint64_t base = ((uint64_t)(s0 + s) * (m->pos0 + m->sq) + pos) * h;
-            float *r = x + ((size_t)s * m->sq + t) * h;
-            for (int j = 0; j < h; j++)
-                r[j] = urand(m->c.seed, TN_INPUT, base + j);
-        }
+    for (size_t i = 0; i < m->Tl; i++) {
+        const size_t row = m->t0 + i;
+        const int s = (int)(row / (size_t)m->sq), t = (int)(row % (size_t)m->sq);
+        const uint64_t pos = (uint64_t)m->pos0 + t;
+        const uint64_t base = ((uint64_t)(s0 + s) * (m->pos0 + m->sq) + pos) * h;
+        float *r = x + i * h;
+        for (int j = 0; j < h; j++)
+            r[j] = urand(m->c.seed, TN_INPUT, base + j);
+    }
 }
 
 /* Microbatch k's activations of local layer l (l = nl: the stage's output). */
@@ -838,14 +1018,21 @@ static acts *acts_of(comet_llm *m, int k, int l)
     return &m->A[(size_t)(m->store_all ? k : 0) * (m->nl + 1) + l];
 }
 
-/* Pipeline point-to-point: receives block (their waits are the pipeline's
- * fill, drain and transfers), sends are posted and completed at the step's
- * end; tags: 2k forward activations, 2k + 1 backward gradients. */
+/* Pipeline point-to-point (each rank with the same tp rank of the next
+ * stage; with SP its rows only): a receive first waits for its message to
+ * arrive (MPI_Probe: the stage idles, the bubble), then takes it (the
+ * transfer, pp); sends are posted (pp) and completed at the step's end,
+ * when the stage has no work left (the drain: bubble). Tags: 2k forward
+ * activations, 2k + 1 backward gradients. */
 static int p2p_recv(comet_llm *m, float *buf, int from, int tag)
 {
-    const double t0 = tic();
-    const int rc
-        = MPI_Recv(buf, (int)(m->T * m->h), MPI_FLOAT, from, tag, m->world, MPI_STATUS_IGNORE);
+    double t0 = tic();
+    int rc = MPI_Probe(from, tag, m->world, MPI_STATUS_IGNORE);
+    toc(m, COMET_LLM_T_BUBBLE, t0);
+    if (rc != MPI_SUCCESS)
+        return -EIO;
+    t0 = tic();
+    rc = MPI_Recv(buf, (int)(m->Tl * m->h), MPI_FLOAT, from, tag, m->world, MPI_STATUS_IGNORE);
     toc(m, COMET_LLM_T_PP, t0);
     return rc == MPI_SUCCESS ? 0 : -EIO;
 }
@@ -856,7 +1043,7 @@ static int p2p_send(comet_llm *m, const float *buf, int to, int tag)
         return -EINVAL;
     const double t0 = tic();
     const int rc
-        = MPI_Isend(buf, (int)(m->T * m->h), MPI_FLOAT, to, tag, m->world, &m->req[m->nreq++]);
+        = MPI_Isend(buf, (int)(m->Tl * m->h), MPI_FLOAT, to, tag, m->world, &m->req[m->nreq++]);
     toc(m, COMET_LLM_T_PP, t0);
     return rc == MPI_SUCCESS ? 0 : -EIO;
 }
@@ -871,7 +1058,7 @@ static int p2p_wait(comet_llm *m)
         if (MPI_Wait(&m->req[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
             rc = !MPI_SUCCESS;
     m->nreq = 0;
-    toc(m, COMET_LLM_T_PP, t0);
+    toc(m, COMET_LLM_T_BUBBLE, t0);
     return rc == MPI_SUCCESS ? 0 : -EIO;
 }
 
@@ -901,7 +1088,7 @@ static int forward(comet_llm *m, int k)
     const float *y = acts_of(m, k, m->nl)->x;
     if (m->next >= 0)
         return p2p_send(m, y, m->next, 2 * k);
-    memcpy(m->out + (size_t)k * m->T * m->h, y, m->T * (size_t)m->h * sizeof(float));
+    memcpy(m->out + (size_t)k * m->Tl * m->h, y, m->Tl * (size_t)m->h * sizeof(float));
     return 0;
 }
 
@@ -915,8 +1102,9 @@ static int backward(comet_llm *m, int k, double *local)
     if (m->next < 0) {
         /* loss 0.5 ||y - target||^2 per token, averaged over the batch's tokens */
         const double norm = 1.0 / ((double)m->c.batch * m->sq), t0 = tic();
-        const float *y = acts_of(m, k, m->nl)->x, *tg = m->tgt + (size_t)k * m->T * h;
-        for (size_t i = 0; i < m->T * (size_t)h; i++) {
+        const float *y = acts_of(m, k, m->nl)->x,
+                    *tg = m->tgt + ((size_t)k * m->T + m->t0) * h; /* SP: the rank's rows */
+        for (size_t i = 0; i < m->Tl * (size_t)h; i++) {
             const double e = (double)y[i] - tg[i];
             *local += 0.5 * e * e * norm;
             m->dy[i] = (float)(e * norm);
@@ -947,11 +1135,31 @@ static int backward(comet_llm *m, int k, double *local)
     }
     if (m->prev >= 0) {
         /* dy now holds the stage input's gradient: a buffer of its own while sent */
-        float *g = m->gsend + (size_t)k * m->T * h;
-        memcpy(g, dy, m->T * (size_t)h * sizeof(float));
+        float *g = m->gsend + (size_t)k * m->Tl * h;
+        memcpy(g, dy, m->Tl * (size_t)h * sizeof(float));
         return p2p_send(m, g, m->prev, 2 * k + 1);
     }
     return 0;
+}
+
+/* SP: each tp rank has the LayerNorm parameters' gradients of its rows
+ * only: summed over the tp ranks once a step (one all-reduce of the
+ * stage's, as Megatron sums its sequence-parallel parameters' gradients). */
+static int sum_ln_grads(comet_llm *m)
+{
+    const size_t h = (size_t)m->h;
+    for (int l = 0; l < m->nl; l++) {
+        const float *G = m->G + (size_t)l * m->of.size;
+        memcpy(m->lnbuf + (size_t)l * 4 * h, G + m->of.g1, 2 * h * sizeof(float));
+        memcpy(m->lnbuf + (size_t)l * 4 * h + 2 * h, G + m->of.g2, 2 * h * sizeof(float));
+    }
+    const int rc = allreduce_tp(m, m->lnbuf, (size_t)m->nl * 4 * h);
+    for (int l = 0; l < m->nl && !rc; l++) {
+        float *G = m->G + (size_t)l * m->of.size;
+        memcpy(G + m->of.g1, m->lnbuf + (size_t)l * 4 * h, 2 * h * sizeof(float));
+        memcpy(G + m->of.g2, m->lnbuf + (size_t)l * 4 * h + 2 * h, 2 * h * sizeof(float));
+    }
+    return rc;
 }
 
 /* Forward and backward of every microbatch (one at a time without a
@@ -981,6 +1189,8 @@ static int train_grads(comet_llm *m, double *loss)
     }
     if (!rc)
         rc = p2p_wait(m);
+    if (!rc && m->sp)
+        rc = sum_ln_grads(m);
     if (rc)
         return rc;
     double t0 = tic();
@@ -989,8 +1199,9 @@ static int train_grads(comet_llm *m, double *loss)
             != MPI_SUCCESS)
         return -EIO;
     toc(m, COMET_LLM_T_DP, t0);
-    /* every replica's last stage holds its loss (once per tp group) */
-    double mine = m->next < 0 && m->tp_rank == 0 ? local : 0, total = mine;
+    /* every replica's last stage holds its loss (once per tp group; with SP
+     * each tp rank its rows') */
+    double mine = m->next < 0 && (m->sp || m->tp_rank == 0) ? local : 0, total = mine;
     MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, m->world);
     if (loss)
         *loss = total;
@@ -1021,8 +1232,9 @@ static void adam(comet_llm *m)
 static void set_blas(comet_llm *m, int *saved)
 {
     *saved = openblas_get_num_threads();
-    openblas_set_num_threads(m->c.threads);
+    openblas_set_num_threads(1); /* the rank's OpenMP threads are the pool (gemm) */
     memset(m->t, 0, sizeof m->t);
+    memset(m->tpk, 0, sizeof m->tpk);
 }
 
 int comet_llm_grads(comet_llm *m, double *loss)
@@ -1101,10 +1313,22 @@ void comet_llm_timers(const comet_llm *m, double t[COMET_LLM_NTIMERS])
     memcpy(t, m->t, sizeof m->t);
 }
 
+void comet_llm_tp_timers(const comet_llm *m, double t[COMET_LLM_TP_NKINDS])
+{
+    memcpy(t, m->tpk, sizeof m->tpk);
+}
+
 const float *comet_llm_output(const comet_llm *m, size_t *tokens)
 {
-    *tokens = (size_t)m->bl * m->sq;
+    *tokens = (size_t)m->nmb * m->Tl;
     return m->out;
+}
+
+void comet_llm_shard(const comet_llm *m, size_t *first, size_t *rows, size_t *mtokens)
+{
+    *first = m->t0;
+    *rows = m->Tl;
+    *mtokens = m->T;
 }
 
 float *comet_llm_params_local(comet_llm *m, size_t *n)

@@ -23,17 +23,22 @@ static void usage(FILE *fp)
         "residual; no embedding or LM head) built from comet's kernels and OpenBLAS,\n"
         "over tp x dp MPI ranks as Megatron splits it: QKV and FFN-in by columns,\n"
         "projection and FFN-out by rows with an all-reduce forward and backward; the\n"
-        "batch over data-parallel replicas with one gradient all-reduce. Each\n"
+        "batch over data-parallel replicas with one gradient all-reduce; pipeline\n"
+        "stages of layers (1F1B); with --seq-parallel the tokens split over the tp ranks\n"
+        "outside the tensor-parallel regions (all-gather before, reduce-scatter after). Each\n"
         "configuration is one mpiexec launch; a sample is one step, the slowest rank's\n"
         "time between barriers; the record keeps the median step with its 95%% CI and\n"
-        "per-term timers (gemm, attention, vector, tp, dp, optimizer, recompute) in\n"
+        "per-term timers (gemm, attention, vector, tp, dp, pp, bubble, optimizer,\n"
+        "recompute) in\n"
         "<out>/results/llm-<run_id>.jsonl (docs/FORMATS.md, kind llm).\n"
         "\n"
         "sets (without configuration options):\n"
         "  --quick (default)  256-wide model: train, prefill, decode on one rank of 1\n"
-        "                     and 2 threads, and tp=2 and dp=2 (as the cores allow)\n"
-        "  --full             also the 512-wide model, full recomputation and the\n"
-        "                     unfused attention\n"
+        "                     and 2 threads, and tp=2, dp=2 and pp=2 (as the cores allow)\n"
+        "  --full             also the 512-wide model, tp=2 with sequence parallelism,\n"
+        "                     full recomputation and the unfused attention\n"
+        "  --ranks N          only the set's configurations of N ranks (e.g. 2: tp=2,\n"
+        "                     dp=2 and pp=2 across a link, with --launcher-args)\n"
         "one configuration (any of these; the rest default to the 256-wide model):\n"
         "  --phase P          train (default), prefill, decode\n"
         "  --hidden N --heads N --ffn N --layers N --seq N --batch N --microbatch N\n"
@@ -42,6 +47,7 @@ static void usage(FILE *fp)
         "  --recompute R      none (default) or full (train)\n"
         "  --tp N --pp N --dp N  degrees (ranks = tp x pp x dp; pp: stages of layers,\n"
         "                     1F1B over the microbatches)\n"
+        "  --seq-parallel     sequence parallelism (Korthikanti et al. 2022; needs tp >= 2)\n"
         "  --threads N        threads per rank (default 1)\n"
         "options:\n"
         "  --samples N        steps sampled per configuration (default 15 quick, 25 full)\n"
@@ -49,6 +55,10 @@ static void usage(FILE *fp)
         "  --gate-timeout S   before each launch wait up to S s for others to leave the\n"
         "                     CPUs idle (default 5; 0 = off); the record's load says what\n"
         "                     the gate saw\n"
+        "  --launcher-args \"...\"  passed to mpiexec before -n (-f hostfile -ppn 1, -iface\n"
+        "                     eth1, -launcher ssh ...; quotes group words): ranks on other\n"
+        "                     hosts or namespaces; the record's link is 'tcp:<dev>' when\n"
+        "                     UCX_TLS is TCP only (as bench collectives names it)\n"
         "  --out DIR          results in DIR/results (default comet-out)\n"
         "  --json             the records as JSON on stdout\n"
         "  -q, -v, -h         quiet, verbose, this help\n");
@@ -79,9 +89,17 @@ static long spawn_ranks(const comet_bench_llm_job *job, int np, void *ctx)
     comet_llm_cfg_format(&job->cfg, cfg, sizeof cfg);
     snprintf(samples, sizeof samples, "%d", job->samples);
     snprintf(cap, sizeof cap, "%g", job->cap_s);
-    char *argv[] = { (char *)COMET_MPIEXEC, (char *)"-n", nps, self, (char *)"bench", (char *)"llm",
+    /* mpiexec [launcher args] -n NP <this binary> bench llm --worker <job> */
+    char *argv[96];
+    int na = 0;
+    argv[na++] = (char *)COMET_MPIEXEC;
+    for (int i = 0; i < job->nlauncher_args && na < 64; i++)
+        argv[na++] = job->launcher_args[i];
+    char *const tail[] = { (char *)"-n", nps, self, (char *)"bench", (char *)"llm",
         (char *)"--worker", cfg, (char *)job->outpath, (char *)job->run_id, (char *)job->machine_id,
         samples, cap, load, NULL };
+    for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+        argv[na++] = tail[i];
     fflush(NULL);
     const pid_t parent = getpid();
     pid_t pid = fork();
@@ -142,12 +160,15 @@ int comet_cli_bench_llm(int argc, char **argv)
         O_SAMPLES,
         O_TIMEOUT,
         O_GATE,
+        O_SP,
+        O_LARGS,
+        O_RANKS,
         O_INT /* the integer options follow, in ints[] order */
     };
     static const char *const ints[] = { "hidden", "heads", "ffn", "layers", "seq", "batch",
         "microbatch", "context", "tp", "dp", "threads", "pp" };
     enum { NINT = sizeof ints / sizeof *ints };
-    struct option longopts[9 + NINT + 6];
+    struct option longopts[12 + NINT + 6];
     int no = 0;
     longopts[no++] = (struct option) { "quick", no_argument, NULL, O_QUICK };
     longopts[no++] = (struct option) { "full", no_argument, NULL, O_FULL };
@@ -157,6 +178,9 @@ int comet_cli_bench_llm(int argc, char **argv)
     longopts[no++] = (struct option) { "samples", required_argument, NULL, O_SAMPLES };
     longopts[no++] = (struct option) { "timeout", required_argument, NULL, O_TIMEOUT };
     longopts[no++] = (struct option) { "gate-timeout", required_argument, NULL, O_GATE };
+    longopts[no++] = (struct option) { "seq-parallel", no_argument, NULL, O_SP };
+    longopts[no++] = (struct option) { "launcher-args", required_argument, NULL, O_LARGS };
+    longopts[no++] = (struct option) { "ranks", required_argument, NULL, O_RANKS };
     for (int i = 0; i < NINT; i++)
         longopts[no++] = (struct option) { ints[i], required_argument, NULL, O_INT + i };
     const struct option glob[] = { COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
@@ -213,6 +237,10 @@ int comet_cli_bench_llm(int argc, char **argv)
             c.recompute_full = !strcmp(optarg, "full");
             one = 1;
             break;
+        case O_SP:
+            c.seq_parallel = 1;
+            one = 1;
+            break;
         case O_SAMPLES:
             if (comet_cli_parse_pos("bench llm", "--samples", optarg, 100000, &v))
                 return COMET_EXIT_USAGE;
@@ -227,6 +255,14 @@ int comet_cli_bench_llm(int argc, char **argv)
             }
             break;
         }
+        case O_LARGS:
+            o.launcher_args = optarg;
+            break;
+        case O_RANKS:
+            if (comet_cli_parse_pos("bench llm", "--ranks", optarg, 1024, &v))
+                return COMET_EXIT_USAGE;
+            o.ranks = (int)v;
+            break;
         case O_TIMEOUT:
             if (comet_cli_parse_pos("bench llm", "--timeout", optarg, 1u << 20, &v))
                 return COMET_EXIT_USAGE;
@@ -251,6 +287,11 @@ int comet_cli_bench_llm(int argc, char **argv)
     }
     if (optind < argc) {
         comet_cli_error("bench llm", "unexpected argument '%s'", argv[optind]);
+        return COMET_EXIT_USAGE;
+    }
+    if (one && o.ranks) {
+        comet_cli_error(
+            "bench llm", "--ranks selects from a set; a configuration gives --tp/--pp/--dp");
         return COMET_EXIT_USAGE;
     }
     if (one && set) {

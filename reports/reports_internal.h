@@ -5,6 +5,8 @@
  *   measured.c machine, speedups, roofline, memory sections
  *   links.c    point-to-point and collective sections (measured vs fitted)
  *   modeled.c  validation, predictions, fit quality and provenance sections
+ *   sysval.c   whole steps (llm records) against the system model
+ *   sysval_fig.c their predicted-vs-measured figure
  *   build.c    comet_reports_build()
  *   predict.c  comet_reports_predict()
  *   fresh.c    freshness and archiving of results for comet run */
@@ -163,5 +165,11 @@ int rp_sec_predictions(rp_ctx *c);
 int rp_sec_fits(rp_ctx *c);
 int rp_sec_system(rp_ctx *c);
 int rp_sec_sysval(rp_ctx *c);
+/* sysval_fig.c: the whole-step figure (predicted vs measured step of the rows,
+ * log-log, y = x and a +-15% band), wholesteps.{csv,json,gp,svg}; 0 or -ENOMEM. */
+int rp_sysval_figure(rp_ctx *c, const comet_reports_sysv_row *rows, int nr);
+/* How a record's ranks split the model: "1 rank", "tp2", "tp2+sp", "pp2",
+ * "dp2", combinations, " x2 thr" with threads. */
+void rp_sysval_grid(const comet_results_record *r, char *buf, size_t len);
 
 #endif

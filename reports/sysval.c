@@ -97,11 +97,18 @@ static int predict(
     c.order[0] = COMET_SYSTEM_TP;
     c.order[1] = COMET_SYSTEM_DP;
     c.order[2] = COMET_SYSTEM_PP;
-    c.recompute
-        = !strcmp(p->recompute, "full") ? COMET_SYSTEM_RECOMPUTE_FULL : COMET_SYSTEM_RECOMPUTE_NONE;
+    /* the bench's attention backward recomputes the scores and their
+     * softmax from Q and K (FlashAttention's way, nothing of s x s stored):
+     * the layer graph's selective recomputation of the attention core
+     * (Korthikanti et al. 2022), timed with the attention */
+    const int full = !strcmp(p->recompute, "full");
+    c.recompute = full                  ? COMET_SYSTEM_RECOMPUTE_FULL
+        : o.phase == COMET_SYSTEM_TRAIN ? COMET_SYSTEM_RECOMPUTE_SELECTIVE
+                                        : COMET_SYSTEM_RECOMPUTE_NONE;
     o.recompute = (int)c.recompute;
-    c.seq_parallel = 0;
-    o.seq_parallel = 0;
+    c.seq_parallel = p->seq_parallel > 0 && c.tp > 1;
+    o.seq_parallel = c.seq_parallel;
+    o.one_step = 1; /* the bench times each step between barriers */
     c.exec = COMET_SYSTEM_EXEC_KERNEL; /* the bench runs kernel by kernel */
     o.exec = (int)c.exec;
     if (!(c.tp >= 1 && c.dp >= 1 && m.hidden > 0 && m.heads > 0 && m.layers > 0)) {
@@ -131,7 +138,9 @@ static int predict(
         const comet_system_parts *pa = &res.parts[pass];
         for (int i = 0; i < pa->n; i++) {
             const int k0 = i ? pa->end[i - 1] : 0;
-            const int t = kernel_term(pa->kernel[k0]);
+            int t = kernel_term(pa->kernel[k0]);
+            if (t == T_REC && !full) /* the attention core again: the attention's timer */
+                t = kernel_term(pa->kernel[k0] + 3);
             if (t == T_REC) {
                 v->predicted[T_REC] += per * pa->time_s[i];
                 continue;
@@ -141,10 +150,12 @@ static int predict(
         }
     }
     v->predicted[T_DP] = res.breakdown.dp_s;
-    /* the bench's pipeline receives wait through the fill and drain too:
-     * the point-to-point and the bubble are one term */
-    v->predicted[T_PP] = res.breakdown.pp_s + res.breakdown.bubble_s;
-    v->predicted[T_BUBBLE] = 0;
+    /* records that time the receives' waits apart (bubble_s, with the
+     * TP timer split by kind) against the model's bubble; older ones hold
+     * the waits inside pp_s: one term */
+    const int apart = comet_results_has(r->timers.tp_allreduce_s);
+    v->predicted[T_PP] = res.breakdown.pp_s + (apart ? 0 : res.breakdown.bubble_s);
+    v->predicted[T_BUBBLE] = apart ? res.breakdown.bubble_s : 0;
     v->predicted[T_OPT] = res.breakdown.optimizer_s;
     /* measured */
     const comet_results_timers *tm = &r->timers;
@@ -212,31 +223,35 @@ int rp_sec_sysval(rp_ctx *c)
         &in->hw, in->recs, in->n, rows, nl, &skipped, why, sizeof why);
     rp_p(d,
         "Each record is a GPT-style decoder stack's step measured by `comet bench llm` (fp32, "
-        "comet's kernels and OpenBLAS, Megatron tensor and data parallelism over MPI ranks); the "
+        "comet's kernels and OpenBLAS, Megatron tensor, sequence, pipeline and data parallelism "
+        "over MPI ranks: ranks tpN, +sp, ppN, dpN, xN thr threads each); the "
         "system model predicts it with the record's own configuration, this machine's profile as "
         "each rank (GEMM efficiency from the measured grid, the memory-bound kernels from the "
         "measured row passes and vector costs) and the profile's fits of the record's link "
         "between ranks (`comet validate --system`; docs/system.md). Terms: measured / predicted "
         "ms.");
-    rp_table(d, "llrrrrrrrrrrr",
-        "phase\tattention\ttp\tdp\tthreads\thidden\tmeasured ms\tpredicted "
+    rp_table(d, "lllrrrrrrrrrr",
+        "phase\tattention\tranks\thidden\tmeasured ms\tpredicted "
         "ms\terror\tgemm\tattention"
-        "\tvector\ttp");
+        "\tvector\ttp\tpp\tbubble");
     double *e = malloc(((size_t)nr + 1) * sizeof *e);
     for (int i = 0; i < nr; i++) {
         const comet_reports_sysv_row *v = &rows[i];
         const comet_results_record *r = v->rec;
         if (e)
             e[i] = fabs(v->predicted_s - v->measured_s) / v->measured_s;
+        char grid[48];
+        rp_sysval_grid(r, grid, sizeof grid);
         rp_row(d,
-            "%s%s\t%s\t%.0f\t%.0f\t%d\t%.0f\t%.3f\t%.3f\t%+.1f%%\t%.2f / %.2f\t%.2f / %.2f"
-            "\t%.2f / %.2f\t%.2f / %.2f",
+            "%s%s\t%s\t%s\t%.0f\t%.3f\t%.3f\t%+.1f%%\t%.2f / %.2f\t%.2f / %.2f"
+            "\t%.2f / %.2f\t%.2f / %.2f\t%.2f / %.2f\t%.2f / %.2f",
             r->params.phase, strcmp(r->params.recompute, "full") ? "" : " (recompute)", r->variant,
-            r->params.tp, r->params.dp, r->threads, r->shape.hidden, 1e3 * v->measured_s,
-            1e3 * v->predicted_s, 100 * (v->predicted_s - v->measured_s) / v->measured_s,
-            1e3 * v->measured[T_GEMM], 1e3 * v->predicted[T_GEMM], 1e3 * v->measured[T_ATTN],
-            1e3 * v->predicted[T_ATTN], 1e3 * v->measured[T_VEC], 1e3 * v->predicted[T_VEC],
-            1e3 * v->measured[T_TP], 1e3 * v->predicted[T_TP]);
+            grid, r->shape.hidden, 1e3 * v->measured_s, 1e3 * v->predicted_s,
+            100 * (v->predicted_s - v->measured_s) / v->measured_s, 1e3 * v->measured[T_GEMM],
+            1e3 * v->predicted[T_GEMM], 1e3 * v->measured[T_ATTN], 1e3 * v->predicted[T_ATTN],
+            1e3 * v->measured[T_VEC], 1e3 * v->predicted[T_VEC], 1e3 * v->measured[T_TP],
+            1e3 * v->predicted[T_TP], 1e3 * v->measured[T_PP], 1e3 * v->predicted[T_PP],
+            1e3 * v->measured[T_BUBBLE], 1e3 * v->predicted[T_BUBBLE]);
     }
     rp_table_end(d);
     if (e && nr > 0)
@@ -245,6 +260,7 @@ int rp_sec_sysval(rp_ctx *c)
             100 * comet_util_quantile(e, (size_t)nr, 0.9), skipped ? "; not predicted: " : "",
             skipped ? why : "");
     free(e);
+    const int frc = rp_sysval_figure(c, rows, nr);
     free(rows);
-    return 0;
+    return frc;
 }

@@ -100,6 +100,7 @@ typedef struct comet_results_params {
     const char *phase; /**< llm: "train", "prefill", "decode" */
     const char *recompute; /**< llm: "none", "full" */
     double tp, pp, dp; /**< llm: parallel degrees */
+    int seq_parallel; /**< llm: sequence parallelism (1, 0; -1 absent: records before it, none) */
     char *text; /**< canonical JSON of the object (owned) */
 } comet_results_params;
 
@@ -109,11 +110,16 @@ typedef struct comet_results_timers {
     double gemm_s; /**< the linear layers' GEMMs */
     double attention_s; /**< attention (forward kernel, backward) */
     double vector_s; /**< memory-bound kernels (LayerNorm, GELU, residuals, head reorders) */
-    double tp_s, dp_s, pp_s; /**< tensor-, data-, pipeline-parallel communication */
-    double bubble_s; /**< pipeline fill and drain */
+    double tp_s, dp_s, pp_s; /**< tensor-, data-, pipeline-parallel communication (pp_s: the
+                                  transfers; before the bubble was timed apart, the bubble too) */
+    double bubble_s; /**< pipeline idle: receives' waits for their messages, the final sends'
+                          completion and a stage's tail (0 in records before it was timed
+                          apart, which have no tp_allreduce_s) */
     double optimizer_s; /**< the Adam update */
     double recompute_s; /**< the forward rerun in the backward */
     double loss_s; /**< the loss and its gradient */
+    double tp_allreduce_s, tp_allgather_s, tp_reduce_scatter_s; /**< tp_s by collective kind
+                                                                     (NaN in older records) */
 } comet_results_timers;
 
 /** "stats": seconds per call (95% nonparametric CI of the median). */

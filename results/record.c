@@ -174,6 +174,7 @@ static const field params_fields[] = {
     PAR("tp", F_INUM, tp),
     PAR("pp", F_INUM, pp),
     PAR("dp", F_INUM, dp),
+    PAR("seq_parallel", F_FLAG, seq_parallel),
 };
 /* llm "timers" */
 #define TIM(k, m)                                                                                  \
@@ -191,6 +192,9 @@ static const field timer_fields[] = {
     TIM("optimizer_s", optimizer_s),
     TIM("recompute_s", recompute_s),
     TIM("loss_s", loss_s),
+    TIM("tp_allreduce_s", tp_allreduce_s),
+    TIM("tp_allgather_s", tp_allgather_s),
+    TIM("tp_reduce_scatter_s", tp_reduce_scatter_s),
 };
 static const field stats_fields[] = {
     STA("median_s", F_NUM, median_s),

@@ -238,6 +238,8 @@ static void test_llm_cli(void **s)
     expect_usage_error(d, "train only");
     char *e[] = { "bench", "llm", "--hidden", "30", "--heads", "4", NULL };
     expect_usage_error(e, "not a multiple of heads");
+    char *e2[] = { "bench", "llm", "--seq-parallel", NULL };
+    expect_usage_error(e2, "sequence parallelism needs tp >= 2");
     char dir[] = "/tmp/comet-llm-cli-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char *f[] = { "bench", "llm", "--hidden", "32", "--heads", "2", "--ffn", "64", "--seq", "16",

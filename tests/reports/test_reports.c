@@ -545,6 +545,135 @@ static void test_no_gnuplot(void **s)
     free(h);
 }
 
+/* An llm results file in the fixture set: the fixture's run record as an
+ * llm run, then one record per configuration {tp, pp, dp, sp, phase,
+ * median ms}. */
+static const struct {
+    int tp, pp, dp, sp;
+    const char *phase;
+    double ms;
+} llm_cfgs[] = { { 1, 1, 1, 0, "train", 40 }, { 2, 1, 1, 0, "train", 30 },
+    { 2, 1, 1, 1, "train", 29 }, { 1, 2, 1, 0, "train", 45 }, { 1, 1, 2, 0, "prefill", 8 },
+    { 1, 1, 1, 0, "decode", 1.5 } };
+#define NLLM (sizeof llm_cfgs / sizeof *llm_cfgs)
+
+static void write_llm_results(void)
+{
+    char cmd[800], path[600];
+    /* the memory run's run record (this fixture's machine) as an llm run */
+    snprintf(cmd, sizeof cmd,
+        "f=$(ls %s/results/memory-*.jsonl | head -1); head -1 $f | sed "
+        "'s/\"bench\":\"memory\"/\"bench\":\"llm\"/; s/\"run_id\":\"[^\"]*\"/\"run_id\":"
+        "\"llmrun\"/' > %s/results/llm-llmrun.jsonl",
+        dir, dir);
+    sh("%s", cmd);
+    snprintf(path, sizeof path, "%s/results/llm-llmrun.jsonl", dir);
+    FILE *fp = fopen(path, "a");
+    assert_non_null(fp);
+    for (size_t i = 0; i < NLLM; i++) {
+        const double m = llm_cfgs[i].ms * 1e-3;
+        const int dec = !strcmp(llm_cfgs[i].phase, "decode");
+        json_t *r = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:i,"
+                              "s:i,s:{s:s,s:s,s:i,s:i,s:i,s:b},s:{s:i,s:f,s:f,s:f,s:f,s:[f,f,f]},"
+                              "s:{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f},s:s,s:i,s:b}",
+            "schema", COMET_RESULTS_SCHEMA, "kind", "llm", "run_id", "llmrun", "machine_id", "x",
+            "op", "llm", "variant", "fused", "shape", "hidden", 256, "H", 4, "d", 64, "ffn", 1024,
+            "layers", 2, "seq", 128, "B", 4, "microbatch",
+            llm_cfgs[i].pp > 1 ? 1 : 4 / llm_cfgs[i].dp, "threads", 1, "ranks",
+            llm_cfgs[i].tp * llm_cfgs[i].pp * llm_cfgs[i].dp, "params", "phase", llm_cfgs[i].phase,
+            "recompute", "none", "tp", llm_cfgs[i].tp, "pp", llm_cfgs[i].pp, "dp", llm_cfgs[i].dp,
+            "seq_parallel", llm_cfgs[i].sp, "stats", "n", 3, "median_s", m, "ci_lo_s", 0.9 * m,
+            "ci_hi_s", 1.1 * m, "min_s", 0.9 * m, "samples_s", 0.9 * m, m, 1.1 * m, "timers",
+            "gemm_s", 0.6 * m, "attention_s", 0.1 * m, "vector_s", 0.1 * m, "tp_s", 0.0, "dp_s",
+            0.0, "pp_s", 0.0, "bubble_s", 0.0, "optimizer_s", 0.05 * m, "recompute_s", 0.0,
+            "loss_s", 0.0, "link", "shm", "nodes", 1, "valid", 1);
+        assert_non_null(r);
+        if (dec)
+            json_object_set_new(json_object_get(r, "shape"), "context", json_integer(256));
+        char *t = json_dumps(r, JSON_COMPACT);
+        fprintf(fp, "%s\n", t);
+        free(t);
+        json_decref(r);
+    }
+    fclose(fp);
+}
+
+/* The whole-step figure: one point per llm record (CSV and JSON rows), the
+ * script log-log with y = x and the +-15% band, the SVG drawn beside them
+ * with no temporary left; without gnuplot the data stay and the figure says
+ * why it is missing. */
+static void test_wholesteps_figure(void **s)
+{
+    (void)s;
+    write_llm_results();
+    build_ok();
+    char *csv = slurp("report/wholesteps.csv"), *gp = slurp("report/wholesteps.gp");
+    char *md = slurp("report/summary.md");
+    assert_non_null(csv);
+    assert_non_null(gp);
+    assert_non_null(md);
+    /* one row per record after the header, measured ms as written */
+    int rows = 0;
+    for (const char *q = strchr(csv, '\n'); q && q[1]; q = strchr(q + 1, '\n'))
+        rows++;
+    assert_int_equal(rows, (int)NLLM);
+    assert_non_null(strstr(csv, "train / tp2+sp,train,fused,none,2,1,1,1,1,256,2,shm,29,"));
+    assert_non_null(strstr(csv, "train / pp2,"));
+    assert_non_null(strstr(csv, "prefill / dp2,"));
+    assert_non_null(strstr(gp, "set logscale xy"));
+    assert_non_null(strstr(gp, "E = 0.15"));
+    assert_non_null(strstr(gp, "x with lines"));
+    assert_non_null(strstr(gp, "set output 'wholesteps.svg'"));
+    assert_non_null(strstr(md, "(wholesteps.svg)"));
+    assert_non_null(strstr(md, "| train | fused | tp2+sp | 256 | 29.000 |"));
+    char path[600];
+    snprintf(path, sizeof path, "%s/report/wholesteps.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    assert_string_equal(str(j, "schema"), "comet.figure.v1");
+    assert_int_equal((int)num(j, "records"), (int)NLLM);
+    assert_true(num(j, "band") == 0.15);
+    const json_t *jr = json_object_get(j, "rows");
+    assert_int_equal(json_array_size(jr), NLLM);
+    int within = 0;
+    for (size_t i = 0; i < NLLM; i++) {
+        const json_t *x = json_array_get(jr, i);
+        const double ms = num(x, "measured_s"), ps = num(x, "predicted_s");
+        assert_true(fabs(ms - llm_cfgs[i].ms * 1e-3) < 1e-12);
+        assert_true(ps > 0 && isfinite(ps));
+        assert_true(fabs(num(x, "rel_err") - (ps - ms) / ms) < 1e-9);
+        within += fabs(ps - ms) <= 0.15 * ms;
+    }
+    assert_int_equal((int)num(j, "within_band"), within);
+    json_decref(j);
+    snprintf(path, sizeof path, "%s/report/wholesteps.svg", dir);
+    assert_int_equal(access(path, R_OK), 0);
+    char cmd[700], line[64];
+    snprintf(cmd, sizeof cmd, "ls %s/report | grep -c tmp", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_int_equal(atoi(line), 0);
+    free(csv);
+    free(gp);
+    free(md);
+    /* no gnuplot: the data and the reason, no image */
+    sh("rm -rf %s/report", dir);
+    char err[COMET_ERRLEN];
+    setenv("COMET_GNUPLOT", "/nonexistent/gnuplot", 1);
+    int rc = comet_reports_build(dir, NULL, err, sizeof err);
+    unsetenv("COMET_GNUPLOT");
+    assert_int_equal(rc, 0);
+    assert_int_not_equal(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/report/wholesteps.csv", dir);
+    assert_int_equal(access(path, R_OK), 0);
+    char *h = slurp("report/index.html");
+    const char *fig = strstr(h, "<figure id=\"fig-wholesteps\">");
+    assert_non_null(fig);
+    assert_non_null(strstr(fig, "Plot not drawn: gnuplot is not installed"));
+    free(h);
+}
+
 /* Reuse only complete, young results of this machine; archive moves them. */
 static void test_fresh(void **s)
 {
@@ -589,6 +718,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
         cmocka_unit_test(test_three_speedups),
         cmocka_unit_test_setup_teardown(test_no_gnuplot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wholesteps_figure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_marked, setup, teardown),
     };

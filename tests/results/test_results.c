@@ -86,7 +86,8 @@ static void test_round_trip_every_field(void **s)
     pa->dtype = "f32", pa->swept = "tile_m", pa->split = "Lk", pa->device_collectives = "none";
     pa->malloc_mode = "stock", pa->algorithm_forced = 1;
     pa->phase = "train", pa->recompute = "full", pa->tp = 2, pa->pp = 1, pa->dp = 3;
-    r.timers = (comet_results_timers) { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    pa->seq_parallel = 1;
+    r.timers = (comet_results_timers) { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
     r.loss = 0.75;
     r.threads = 2, r.ranks = 4;
     r.stats = (comet_results_stats) { 3, 2e-3, 1e-3, 3e-3, 0.95, 1e-3, 3e-3, 2e-3, 2.8e-3, smp, 3 };
@@ -130,6 +131,7 @@ static void test_round_trip_every_field(void **s)
     assert_string_equal(b.params.phase, "train");
     assert_string_equal(b.params.recompute, "full");
     assert_true(b.params.tp == 2 && b.params.pp == 1 && b.params.dp == 3);
+    assert_int_equal(b.params.seq_parallel, 1);
     x = &r.timers.gemm_s, y = &b.timers.gemm_s;
     for (size_t i = 0; i < sizeof r.timers / sizeof(double); i++)
         assert_true(x[i] == y[i]);

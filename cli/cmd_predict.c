@@ -393,9 +393,11 @@ static int run(int argc, char **argv, int explore)
             /* what the speedup is over: the best unfused mapping of the same
              * search, and the DRAM traffic that separates them */
             json_object_set_new(j, "speedup_baseline",
-                json_pack("{s:s,s:f,s:f,s:f,s:f}", "baseline",
+                json_pack("{s:s,s:s,s:f,s:f,s:f,s:f}", "baseline",
                     "the best unfused mapping of the same search (same hardware, splits, tiles "
-                    "and capacities)",
+                    "and capacities; its intermediate in DRAM or, where it fits, in the global "
+                    "buffer)",
+                    "intermediate", s->best_unfused.inter_gb ? "global_buffer" : "dram",
                     "dram_bytes_fused", s->r_fused.dram_bytes, "dram_bytes_unfused",
                     s->r_unfused.dram_bytes, "t_dram_fused", s->r_fused.t_dram, "t_dram_unfused",
                     s->r_unfused.t_dram));
@@ -427,8 +429,9 @@ static int run(int argc, char **argv, int explore)
                 printf("  fused speedup %.2fx, energy n/a (the description gives no energies)\n",
                     speedup);
             printf("    over the best unfused mapping of the same search (same hardware, splits, "
-                   "tiles, capacities): its intermediates go through DRAM, %.3g MB of traffic "
+                   "tiles, capacities): its intermediates %s, %.3g MB of DRAM traffic "
                    "against the fused %.3g MB (DRAM time %.0f against %.0f cycles)\n",
+                s->best_unfused.inter_gb ? "stay in the global buffer" : "go through DRAM",
                 s->r_unfused.dram_bytes / 1e6, s->r_fused.dram_bytes / 1e6, s->r_unfused.t_dram,
                 s->r_fused.t_dram);
             print_intervals(hwname, &hw, opname, s);

@@ -160,15 +160,20 @@ static int translate_hw(
     }
     /* COMET's input, weight and output buffers: the local buffer's parts
      * (the GEMM's A fills the first, B the second, the result drains) */
-    char parts[160] = "";
+    char parts[320] = "";
     if (nlb == 3 && le[0]->edge == COMET_COMETIO_FILLS && le[1]->edge == COMET_COMETIO_FILLS
         && le[2]->edge == COMET_COMETIO_DRAINS) {
-        snprintf(parts, sizeof parts, ", input_bytes: %.0f, weight_bytes: %.0f, output_bytes: %.0f",
-            lb[0]->width * lb[0]->depth, lb[1]->width * lb[1]->depth, lb[2]->width * lb[2]->depth);
+        /* each part's port: what its parent (the global buffer's side) writes
+         * into it; the output part's, what its parent reads out of it */
+        snprintf(parts, sizeof parts,
+            ", input_bytes: %.0f, weight_bytes: %.0f, output_bytes: %.0f, input_bw: %.6g, "
+            "weight_bw: %.6g, output_bw: %.6g",
+            lb[0]->width * lb[0]->depth, lb[1]->width * lb[1]->depth, lb[2]->width * lb[2]->depth,
+            lb[0]->parent_write_bw, lb[1]->parent_write_bw, lb[2]->parent_read_bw);
         drop(tr, f, le[0]->line,
             "Hierarchy: the input/weight/output buffers become one local buffer with three "
-            "parts (their capacities kept); their own bandwidths, ports and "
-            "parent_child_ports_shared are not carried (the input buffer's read bandwidth is)");
+            "parts (their capacities and their parent-side ports kept); their port counts, "
+            "link bandwidths and parent_child_ports_shared are not carried");
     } else if (nlb > 1) {
         drop(tr, f, le[0]->line,
             "Hierarchy: %d per-core buffers (%.0f B together) become one local buffer; their "
@@ -233,9 +238,10 @@ static int translate_hw(
     const comet_cometio_net *cn = &ce->net, *kn = &le[0]->net;
     if (cn->channel_width || kn->channel_width)
         drop(tr, f, ce->line,
-            "channel_width %.0f/%.0f bits: comet charges a startup per message (queuing_delay) "
-            "and link_bw, not COMET's per-channel-word queuing term",
-            cn->channel_width, kn->channel_width);
+            "channel_width %.0f/%.0f bits, queuing_delay %.0f/%.0f: comet's channel_bits and "
+            "flit_cycles, the channel's serialisation rate overlapped with the memory's "
+            "(cut-through); COMET adds the queuing term to each transfer's memory time",
+            cn->channel_width, kn->channel_width, cn->queuing_delay, kn->queuing_delay);
     double cpj = comet_cometio_noc_pj_per_byte(cn, gbl->instances);
     double kpj = comet_cometio_noc_pj_per_byte(kn, a->level[le[0]->child].instances);
     drop(tr, f, ce->line,
@@ -265,11 +271,13 @@ static int translate_hw(
         "clusters:\n"
         "  count: %d\n"
         "  network: {topology: mesh2d, dims: [%d, %d], link_bw: %.6g, hop_latency: %.6g, "
-        "startup: %.6g, broadcast: %s, reduction: %s, link_pj_per_byte: %.6g}\n"
+        "startup: 0, channel_bits: %.6g, flit_cycles: %.6g, broadcast: %s, reduction: %s, "
+        "link_pj_per_byte: %.6g}\n"
         "cores:\n"
         "  count: %d\n"
         "  network: {topology: mesh2d, dims: [%d, %d], link_bw: %.6g, hop_latency: %.6g, "
-        "startup: %.6g, broadcast: %s, reduction: %s, link_pj_per_byte: %.6g}\n"
+        "startup: 0, channel_bits: %.6g, flit_cycles: %.6g, broadcast: %s, reduction: %s, "
+        "link_pj_per_byte: %.6g}\n"
         "memory:\n"
         "  dram: {capacity: 17179869184, bw: %.6g, read_pj: %.6g, write_pj: %.6g, access_bytes: "
         "%.6g}\n"
@@ -283,13 +291,13 @@ static int translate_hw(
         "  cycles: {add: 1, mul: 1, div: 1, exp: 3, max: 1, sqrt: 1}\n"
         "  energy_pj: {add: 0.11, mul: 0.64, div: 0.8, exp: 3.86, max: 0.0025, sqrt: 2.84}\n",
         "comet-arch", chip_bits / 8, io_bits >= 8 ? io_bits / 8 : 1, gbl->instances, cn->mesh_x,
-        cn->mesh_y, cn->bw, cn->hop_latency, cn->queuing_delay, cn->broadcast ? "true" : "false",
-        cn->reduction ? "true" : "false", cpj, cores, kn->mesh_x, kn->mesh_y, kn->bw,
-        kn->hop_latency, kn->queuing_delay, kn->broadcast ? "true" : "false",
-        kn->reduction ? "true" : "false", kpj, dram_bw, dram->child_read_pj, dram->child_write_pj,
-        dram->width, gb->width * gb->depth, gb_bw, gb->child_read_pj, gb->child_write_pj, gb->width,
-        lcap, ib->child_read_bw, ib->child_read_pj, ob->child_write_pj, ib->width, parts, gemm,
-        simd->compute_width);
+        cn->mesh_y, cn->bw, cn->hop_latency, cn->channel_width, cn->queuing_delay,
+        cn->broadcast ? "true" : "false", cn->reduction ? "true" : "false", cpj, cores, kn->mesh_x,
+        kn->mesh_y, kn->bw, kn->hop_latency, kn->channel_width, kn->queuing_delay,
+        kn->broadcast ? "true" : "false", kn->reduction ? "true" : "false", kpj, dram_bw,
+        dram->child_read_pj, dram->child_write_pj, dram->width, gb->width * gb->depth, gb_bw,
+        gb->child_read_pj, gb->child_write_pj, gb->width, lcap, ib->child_read_bw,
+        ib->child_read_pj, ob->child_write_pj, ib->width, parts, gemm, simd->compute_width);
     if (n < 0 || (size_t)n >= sizeof tr->hw_yaml)
         return comet_util_seterr(err, errlen, -EINVAL, "%s: description too long", f);
     if (gbl->instances != cn->mesh_x * cn->mesh_y)
@@ -393,10 +401,21 @@ static int translate_mapping(
                                 pb->dim[d], (unsigned long long)fac(a, 0, d));
                 }
             }
-            if (core)
+            if (core && a && !n->spatial) {
+                /* the core-level temporal loop: comet's ct_m/ct_n/ct_k, each
+                 * sub-tile paying the systolic fill and drain */
+                mp->ct_m = (int)fac(a, 0, dm);
+                mp->ct_n = dn >= 0 ? (int)fac(a, 0, dn) : 1;
+                mp->ct_k = (int)fac(a, 0, dk);
+                if (n->n_perm)
+                    drop(tr, f, n->line,
+                        "permutation at the core level (%s): comet's core loop order is fixed "
+                        "(its sub-tiles cost the same in any order)",
+                        in->arch.level[n->move[0].child].name);
+            } else if (core)
                 drop(tr, f, n->line,
-                    "factors and permutation at the core level (%s): comet's core runs the "
-                    "whole step tile, its fill/drain once per step",
+                    "factors and permutation at the core level (%s) of a tensor other than the "
+                    "GEMM's: not carried",
                     in->arch.level[n->move[0].child].name);
             else if (n->n_perm && !n->spatial)
                 drop(tr, f, n->line, "permutation: comet's loop order is fixed (M steps outer)");

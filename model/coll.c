@@ -368,7 +368,7 @@ comet_model_coll_cost comet_model_coll_time(
             : nets[i]->efficiency > 0 && nets[i]->efficiency < 1 ? nets[i]->efficiency
                                                                  : 1;
         lvl l = { nets[i], pl, 1, 1, nets[i]->startup, nets[i]->hop_latency,
-            1.0 / (nets[i]->link_bw * eff), gamma };
+            1.0 / (comet_model_net_bw(nets[i]) * eff), gamma };
         if (i == 0 && lk->p2p_beta_s > 0) {
             /* calibrated point-to-point link (Hockney) replaces the preset */
             l.a0 = lk->p2p_alpha_s * cyc_per_s;

@@ -223,6 +223,20 @@ typedef struct comet_model_mapping {
     double pv_rows; /**< unfused causal attention: P V runs in blocks of this many query rows,
                          each over the keys its last row sees (the CPU kernels: 64); 0: one
                          plain GEMM over every key, as an unfused mapping's by default */
+    /** The core-level temporal loop (#37): a core runs its step tile (rows x its columns x
+     *  the step's K) through its GEMM engine as ct_m x ct_n x ct_k sub-tiles, one after
+     *  another, as COMET's `Core temporal` level does (0 or 1: one tile). A systolic array
+     *  pays its fill and drain (2R + C - 2 per fold) on every sub-tile; each K sub-tile
+     *  after the first reads and writes the sub-tile's fp32 partial sums in the output
+     *  buffer. What it buys: only a sub-tile's accumulators live in the output buffer at a
+     *  time (fused: a row sub-tile, ct_n = 1, runs its epilogue before the next: rows are
+     *  whole within it). */
+    int ct_m, ct_n, ct_k;
+    /** Unfused on an accelerator: the intermediate stays in each cluster's global buffer
+     *  between the GEMM and the passes (it must fit there beside the step's tiles and the
+     *  stationary operand) instead of going to DRAM and back (#37: the best unfused
+     *  mapping under the same constraints, not one that streams it through DRAM). */
+    int inter_gb;
 } comet_model_mapping;
 
 /** An explicit collective node inserted by a mapping. */
@@ -281,6 +295,8 @@ typedef struct comet_model_result {
                               was raised to it; 0: the composition was above) */
     double t_sync; /**< CPU, T > 1 threads: the parallel regions' fork and join
                         (regions x hw par_region_cycles) */
+    int b_resident; /**< the stationary operand (B; attention: K and V) stays in the global
+                         buffer for every step (else it streams each step) */
 } comet_model_result;
 
 /**
@@ -351,8 +367,9 @@ int comet_model_workload_load(const char *name, comet_model_problem *pb, char *e
 
 /**
  * Loads a mapping file ({fused: true, binding: pipelined, cluster_split:
- * {M, N, K, H}, core_split: {M, N}, tile_m, tile_k, one_pass}) as written by
- * comet_model_mapping_json().
+ * {M, N, K, H}, core_split: {M, N}, tile_m, tile_k, one_pass; optional
+ * core_temporal: {M, N, K} and, unfused, intermediate: dram | global_buffer})
+ * as written by comet_model_mapping_json().
  */
 int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *err, size_t errlen);
 

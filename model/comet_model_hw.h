@@ -46,7 +46,20 @@ typedef struct comet_model_net {
     /** per collective (comet_model_coll index): the share of link_bw it reaches, where
      *  stated (collective_efficiency: {allgather: 0.43}); 0: efficiency */
     double coll_eff[8];
+    /* --- appended (#37) --- */
+    /** Channel (flit) width in bits and the cycles each flit spends entering the channel
+     *  (HISIM's queuing delay t_enq, IEEE 10844846, which COMET's network.cpp charges per
+     *  flit: size x bits / channel_width x queuing_delay). Both stated, a link carries at
+     *  most channel_bits / 8 / flit_cycles bytes/cycle: the serialisation of a transfer
+     *  over the channel (Dally & Towles, Principles and Practices of Interconnection
+     *  Networks, 2004, ch. 3: T = H t_r + L / b with b the channel's rate). 0: not stated
+     *  (link_bw alone). */
+    double channel_bits, flit_cycles;
 } comet_model_net;
+
+/** Bytes/cycle one link of net carries: link_bw, or less where its channel
+ *  serialises flits more slowly (channel_bits / 8 / flit_cycles). */
+double comet_model_net_bw(const comet_model_net *net);
 
 /** Efficiency as a step function of a transfer's or an operation's size
  *  (Calculon's tables): the value of the largest threshold at or below the
@@ -333,6 +346,12 @@ typedef struct comet_model_hw {
      *  store, the reading before it was measured). calibrate measures the row passes
      *  from an L2-resident tile writing either into cache or streamed beyond the LLC. */
     double store_hidden;
+    /** The local buffer's input, weight and output parts' own ports (bytes/cycle each;
+     *  local_buffer.input_bw / weight_bw / output_bw; 0: the parts share lb.bw, one
+     *  port). A step's operands fill the input and weight ports and its results and
+     *  partial sums use the output port at the same time (#37; COMET's IBuffer,
+     *  WBuffer and OBuffer are memories with their own parent/child bandwidths). */
+    double lb_input_bw, lb_weight_bw, lb_output_bw;
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */

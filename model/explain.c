@@ -12,13 +12,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the core-level temporal loop's factor (0 and 1: none) */
+static int ctf(int v)
+{
+    return v > 1 ? v : 1;
+}
+
 const char *comet_model_mapping_str(const comet_model_mapping *mp, char *buf, size_t len)
 {
+    char ct[64] = "";
+    if (ctf(mp->ct_m) * ctf(mp->ct_n) * ctf(mp->ct_k) > 1)
+        snprintf(ct, sizeof ct, ", core tiles M/N/K %d/%d/%d", ctf(mp->ct_m), ctf(mp->ct_n),
+            ctf(mp->ct_k));
     snprintf(buf, len,
-        "%s %s, clusters H/M/N/K %d/%d/%d/%d, cores M/N %d/%d, tile_m %.0f, tile_k %.0f%s",
+        "%s %s, clusters H/M/N/K %d/%d/%d/%d, cores M/N %d/%d, tile_m %.0f, tile_k %.0f%s%s%s",
         mp->fused ? "fused" : "unfused", mp->pipelined ? "pipelined" : "sequential",
         mp->cs_h > 1 ? mp->cs_h : 1, mp->cs_m, mp->cs_n, mp->cs_k, mp->ks_m, mp->ks_n, mp->tile_m,
-        mp->tile_k, mp->fused ? "" : (mp->one_pass ? ", one pass per row" : ", op-by-op passes"));
+        mp->tile_k, ct,
+        mp->fused ? "" : (mp->one_pass ? ", one pass per row" : ", op-by-op passes"),
+        !mp->fused && mp->inter_gb ? ", intermediate in the global buffer" : "");
     return buf;
 }
 
@@ -30,6 +42,11 @@ json_t *comet_model_mapping_json(const comet_model_mapping *mp)
         mp->ks_m, "N", mp->ks_n, "tile_m", mp->tile_m, "tile_k", mp->tile_k);
     if (mp->fused && mp->blas_gemm)
         json_object_set_new(j, "blas_gemm", json_true());
+    if (ctf(mp->ct_m) * ctf(mp->ct_n) * ctf(mp->ct_k) > 1)
+        json_object_set_new(j, "core_temporal",
+            json_pack("{s:i,s:i,s:i}", "M", ctf(mp->ct_m), "N", ctf(mp->ct_n), "K", ctf(mp->ct_k)));
+    if (!mp->fused && mp->inter_gb)
+        json_object_set_new(j, "intermediate", json_string("global_buffer"));
     if (!mp->fused) {
         json_object_set_new(j, "one_pass", json_boolean(mp->one_pass));
         if (mp->pass_reads > 0)
@@ -131,7 +148,7 @@ void comet_model_explain(const comet_model_hw *hw, const comet_model_problem *pb
         r.dram_bytes, r.t_dram > 0 ? r.dram_bytes / r.t_dram : 0.0, r.t_dram);
     fprintf(fp,
         "  noc     = max(bytes / GB bw %.0f, bytes / (cores x link %.0f)) + hops -> %.0f cycles\n",
-        hw->gb.bw, hw->core_net.link_bw, r.t_noc);
+        hw->gb.bw, comet_model_net_bw(&hw->core_net), r.t_noc);
     if (!r.ncoll)
         fprintf(fp, "  colls   = none (no reduction dimension split%s)\n",
             !mp->fused && mp->cs_n > 1 ? "; the intermediate goes through memory" : "");

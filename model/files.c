@@ -130,9 +130,9 @@ static int split_map(const comet_util_doc *m, const char *key, const char *const
 
 int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *err, size_t errlen)
 {
-    static const char *const top[]
-        = { "fused", "binding", "cluster_split", "core_split", "tile_m", "tile_k", "one_pass",
-              "pass_reads", "pass_writes", "streaming", "blas_gemm", "op", "hardware", NULL };
+    static const char *const top[] = { "fused", "binding", "cluster_split", "core_split", "tile_m",
+        "tile_k", "one_pass", "pass_reads", "pass_writes", "streaming", "blas_gemm",
+        "core_temporal", "intermediate", "op", "hardware", NULL };
     static const char *const cdims[] = { "H", "M", "N", "K" };
     static const char *const kdims[] = { "M", "N" };
     char w[256];
@@ -175,6 +175,25 @@ int comet_model_mapping_load(const char *path, comet_model_mapping *mp, char *er
         goto out;
     mp->cs_h = cs[0], mp->cs_m = cs[1], mp->cs_n = cs[2], mp->cs_k = cs[3];
     mp->ks_m = ks[0], mp->ks_n = ks[1];
+    if (comet_util_doc_get(m, "core_temporal")) {
+        static const char *const tdims[] = { "M", "N", "K" };
+        int ct[3];
+        if ((rc = split_map(m, "core_temporal", tdims, ct, 3, err, errlen)))
+            goto out;
+        mp->ct_m = ct[0], mp->ct_n = ct[1], mp->ct_k = ct[2];
+    }
+    if (comet_util_doc_get(m, "intermediate")) {
+        const char *where;
+        if ((rc = comet_util_doc_string(m, "intermediate", "dram", &where, err, errlen)))
+            goto out;
+        if (strcmp(where, "dram") && strcmp(where, "global_buffer")) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'intermediate' must be dram or global_buffer",
+                comet_util_doc_where(comet_util_doc_get(m, "intermediate"), w, sizeof w));
+            goto out;
+        }
+        mp->inter_gb = !strcmp(where, "global_buffer");
+    }
     NUM(m, "tile_m", NAN, 1, 1099511627776.0, mp->tile_m);
     NUM(m, "tile_k", NAN, 1, 1099511627776.0, mp->tile_k);
     if ((rc = comet_util_doc_bool(m, "one_pass", &one, &mp->one_pass, err, errlen)))

@@ -243,8 +243,8 @@ static json_t *steps_json(const comet_model_steps *st)
 static int load_net(
     const comet_util_doc *m, comet_model_net *n, const qctx *q, char *err, size_t errlen)
 {
-    static const char *const keys[]
-        = { "topology", "dims", NET_LEVEL_KEYS, "collective_efficiency", NULL };
+    static const char *const keys[] = { "topology", "dims", NET_LEVEL_KEYS, "collective_efficiency",
+        "channel_bits", "flit_cycles", NULL };
     char w[256];
     const char *t;
     int rc = comet_util_doc_check_keys(m, keys, err, errlen);
@@ -281,6 +281,8 @@ static int load_net(
     NUMQ(m, "link_bw", Q_BW, 1, NAN, 1e-9, 1e12, n->link_bw);
     NUMQ(m, "hop_latency", Q_TIME, 1, 0, 0, 1e9, n->hop_latency);
     NUMQ(m, "startup", Q_TIME, 1, 0, 0, 1e12, n->startup);
+    NUM(m, "channel_bits", 0, 0, 1e9, n->channel_bits);
+    NUMQ(m, "flit_cycles", Q_TIME, 1, 0, 0, 1e9, n->flit_cycles);
     NUMQ(m, "link_pj_per_byte", Q_PJ_PER_BYTE, 1, 0, 0, 1e6, n->link_pj_per_byte);
     NUM(m, "efficiency", 1.0, 1e-4, 1.0, n->efficiency);
     {
@@ -399,8 +401,9 @@ static int load_mem(
     static const char *const keys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
         "core_bw", "write_bw", "core_write_bw", "shared_by", "efficiency_by_mb", NULL };
     /* the local buffer may be partitioned (COMET: input, weight, output) */
-    static const char *const lkeys[] = { "capacity", "bw", "read_pj", "write_pj", "access_bytes",
-        "input_bytes", "weight_bytes", "output_bytes", "l1_bytes", NULL };
+    static const char *const lkeys[]
+        = { "capacity", "bw", "read_pj", "write_pj", "access_bytes", "input_bytes", "weight_bytes",
+              "output_bytes", "input_bw", "weight_bw", "output_bw", "l1_bytes", NULL };
     int rc = comet_util_doc_check_keys(m, local ? lkeys : keys, err, errlen);
     if (rc)
         return rc;
@@ -575,6 +578,13 @@ static void peak_from_measured(comet_model_hw *hw)
 int comet_model_net_nodes(const comet_model_net *net)
 {
     return net->dims[0] * net->dims[1];
+}
+
+double comet_model_net_bw(const comet_model_net *net)
+{
+    if (net->channel_bits > 0 && net->flit_cycles > 0)
+        return fmin(net->link_bw, net->channel_bits / 8 / net->flit_cycles);
+    return net->link_bw;
 }
 
 /* collectives: {p2p: {alpha_s, beta_s_per_byte}, fits: [{collective, algorithm,
@@ -915,6 +925,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     NUMQ(sub, "input_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_input);
     NUMQ(sub, "weight_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_weight);
     NUMQ(sub, "output_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->lb_output);
+    NUMQ(sub, "input_bw", Q_BW, 1, 0, 0, 1e12, hw->lb_input_bw);
+    NUMQ(sub, "weight_bw", Q_BW, 1, 0, 0, 1e12, hw->lb_weight_bw);
+    NUMQ(sub, "output_bw", Q_BW, 1, 0, 0, 1e12, hw->lb_output_bw);
     NUMQ(sub, "l1_bytes", Q_BYTES, 1, 0, 0, 1e15, hw->l1_bytes);
     if (hw->l1_bytes > hw->lb.capacity) {
         rc = comet_util_seterr(err, errlen, -EINVAL,
@@ -1071,6 +1084,10 @@ static json_t *net_json(const comet_model_net *n)
         "link_pj_per_byte", n->link_pj_per_byte);
     if (o && n->efficiency > 0 && n->efficiency < 1)
         json_object_set_new(o, "efficiency", json_real(n->efficiency));
+    if (o && n->channel_bits > 0)
+        json_object_set_new(o, "channel_bits", json_real(n->channel_bits));
+    if (o && n->flit_cycles > 0)
+        json_object_set_new(o, "flit_cycles", json_real(n->flit_cycles));
     if (o && (n->coll_eff[0] > 0 || n->coll_eff[1] > 0 || n->coll_eff[2] > 0)) {
         static const char *const cn[] = { "allreduce", "allgather", "reduce_scatter" };
         json_t *ce = json_object();
@@ -1155,6 +1172,12 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_object_set_new(lbj, "weight_bytes", json_real(hw->lb_weight));
     if (hw->lb_output > 0)
         json_object_set_new(lbj, "output_bytes", json_real(hw->lb_output));
+    if (hw->lb_input_bw > 0)
+        json_object_set_new(lbj, "input_bw", json_real(hw->lb_input_bw));
+    if (hw->lb_weight_bw > 0)
+        json_object_set_new(lbj, "weight_bw", json_real(hw->lb_weight_bw));
+    if (hw->lb_output_bw > 0)
+        json_object_set_new(lbj, "output_bw", json_real(hw->lb_output_bw));
     if (hw->l1_bytes > 0)
         json_object_set_new(lbj, "l1_bytes", json_real(hw->l1_bytes));
     json_object_set_new(j, "memory",

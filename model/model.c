@@ -247,6 +247,27 @@ static double axis_clamp(const double *ax, int n, double v)
 /* ------------------------------------------------------------------ */
 
 /* GEMM cycles of one core's m x n x k share; eff from the caller (CPU). */
+static double gemm_cycles(const comet_model_hw *hw, double m, double n, double k, double eff);
+
+/* The same share run as ctm x ctn x ctk sub-tiles one after another (the
+ * core-level temporal loop): a systolic array fills and drains each
+ * sub-tile's folds (SCALE-Sim's per-fold 2R + C + T - 2; COMET's
+ * systolic_array.cpp charges it per core-level tile), so sub-tiles never
+ * take fewer cycles than the whole; a peak-rate engine does the same work. */
+static double gemm_cycles_sub(const comet_model_hw *hw, double m, double n, double k, double eff,
+    double ctm, double ctn, double ctk)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    /* no more sub-tiles than whole rows, columns, K (a causal share of a
+     * column is still one) */
+    ctm = fmax(1, fmin(ctm, ceil(m))), ctn = fmax(1, fmin(ctn, ceil(n))),
+    ctk = fmax(1, fmin(ctk, ceil(k)));
+    if (!hw->systolic || (ctm <= 1 && ctn <= 1 && ctk <= 1))
+        return gemm_cycles(hw, m, n, k, eff);
+    return ctm * ctn * ctk * gemm_cycles(hw, ceil(m / ctm), ceil(n / ctn), ceil(k / ctk), eff);
+}
+
 static double gemm_cycles(const comet_model_hw *hw, double m, double n, double k, double eff)
 {
     if (m <= 0 || n <= 0 || k <= 0)
@@ -375,6 +396,9 @@ typedef struct geom {
     int att, cpu, P, C, ch, used;
     double b, acc, io, M, N, K, Nout, masked, cf;
     double Mc, Nc, Kc, tm, tk, steps, mcore, ncore, thr, cfr, nfin;
+    double ctm, ctn, ctk; /* the core-level temporal loop's factors (>= 1) */
+    double inter_cl; /* unfused: the intermediate live per cluster (attention: a head's) */
+    double ob; /* bytes per element of the GEMM's operands on chip (A, B; Q, K, V) */
 } geom;
 
 /* Step 1, the geometry: -1 when the mapping cannot run pb on hw at all. */
@@ -402,7 +426,8 @@ static int eval_geometry(
     const int P = hw->clusters, C = hw->cores, ch = mp->cs_h > 1 ? mp->cs_h : 1;
     if (mp->cs_m < 1 || mp->cs_n < 1 || mp->cs_k < 1 || mp->ks_m < 1 || mp->ks_n < 1
         || ch * mp->cs_m * mp->cs_n * mp->cs_k > P || mp->ks_m * mp->ks_n > C || mp->tile_m < 1
-        || mp->tile_k < 1 || (att && mp->cs_k > 1) || ch > od.groups)
+        || mp->tile_k < 1 || (att && mp->cs_k > 1) || ch > od.groups || mp->ct_m < 0 || mp->ct_n < 0
+        || mp->ct_k < 0)
         return -1;
     const comet_model_graph *g = od.desc->graph;
     const int used = ch * mp->cs_m * mp->cs_n * mp->cs_k; /* clusters in use */
@@ -447,7 +472,18 @@ static int eval_geometry(
         .ncore = ncore,
         .thr = thr,
         .cfr = cfr,
-        .nfin = nfin };
+        .nfin = nfin,
+        .ctm = mp->ct_m > 1 ? mp->ct_m : 1,
+        .ctn = mp->ct_n > 1 ? mp->ct_n : 1,
+        .ctk = mp->ct_k > 1 ? mp->ct_k : 1,
+        .inter_cl = (att ? fmin(od.group, Mc) : Mc) * Nc * cf * b,
+        /* the GEMM's operands stay at the precision they are stored in
+         * (an 8-bit A and B feed an 8-bit array: COMET's input and weight
+         * buffers hold them at 8 bits); the intermediates and statistics
+         * the GEMM produces are bytes_per_elem / fp32 (#37: cloud_c1's
+         * 64 x 512 tile of A fills its 32 KiB input buffer at 8 bits and
+         * was refused at 16) */
+        .ob = io };
     return 0;
 }
 
@@ -460,20 +496,34 @@ static int eval_capacity(const comet_model_hw *hw, const comet_model_mapping *mp
 {
     const int att = e->att, cpu = e->cpu;
     const double b = e->b, acc = e->acc, K = e->K, Nc = e->Nc, Kc = e->Kc, tm = e->tm, tk = e->tk;
-    const double mcore = e->mcore, ncore = e->ncore;
+    const double mcore = e->mcore, ncore = e->ncore, ob = e->ob;
     /* ---- capacity (pruning) ---- */
     const double dbuf = mp->pipelined ? 2 : 1;
-    const double bslice = att ? 2 * Nc * K * b : Kc * Nc * b; /* weights (attention: K and V) */
+    const double bslice = att ? 2 * Nc * K * ob : Kc * Nc * ob; /* weights (attention: K and V) */
     double tile_bytes
-        = dbuf * tm * (att ? K : Kc) * b + (mp->fused ? tm * Nc * acc : dbuf * tm * Nc * b);
+        = dbuf * tm * (att ? K : Kc) * ob + (mp->fused ? tm * Nc * acc : dbuf * tm * Nc * b);
     if (att)
-        tile_bytes = dbuf * tm * K * b + tm * tk * acc + tm * K * acc + 2 * tm * acc;
+        tile_bytes = dbuf * tm * K * ob + tm * tk * acc + tm * K * acc + 2 * tm * acc;
+    /* an unfused intermediate kept in the global buffer lives there beside
+     * the step's tiles for the whole GEMM (attention: one head's scores) */
+    if (!mp->fused && mp->inter_gb) {
+        if (cpu)
+            return -1; /* a CPU's caches place it themselves (cpu_level_bw) */
+        tile_bytes += e->inter_cl;
+    }
     const int b_resident = tile_bytes + bslice <= hw->gb.capacity;
     const double gb_need
-        = tile_bytes + (b_resident ? bslice : dbuf * (att ? 2 * tk * K : tk * Nc) * b);
+        = tile_bytes + (b_resident ? bslice : dbuf * (att ? 2 * tk * K : tk * Nc) * ob);
     const double nc_lb = fmin(ncore, 256);
-    const double lb_in = dbuf * mcore * (att ? K : tk) * b,
-                 lb_w = dbuf * (att ? K : tk) * nc_lb * b, lb_out = mcore * nc_lb * acc;
+    /* the output buffer holds the accumulators of one core-level sub-tile
+     * at a time: unfused, each sub-tile drains before the next; fused, a
+     * row sub-tile runs its epilogue first, so its rows must be whole (the
+     * N sub-tiles of a row sub-tile all stay) */
+    const double lb_out_rows = ceil(mcore / e->ctm);
+    const double lb_out_cols = mp->fused ? nc_lb : ceil(nc_lb / e->ctn);
+    const double lb_in = dbuf * mcore * (att ? K : tk) * ob,
+                 lb_w = dbuf * (att ? K : tk) * nc_lb * ob,
+                 lb_out = lb_out_rows * lb_out_cols * acc;
     r->gb_need = gb_need;
     r->lb_need = lb_in + lb_w + lb_out;
     /* CPU caches are transparent (a kernel that overflows one still runs,
@@ -483,6 +533,7 @@ static int eval_capacity(const comet_model_hw *hw, const comet_model_mapping *mp
         || (hw->lb_output > 0 && lb_out > hw->lb_output))
         return -1;
     r->valid = 1;
+    r->b_resident = b_resident;
     *b_resident_out = b_resident;
     *bslice_out = bslice;
     return 0;
@@ -537,6 +588,13 @@ static double eval_bounds(const comet_model_hw *hw, const comet_model_mapping *m
         for (int t = 0; t < 3; t++)
             r->bound_dram += tens[t] / (fastest_fit_bw(hw, tens[t] / nodes, C) * nodes);
         r->bound_inter = inter_rt > 0 ? inter_rt / it_bw : 0;
+    } else if (mp->inter_gb && !mp->fused) {
+        /* the intermediate kept on chip: written and read once through
+         * every cluster's global buffer and core network */
+        const double on_bw
+            = fmin(hw->gb.bw, hw->cores * comet_model_net_bw(&hw->core_net)) * hw->clusters;
+        r->bound_dram = io_bytes / (hw->dram.bw * inst);
+        r->bound_inter = on_bw > 0 ? inter_rt / on_bw : 0;
     } else {
         const double all_bw = hw->dram.bw * inst;
         r->bound_dram = (io_bytes + inter_rt) / all_bw;
@@ -556,7 +614,7 @@ static double eval_bounds(const comet_model_hw *hw, const comet_model_mapping *m
 /* Step 9, energy: per level, MACs and vector ops (NaN throughout where the
  * description states no energies). */
 static void eval_energy(const comet_model_hw *hw, const geom *e, vcost vc, double b_cl,
-    double noc_bytes, double psum_core, comet_model_result *r)
+    double noc_bytes, double psum_core, double pass_gb, double pass_noc, comet_model_result *r)
 {
     const int att = e->att, used = e->used;
     const double b = e->b, acc = e->acc, M = e->M, N = e->N, K = e->K, Nout = e->Nout;
@@ -572,15 +630,20 @@ static void eval_energy(const comet_model_hw *hw, const geom *e, vcost vc, doubl
     }
     r->e_dram
         = r->dram_bytes / hw->dram.access_bytes * 0.5 * (hw->dram.read_pj + hw->dram.write_pj);
-    const double gb_bytes = total_steps * (tm * Kc * b + 2 * tm * Nc * b) + b_cl * used;
+    /* unfused passes over an intermediate kept in the global buffer read
+     * and write it there (pass_gb per cluster) */
+    const double gb_bytes
+        = total_steps * (tm * Kc * e->ob + 2 * tm * Nc * b) + b_cl * used + pass_gb * used;
     r->e_gb = gb_bytes / hw->gb.access_bytes * 0.5 * (hw->gb.read_pj + hw->gb.write_pj);
     /* operand reads into the array and result writes at the local buffers */
-    const double lb_bytes = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * b * 2
+    const double lb_bytes = r->macs / fmax(1, hw->systolic ? hw->sa_rows : 8) * e->ob * 2
         + M * Nout * acc + psum_core * e->thr * total_steps;
     r->e_lb = lb_bytes / hw->lb.access_bytes * hw->lb.read_pj;
     r->e_mac = r->macs * hw->mac_pj;
     r->e_vec = M * N * cf * vc.pj_elem;
-    r->e_link += total_steps * noc_bytes * hw->core_net.link_pj_per_byte;
+    /* the steps' core-network bytes, and the unfused passes' (the
+     * intermediate between the global buffer and the cores' vector units) */
+    r->e_link += (total_steps * noc_bytes + used * pass_noc) * hw->core_net.link_pj_per_byte;
     r->energy_pj = r->e_dram + r->e_gb + r->e_lb + r->e_mac + r->e_vec + r->e_link;
 }
 
@@ -671,6 +734,7 @@ static double eval_reload(const comet_model_hw *hw, const comet_model_mapping *m
 typedef struct upass {
     double t_pass; /* cycles */
     double pass_bytes, out_bytes, pass_dram; /* per cluster: all, the output, DRAM's */
+    double res_acc; /* per cluster: the result the last pass writes to DRAM (accelerators) */
     double vec_pass; /* the vector unit's cycles */
 } upass;
 
@@ -731,12 +795,18 @@ static upass eval_unfused_passes(const comet_model_hw *hw, const comet_model_pro
     const double w_bw = cpu && st ? dram_bw_cl : inter_bw_cl;
     /* the pass's bytes that reach DRAM: all of them where the
      * intermediate lives there, else its streamed writes */
-    pass_dram = !cpu || inter_bw_cl == dram_bw_cl ? pass_bytes
-        : w_bw == dram_bw_cl                      ? per * wr * wcost
-                                                  : 0;
-    const double t_mem = !cpu ? pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl
-                              : (pass_bytes - per * wr * wcost) / inter_bw_cl
-            + per * wr * wcost / w_bw + out_bytes / dram_bw_cl;
+    /* an intermediate kept in the global buffer: the passes' reads and
+     * writes stay on chip, the result alone goes to DRAM */
+    const int igb = !cpu && mp->inter_gb;
+    pass_dram = igb                         ? res_acc
+        : !cpu || inter_bw_cl == dram_bw_cl ? pass_bytes
+        : w_bw == dram_bw_cl                ? per * wr * wcost
+                                            : 0;
+    const double t_mem = igb
+        ? (pass_bytes - res_acc) / inter_bw_cl + (res_acc + out_bytes) / dram_bw_cl
+        : !cpu ? pass_bytes / inter_bw_cl + out_bytes / dram_bw_cl
+               : (pass_bytes - per * wr * wcost) / inter_bw_cl + per * wr * wcost / w_bw
+            + out_bytes / dram_bw_cl;
     /* A CPU core's prefetchers overlap its loads with the row loop, but
      * its stores beyond the caches drain through a few write-combining
      * buffers that stall the loop when full: the loop's time and its
@@ -778,12 +848,21 @@ static upass eval_unfused_passes(const comet_model_hw *hw, const comet_model_pro
         }
         t_pass = fmax(
             epilogue_cycles(hw, vec_pass + t_load, per * wr * wcost / w_bw, inter_cl / C), t_mem);
-    } else
-        t_pass = mp->pipelined ? fmax(vec_pass, t_mem) : vec_pass + t_mem;
+    } else if (mp->pipelined && e->steps > 1)
+        /* the passes run the GEMM's tiles double-buffered: a tile's load
+         * overlaps the previous tile's work, but the first tile's load and
+         * the last tile's store are exposed (one step's traffic), as a fused
+         * pipelined mapping's ramp is (#37: the passes overlapped
+         * perfectly, which made an unfused mapping that keeps its
+         * intermediate on chip beat fused ones by their ramp alone) */
+        t_pass = fmax(vec_pass, t_mem) + t_mem / e->steps;
+    else
+        t_pass = vec_pass + t_mem;
     return (upass) { .t_pass = t_pass,
         .pass_bytes = pass_bytes,
         .out_bytes = out_bytes,
         .pass_dram = pass_dram,
+        .res_acc = res_acc,
         .vec_pass = vec_pass };
 }
 
@@ -865,7 +944,7 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
                     ? own_share
                     : comet_model_busiest_rows(mcore, att ? fmin(od.group, Mc) : Mc, Mc, mp->ks_m))
                 / steps);
-    double tg = gemm_cycles(hw, mrow, ncore * cfr, Kc, eff);
+    double tg = gemm_cycles_sub(hw, mrow, ncore * cfr, Kc, eff, e.ctm, e.ctn, e.ctk);
     if (att) { /* P V: mcore x d x Nc; a core splitting the keys reduces over its share */
         double eff2 = hw->systolic ? 1
             : mp->fused
@@ -876,7 +955,9 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         const double cpv = !mp->fused && masked > 0 && mp->pv_rows >= 1
             ? comet_model_causal_computed(od.group, N, mp->pv_rows)
             : cfr;
-        tg += gemm_cycles(hw, mrow, od.Nout, ncore * cpv, eff2);
+        /* its rows in the row sub-tiles, its reduction (the keys) in the
+         * column sub-tiles of the first GEMM */
+        tg += gemm_cycles_sub(hw, mrow, od.Nout, ncore * cpv, eff2, e.ctm, 1, e.ctn);
     }
     tg *= r->micro_factor;
     /* a K step shorter than the cluster's K (tile_k < Kc) leaves partial
@@ -885,9 +966,13 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * accelerator; a CPU's partial sums stay in its registers and caches,
      * inside the measured GEMM efficiency */
     const double ksub = !cpu && !att ? cdiv(Kc, tk) : 1;
-    const double psum_core = (ksub - 1) * 2 * mrow * ncore * cfr * acc;
-    if (psum_core > 0 && hw->lb.bw > 0)
-        tg += psum_core / hw->lb.bw;
+    /* and each K sub-tile of the core-level loop inside a step likewise */
+    const double kpieces = ksub * (!cpu ? fmin(e.ctk, Kc) : 1);
+    const double psum_core = (kpieces - 1) * 2 * mrow * ncore * cfr * acc;
+    /* through the output part's own port where it has one */
+    const double psum_bw = hw->lb_output_bw > 0 ? hw->lb_output_bw : hw->lb.bw;
+    if (psum_core > 0 && psum_bw > 0)
+        tg += psum_core / psum_bw;
     const double elems_core = mrow * cdiv(nfin, mp->ks_n) * cfr;
     double tv
         = elems_core * vc.per_elem + mrow * vc.per_row + mrow * (att ? od.Nout : 0) * vc.per_out;
@@ -902,7 +987,15 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
          * at every tile: the rest is a causal cost not modelled */
         const double kv = mrow > 0 ? elems_core / mrow : 0;
         const double ntile = masked > 0 ? fmax(1, fmin(cdiv(Nc, tk), kv / tk + 0.5)) : cdiv(Nc, tk);
-        tv += ntile * mrow
+        /* An accelerator's first KV tile starts the running max, sum and O
+         * (the P V product lands in the cleared accumulators): only the
+         * tiles after it rescale O and add into it. Charging the first too
+         * made a fused mapping with a single KV tile (a plain softmax) slower
+         * than the unfused passes over the same scores (#37: edge attention
+         * 16 x 512 x 512 fused 0.97x of unfused). The CPU kernels' loop runs
+         * the rescale on every tile (kernels/kernels.c): measured so. */
+        const double resc = cpu ? ntile : ntile - 1;
+        tv += resc * mrow
             * (od.Nout * (hw->vop_cycles[COMET_MODEL_VOP_MUL] + hw->vop_cycles[COMET_MODEL_VOP_ADD])
                     / fmax(1, hw->simd_width)
                 + hw->vop_cycles[COMET_MODEL_VOP_EXP]);
@@ -944,7 +1037,13 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * loads each head's K and V as the head starts */
     const double b_share = (double)(hw->cluster_net.broadcast ? mp->cs_n * mp->cs_k : used) / used;
     const double heads_cl = att ? fmax(1, Mc / od.group) : 1;
-    const double b_cl = (att ? 2 * Nc * K : Kc * Nc) * io * (att ? 1 : b_share); /* one slice */
+    /* attention: the clusters whose rows lie in one head (a head's queries
+     * split over them) read its K and V once when the network broadcasts,
+     * as the GEMMs' clusters holding the same columns read B once (#37:
+     * each read them whole, which made fused cloud attention 8 x 1024^2
+     * slower than an unfused mapping splitting the keys instead) */
+    const double kv_share = hw->cluster_net.broadcast ? fmin(1, Mc / od.group) : 1;
+    const double b_cl = (att ? 2 * Nc * K * kv_share : Kc * Nc * b_share) * io; /* one slice */
     double once_cl = 0; /* loaded before the first step */
     if (!b_resident)
         /* streamed every step: attention needs the K and V of every head
@@ -960,9 +1059,16 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
     /* unfused: the GEMM writes the intermediate instead of the result, to
      * DRAM on an accelerator, on a CPU to the cache level it fits (per node:
      * one head's slice at a time in attention) */
-    const double inter_step = mp->fused ? 0 : tm * nfin * cf * b;
-    const double inter_cl = (att ? fmin(od.group, Mc) : Mc) * Nc * cf * b; /* live per cluster */
-    const double inter_bw_cl = cpu ? comet_model_cpu_level_bw(hw, inter_cl, C) : dram_bw_cl;
+    /* kept in the global buffer (inter_gb), the GEMM's result is there
+     * already: the core network brought it (noc_bytes below) */
+    const int igb = !mp->fused && mp->inter_gb && !cpu;
+    const double inter_step = mp->fused || igb ? 0 : tm * nfin * cf * b;
+    const double inter_cl = e.inter_cl; /* live per cluster */
+    /* the passes read and write it at the slower of the global buffer and
+     * the core network that carries it to the cores' vector units */
+    const double inter_bw_cl = cpu ? comet_model_cpu_level_bw(hw, inter_cl, C)
+        : igb                      ? fmin(hw->gb.bw, C * comet_model_net_bw(&hw->core_net))
+                                   : dram_bw_cl;
     const double t_in = dram_step / dram_bw_cl;
     /* a CPU result below the streaming size stays in the cache level it
      * fits (ordinary stores); at or above it, it streams to memory */
@@ -984,9 +1090,17 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
      * accelerator's explicit buffers; a CPU's GEMM packs B panels into its
      * caches, which the measured efficiency already holds) */
     const double lbw = hw->lb_weight > 0 ? hw->lb_weight : hw->lb.capacity / 3;
-    const int b_local = (att ? 2 * K * tk : Kc * ncore) * b <= lbw;
-    double noc_bytes = tm * (att ? K : Kc) * b * (hw->core_net.broadcast ? 1 : mp->ks_n)
-        + tm * (mp->fused ? Nout : Nc) * b;
+    /* a core's slice: its columns of B, or (attention) the K and V rows of
+     * the keys it takes (#37: it was a whole KV tile's, tk keys, even where
+     * the cores split the keys: fused attention re-streamed K and V over
+     * the core network every step where each core's share stays local) */
+    const int b_local = (att ? 2 * K * ncore : Kc * ncore) * e.ob <= lbw;
+    double noc_bytes = tm * (att ? K : Kc) * e.ob * (hw->core_net.broadcast ? 1 : mp->ks_n)
+        /* the step's result back to the global buffer: fused, the
+         * cluster's finished columns (#37: it was the whole row's N, 4-16x
+         * a cluster's share under an N split: cloud_c1's NoC energy 24x
+         * COMET's) or attention's O rows; unfused, the intermediate */
+        + tm * (mp->fused ? (att ? Nout : nfin) : Nc) * b;
     if (!b_resident || (!cpu && !b_local))
         noc_bytes += bslice;
     /* cores that split N (attention: the keys) each hold part of every row:
@@ -1003,7 +1117,26 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
                 += (nd->out_shape == COMET_MODEL_T_MD ? tm * od.Nout : tm) * acc * (mp->ks_n - 1);
             combine_lat += ceil(log2(mp->ks_n)) * hw->core_net.hop_latency;
         }
-    const double t_noc_step = fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * hw->core_net.link_bw))
+    /* the cores' buffers take a step's bytes through their ports: the input
+     * part A (Q), the weight part a streamed B (K, V), the output part the
+     * results; each part at its own port where the description gives them
+     * (local_buffer.input_bw, ...), else all through the one shared port
+     * (an accelerator's explicit buffers; a CPU's caches are in its
+     * measured rates) */
+    double t_port = 0;
+    if (!cpu && hw->lb.bw > 0) {
+        const double in_core = mcore * (att ? K : Kc) * e.ob;
+        const double w_core = !b_resident || !b_local ? (att ? 2 * K : Kc) * ncore * e.ob : 0;
+        const double out_core
+            = mcore * (mp->fused ? (att ? Nout : cdiv(nfin, mp->ks_n)) : ncore) * b;
+        const double ib = hw->lb_input_bw, wb = hw->lb_weight_bw, ob_bw = hw->lb_output_bw;
+        t_port = ib > 0 && wb > 0 && ob_bw > 0
+            ? fmax(in_core / ib, fmax(w_core / wb, out_core / ob_bw))
+            : (in_core + w_core + out_core) / hw->lb.bw;
+    }
+    const double t_noc_step
+        = fmax(fmax(noc_bytes / hw->gb.bw, noc_bytes / (C * comet_model_net_bw(&hw->core_net))),
+              t_port)
         + hw->core_net.hop_latency * (hw->core_net.dims[0] + hw->core_net.dims[1]) + combine_lat;
 
     /* ---- explicit collective nodes ---- */
@@ -1130,7 +1263,11 @@ static void eval_core(const comet_model_hw *hw, const comet_model_problem *pb,
         r->t_stall = 0;
 
     /* ---- energy ---- */
-    eval_energy(hw, &e, vc, b_cl, noc_bytes, psum_core, r);
+    /* the passes' bytes that cross the core network: an accelerator's vector
+     * units are in the cores (a CPU's caches: no network) */
+    const double pass_noc = !mp->fused && !cpu ? up.pass_bytes : 0;
+    const double pass_gb = !mp->fused && !cpu && mp->inter_gb ? up.pass_bytes - up.res_acc : 0;
+    eval_energy(hw, &e, vc, b_cl, noc_bytes, psum_core, pass_gb, pass_noc, r);
 }
 
 void comet_model_eval_fast(const comet_model_hw *hw, const comet_model_problem *pb,

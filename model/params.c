@@ -150,8 +150,14 @@ int comet_model_param_set(comet_model_hw *hw, const char *name, double v)
         }
         hw->cluster_net.link_bw *= f;
         hw->core_net.link_bw *= f;
-        for (int k = 0; k < hw->n_outer && k < COMET_MODEL_NET_LEVELS - 1; k++)
+        hw->lb_input_bw *= f, hw->lb_weight_bw *= f, hw->lb_output_bw *= f;
+        /* a flit takes the same time in seconds: 1/f as many cycles */
+        hw->cluster_net.flit_cycles /= f;
+        hw->core_net.flit_cycles /= f;
+        for (int k = 0; k < hw->n_outer && k < COMET_MODEL_NET_LEVELS - 1; k++) {
             hw->outer_net[k].link_bw *= f;
+            hw->outer_net[k].flit_cycles /= f;
+        }
         hw->clock_ghz = v / 1e9;
         return 0;
     }

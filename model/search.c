@@ -55,6 +55,50 @@ static void pareto_add(
     }
 }
 
+/* A mapping whose step tile does not fit: the core-level temporal loop
+ * (ct_m x ct_n sub-tiles, powers of two up to CT_MAX) relieves the output
+ * buffer, which holds one sub-tile's accumulators at a time. Only tried
+ * where the whole tile does not fit: sub-tiles add fill/drain and never
+ * shorten anything (gemm_cycles_sub), so a mapping that fits without them
+ * is never beaten by itself with them. ct_k relieves no buffer (the input
+ * and weight buffers hold the step's tile): not searched. Leaves the
+ * fastest valid variant in *mp / *r (r->valid 0 when none fits). */
+#define CT_MAX 16
+static void core_tiles(const comet_model_hw *hw, const comet_model_problem *pb,
+    comet_model_mapping *mp, comet_model_result *r, comet_model_search *out)
+{
+    /* sub-tiles relieve the output buffer alone: a global buffer the step
+     * overflows stays overflowed */
+    if (!hw->systolic || r->gb_need > hw->gb.capacity)
+        return;
+    comet_model_mapping t = *mp, best = *mp;
+    comet_model_result rt, rb;
+    rb.valid = 0;
+    /* the cost rises with each factor (more fills and drains, never fewer
+     * folds) and so does the room: for each ct_m the smallest ct_n that
+     * fits is its best, and once ct_n = 1 fits no larger ct_m can win */
+    for (int cm = 1; cm <= CT_MAX && cm <= mp->tile_m; cm *= 2) {
+        int fits_alone = 0;
+        for (int cn = 1; cn <= (mp->fused ? 1 : CT_MAX); cn *= 2) {
+            if (cm * cn == 1)
+                continue;
+            t.ct_m = cm, t.ct_n = cn;
+            comet_model_eval_fast(hw, pb, &t, &rt);
+            out->evaluated++;
+            if (!rt.valid)
+                continue;
+            if (!rb.valid || better(&rt, &rb))
+                best = t, rb = rt;
+            fits_alone = cn == 1;
+            break;
+        }
+        if (fits_alone)
+            break;
+    }
+    if (rb.valid)
+        *mp = best, *r = rb;
+}
+
 int comet_model_explore(
     const comet_model_hw *hw, const comet_model_problem *pb, comet_model_search *out)
 {
@@ -71,7 +115,7 @@ int comet_model_explore(
     const double M = od.rows, N = od.N, K = od.K;
     if (!(M >= 1 && N >= 1 && K >= 1))
         return -EINVAL;
-    const int P = hw->clusters, C = hw->cores;
+    const int P = hw->clusters, C = hw->cores, cpu = hw->kind[0] == 'c';
     comet_model_mapping mp;
     comet_model_result r;
     /* heads x M x N x K cluster splits whose product is at most P, and M x
@@ -106,33 +150,41 @@ int comet_model_explore(
                                     /* unfused: one pass per row (a library
                                      * kernel) and op-by-op passes, the best
                                      * of both is the baseline */
+                                    /* unfused on an accelerator: the
+                                     * intermediate through DRAM, or kept
+                                     * in the global buffer where it fits */
                                     for (int var = 0; var <= 2; var++)
-                                        for (int pipe = 0; pipe <= 1; pipe++) {
-                                            const int fused = var == 2;
-                                            memset(&mp, 0, sizeof mp);
-                                            mp.fused = fused;
-                                            mp.pipelined = pipe;
-                                            mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck, mp.cs_h = ch;
-                                            mp.ks_m = km, mp.ks_n = kn;
-                                            mp.tile_m = tmv, mp.tile_k = tk;
-                                            mp.one_pass = var != 1;
-                                            mp.streaming = -1;
-                                            comet_model_eval_fast(hw, pb, &mp, &r);
-                                            out->evaluated++;
-                                            if (!r.valid) {
-                                                out->pruned++;
-                                                continue;
+                                        for (int igb = 0; igb <= (var < 2 && !cpu); igb++)
+                                            for (int pipe = 0; pipe <= 1; pipe++) {
+                                                const int fused = var == 2;
+                                                memset(&mp, 0, sizeof mp);
+                                                mp.fused = fused;
+                                                mp.pipelined = pipe;
+                                                mp.cs_m = cm, mp.cs_n = cn, mp.cs_k = ck,
+                                                mp.cs_h = ch;
+                                                mp.ks_m = km, mp.ks_n = kn;
+                                                mp.tile_m = tmv, mp.tile_k = tk;
+                                                mp.one_pass = var != 1;
+                                                mp.inter_gb = igb;
+                                                mp.streaming = -1;
+                                                comet_model_eval_fast(hw, pb, &mp, &r);
+                                                out->evaluated++;
+                                                if (!r.valid)
+                                                    core_tiles(hw, pb, &mp, &r, out);
+                                                if (!r.valid) {
+                                                    out->pruned++;
+                                                    continue;
+                                                }
+                                                if (fused && better(&r, &out->r_fused)) {
+                                                    out->best_fused = mp;
+                                                    out->r_fused = r;
+                                                }
+                                                if (!fused && better(&r, &out->r_unfused)) {
+                                                    out->best_unfused = mp;
+                                                    out->r_unfused = r;
+                                                }
+                                                pareto_add(out, &mp, &r);
                                             }
-                                            if (fused && better(&r, &out->r_fused)) {
-                                                out->best_fused = mp;
-                                                out->r_fused = r;
-                                            }
-                                            if (!fused && better(&r, &out->r_unfused)) {
-                                                out->best_unfused = mp;
-                                                out->r_unfused = r;
-                                            }
-                                            pareto_add(out, &mp, &r);
-                                        }
                                     if (tk <= 1)
                                         break;
                                 }

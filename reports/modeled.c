@@ -204,10 +204,12 @@ int rp_sec_predictions(rp_ctx *c)
         "core splits, tiles, binding; capacity pruning first) for each system and op. Speedup = "
         "best unfused latency / best fused latency: a predicted speedup whose baseline is the "
         "best unfused mapping of the same search (same hardware, splits, tiles and capacities), "
-        "not a measured one, nor another tool's or paper's baseline. Most of it is DRAM traffic: "
-        "the unfused mapping writes the whole intermediate to DRAM and reads it back (the DRAM "
-        "MB columns), so on a preset with little DRAM bandwidth per MAC it is large. Energy is "
-        "the model's access-count energy "
+        "not a measured one, nor another tool's or paper's baseline. On an accelerator that "
+        "baseline keeps the intermediate in each cluster's global buffer where it fits (then "
+        "fused and unfused move the same DRAM bytes and the speedup is small); where it does "
+        "not fit, the unfused mapping writes the whole intermediate to DRAM and reads it back "
+        "(the DRAM MB columns), and on a preset with little DRAM bandwidth per MAC the speedup "
+        "is large. Energy is the model's access-count energy "
         "(DRAM, buffers, MACs, vector ops, links); n/a where the description gives no energies "
         "(a calibrated CPU profile): unknown, not 0.");
     rp_table(d, "lllrrrrl",

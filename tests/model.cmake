@@ -18,3 +18,4 @@ comet_add_test(test_gms_model SOURCES model/test_gms_model.c LIBS comet_model LA
 comet_add_test(test_record_method SOURCES model/test_record_method.c LIBS comet_model LABELS model sanitize)
 comet_add_test(test_hw_units SOURCES model/test_hw_units.c LIBS comet_model LABELS model sanitize)
 comet_add_test(test_unfused_io SOURCES model/test_unfused_io.c LIBS comet_model LABELS model sanitize)
+comet_add_test(test_onchip SOURCES model/test_onchip.c LIBS comet_model LABELS model sanitize)

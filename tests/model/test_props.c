@@ -141,6 +141,14 @@ static void random_mapping(
     mp->streaming = -1;
     /* unfused causal P V in blocks (the CPU kernels' 64), or one GEMM */
     mp->pv_rows = mp->fused || irand(0, 1) ? 0 : pow(2, irand(0, 8));
+    /* a core-level temporal loop (#37) in a third of the cases; an
+     * accelerator's unfused intermediate kept in the global buffer in half */
+    if (irand(0, 2) == 0) {
+        mp->ct_m = 1 << irand(0, 4);
+        mp->ct_n = 1 << irand(0, 4);
+        mp->ct_k = 1 << irand(0, 2);
+    }
+    mp->inter_gb = !mp->fused && strcmp(hw->kind, "cpu") && irand(0, 1);
 }
 
 /* latency >= every bound, for 20000 random (hardware, problem, mapping) */
@@ -302,6 +310,75 @@ static void test_best_monotone(void **s)
     }
     free(sr);
     printf("  %d monotonicity comparisons of best mappings hold\n", n);
+}
+
+/* #37: the core-level temporal loop and the on-chip unfused intermediate,
+ * over 20000 random accelerator cases: sub-tiles never make a mapping
+ * faster (each pays the systolic fill and drain), they only relieve the
+ * output buffer; an intermediate kept in the global buffer never sends more
+ * bytes to DRAM than one that goes through it (where the stationary operand
+ * keeps its place in the buffer either way), its latency stays above its
+ * bounds, and its energy is a positive
+ * number where the description gives energies */
+static void test_core_tiles_onchip(void **s)
+{
+    (void)s;
+    int nct = 0, ngb = 0;
+    for (int i = 0; i < 20000; i++) {
+        comet_model_hw hw;
+        random_hw(&hw, irand(1, 64));
+        comet_model_problem pb;
+        random_problem(&pb, 8192);
+        comet_model_mapping mp;
+        random_mapping(&hw, &pb, &mp);
+        mp.ct_m = mp.ct_n = mp.ct_k = 0;
+        mp.inter_gb = 0;
+        comet_model_result r0, r1;
+        comet_model_eval_fast(&hw, &pb, &mp, &r0);
+        comet_model_mapping ct = mp;
+        ct.ct_m = 1 << irand(0, 4), ct.ct_n = 1 << irand(0, 4), ct.ct_k = 1 << irand(0, 2);
+        comet_model_eval_fast(&hw, &pb, &ct, &r1);
+        if (r0.valid && !r1.valid)
+            fail_msg("case %d: a core-level loop %d/%d/%d made a fitting mapping not fit", i,
+                ct.ct_m, ct.ct_n, ct.ct_k);
+        if (r0.valid && r1.valid) {
+            nct++;
+            if (!(r1.t_gemm >= r0.t_gemm * (1 - 1e-12)) && getenv("COMET_PROPS_DEBUG")) {
+                comet_model_explain(&hw, &pb, &mp, stderr);
+                comet_model_explain(&hw, &pb, &ct, stderr);
+            }
+            if (!(r1.t_gemm >= r0.t_gemm * (1 - 1e-12) && r1.cycles >= r0.cycles * (1 - 1e-12)))
+                fail_msg("case %d (%s on %s): core tiles %d/%d/%d faster: gemm %g -> %g, total "
+                         "%g -> %g",
+                    i, comet_model_op_name(pb.op), hw.name, ct.ct_m, ct.ct_n, ct.ct_k, r0.t_gemm,
+                    r1.t_gemm, r0.cycles, r1.cycles);
+        }
+        if (!mp.fused) {
+            comet_model_mapping g = mp;
+            g.inter_gb = 1;
+            comet_model_eval_fast(&hw, &pb, &g, &r1);
+            if (r0.valid && r1.valid) {
+                ngb++;
+                /* unless the intermediate took the stationary operand's
+                 * place (then it streams every step: a trade the search
+                 * weighs) */
+                if (r1.b_resident == r0.b_resident
+                    && !(r1.dram_bytes <= r0.dram_bytes * (1 + 1e-12)))
+                    fail_msg("case %d (%s on %s): the on-chip intermediate sent %g DRAM bytes "
+                             "against %g through DRAM",
+                        i, comet_model_op_name(pb.op), hw.name, r1.dram_bytes, r0.dram_bytes);
+                if (hw.energy_known && !(r1.energy_pj > 0 && isfinite(r1.energy_pj)))
+                    fail_msg("case %d: energy %g with energies known", i, r1.energy_pj);
+                if (!(r1.cycles >= r1.bound_cycles && r1.bound_raised <= 1e-9 * r1.cycles))
+                    fail_msg("case %d (%s on %s): on-chip intermediate: latency %g, bound %g, "
+                             "terms below it by %g",
+                        i, comet_model_op_name(pb.op), hw.name, r1.cycles, r1.bound_cycles,
+                        r1.bound_raised);
+            }
+        }
+    }
+    assert_true(nct > 2000 && ngb > 1000);
+    printf("  %d core-tiled and %d on-chip-intermediate pairs hold\n", nct, ngb);
 }
 
 /* a memory-bound result does not move with the clock at fixed bytes per second */
@@ -490,6 +567,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_latency_above_bounds),
         cmocka_unit_test(test_best_monotone),
+        cmocka_unit_test(test_core_tiles_onchip),
         cmocka_unit_test(test_cpu_rows_monotone),
         cmocka_unit_test(test_causal_computed),
         cmocka_unit_test(test_memory_bound_clock),

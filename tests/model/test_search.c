@@ -48,18 +48,27 @@ static void test_explore_bruteforce(void **s)
         for (double tm = 1; tm <= 128; tm *= 2)
             for (double tk = 1; tk <= 64; tk *= 2)
                 for (int f = 0; f <= 1; f++)
-                    for (int pi = 0; pi <= 1; pi++) {
-                        comet_model_mapping mp
-                            = map(f, pi, splits[sp][0], splits[sp][1], splits[sp][2], 1, 1, tm, tk);
-                        comet_model_result r;
-                        comet_model_eval(&hw, &pb, &mp, &r);
-                        if (!r.valid)
-                            continue;
-                        if (f && r.cycles < best_f)
-                            best_f = r.cycles;
-                        if (!f && r.cycles < best_u)
-                            best_u = r.cycles;
-                    }
+                    for (int pi = 0; pi <= 1; pi++)
+                        /* unfused: the intermediate in DRAM or kept in the
+                         * global buffer; every core-level temporal loop (the
+                         * search tries them only where the whole tile does
+                         * not fit: this says that loses nothing) */
+                        for (int igb = 0; igb <= !f; igb++)
+                            for (int ctm = 1; ctm <= 16; ctm *= 2)
+                                for (int ctn = 1; ctn <= 16; ctn *= 2) {
+                                    comet_model_mapping mp = map(f, pi, splits[sp][0],
+                                        splits[sp][1], splits[sp][2], 1, 1, tm, tk);
+                                    mp.inter_gb = igb;
+                                    mp.ct_m = ctm, mp.ct_n = ctn;
+                                    comet_model_result r;
+                                    comet_model_eval(&hw, &pb, &mp, &r);
+                                    if (!r.valid)
+                                        continue;
+                                    if (f && r.cycles < best_f)
+                                        best_f = r.cycles;
+                                    if (!f && r.cycles < best_u)
+                                        best_u = r.cycles;
+                                }
     assert_true(fabs(se->r_fused.cycles - best_f) < 1e-6 * best_f);
     assert_true(fabs(se->r_unfused.cycles - best_u) < 1e-6 * best_u);
     assert_true(se->evaluated > 0 && se->npareto > 0);

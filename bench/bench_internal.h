@@ -115,6 +115,8 @@ typedef struct bench_shapeset {
     size_t sg_nthreads;
     int sg_threads[BENCH_MAX_LIST];
     long sg_min, sg_max;
+    long sg_small_m[4]; /* M values below sg_min (plain sgemm only) */
+    int sg_n_small_m;
     int sg_points;
     int sg_fused; /* also the fused kernels' GEMM (gemm_only) on the grid */
     double sg_max_gflop; /* grid points above 2MNK = this x 1e9 are skipped (0: none) */

@@ -126,39 +126,6 @@ static void force_env(const char *coll, const char *alg, const char **env)
 /* Usage and options                                                   */
 /* ------------------------------------------------------------------ */
 
-/* Splits s on blanks into argv, honouring '...' and "..." (no escapes).
- * Returns the count or -1 when there are too many words or a quote is open. */
-static int split_words(char *s, char **argv, int max)
-{
-    int n = 0;
-    char *r = s, *w = s;
-    while (*r) {
-        while (*r == ' ' || *r == '\t')
-            r++;
-        if (!*r)
-            break;
-        if (n >= max)
-            return -1;
-        argv[n++] = w;
-        char q = 0;
-        while (*r && (q || (*r != ' ' && *r != '\t'))) {
-            if (!q && (*r == '\'' || *r == '"'))
-                q = *r++;
-            else if (q && *r == q) {
-                q = 0;
-                r++;
-            } else
-                *w++ = *r++;
-        }
-        if (q)
-            return -1;
-        if (*r)
-            r++;
-        *w++ = '\0';
-    }
-    return n;
-}
-
 /* ------------------------------------------------------------------ */
 /* Launching                                                           */
 /* ------------------------------------------------------------------ */
@@ -499,7 +466,7 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
     char lbuf[2048];
     if (largs) {
         snprintf(lbuf, sizeof lbuf, "%s", largs);
-        lc.nlarg = split_words(lbuf, lc.largv, 60);
+        lc.nlarg = comet_util_split_words(lbuf, lc.largv, 60);
         if (lc.nlarg < 0)
             return usage_err("--launcher-args '%s': unbalanced quote or too many words", largs);
     }

@@ -202,6 +202,8 @@ typedef struct comet_bench_llm_job {
      *  busy_during unknown: the ranks busy-poll every core) */
     double busy_others, waited_s;
     int idle, gate_skipped;
+    char *const *launcher_args; /**< words for mpiexec before -n (hostfile, interface, ...) */
+    int nlauncher_args; /**< their count */
 } comet_bench_llm_job;
 
 /**
@@ -229,6 +231,11 @@ typedef struct comet_bench_llm_opts {
     void *spawn_ctx; /**< passed to spawn */
     int json; /**< summary as JSON on stdout */
     double gate_timeout_s; /**< idle gate before each launch: wait up to this (< 0: 5 s; 0: off) */
+    /** passed to mpiexec before -n, split on blanks with quotes grouping words
+     *  (e.g. "-f hostfile -ppn 1", or scripts/netns-veth.sh's launcher: ranks in
+     *  two network namespaces); NULL: none. Recorded in the run record. */
+    const char *launcher_args;
+    int ranks; /**< a set's configurations of this many ranks only (0: all) */
 } comet_bench_llm_opts;
 
 /**

@@ -370,9 +370,13 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
         }
     }
     if (set->have_sgemm) {
-        long grid[16];
+        long grid[16], ms[20];
         size_t ng = log_grid(set->sg_min, set->sg_max, set->sg_points, grid);
         *maxd = grid[ng - 1];
+        /* the M axis: the small rows below the cube, then the cube's */
+        const size_t nsm = (size_t)set->sg_n_small_m, nm = nsm + ng;
+        for (size_t i = 0; i < nm; i++)
+            ms[i] = i < nsm ? set->sg_small_m[i] : grid[i - nsm];
         size_t nthr2 = o->threads > 0 ? 1 : set->sg_nthreads;
         for (size_t ti = 0; ti < nthr2; ti++) {
             int T = o->threads > 0 ? o->threads : resolve_threads(set->sg_threads[ti], ncores);
@@ -380,22 +384,27 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
                 comet_util_info("bench sgemm: skipping %d threads (only %d cores)", T, ncores);
                 continue;
             }
-            for (size_t a = 0; a < ng; a++)
+            for (size_t a = 0; a < nm; a++)
                 for (size_t b = 0; b < ng; b++)
                     for (size_t c = 0; c < ng; c++) {
+                        /* small rows at one thread only: a rank's threads
+                         * split such a GEMM by columns, each at one thread
+                         * (bench llm), and half the grid's time was theirs */
+                        if (a < nsm && T != 1)
+                            continue;
                         if (set->sg_max_gflop > 0
-                            && 2.0 * grid[a] * grid[b] * grid[c] > set->sg_max_gflop * 1e9)
+                            && 2.0 * ms[a] * grid[b] * grid[c] > set->sg_max_gflop * 1e9)
                             continue;
                         ADD_JOB();
                         kjob *j = &jobs[n - 1];
                         j->sgemm = 1;
                         j->op = "sgemm";
                         j->variant = "blas";
-                        j->shape.M = grid[a];
+                        j->shape.M = ms[a];
                         j->shape.N = grid[b];
                         j->shape.K = grid[c];
                         j->T = T;
-                        if (!set->sg_fused
+                        if (!set->sg_fused || a < nsm
                             || (set->sg_fused_max_k > 0 && grid[c] > set->sg_fused_max_k)
                             || !fused_at(set, set->sg_threads[ti], o->threads))
                             continue;

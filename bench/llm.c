@@ -390,11 +390,41 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
     int n = 0;
     if (o->one) {
         cfgs[n++] = *o->one;
-    } else
+    } else {
         n = comet_bench_llm_set(o->full, cores > 0 ? (int)cores : 1, cfgs, 64);
+        /* --ranks: the set's configurations of that many ranks (e.g. the
+         * two-rank ones across a link between hosts or namespaces) */
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (o->ranks <= 0
+                || cfgs[i].tp * cfgs[i].dp * (cfgs[i].pp > 1 ? cfgs[i].pp : 1) == o->ranks)
+                cfgs[k++] = cfgs[i];
+        n = k;
+        if (!n) {
+            fprintf(stderr, "comet: --ranks %d: no configuration of the set has that many ranks\n",
+                o->ranks);
+            return 2;
+        }
+    }
     const double timeout = o->timeout_s > 0 ? o->timeout_s : o->full ? 3600 : 600;
     const char *out = o->out ? o->out : "comet-out";
     char err[COMET_ERRLEN], rdir[4096], path[4400];
+    char lbuf[2048], *largv[64];
+    int nlarg = 0;
+    if (o->launcher_args) {
+        if (strlen(o->launcher_args) >= sizeof lbuf) {
+            fprintf(
+                stderr, "comet: --launcher-args: longer than %zu characters\n", sizeof lbuf - 1);
+            return 2;
+        }
+        snprintf(lbuf, sizeof lbuf, "%s", o->launcher_args);
+        nlarg = comet_util_split_words(lbuf, largv, 60);
+        if (nlarg < 0) {
+            fprintf(stderr, "comet: --launcher-args '%s': unbalanced quote or too many words\n",
+                o->launcher_args);
+            return 2;
+        }
+    }
     comet_probe_machine pm;
     comet_probe_opts po = { .skip_papi = 1 };
     comet_bench_run run;
@@ -412,8 +442,10 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
     snprintf(rdir, sizeof rdir, "%s/results", out);
     snprintf(path, sizeof path, "%s/llm-%s.jsonl", rdir, run.run_id);
     const int samples = o->samples > 0 ? o->samples : o->full ? 25 : 15;
-    json_t *settings = json_pack("{s:i,s:i,s:f,s:b}", "configurations", n, "samples", samples,
-        "timeout_s", timeout, "full", o->full);
+    json_t *settings = json_pack("{s:i,s:i,s:f,s:b,s:s?}", "configurations", n, "samples", samples,
+        "timeout_s", timeout, "full", o->full, "launcher_args", o->launcher_args);
+    if (settings && o->ranks > 0)
+        json_object_set_new(settings, "ranks", json_integer(o->ranks));
     json_t *rr = comet_bench_run_record(
         &run, o->command_line ? o->command_line : "comet bench llm", settings);
     comet_results_writer w;
@@ -435,7 +467,7 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
     int failed = 0;
     for (int i = 0; i < n && !failed; i++) {
         comet_bench_llm_job job = { cfgs[i], path, run.run_id, run.machine_id, samples,
-            o->full ? 10.0 : 3.0, -1, 0, 0, 1 };
+            o->full ? 10.0 : 3.0, -1, 0, 0, 1, largv, nlarg };
         /* idle gate: the ranks busy-poll, so others' load is read before
          * they start; the gate's wait never more than a tenth of the time left */
         comet_bench_gate g;

@@ -111,7 +111,7 @@ int bench_shapeset_load(
     static const char *const opk[] = { "op", "variants", "shapes", NULL };
     static const char *const swk[] = { "op", "param", "values", NULL };
     static const char *const sgk[] = { "threads", "min", "max", "points", "fused_gemm",
-        "fused_max_k", "fused_threads", "max_gflop", NULL };
+        "fused_max_k", "fused_threads", "max_gflop", "small_m", NULL };
     comet_util_doc *doc = NULL;
     int rc;
     memset(set, 0, sizeof *set);
@@ -270,6 +270,29 @@ int bench_shapeset_load(
         if (set->sg_max < set->sg_min) {
             rc = where_err(sg, err, errlen, "sgemm: max must be >= min", NULL);
             goto fail;
+        }
+        /* small_m: rows below the grid's min, timed across its N and K (the
+         * plain sgemm only): a decode step's GEMMs run at M = the batch's
+         * tokens, one per sequence, where packing the K x N operand costs
+         * as much as at M = min and the flop-count law cannot see it */
+        const comet_util_doc *sm = comet_util_doc_get(sg, "small_m");
+        if (sm) {
+            if (sm->kind != COMET_DOC_SEQ || sm->n == 0 || sm->n > 4) {
+                rc = where_err(
+                    sm, err, errlen, "'small_m' must be a list of 1 to 4 integers", NULL);
+                goto fail;
+            }
+            for (size_t i = 0; i < sm->n; i++) {
+                const comet_util_doc *c = sm->child[i];
+                uint64_t u;
+                if (c->kind != COMET_DOC_SCALAR || comet_util_parse_u64(c->value, &u) || u < 1
+                    || (long)u >= set->sg_min || (i > 0 && (long)u <= set->sg_small_m[i - 1])) {
+                    rc = where_err(c, err, errlen,
+                        "small_m values must be increasing integers >= 1 and below min", NULL);
+                    goto fail;
+                }
+                set->sg_small_m[set->sg_n_small_m++] = (long)u;
+            }
         }
         const comet_util_doc *t = comet_util_doc_get(sg, "threads");
         if (t) {

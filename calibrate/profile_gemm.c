@@ -237,6 +237,29 @@ static int fit_grid(
         law_r2 = ss > 0 ? 1 - sr / ss : 1;
     }
     size_t holes = 0, plateau = 0, clamped = 0;
+    /* Rows the bench times at one thread only (small_m: M below the cube):
+     * at T threads, the 1-thread value times what T threads deliver against
+     * one at the smallest row both measured, same N and K (the rank's threads
+     * split such a GEMM by columns, each at one thread's rate, on the share
+     * of a core the host gives each). */
+    int t1 = -1;
+    for (int t = 0; t < g->nt; t++)
+        if (g->threads[t] == 1)
+            t1 = t;
+    for (int t = 0; t < g->nt && t1 >= 0; t++)
+        for (int b = 0; b < g->nn; b++)
+            for (int c = 0; c < g->nk; c++) {
+                int ar = -1; /* the smallest row measured at both */
+                for (int a = 0; a < g->nm && ar < 0; a++)
+                    if (meas[IDX(g, t, a, b, c)] > 0 && meas[IDX(g, t1, a, b, c)] > 0)
+                        ar = a;
+                for (int a = 0; ar > 0 && t != t1 && a < ar; a++) {
+                    const size_t k = IDX(g, t, a, b, c), k1 = IDX(g, t1, a, b, c);
+                    if (!(g->values[k] > 0) && meas[k1] > 0)
+                        g->values[k] = g->values[k1] * g->values[IDX(g, t, ar, b, c)]
+                            / g->values[IDX(g, t1, ar, b, c)];
+                }
+            }
     for (int t = 0; t < g->nt; t++)
         for (int a = 0; a < g->nm; a++)
             for (int b = 0; b < g->nn; b++)

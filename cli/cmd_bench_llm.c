@@ -37,6 +37,8 @@ static void usage(FILE *fp)
         "                     and 2 threads, and tp=2, dp=2 and pp=2 (as the cores allow)\n"
         "  --full             also the 512-wide model, tp=2 with sequence parallelism,\n"
         "                     full recomputation and the unfused attention\n"
+        "  --ranks N          only the set's configurations of N ranks (e.g. 2: tp=2,\n"
+        "                     dp=2 and pp=2 across a link, with --launcher-args)\n"
         "one configuration (any of these; the rest default to the 256-wide model):\n"
         "  --phase P          train (default), prefill, decode\n"
         "  --hidden N --heads N --ffn N --layers N --seq N --batch N --microbatch N\n"
@@ -53,6 +55,10 @@ static void usage(FILE *fp)
         "  --gate-timeout S   before each launch wait up to S s for others to leave the\n"
         "                     CPUs idle (default 5; 0 = off); the record's load says what\n"
         "                     the gate saw\n"
+        "  --launcher-args \"...\"  passed to mpiexec before -n (-f hostfile -ppn 1, -iface\n"
+        "                     eth1, -launcher ssh ...; quotes group words): ranks on other\n"
+        "                     hosts or namespaces; the record's link is 'tcp:<dev>' when\n"
+        "                     UCX_TLS is TCP only (as bench collectives names it)\n"
         "  --out DIR          results in DIR/results (default comet-out)\n"
         "  --json             the records as JSON on stdout\n"
         "  -q, -v, -h         quiet, verbose, this help\n");
@@ -83,9 +89,17 @@ static long spawn_ranks(const comet_bench_llm_job *job, int np, void *ctx)
     comet_llm_cfg_format(&job->cfg, cfg, sizeof cfg);
     snprintf(samples, sizeof samples, "%d", job->samples);
     snprintf(cap, sizeof cap, "%g", job->cap_s);
-    char *argv[] = { (char *)COMET_MPIEXEC, (char *)"-n", nps, self, (char *)"bench", (char *)"llm",
+    /* mpiexec [launcher args] -n NP <this binary> bench llm --worker <job> */
+    char *argv[96];
+    int na = 0;
+    argv[na++] = (char *)COMET_MPIEXEC;
+    for (int i = 0; i < job->nlauncher_args && na < 64; i++)
+        argv[na++] = job->launcher_args[i];
+    char *const tail[] = { (char *)"-n", nps, self, (char *)"bench", (char *)"llm",
         (char *)"--worker", cfg, (char *)job->outpath, (char *)job->run_id, (char *)job->machine_id,
         samples, cap, load, NULL };
+    for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+        argv[na++] = tail[i];
     fflush(NULL);
     const pid_t parent = getpid();
     pid_t pid = fork();
@@ -147,12 +161,14 @@ int comet_cli_bench_llm(int argc, char **argv)
         O_TIMEOUT,
         O_GATE,
         O_SP,
+        O_LARGS,
+        O_RANKS,
         O_INT /* the integer options follow, in ints[] order */
     };
     static const char *const ints[] = { "hidden", "heads", "ffn", "layers", "seq", "batch",
         "microbatch", "context", "tp", "dp", "threads", "pp" };
     enum { NINT = sizeof ints / sizeof *ints };
-    struct option longopts[10 + NINT + 6];
+    struct option longopts[12 + NINT + 6];
     int no = 0;
     longopts[no++] = (struct option) { "quick", no_argument, NULL, O_QUICK };
     longopts[no++] = (struct option) { "full", no_argument, NULL, O_FULL };
@@ -163,6 +179,8 @@ int comet_cli_bench_llm(int argc, char **argv)
     longopts[no++] = (struct option) { "timeout", required_argument, NULL, O_TIMEOUT };
     longopts[no++] = (struct option) { "gate-timeout", required_argument, NULL, O_GATE };
     longopts[no++] = (struct option) { "seq-parallel", no_argument, NULL, O_SP };
+    longopts[no++] = (struct option) { "launcher-args", required_argument, NULL, O_LARGS };
+    longopts[no++] = (struct option) { "ranks", required_argument, NULL, O_RANKS };
     for (int i = 0; i < NINT; i++)
         longopts[no++] = (struct option) { ints[i], required_argument, NULL, O_INT + i };
     const struct option glob[] = { COMET_CLI_GLOBAL_LONGOPTS, { NULL, 0, NULL, 0 } };
@@ -237,6 +255,14 @@ int comet_cli_bench_llm(int argc, char **argv)
             }
             break;
         }
+        case O_LARGS:
+            o.launcher_args = optarg;
+            break;
+        case O_RANKS:
+            if (comet_cli_parse_pos("bench llm", "--ranks", optarg, 1024, &v))
+                return COMET_EXIT_USAGE;
+            o.ranks = (int)v;
+            break;
         case O_TIMEOUT:
             if (comet_cli_parse_pos("bench llm", "--timeout", optarg, 1u << 20, &v))
                 return COMET_EXIT_USAGE;
@@ -261,6 +287,11 @@ int comet_cli_bench_llm(int argc, char **argv)
     }
     if (optind < argc) {
         comet_cli_error("bench llm", "unexpected argument '%s'", argv[optind]);
+        return COMET_EXIT_USAGE;
+    }
+    if (one && o.ranks) {
+        comet_cli_error(
+            "bench llm", "--ranks selects from a set; a configuration gives --tp/--pp/--dp");
         return COMET_EXIT_USAGE;
     }
     if (one && set) {

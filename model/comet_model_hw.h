@@ -110,13 +110,32 @@ typedef struct comet_model_coll_fit {
     int ranks; /**< rank count it was measured with (0: unknown) */
 } comet_model_coll_fit;
 
+/** Pieces of a calibrated point-to-point fit kept per link. */
+#define COMET_MODEL_MAX_P2P_SEGS 8
+
 /** Calibrated link parameters of a CPU system (all optional; 0 = absent). */
 typedef struct comet_model_links {
-    double p2p_alpha_s; /**< Hockney point-to-point latency (s) */
-    double p2p_beta_s; /**< Hockney seconds per byte */
+    double p2p_alpha_s; /**< Hockney point-to-point latency (s): the fit's first piece */
+    double p2p_beta_s; /**< Hockney seconds per byte: the fit's first piece */
     int nfits; /**< collective fits */
     comet_model_coll_fit fits[COMET_MODEL_MAX_FITS]; /**< per collective and algorithm */
+    /* --- appended --- */
+    /** every piece of the point-to-point fit, ascending from_bytes (0: only
+     *  the Hockney pair above): a message above the link's eager ->
+     *  rendezvous step (or a tbf bucket) costs the piece it falls in */
+    int p2p_nseg;
+    double p2p_seg_from_bytes[COMET_MODEL_MAX_P2P_SEGS]; /**< size from which a piece applies */
+    double p2p_seg_alpha_s[COMET_MODEL_MAX_P2P_SEGS]; /**< its latency (s) */
+    double p2p_seg_beta_s[COMET_MODEL_MAX_P2P_SEGS]; /**< its seconds per byte */
 } comet_model_links;
+
+/**
+ * A point-to-point message of `bytes` over calibrated links: the piece of
+ * the fit the size falls in (the last piece whose from_bytes <= bytes), else
+ * the Hockney pair alpha + bytes beta. 0 when the links have no
+ * point-to-point fit (p2p_beta_s <= 0 and no pieces).
+ */
+double comet_model_links_p2p_s(const comet_model_links *l, double bytes);
 
 /**
  * What one instance of a memory level is shared by (schema v2 `shared_by`).

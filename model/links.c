@@ -54,6 +54,24 @@ static int links_filtered(const json_t *cal, const char *link, comet_model_links
         if (a >= 0 && b > 0) {
             l->p2p_alpha_s = a * 1e-6;
             l->p2p_beta_s = b * 1e-9;
+            /* every piece: the eager -> rendezvous step of a TCP link costs
+             * a large message one or two round trips more than the first
+             * piece says, and its rate may differ (calibrate splits the fit
+             * where the link's ping-pong steps) */
+            json_array_foreach(json_object_get(x, "segments"), j, seg)
+            {
+                const double sa = jnum_or(seg, "alpha_us", NAN),
+                             sb = jnum_or(seg, "beta_ns_per_byte", NAN),
+                             sf = jnum_or(seg, "from_bytes", 0);
+                const int k = l->p2p_nseg;
+                if (!(sa >= 0) || !(sb > 0) || !(sf >= 0) || k >= COMET_MODEL_MAX_P2P_SEGS
+                    || (k && !(sf > l->p2p_seg_from_bytes[k - 1])))
+                    continue;
+                l->p2p_seg_from_bytes[k] = k ? sf : 0;
+                l->p2p_seg_alpha_s[k] = sa * 1e-6;
+                l->p2p_seg_beta_s[k] = sb * 1e-9;
+                l->p2p_nseg++;
+            }
             found++;
             break;
         }
@@ -88,6 +106,19 @@ static int links_filtered(const json_t *cal, const char *link, comet_model_links
         }
     }
     return found;
+}
+
+double comet_model_links_p2p_s(const comet_model_links *l, double bytes)
+{
+    if (!l)
+        return 0;
+    if (l->p2p_nseg > 0) {
+        int k = 0;
+        while (k + 1 < l->p2p_nseg && bytes >= l->p2p_seg_from_bytes[k + 1])
+            k++;
+        return l->p2p_seg_alpha_s[k] + bytes * l->p2p_seg_beta_s[k];
+    }
+    return l->p2p_beta_s > 0 ? l->p2p_alpha_s + bytes * l->p2p_beta_s : 0;
 }
 
 void comet_model__links_from_calibration(const json_t *cal, comet_model_links *l)

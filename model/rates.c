@@ -147,9 +147,12 @@ static int cmp_double(const void *a, const void *b)
  * predicted 2-thread calls 27-37% fast in median.) */
 double comet_model_gms_core_share(const comet_model_hw *hw, double T)
 {
-    const comet_model_grid *gr = hw && hw->fused_grid.values ? &hw->fused_grid
-        : hw                                                 ? &hw->grid
-                                                             : NULL;
+    /* the fused grid where it was timed at several thread counts (a quick
+     * profile times it at one: then the sgemm grid's, not 1) */
+    const comet_model_grid *gr = hw && hw->fused_grid.values && hw->fused_grid.nt >= 2
+        ? &hw->fused_grid
+        : hw ? &hw->grid
+             : NULL;
     if (!gr || !gr->values || T <= 1 || gr->nt < 2 || gr->nm < 1 || gr->nn * gr->nk > 64)
         return 1;
     double r[64];
@@ -157,8 +160,8 @@ double comet_model_gms_core_share(const comet_model_hw *hw, double T)
     const double M = gr->M[gr->nm - 1];
     for (int j = 0; j < gr->nn; j++)
         for (int k = 0; k < gr->nk; k++) {
-            double e1 = comet_model_fused_gemm_eff(hw, M, gr->N[j], gr->K[k], 1),
-                   eT = comet_model_fused_gemm_eff(hw, M, gr->N[j], gr->K[k], T);
+            double e1 = grid_eff(gr, hw->gemm_eff, M, gr->N[j], gr->K[k], 1),
+                   eT = grid_eff(gr, hw->gemm_eff, M, gr->N[j], gr->K[k], T);
             if (e1 > 0 && eT > 0)
                 r[n++] = eT / e1;
         }

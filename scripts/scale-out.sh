@@ -12,10 +12,18 @@
 # issues over its link's fit, and prints and writes per record predicted
 # vs measured and the median error (comet validate --distributed:
 # OUT/scale-out.json, OUT/scale-out.csv, OUT/scale-out.txt; docs/FORMATS.md).
+# With -w steps it runs whole transformer steps instead (or as well): the
+# two-rank configurations of `comet bench llm --quick` (the small model;
+# train, prefill, decode at tp=2, dp=2, pp=2) with one rank in each
+# namespace, after the link's own ping-pong and all-reduce over the sizes a
+# step sends; each step is predicted by `comet validate --system` over its
+# link's fits (per link: OUT/<link>/steps.txt and steps.json; over all:
+# OUT/steps.txt, OUT/steps.json, schema comet.validate_system.v1) and the
+# median / p90 error per link is printed last (OUT/steps-links.txt).
 #
 #   scripts/scale-out.sh [-o OUT] [-r RATES] [-d DELAYS] [-l LOCAL]
-#                        [-s quick|full] [-b BURST] [-m SECONDS] [-n NICE]
-#                        [-t TIMEOUT]
+#                        [-s quick|full] [-w WHAT] [-b BURST] [-m SECONDS]
+#                        [-n NICE] [-t TIMEOUT]
 #     -o OUT     output folder (default comet-out/scale-out)
 #     -r RATES   comma-separated tbf rates, each optionally RATE:S with its
 #                own -m (default 1gbit:0.05,200mbit:0.002)
@@ -30,6 +38,9 @@
 #     -s SET     distributed kernel shapes: quick (default; 64-128 KiB
 #                messages and row statistics) or full (0.5-4 MiB messages;
 #                minutes per rate below 1 Gbit/s)
+#     -w WHAT    kernels (default: the distributed kernels and the MoE layer,
+#                validate --distributed), steps (whole steps, validate
+#                --system), or kernels,steps
 #     -b BURST   tbf bucket (default 64kb: near a wire of the rate; see docs)
 #     -m S       shortest sample of the link's collectives (default 0.05 s):
 #                each sample then moves far more than the bucket, so they
@@ -49,16 +60,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 netns=$here/netns-veth.sh
 COMET=${COMET:-$here/../build/comet}
 out=comet-out/scale-out rates=1gbit:0.05,200mbit:0.002 delays= local= set=quick burst=64kb nice=0 tmo=900 minsample=0.05
+what=kernels
 COMET_NETNS_NAME=${COMET_NETNS_NAME:-so$$}
 export COMET_NETNS_NAME
 
-while getopts o:r:d:l:s:b:m:n:t:h opt; do
+while getopts o:r:d:l:s:w:b:m:n:t:h opt; do
     case $opt in
     o) out=$OPTARG ;;
     r) rates=$OPTARG ;;
     d) delays=$OPTARG ;;
     l) local=$OPTARG ;;
     s) set=$OPTARG ;;
+    w) what=$OPTARG ;;
     b) burst=$OPTARG ;;
     m) minsample=$OPTARG ;;
     n) nice=$OPTARG ;;
@@ -72,6 +85,16 @@ while getopts o:r:d:l:s:b:m:n:t:h opt; do
 done
 case $set in quick | full) ;; *)
     echo "scale-out: -s must be quick or full" >&2
+    exit 2
+    ;;
+esac
+kernels='' steps=''
+case $what in
+kernels) kernels=1 ;;
+steps) steps=1 ;;
+kernels,steps | steps,kernels) kernels=1 steps=1 ;;
+*)
+    echo "scale-out: -w must be kernels, steps or kernels,steps" >&2
     exit 2
     ;;
 esac
@@ -108,6 +131,13 @@ else
     sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M,2M
     full=
 fi
+# the whole steps' messages (the small model, -w steps): the loss's 8 B
+# all-reduce; the TP all-reduces of a microbatch's activations (decode 8
+# tokens: 8 KiB; train and prefill 512 tokens: 512 KiB); the pipeline's
+# point-to-point activations and gradients (decode 4 KiB, a sequence 128
+# KiB); the DP gradient all-reduce of the whole model (6.3 MB); and the
+# sizes between, so no piece of a fit is read off sizes never measured
+step_sizes=8,64,512,1K,4K,8K,16K,64K,128K,256K,512K,1M,2M,4M,8M
 
 # every rate, once per delay (-d) or once over tbf
 links=
@@ -149,12 +179,25 @@ for link in $links; do
     # kernels with the default short ones, whose median rejects the slices
     # other work takes from a long sample (a kernel loop moving more than
     # the bucket is in the sustained regime after its warm-up calls anyway)
-    COMET_NETNS_DEV=$dev COMET_NETNS_BURST=$burst nice -n "$nice" "$netns" with "$rate" \
-        sh -c "\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather,allgatherv,alltoall \
+    # whole steps (-w steps): the link's ping-pong and all-reduce over the
+    # steps' sizes, then the two-rank steps of the quick set, one rank in
+    # each namespace (the records name the link tcp:<dev>)
+    job=
+    if [ -n "$kernels" ]; then
+        job="\"$COMET\" bench collectives $full --colls pingpong,allreduce,allgather,allgatherv,alltoall \
             --algs auto --launches 1 --sizes $sizes --timeout $tmo --min-sample $ms \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench collectives $full --colls dist_kernels --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q"
+    fi
+    if [ -n "$steps" ]; then
+        job="${job:+$job && }\"$COMET\" bench collectives --colls pingpong,allreduce \
+            --algs auto --launches 1 --sizes $step_sizes --timeout $tmo --min-sample $ms \
+            --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
+            \"$COMET\" bench llm --quick --ranks 2 --timeout $tmo \
+            --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q"
+    fi
+    COMET_NETNS_DEV=$dev COMET_NETNS_BURST=$burst nice -n "$nice" "$netns" with "$rate" sh -c "$job"
     # the link's own fits alone, for reading (the profile below holds them too)
     "$COMET" calibrate --links-only --from "$dir" --out "$dir/links.json" -q
     froms="$froms --from $dir"
@@ -165,6 +208,35 @@ done
 # own collectives only (a fit applies to the link named in its records)
 # shellcheck disable=SC2086
 "$COMET" calibrate --from "$local" $froms --out "$out/profile.json" -q
+if [ -n "$kernels" ]; then
+    # shellcheck disable=SC2086
+    "$COMET" validate --distributed --profile "$out/profile.json" $results --out "$out" \
+        | tee "$out/scale-out.txt"
+fi
+[ -n "$steps" ] || exit 0
+
+# whole steps: each link's records alone (its error and each term's), then
+# all of them; a record is predicted over the fits of the link it names
+: >"$out/steps-links.txt.tmp"
+for link in $links; do
+    spec=${link%@*} delay=
+    [ "$spec" = "$link" ] || delay=${link#*@}
+    rate=${spec%%:*}
+    dev=$(printf 'so%s%s' "$rate" "${delay:+d$delay}" | tr -cd 'A-Za-z0-9.' | tr . p)
+    dir=$out/$dev
+    "$COMET" validate --system --profile "$out/profile.json" --results "$dir" >"$dir/steps.txt"
+    "$COMET" validate --system --profile "$out/profile.json" --results "$dir" --json \
+        >"$dir/steps.json.tmp"
+    mv -f "$dir/steps.json.tmp" "$dir/steps.json"
+    sed -n "s|^step: median |tcp:$dev: step median |p" "$dir/steps.txt" >>"$out/steps-links.txt.tmp"
+done
 # shellcheck disable=SC2086
-"$COMET" validate --distributed --profile "$out/profile.json" $results --out "$out" \
-    | tee "$out/scale-out.txt"
+"$COMET" validate --system --profile "$out/profile.json" $results >"$out/steps.txt.tmp"
+# shellcheck disable=SC2086
+"$COMET" validate --system --profile "$out/profile.json" $results --json >"$out/steps.json.tmp"
+mv -f "$out/steps.txt.tmp" "$out/steps.txt"
+mv -f "$out/steps.json.tmp" "$out/steps.json"
+mv -f "$out/steps-links.txt.tmp" "$out/steps-links.txt"
+cat "$out/steps.txt"
+echo "whole steps per link (comet validate --system over each link's records):"
+cat "$out/steps-links.txt"

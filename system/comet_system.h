@@ -174,6 +174,9 @@ typedef struct comet_system_opts {
                          (DFModel's num_config); 0: the best number */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
+    int one_step; /**< the step alone between barriers, as a benchmark times it: a decode
+                       step's pipeline fills and drains (1) instead of running in the steady
+                       state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
 } comet_system_opts;
 
 /** Parallelisms (indices into comet_system_config.order). */

@@ -401,6 +401,13 @@ static void gemm_rereads(const kern *k, double share, double *wf, double *af)
     *af = ceil(k->N / tn);
 }
 
+/* A calibrated CPU's rank runs its GEMMs through BLAS as comet bench llm
+ * does (the measured grid describes them). */
+static int cpu_blas(const comet_system *S)
+{
+    return S->hw.grid.nt > 0 && S->hw.grid.values && !strcmp(S->hw.kind, "cpu");
+}
+
 static double compute_s(const sys_ctx *C, const kern *k)
 {
     if (k->engine == E_VEC) {
@@ -408,8 +415,24 @@ static double compute_s(const sys_ctx *C, const kern *k)
         return cpu >= 0 ? cpu : k->flops / C->sys->vector_flops;
     }
     double eff = sys_gemm_eff(C->sys, k->flops);
-    if (C->sys->hw.grid.nt > 0 && C->sys->hw.grid.values) /* measured, at this GEMM's shape */
-        eff = comet_model_gemm_eff(&C->sys->hw, k->M, k->N, k->K, C->sys->hw.cores);
+    const comet_model_hw *hw = &C->sys->hw;
+    const double T = hw->cores;
+    if (cpu_blas(C->sys) && k->M == 1 && hw->lb.bw > 0 && C->sys->clock_hz > 0) {
+        /* one row (a decode step's attention, a query a head): a GEMV that
+         * streams its matrix (N x K elements) once, at best at each core's
+         * L2 rate; from off-chip memory the kernel's memory term is slower */
+        return fmax(k->flops / 2 * C->L.e / (hw->lb.bw * T * C->sys->clock_hz),
+            k->flops / C->sys->peak_flops);
+    }
+    if (cpu_blas(C->sys) && T > 1 && k->M > 0 && k->N > 0) {
+        /* a calibrated CPU's rank: its T threads split the GEMM as comet
+         * bench llm does (rows when M has 16 a thread, else columns), each
+         * slice at one thread's measured rate on its share of a core */
+        const int rows = k->M >= 16 * T;
+        eff = comet_model_gemm_eff(hw, rows ? k->M / T : k->M, rows ? k->N : k->N / T, k->K, 1)
+            * comet_model_gms_core_share(hw, T);
+    } else if (hw->grid.nt > 0 && hw->grid.values) /* measured, at this GEMM's shape */
+        eff = comet_model_gemm_eff(hw, k->M, k->N, k->K, hw->cores);
     const int R = C->sys->gemm_rows;
     if (R > 0 && k->M > 0 && k->M < 8.0 * R) /* a short M pads the array */
         eff *= k->M / (ceil(k->M / R) * R);
@@ -515,6 +538,10 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     const int fused = dataflow && j - i > 1;
     if (fused && !(passes = seg_passes(C, g, i, j, &tile, &onchip)))
         return INFINITY;
+    /* BLAS on a CPU packs a GEMM's weights before it computes on them, so
+     * their first read from memory is not hidden under the compute (the
+     * grid times them hot): kernel by kernel, that read adds to the compute */
+    const int serial_w = !dataflow && cpu_blas(S);
     unsigned char seen[MAXT] = { 0 };
     for (int x = i; x < j; x++) {
         const kern *k = &g->k[x];
@@ -529,7 +556,14 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
         /* streamed weight-gradient partial sums are written and read back at
          * the accumulator width once per tile after the first */
         const double wg = k->wgrad * (1 + (passes - 1) * acc_ratio(C));
-        rd += k->w * wf + k->extra_rd + wg;
+        if (serial_w && k->engine == E_GEMM && k->w > 0) {
+            const double ws = sys_mem_s(S, k->w * wf);
+            cg += ws;
+            if (k->recompute)
+                rec += ws;
+        } else
+            rd += k->w * wf;
+        rd += k->extra_rd + wg;
         wr += k->extra_wr + wg;
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];

@@ -249,9 +249,11 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     } else {
         /* every microbatch through every stage; a stage idles while fewer
          * microbatches than stages are in flight */
-        steady = (o->phase == COMET_SYSTEM_DECODE ? fmax(mbs, c->pp) : mbs + c->pp - 1) * tf;
+        steady
+            = (o->phase == COMET_SYSTEM_DECODE && !o->one_step ? fmax(mbs, c->pp) : mbs + c->pp - 1)
+            * tf;
         bubble = 0;
-        if (o->phase == COMET_SYSTEM_PREFILL || o->phase == COMET_SYSTEM_FORWARD)
+        if (o->phase == COMET_SYSTEM_PREFILL || o->phase == COMET_SYSTEM_FORWARD || o->one_step)
             bubble = (c->pp - 1) * tf, steady -= bubble;
         else if (mbs < c->pp)
             bubble = (c->pp - mbs) * tf, steady -= bubble;

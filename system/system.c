@@ -255,8 +255,8 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
 {
     if (p <= 1)
         return 0;
-    if (sys->link_fits && sys->hw.links.p2p_beta_s > 0) /* the fitted link (Hockney) */
-        return sys->hw.links.p2p_alpha_s + bytes * sys->hw.links.p2p_beta_s;
+    if (sys->link_fits && sys->hw.links.p2p_beta_s > 0) /* the fitted link, piece by size */
+        return comet_model_links_p2p_s(&sys->hw.links, bytes);
     int stride = inner < 1 ? 1 : inner, left = p, top = -1;
     for (int i = 0; i < sys->nlevels && left > 1; i++) {
         const int n = sys->level[i].size;

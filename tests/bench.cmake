@@ -13,6 +13,11 @@ target_link_libraries(perf_sgemm_check PRIVATE comet_bench comet_util PkgConfig:
 # The decoder stack of `comet bench llm`: finite differences of the backward
 # (one rank) and every tp x dp grid against the single-rank step (2 and 3
 # ranks: uneven head and FFN splits).
+# bench llm's launch options (--ranks, --launcher-args) end to end: the
+# two-rank configurations the scale-out job runs across a link, here on shm.
+comet_add_test(test_llm_launch SOURCES bench/test_llm_launch.c LIBS PkgConfig::JANSSON TIMEOUT 300
+               LABELS bench mpi)
+add_dependencies(test_llm_launch comet)
 comet_add_test(test_llm SOURCES bench/test_llm.c LIBS comet_bench comet_kernels RANKS 2 TIMEOUT 180
                LABELS bench mpi)
 target_link_libraries(test_llm PRIVATE m)

@@ -7,11 +7,13 @@ add_dependencies(test_coll comet)
 comet_add_test(test_netns SOURCES coll/test_netns.c LIBS PkgConfig::JANSSON TIMEOUT 600 LABELS bench mpi netns long)
 add_test(NAME test_netns_scale_out COMMAND test_netns scale-out)
 add_test(NAME test_netns_scale_out_delay COMMAND test_netns scale-out-delay)
-foreach(t test_netns test_netns_scale_out test_netns_scale_out_delay)
+# whole steps (comet bench llm, validate --system) over the delay line
+add_test(NAME test_netns_scale_out_steps COMMAND test_netns scale-out-steps)
+foreach(t test_netns test_netns_scale_out test_netns_scale_out_delay test_netns_scale_out_steps)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT
     "COMET_SOURCE_DIR=${PROJECT_SOURCE_DIR};COMET_BINARY=$<TARGET_FILE:comet>;OPENBLAS_NUM_THREADS=1;COMET_DELAYLINE=$<TARGET_FILE:comet-delayline>")
 endforeach()
-set_tests_properties(test_netns_scale_out test_netns_scale_out_delay PROPERTIES
+set_tests_properties(test_netns_scale_out test_netns_scale_out_delay test_netns_scale_out_steps PROPERTIES
   TIMEOUT 1800 LABELS "bench;mpi;netns;long;scaleout")
 add_dependencies(test_netns comet comet-delayline)

@@ -6,3 +6,7 @@ add_test(NAME report_browser
           ${CMAKE_SOURCE_DIR}/tests/fixtures/report)
 set_tests_properties(report_browser PROPERTIES LABELS "reports;long" SKIP_RETURN_CODE 77 TIMEOUT 300)
 comet_add_test(test_compare SOURCES reports/test_compare.c LIBS comet_reports LABELS reports sanitize)
+# validate --system across links: each whole-step record over its own link's fits
+comet_add_test(test_sysval_links SOURCES reports/test_sysval_links.c
+               LIBS comet_reports comet_results comet_model PkgConfig::JANSSON LABELS reports system)
+target_link_libraries(test_sysval_links PRIVATE m)

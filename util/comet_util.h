@@ -154,6 +154,12 @@ int comet_util_parse_u64(const char *s, uint64_t *out);
 int comet_util_parse_double(const char *s, double *out);
 /** Multiplies a*b into *out; -EOVERFLOW if it does not fit size_t. */
 int comet_util_mul_size(size_t a, size_t b, size_t *out);
+/**
+ * Splits s in place on blanks into argv, honouring '...' and "..." (no
+ * escapes): the words of a launcher's arguments (--launcher-args).
+ * @return the word count, or -1 with more than max words or an open quote.
+ */
+int comet_util_split_words(char *s, char **argv, int max);
 
 /** Kinds of physical quantity (SI base unit of each in comments). */
 typedef enum comet_util_unit {

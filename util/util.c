@@ -254,6 +254,37 @@ int comet_util_parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
+int comet_util_split_words(char *s, char **argv, int max)
+{
+    int n = 0;
+    char *r = s, *w = s;
+    while (*r) {
+        while (*r == ' ' || *r == '\t')
+            r++;
+        if (!*r)
+            break;
+        if (n >= max)
+            return -1;
+        argv[n++] = w;
+        char q = 0;
+        while (*r && (q || (*r != ' ' && *r != '\t'))) {
+            if (!q && (*r == '\'' || *r == '"'))
+                q = *r++;
+            else if (q && *r == q) {
+                q = 0;
+                r++;
+            } else
+                *w++ = *r++;
+        }
+        if (q)
+            return -1;
+        if (*r)
+            r++;
+        *w++ = '\0';
+    }
+    return n;
+}
+
 int comet_util_parse_double(const char *s, double *out)
 {
     if (!s || !*s)

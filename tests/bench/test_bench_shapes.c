@@ -55,6 +55,8 @@ static void test_shipped_sets(void **s)
             assert_string_equal(set.ops[k].variants[3], "onednn");
         }
         assert_true(set.ops[2].shapes[0].attn);
+        /* decode's rows below the grid (one token per sequence, attention's 1) */
+        assert_true(i == 2 || (set.sg_n_small_m == 2 && set.sg_small_m[0] == 1));
         bench_shapeset_free(&set);
     }
 }
@@ -115,6 +117,9 @@ static void test_errors(void **s)
     expect_error("sgemm: {min: 64, max: 8}\n", ":1", "max must be >= min");
     expect_error("sgemm: {min: 4, max: 8, pionts: 2}\n", ":1", "pionts");
     expect_error("threads: [1]\n", ":1", "neither");
+    expect_error("sgemm:\n  min: 16\n  max: 64\n  small_m: [1, 16]\n", ":4", "below min");
+    expect_error("sgemm:\n  min: 16\n  max: 64\n  small_m: [8, 1]\n", ":4", "increasing");
+    expect_error("sgemm:\n  min: 16\n  max: 64\n  small_m: 8\n", ":4", "list");
     expect_error("ops:\n  - op: gemm_softmax\n    variants: [fused]\n    shapes:\n"
                  "      - {M: 4.5, N: 4, K: 4}\n",
         ":5", "integer");

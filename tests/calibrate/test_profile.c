@@ -723,6 +723,44 @@ static void test_grid_plateau_holes(void **st)
     unlink(path);
 }
 
+/* Rows below the cube timed at one thread only (small_m): at two threads
+ * each takes its 1-thread value times the 2-thread / 1-thread ratio of the
+ * smallest row measured at both, at the same N and K. */
+static void test_grid_small_rows(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-cals-XXXXXX";
+    temp_results(path, 0);
+    FILE *fp = fopen(path, "a");
+    assert_non_null(fp);
+    const double e8 = 0.2; /* M = 8: packing the K x N operand for 8 rows */
+    for (int b = 0; b < 3; b++)
+        for (int c = 0; c < 3; c++) {
+            const double N = axis[b], K = axis[c];
+            sgemm_record(fp, "blas", 8, N, K, 1, "");
+            stats(fp, 2 * 8 * N * K / ((e8 + 0.01 * b) * PEAK * GHZ * 1e9));
+        }
+    fclose(fp);
+    comet_results_set set = { 0 };
+    comet_model_hw hw;
+    build_profile(path, &set, &hw);
+    assert_int_equal(hw.grid.nm, 4);
+    assert_true(hw.grid.M[0] == 8);
+    for (int b = 0; b < 3; b++)
+        for (int c = 0; c < 3; c++) {
+            const double N = axis[b], K = axis[c];
+            const double g1 = comet_model_gemm_eff(&hw, 8, N, K, 1),
+                         g2 = comet_model_gemm_eff(&hw, 8, N, K, 2);
+            const double want2 = (e8 + 0.01 * b) * eff_of(0, b, c, 1) / eff_of(0, b, c, 0);
+            if (fabs(g1 - (e8 + 0.01 * b)) > 1e-9 || fabs(g2 - want2) > 1e-9)
+                fail_msg("M 8 N %g K %g: eff %g / %g at 1 / 2 threads, want %g / %g", N, K, g1, g2,
+                    e8 + 0.01 * b, want2);
+        }
+    comet_model_hw_free(&hw);
+    comet_results_set_free(&set);
+    unlink(path);
+}
+
 static void test_bad_results(void **st)
 {
     (void)st;
@@ -840,6 +878,7 @@ int main(void)
         cmocka_unit_test(test_links_known_switches),
         cmocka_unit_test(test_profile_parallel_region),
         cmocka_unit_test(test_grid_plateau_holes),
+        cmocka_unit_test(test_grid_small_rows),
         cmocka_unit_test(test_bad_results),
         cmocka_unit_test(test_cli_atomic),
     };

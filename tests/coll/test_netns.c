@@ -200,12 +200,92 @@ static void test_scale_out(void **s)
     json_decref(v);
 }
 
+/* Whole steps across the link (scale-out.sh -w steps): the two-rank
+ * configurations of `comet bench llm --quick` (train, prefill, decode at
+ * tp=2, dp=2, pp=2) with one rank in each namespace over the delay line at
+ * 50 us each way, predicted by validate --system over that link's fits.
+ * Errors printed, not asserted; asserted: every step ran and was predicted
+ * over its own link, each configuration's parallelism costs link time in
+ * its own term only, and over one link the TP term orders as the bytes
+ * the steps all-reduce (train: forward and backward; prefill: forward;
+ * decode: 8 tokens instead of 512). */
+static void test_scale_out_steps(void **s)
+{
+    (void)s;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "COMET=%s %s/scale-out.sh -o %s-so -w steps -r 1gbit -d 50us >&2",
+        getenv("COMET_BINARY"), scripts, tmp);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char path[1200];
+    snprintf(path, sizeof path, "%s-so/steps.json", tmp);
+    json_error_t je;
+    json_t *v = json_load_file(path, 0, &je);
+    assert_non_null(v);
+    assert_string_equal(
+        json_string_value(json_object_get(v, "schema")), "comet.validate_system.v1");
+    assert_int_equal(json_integer_value(json_object_get(v, "records")), 9);
+    assert_int_equal(json_integer_value(json_object_get(v, "skipped")), 0);
+    size_t i;
+    json_t *r;
+    double tpterm[3] = { 0 };
+    int seen[3][3] = { { 0 } };
+    json_array_foreach(json_object_get(v, "rows"), i, r)
+    {
+        assert_string_equal(json_string_value(json_object_get(r, "link")), "tcp:so1gbitd50us");
+        const int tp = (int)json_integer_value(json_object_get(r, "tp")),
+                  dp = (int)json_integer_value(json_object_get(r, "dp")),
+                  pp = (int)json_integer_value(json_object_get(r, "pp"));
+        assert_int_equal(tp * dp * pp, 2);
+        const char *phase = json_string_value(json_object_get(r, "phase"));
+        const int ph = !strcmp(phase, "train") ? 0 : !strcmp(phase, "prefill") ? 1 : 2;
+        const int g = tp == 2 ? 0 : dp == 2 ? 1 : 2;
+        seen[ph][g]++;
+        json_t *terms = json_object_get(r, "terms");
+        const char *names[3] = { "tp", "dp", "pp" };
+        for (int k = 0; k < 3; k++) {
+            const double pk = json_number_value(
+                json_object_get(json_object_get(terms, names[k]), "predicted_s"));
+            /* the configuration's own parallelism crosses the link (dp only
+             * in training: inference has no gradients), no other does */
+            if (k == g && !(g == 1 && ph != 0))
+                assert_true(pk > 0);
+            else
+                assert_true(pk == 0);
+        }
+        if (g == 0)
+            tpterm[ph]
+                = json_number_value(json_object_get(json_object_get(terms, "tp"), "predicted_s"));
+        printf(
+            "# over 1 Gbit/s + 50 us: %-7s tp=%d dp=%d pp=%d measured %.3f ms, predicted %.3f ms "
+            "(%+.1f%%)\n",
+            phase, tp, dp, pp, 1e3 * json_number_value(json_object_get(r, "measured_s")),
+            1e3 * json_number_value(json_object_get(r, "predicted_s")),
+            100 * json_number_value(json_object_get(r, "rel_err")));
+    }
+    for (int ph = 0; ph < 3; ph++)
+        for (int g = 0; g < 3; g++)
+            assert_int_equal(seen[ph][g], 1);
+    assert_true(tpterm[0] > tpterm[1] && tpterm[1] > tpterm[2]);
+    printf("# whole steps over the link: median error %.1f%%, p90 %.1f%%\n",
+        100 * json_number_value(json_object_get(v, "median_abs_rel_err")),
+        100 * json_number_value(json_object_get(v, "p90_abs_rel_err")));
+    json_decref(v);
+    /* the per-link summary names the link */
+    snprintf(
+        cmd, sizeof cmd, "grep -q '^tcp:so1gbitd50us: step median' %s-so/steps-links.txt", tmp);
+    st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* argv[1] "scale-out": the whole scale-out job (minutes; ctest test
  * test_netns_scale_out, label long), "scale-out-delay" the same over the
- * delay line at 50 us each way; otherwise the fast link tests */
+ * delay line at 50 us each way, "scale-out-steps" the whole steps over that
+ * line; otherwise the fast link tests */
 int main(int argc, char **argv)
 {
     const int whole = argc > 1 && !strncmp(argv[1], "scale-out", 9);
+    const int steps_mode = argc > 1 && !strcmp(argv[1], "scale-out-steps");
     if (argc > 1 && !strcmp(argv[1], "scale-out-delay")) {
         delay_arg = "-d 50us";
         so_link = "tcp:so1gbitd50us";
@@ -236,9 +316,11 @@ int main(int argc, char **argv)
     (void)system(cmd);
     const struct CMUnitTest fast[]
         = { cmocka_unit_test(test_veth), cmocka_unit_test(test_delayline) },
-        slow[] = { cmocka_unit_test(test_scale_out) };
-    int rc = whole ? cmocka_run_group_tests(slow, NULL, NULL)
-                   : cmocka_run_group_tests(fast, NULL, NULL);
+        slow[] = { cmocka_unit_test(test_scale_out) },
+        steps[] = { cmocka_unit_test(test_scale_out_steps) };
+    int rc = !whole  ? cmocka_run_group_tests(fast, NULL, NULL)
+        : steps_mode ? cmocka_run_group_tests(steps, NULL, NULL)
+                     : cmocka_run_group_tests(slow, NULL, NULL);
     snprintf(cmd, sizeof cmd, "%s down >/dev/null 2>&1; rm -rf %s-test %s-so %s-dl %s-dl.log",
         script, tmp, tmp, tmp, tmp);
     (void)system(cmd);

@@ -399,6 +399,11 @@ static void test_attention_all(void **st)
     for (int v = 0; v < COMET_KERNELS_NVARIANTS; v++)
         for (int causal = 0; causal <= 1; causal++) {
             run_attention((comet_kernels_variant)v, 1, 1, 1, 1, 1, causal, 1, 0, 0, 0);
+            /* one query row a head (decode): 2 x 3 heads over 2 threads, a
+             * NaN query in head 1, a NaN value in the last key */
+            run_attention((comet_kernels_variant)v, 2, 3, 1, 257, 64, causal, 2, 0, 0, 0);
+            run_attention((comet_kernels_variant)v, 1, 3, 1, 300, 24, causal, 3, 0, 0, 1);
+            run_attention((comet_kernels_variant)v, 2, 2, 1, 65, 16, causal, 1, 0, 0, 2);
             run_attention((comet_kernels_variant)v, 2, 3, 37, 53, 16, causal, 2, 8, 16, 0);
             run_attention((comet_kernels_variant)v, 1, 2, 64, 64, 64, causal, 1, 0, 0, 0);
             run_attention((comet_kernels_variant)v, 1, 1, 53, 29, 8, causal, 2, 7, 5, 0);

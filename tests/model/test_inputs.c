@@ -170,6 +170,76 @@ static void test_links_per_transport(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* A link's point-to-point fit in pieces (calibrate splits it where the
+ * ping-pong steps: eager -> rendezvous over TCP, a tbf bucket): a message
+ * costs the piece its size falls in, over generated fits; a profile's
+ * pieces are read per link. */
+static void test_links_p2p_pieces(void **s)
+{
+    (void)s;
+    unsigned long long st = 0x9e3779b97f4a7c15ull;
+#define RND() ((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 11) * 0x1.0p-53
+    for (int t = 0; t < 4000; t++) {
+        comet_model_links l;
+        memset(&l, 0, sizeof l);
+        l.p2p_nseg = 1 + (int)(RND() * COMET_MODEL_MAX_P2P_SEGS);
+        double from = 0;
+        for (int k = 0; k < l.p2p_nseg; k++) {
+            l.p2p_seg_from_bytes[k] = from;
+            l.p2p_seg_alpha_s[k] = 1e-6 * (1 + 1000 * RND());
+            l.p2p_seg_beta_s[k] = 1e-10 * (1 + 100 * RND());
+            from += 1 + 1e6 * RND();
+        }
+        l.p2p_alpha_s = l.p2p_seg_alpha_s[0];
+        l.p2p_beta_s = l.p2p_seg_beta_s[0];
+        const double b = 4e6 * RND();
+        int k = 0;
+        for (int j = 0; j < l.p2p_nseg; j++)
+            if (l.p2p_seg_from_bytes[j] <= b)
+                k = j;
+        const double want = l.p2p_seg_alpha_s[k] + b * l.p2p_seg_beta_s[k];
+        assert_true(fabs(comet_model_links_p2p_s(&l, b) - want) <= 1e-12 * want);
+        /* without pieces: the Hockney pair */
+        l.p2p_nseg = 0;
+        assert_true(fabs(comet_model_links_p2p_s(&l, b) - (l.p2p_alpha_s + b * l.p2p_beta_s))
+            <= 1e-12 * want);
+    }
+#undef RND
+    comet_model_links none;
+    memset(&none, 0, sizeof none);
+    assert_true(comet_model_links_p2p_s(&none, 1e6) == 0);
+
+    /* a profile with a TCP link whose ping-pong steps at 64 KiB by 900 us
+     * (a rendezvous handshake over 200 us each way) */
+    char path[1200], err[COMET_ERRLEN] = "";
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    json_t *p = json_load_file(path, 0, NULL);
+    assert_non_null(p);
+    json_t *p2p
+        = json_object_get(json_object_get(json_object_get(p, "calibration"), "fits"), "p2p");
+    json_array_append_new(p2p,
+        json_pack("{s:s,s:s,s:[{s:f,s:f,s:f},{s:f,s:f,s:f}]}", "op", "pingpong", "link", "tcp:dl0",
+            "segments", "from_bytes", 0.0, "alpha_us", 250.0, "beta_ns_per_byte", 10.0,
+            "from_bytes", 65536.0, "alpha_us", 1150.0, "beta_ns_per_byte", 11.5));
+    char *text = json_dumps(p, 0);
+    json_decref(p);
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    assert_int_equal(comet_model_hw_parse("p.json", text, strlen(text), &hw, err, sizeof err), 0);
+    free(text);
+    comet_model_links tcp;
+    assert_int_equal(comet_model_links_for_transport(&hw, "tcp:dl0", &tcp), 0);
+    assert_int_equal(tcp.p2p_nseg, 2);
+    assert_true(fabs(comet_model_links_p2p_s(&tcp, 4096) - (250e-6 + 4096 * 10e-9)) < 1e-12);
+    assert_true(fabs(comet_model_links_p2p_s(&tcp, 131072) - (1150e-6 + 131072 * 11.5e-9)) < 1e-12);
+    /* the shared-memory fit is its own, not the TCP link's */
+    comet_model_links shm;
+    assert_int_equal(comet_model_links_for_transport(&hw, "shm", &shm), 0);
+    assert_true(shm.p2p_seg_alpha_s[0] < 100e-6);
+    comet_model_hw_free(&hw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_shape_twice),
         cmocka_unit_test(test_mapping_identity),
         cmocka_unit_test(test_links_per_transport),
+        cmocka_unit_test(test_links_p2p_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

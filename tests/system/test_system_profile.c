@@ -61,11 +61,16 @@ static void test_link_fits(void **s)
     assert_int_equal(sys.link_fits, 1);
     assert_int_equal(sys.chips, 2);
     assert_int_equal(sys.hw.cores, 1);
-    /* point-to-point: the Hockney fit itself */
-    if (lk.p2p_beta_s > 0)
-        assert_true(
-            fabs(comet_system_p2p_s(&sys, 1, 2, 1e6) - (lk.p2p_alpha_s + 1e6 * lk.p2p_beta_s))
-            < 1e-12);
+    /* point-to-point: the piece of the fit the message falls in (the
+     * fixture's shared-memory ping-pong steps at 16 KiB: the first piece
+     * below it, the second above) */
+    assert_true(lk.p2p_beta_s > 0 && lk.p2p_nseg == 2);
+    assert_true(fabs(comet_system_p2p_s(&sys, 1, 2, 1024) - (lk.p2p_alpha_s + 1024 * lk.p2p_beta_s))
+        < 1e-12);
+    assert_true(fabs(comet_system_p2p_s(&sys, 1, 2, 1e6)
+                    - (lk.p2p_seg_alpha_s[1] + 1e6 * lk.p2p_seg_beta_s[1]))
+        < 1e-12);
+    assert_true(lk.p2p_seg_from_bytes[1] == 16384);
     /* the all-reduce: the collective model over the fits (the same call with the
      * profile's links on a two-node description), growing with the bytes */
     double prev = 0;

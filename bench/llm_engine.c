@@ -155,6 +155,20 @@ static void toc(comet_llm *m, comet_llm_timer k, double t0)
 /* Kernels                                                              */
 /* ------------------------------------------------------------------ */
 
+/* One BLAS call for C = op(A) op(B) + beta C; one row (a decode step of
+ * one sequence) as a GEMV, which streams op(B) once where a GEMM would
+ * first pack it for the single row. */
+static void blas_mm(int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B,
+    int ldb, float beta, float *C, int ldc)
+{
+    if (M == 1)
+        cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? N : K, tb ? K : N, 1.0f, B,
+            ldb, A, ta ? lda : 1, beta, C, 1);
+    else
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+            M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+
 /* C = op(A) op(B) (+ C when acc) on the rank's threads. One pool: the
  * rank's OpenMP threads each run single-threaded OpenBLAS on their share of
  * C (rows when M has a block per thread, else columns), as comet's kernels
@@ -188,14 +202,11 @@ static void gemm(comet_llm *m, int ta, int tb, int M, int N, int K, const float 
                     c = C + i0;
                     nn = i1 - i0;
                 }
-                cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                    tb ? CblasTrans : CblasNoTrans, mm, nn, K, 1.0f, a, lda, b, ldb,
-                    acc ? 1.0f : 0.0f, c, ldc);
+                blas_mm(ta, tb, mm, nn, K, a, lda, b, ldb, acc ? 1.0f : 0.0f, c, ldc);
             }
         }
     } else if (M > 0 && N > 0 && K > 0)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-            M, N, K, 1.0f, A, lda, B, ldb, acc ? 1.0f : 0.0f, C, ldc);
+        blas_mm(ta, tb, M, N, K, A, lda, B, ldb, acc ? 1.0f : 0.0f, C, ldc);
     else if (!acc && M > 0 && N > 0)
         for (int i = 0; i < M; i++)
             memset(C + (size_t)i * ldc, 0, (size_t)N * sizeof(float));

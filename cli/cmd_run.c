@@ -68,14 +68,16 @@ static void log_save(runlog *L)
     free(t);
 }
 
-static const int n_stages = 8;
+enum { N_STAGES = 10 };
+static const int n_stages = N_STAGES;
 static int cur_stage = 0;
 /* The stages in order, as run.json names them. */
-static const char *const stage_names[8] = { "probe", "bench memory", "bench kernels",
-    "bench collectives", "calibrate", "validate", "predict", "report" };
+static const char *const stage_names[N_STAGES]
+    = { "probe", "bench memory", "bench kernels", "bench collectives", "bench llm", "calibrate",
+          "validate", "validate --system", "predict", "report" };
 /* The last run of the same set in this folder: each stage's seconds (-1:
  * unknown), for the ETA; the run's start and the finished stages' seconds. */
-static double prev_s[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+static double prev_s[N_STAGES] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 static double run_t0, done_now, done_prev;
 
 /* Reads DIR/run.json of an earlier run of the same set (quick or full)
@@ -339,22 +341,29 @@ int comet_cmd_run(int argc, char **argv)
                                     : "; later stages use what was measured");
         }
     }
-    /* 4b. --full: whole decoder-stack steps over MPI ranks, the system
-     * model's yardstick (validate --system, the report's "Whole steps");
-     * a minute or more, so not in --quick */
-    if (full && !comet_util_interrupted) {
+    /* 4b. whole decoder-stack steps over MPI ranks, the system model's
+     * yardstick (validate --system, the report's "Whole steps"): --full
+     * the bench's full set (minutes); --quick its one-rank steps (train,
+     * prefill, decode at 1 and 2 threads, 8 samples: seconds) */
+    int have_llm = 0;
+    if (!comet_util_interrupted) {
         t = stage_begin("bench llm (whole decoder-stack steps over MPI ranks)");
         if (!fresh
             && comet_reports_results_fresh(dir, "llm", id, FRESH_MAX_AGE_S, why, sizeof why)) {
             stage_end(&L, "bench llm", "reused", t, "%s (--fresh measures again)", why);
+            have_llm = 1;
         } else {
             if (comet_reports_results_archive(dir, "llm", err, sizeof err) < 0)
                 comet_cli_error("run", "%s", err);
-            const char *args[] = { "bench", "llm", "--full", "--out", dir, qv, NULL };
+            const char *args_full[] = { "bench", "llm", "--full", "--out", dir, qv, NULL };
+            const char *args_quick[] = { "bench", "llm", "--ranks", "1", "--samples", "8",
+                "--gate-timeout", "1", "--out", dir, qv, NULL };
+            const char **args = full ? args_full : args_quick;
             if (comet_cli_spawn_self(args) == 0
-                && comet_reports_results_mark(dir, "llm", err, sizeof err) == 0)
+                && comet_reports_results_mark(dir, "llm", err, sizeof err) == 0) {
                 stage_end(&L, "bench llm", "ok", t, NULL);
-            else {
+                have_llm = 1;
+            } else {
                 failures++;
                 stage_end(&L, "bench llm", "failed", t,
                     "the bench exited with an error (see above); the report goes on without it");
@@ -402,9 +411,9 @@ int comet_cmd_run(int argc, char **argv)
         stage_end(&L, "validate", "skipped", t, "no profile");
     }
 
-    /* 6b. --full: the system model against the whole steps measured */
-    if (full && have_profile) {
-        t = stage_begin("validate the system model on whole steps");
+    /* 6b. the system model against the whole steps measured */
+    t = stage_begin("validate the system model on whole steps");
+    if (have_profile && have_llm) {
         const char *v[]
             = { "validate", "--system", "--profile", profile, "--results", results, qv, NULL };
         if (comet_cli_spawn_self(v) == 0)
@@ -414,6 +423,9 @@ int comet_cmd_run(int argc, char **argv)
             stage_end(&L, "validate --system", "failed", t,
                 "comet validate --system exited with an error");
         }
+    } else {
+        stage_end(&L, "validate --system", "skipped", t,
+            have_profile ? "no whole-step records" : "no profile");
     }
 
     /* 7. predict */

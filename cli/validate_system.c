@@ -126,19 +126,22 @@ int comet_cli_validate_system(const comet_model_hw *hw, const char *profile,
     } else {
         printf(
             "system model against %d measured steps (comet bench llm), profile %s\n", nr, profile);
-        printf("%-7s %-7s %-4s %-2s %-2s %-2s %-3s %-5s %9s %9s %7s  %s\n", "phase", "attn", "rec",
+        printf("%-7s %-7s %-4s %-3s %-2s %-2s %-3s %-5s %9s %9s %7s  %s\n", "phase", "attn", "rec",
             "tp", "pp", "dp", "thr", "h", "meas ms", "pred ms", "err",
-            "terms measured/predicted ms: gemm attention vector tp dp pp+bubble optimizer "
+            "terms measured/predicted ms: gemm attention vector tp dp pp bubble optimizer "
             "recompute");
         for (int i = 0; i < nr; i++) {
             const comet_reports_sysv_row *v = &rows[i];
             const comet_results_record *r = v->rec;
-            printf("%-7s %-7s %-4s %-2.0f %-2.0f %-2.0f %-3d %-5.0f %9.3f %9.3f %+6.1f%% ",
-                r->params.phase, r->variant, r->params.recompute, r->params.tp,
+            char tps[8];
+            snprintf(
+                tps, sizeof tps, "%.0f%s", r->params.tp, r->params.seq_parallel > 0 ? "s" : "");
+            printf("%-7s %-7s %-4s %-3s %-2.0f %-2.0f %-3d %-5.0f %9.3f %9.3f %+6.1f%% ",
+                r->params.phase, r->variant, r->params.recompute, tps,
                 comet_results_has(r->params.pp) ? r->params.pp : 1, r->params.dp, r->threads,
                 r->shape.hidden, 1e3 * v->measured_s, 1e3 * v->predicted_s,
                 100 * (v->predicted_s - v->measured_s) / v->measured_s);
-            const int show[] = { T_GEMM, T_ATTN, T_VEC, T_TP, T_DP, T_PP, T_OPT, T_REC };
+            const int show[] = { T_GEMM, T_ATTN, T_VEC, T_TP, T_DP, T_PP, T_BUBBLE, T_OPT, T_REC };
             for (size_t k = 0; k < sizeof show / sizeof *show; k++)
                 printf(" %.2f/%.2f", 1e3 * v->measured[show[k]], 1e3 * v->predicted[show[k]]);
             printf("\n");

@@ -291,6 +291,8 @@ int comet_kernels_workspace_size(comet_kernels_op op, comet_kernels_variant v,
             if (p.tile_m == 0 || p.tile_n == 0)
                 return -EINVAL;
             size_t per = p.tile_m * p.tile_n + p.tile_m * s->d + 3 * p.tile_m;
+            if (per < s->lk) /* a one-row head's scores (lq = 1: the GEMV path) */
+                per = s->lk;
             *bytes = (size_t)p.threads * per * sizeof(float);
             if (attn_ukernel(&p, s->d)) {
                 /* each thread packs the head it works on into its own buffer */
@@ -888,6 +890,8 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
     }
 
     size_t tm = p.tile_m, nqb = (lq + tm - 1) / tm, per = tm * p.tile_n + tm * d + 3 * tm;
+    if (per < lk) /* as the workspace size: room for a one-row head's scores */
+        per = lk;
     int uk = attn_ukernel(&p, d);
     size_t pkt = kern_packed_kt_floats(lk, d), pv = kern_packed_v_floats(lk, d);
     float *packed = (float *)ws + (size_t)p.threads * per;
@@ -900,8 +904,8 @@ int comet_kernels_attention(comet_kernels_variant v, const comet_kernels_shape *
          * about two passes over K and V) */
 #pragma omp parallel num_threads(p.threads)
         {
-            /* the row's scores in this thread's panel buffer (2 lk d >= lk) */
-            float *sr = packed + team_thread() * (pkt + pv);
+            /* the row's scores in this thread's scratch (>= lk floats) */
+            float *sr = (float *)ws + team_thread() * per;
 #pragma omp for schedule(static)
             for (size_t h = 0; h < bh; h++)
                 attention_row_gemv(&p, lk, d, Q + h * d, K + h * lk * d, V + h * lk * d,

@@ -106,8 +106,8 @@ static int predict(
         : o.phase == COMET_SYSTEM_TRAIN ? COMET_SYSTEM_RECOMPUTE_SELECTIVE
                                         : COMET_SYSTEM_RECOMPUTE_NONE;
     o.recompute = (int)c.recompute;
-    c.seq_parallel = 0;
-    o.seq_parallel = 0;
+    c.seq_parallel = p->seq_parallel > 0 && c.tp > 1;
+    o.seq_parallel = c.seq_parallel;
     o.one_step = 1; /* the bench times each step between barriers */
     c.exec = COMET_SYSTEM_EXEC_KERNEL; /* the bench runs kernel by kernel */
     o.exec = (int)c.exec;
@@ -150,10 +150,12 @@ static int predict(
         }
     }
     v->predicted[T_DP] = res.breakdown.dp_s;
-    /* the bench's pipeline receives wait through the fill and drain too:
-     * the point-to-point and the bubble are one term */
-    v->predicted[T_PP] = res.breakdown.pp_s + res.breakdown.bubble_s;
-    v->predicted[T_BUBBLE] = 0;
+    /* records that time the receives' waits apart (bubble_s, with the
+     * TP timer split by kind) against the model's bubble; older ones hold
+     * the waits inside pp_s: one term */
+    const int apart = comet_results_has(r->timers.tp_allreduce_s);
+    v->predicted[T_PP] = res.breakdown.pp_s + (apart ? 0 : res.breakdown.bubble_s);
+    v->predicted[T_BUBBLE] = apart ? res.breakdown.bubble_s : 0;
     v->predicted[T_OPT] = res.breakdown.optimizer_s;
     /* measured */
     const comet_results_timers *tm = &r->timers;

@@ -63,11 +63,11 @@ static double maxrel(const float *a, const float *b, size_t n)
     return worst;
 }
 
-static void test_finite_differences(void **state)
+static void finite_differences(int batch, int seq)
 {
-    (void)state;
     comet_llm_cfg c = tiny();
-    c.batch = 2;
+    c.batch = batch;
+    c.seq = seq;
     const size_t n = comet_llm_nparams(&c);
     float *g = malloc(n * sizeof *g);
     assert_non_null(g);
@@ -107,6 +107,19 @@ static void test_finite_differences(void **state)
     free(g);
     assert_true(checked > 50);
     assert_int_equal(bad, 0);
+}
+
+static void test_finite_differences(void **state)
+{
+    (void)state;
+    finite_differences(2, 5);
+}
+
+/* One token: every product has one row (the GEMV path), forward and back. */
+static void test_finite_differences_one_row(void **state)
+{
+    (void)state;
+    finite_differences(1, 1);
 }
 
 /* One distributed configuration against the single-rank step. */
@@ -426,6 +439,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_sets),
         cmocka_unit_test(test_finite_differences),
+        cmocka_unit_test(test_finite_differences_one_row),
         cmocka_unit_test(test_grids),
         cmocka_unit_test(test_seq_parallel),
         cmocka_unit_test(test_tp_kinds),

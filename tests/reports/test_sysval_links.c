@@ -145,8 +145,84 @@ static void test_records_use_their_link(void **s)
     comet_model_hw_free(&hw);
 }
 
+/* a record with the split timers (bubble_s apart, TP by kind) and
+ * sequence parallelism, recomputation and context as given */
+static void put_rec2(
+    FILE *fp, const char *phase, const char *rec, int tp, int pp, int sp, int B, int mb, int ctx)
+{
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v2\",\"kind\":\"llm\",\"run_id\":\"r1\",\"machine_id\":\"m1\","
+        "\"time\":\"2026-11-27T06:08:25Z\",\"op\":\"llm\",\"variant\":\"fused\",\"shape\":{"
+        "\"hidden\":256,\"H\":4,\"d\":64,\"ffn\":1024,\"layers\":2,\"seq\":128,\"B\":%d,"
+        "\"microbatch\":%d,\"context\":%d},\"threads\":1,\"ranks\":%d,\"params\":{"
+        "\"phase\":\"%s\",\"recompute\":\"%s\",\"tp\":%d,\"pp\":%d,\"dp\":1,"
+        "\"seq_parallel\":%s},\"stats\":{\"n\":3,\"median_s\":0.08,\"ci_lo_s\":0.07,"
+        "\"ci_hi_s\":0.09,\"ci_level\":0.75,\"min_s\":0.07,\"max_s\":0.09,\"mean_s\":0.08,"
+        "\"p90_s\":0.09,\"samples_s\":[0.07,0.08,0.09]},\"timers\":{\"gemm_s\":0.03,"
+        "\"attention_s\":0.005,\"vector_s\":0.005,\"tp_s\":0.01,\"dp_s\":0,\"pp_s\":0,"
+        "\"bubble_s\":0,\"optimizer_s\":0.002,\"recompute_s\":0,\"loss_s\":0.0001,"
+        "\"tp_allreduce_s\":0.01,\"tp_allgather_s\":0,\"tp_reduce_scatter_s\":0},"
+        "\"link\":\"shm\",\"nodes\":1,\"valid\":true}\n",
+        B, mb, ctx, tp * pp, phase, rec, tp, pp, sp ? "true" : "false");
+}
+
+/* What the bench runs is what is predicted: its attention backward
+ * recomputes the attention core (selective recomputation, booked as
+ * attention; with full recomputation the rerun forward is its own term);
+ * sequence parallelism changes the TP collectives, not the step's compute;
+ * a decode step timed between barriers fills and drains its pipeline (the
+ * bubble apart from the point-to-point where the record times it apart). */
+static void test_records_as_run(void **s)
+{
+    (void)s;
+    char path[1200], err[COMET_ERRLEN] = "";
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/report/profile.json", src ? src : ".");
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    assert_int_equal(comet_model_hw_load(path, &hw, err, sizeof err), 0);
+    char rpath[256];
+    snprintf(rpath, sizeof rpath, "/tmp/test_sysval_as_run_%ld.jsonl", (long)getpid());
+    FILE *fp = fopen(rpath, "w");
+    assert_non_null(fp);
+    put_rec2(fp, "train", "none", 1, 1, 0, 4, 4, 0);
+    put_rec2(fp, "train", "full", 1, 1, 0, 4, 4, 0);
+    put_rec2(fp, "train", "none", 2, 1, 0, 4, 4, 0);
+    put_rec2(fp, "train", "none", 2, 1, 1, 4, 4, 0);
+    put_rec2(fp, "decode", "none", 1, 2, 0, 8, 4, 256);
+    fclose(fp);
+    comet_results_set set = { 0 };
+    assert_int_equal(comet_results_load(rpath, NULL, &set, NULL, err, sizeof err), 0);
+    unlink(rpath);
+    comet_reports_sysv_row r[5];
+    int skipped = -1;
+    char why[COMET_ERRLEN] = "";
+    assert_int_equal(
+        comet_reports_system_validate(&hw, set.recs, set.n, r, 5, &skipped, why, sizeof why), 5);
+    /* none: the recomputed core is attention time, more than the forward's */
+    assert_true(r[0].predicted[T_REC] == 0);
+    assert_true(r[1].predicted[T_REC] > 0);
+    assert_true(r[0].predicted[T_ATTN] > r[1].predicted[T_ATTN]);
+    /* sequence parallelism: the same GEMMs, other collectives */
+    assert_true(
+        fabs(r[2].predicted[T_GEMM] - r[3].predicted[T_GEMM]) <= 1e-6 * r[2].predicted[T_GEMM]);
+    assert_true(r[2].predicted[T_TP] > 0 && r[3].predicted[T_TP] > 0);
+    assert_true(r[2].predicted[T_TP] != r[3].predicted[T_TP]);
+    /* decode over two stages, two microbatches: the fill and drain are one
+     * stage's microbatch, apart from the point-to-point */
+    assert_true(r[4].predicted[T_BUBBLE] > 0);
+    assert_true(r[4].predicted[T_PP] > 0);
+    const double stage_mb
+        = (r[4].predicted[T_GEMM] + r[4].predicted[T_ATTN] + r[4].predicted[T_VEC])
+        / 4; /* 2 microbatches x 2 stages' work, one rank's share */
+    assert_true(r[4].predicted[T_BUBBLE] >= 0.5 * stage_mb);
+    comet_results_set_free(&set);
+    comet_model_hw_free(&hw);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_records_use_their_link) };
+    const struct CMUnitTest tests[]
+        = { cmocka_unit_test(test_records_use_their_link), cmocka_unit_test(test_records_as_run) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

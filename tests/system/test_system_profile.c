@@ -142,11 +142,87 @@ static void test_vector_costs(void **s)
     assert_true(act[2] <= act[1]);
 }
 
+static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
+static int pick(int n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (int)((rng_state >> 33) % (unsigned long long)n);
+}
+
+/* Generated ranks of a calibrated CPU (threads split each GEMM, one-row
+ * products as GEMV streams, weights read before use, a benchmarked step's
+ * pipeline filled and drained): every step at least its bound, and the same
+ * replica on twice the data-parallel ranks (half the batch each) never
+ * slower on its compute. 3000 cases. */
+static void test_generated_ranks(void **s)
+{
+    (void)s;
+    static const int hid[] = { 64, 128, 256, 384, 512, 768 }, thr[] = { 1, 2, 3, 4 };
+    int checked = 0;
+    for (int n = 0; n < 3000; n++) {
+        comet_system_llm m = small();
+        m.hidden = hid[pick(6)];
+        m.heads = m.hidden / 64;
+        m.head_dim = 64;
+        m.kv_heads = m.heads;
+        m.ffn = 4 * m.hidden;
+        m.layers = 1 + pick(4);
+        m.seq = 1 << pick(9);
+        m.global_batch = 1 << pick(5);
+        const int ph = pick(3), T = thr[pick(4)];
+        comet_system_opts o = { .phase = ph == 0 ? COMET_SYSTEM_TRAIN
+                : ph == 1                        ? COMET_SYSTEM_PREFILL
+                                                 : COMET_SYSTEM_DECODE,
+            .context = ph == 2 ? 1 + pick(512) : 0,
+            .one_step = pick(2) };
+        comet_system_config c = { .tp = 1 << pick(2),
+            .pp = 1,
+            .dp = 1,
+            .interleave = 1,
+            .order = { 0, 2, 1 },
+            .recompute = (comet_system_recompute)pick(3),
+            .exec = COMET_SYSTEM_EXEC_KERNEL };
+        if (ph != 0)
+            c.recompute = COMET_SYSTEM_RECOMPUTE_NONE;
+        o.recompute = (int)c.recompute;
+        if (m.heads % c.tp)
+            c.tp = 1;
+        c.microbatch = m.global_batch;
+        m.microbatch = c.microbatch;
+        double prev = INFINITY;
+        for (int dp = 1; dp <= 2 && m.global_batch / dp >= 1; dp++) {
+            c.dp = dp;
+            c.microbatch = m.global_batch / dp;
+            o.microbatch = c.microbatch;
+            comet_system sys;
+            comet_system_result r;
+            char err[512];
+            assert_int_equal(comet_system_from_profile(
+                                 &hw, COMET_MODEL_FP32, T, c.tp * dp, NULL, &sys, err, sizeof err),
+                0);
+            const int rc = comet_system_eval(&sys, &m, &o, &c, &r);
+            comet_system_free(&sys);
+            if (rc || !r.feasible)
+                break;
+            if (!(r.step_s >= r.bound_s * (1 - 1e-9)))
+                fail_msg("case %d: step %g below its bound %g", n, r.step_s, r.bound_s);
+            /* compute: the replica's share of the batch on each rank */
+            const double comp = r.breakdown.compute_s + r.breakdown.memory_s;
+            if (!(comp <= prev * (1 + 1e-9)))
+                fail_msg("case %d: dp %d computes %g s, dp %d %g s", n, dp, comp, dp - 1, prev);
+            prev = comp;
+            checked++;
+        }
+    }
+    assert_true(checked > 3000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_link_fits),
         cmocka_unit_test(test_vector_costs),
+        cmocka_unit_test(test_generated_ranks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1086,6 +1086,20 @@ static int forward(comet_llm *m, int k)
             return rc;
     }
     const float *y = acts_of(m, k, m->nl)->x;
+    if (m->next >= 0 && !train) {
+        /* forward only (prefill, decode): the activation leaves before the
+         * next microbatch starts, as Megatron's forward-only schedule sends
+         * (blocking). Posted and left to the step's end, a rendezvous-size
+         * message over TCP moves only when the sender next enters MPI: the
+         * stages ran one after the other (prefill pp=2 at 1 Gbit/s: 42 ms a
+         * step against 28 ms with every message eager) */
+        if ((rc = p2p_send(m, y, m->next, 2 * k)))
+            return rc;
+        const double t0 = tic();
+        rc = MPI_Wait(&m->req[--m->nreq], MPI_STATUS_IGNORE);
+        toc(m, COMET_LLM_T_PP, t0);
+        return rc == MPI_SUCCESS ? 0 : -EIO;
+    }
     if (m->next >= 0)
         return p2p_send(m, y, m->next, 2 * k);
     memcpy(m->out + (size_t)k * m->Tl * m->h, y, m->Tl * (size_t)m->h * sizeof(float));

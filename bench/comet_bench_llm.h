@@ -52,8 +52,9 @@ typedef enum comet_llm_timer {
     COMET_LLM_T_PP, /**< pipeline point-to-point transfers: posting the sends and each
                          receive from its message's arrival (MPI_Probe returned) to its end */
     COMET_LLM_T_BUBBLE, /**< pipeline idle: a receive's wait for its message to arrive (the
-                             fill, drain and imbalance) and the final wait for the sends to be
-                             taken; the bench adds the rank's tail (comet_bench_llm_worker) */
+                             fill, drain and imbalance), the final wait for the sends to be
+                             taken and, training, the wait in the loss's closing all-reduce;
+                             the bench adds the rank's tail (comet_bench_llm_worker) */
     COMET_LLM_T_OPT, /**< the Adam update */
     COMET_LLM_T_RECOMPUTE, /**< the forward rerun in the backward (full recomputation) */
     COMET_LLM_T_LOSS, /**< the loss and its gradient (not a model term) */

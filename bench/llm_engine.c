@@ -1216,7 +1216,14 @@ static int train_grads(comet_llm *m, double *loss)
     /* every replica's last stage holds its loss (once per tp group; with SP
      * each tp rank its rows') */
     double mine = m->next < 0 && (m->sp || m->tp_rank == 0) ? local : 0, total = mine;
-    MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, m->world);
+    /* every rank waits here for the others (as Megatron's stages do for the
+     * gradient norm before the optimizer): with a pipeline, the stages that
+     * finished their last backward idle through the drain, the bubble */
+    t0 = tic();
+    const int lrc = MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, m->world);
+    toc(m, m->pp > 1 ? COMET_LLM_T_BUBBLE : COMET_LLM_T_LOSS, t0);
+    if (lrc != MPI_SUCCESS)
+        return -EIO;
     if (loss)
         *loss = total;
     return 0;

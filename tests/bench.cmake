@@ -25,5 +25,6 @@ add_test(NAME test_llm_1 COMMAND ${MPIEXEC_EXECUTABLE} -n 1 $<TARGET_FILE:test_l
 set_tests_properties(test_llm_1 PROPERTIES TIMEOUT 180 LABELS "bench;mpi"
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 add_test(NAME test_llm_3 COMMAND ${MPIEXEC_EXECUTABLE} -n 3 $<TARGET_FILE:test_llm>)
-set_tests_properties(test_llm_3 PROPERTIES TIMEOUT 300 LABELS "bench;mpi"
+# (3 busy-polling ranks on 2 vCPUs: 100 s beside other tenants' builds, 280 s seen)
+set_tests_properties(test_llm_3 PROPERTIES TIMEOUT 600 LABELS "bench;mpi"
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1")

@@ -392,6 +392,12 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
                          * (bench llm), and half the grid's time was theirs */
                         if (a < nsm && T != 1)
                             continue;
+                        /* ... nor over the cube's far corner: packing a
+                         * 64 MiB operand for 8 rows took a second of the
+                         * quick job's 4; calibration fills it from the
+                         * largest rows measured below it */
+                        if (a < nsm && (double)grid[b] * grid[c] > (double)(1 << 23))
+                            continue;
                         if (set->sg_max_gflop > 0
                             && 2.0 * ms[a] * grid[b] * grid[c] > set->sg_max_gflop * 1e9)
                             continue;

@@ -52,10 +52,14 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
         return fail(r, "tp x pp x dp = %d chips, the system has %d", used, sys->chips);
     if (m->heads % c->tp)
         return fail(r, "tp=%d does not divide the %d attention heads", c->tp, m->heads);
-    if (m->layers % c->pp)
-        return fail(r, "pp=%d does not divide the %d layers", c->pp, m->layers);
+    /* stages of contiguous layers, uneven where pp does not divide them (as
+     * comet bench llm splits them; explore searches the divisors only): the
+     * largest stage sets the pipeline's pace and holds the most */
+    if (c->pp > m->layers)
+        return fail(r, "pp=%d exceeds the %d layers", c->pp, m->layers);
     if (c->interleave > 1
-        && (c->pp == 1 || (m->layers / c->pp) % c->interleave || o->phase != COMET_SYSTEM_TRAIN))
+        && (c->pp == 1 || m->layers % c->pp || (m->layers / c->pp) % c->interleave
+            || o->phase != COMET_SYSTEM_TRAIN))
         return fail(r,
             "interleave=%d needs pp > 1, training, and to divide the %d layers per stage",
             c->interleave, m->layers / c->pp);
@@ -116,11 +120,18 @@ static double pass_slots(const comet_system_opts *o, const comet_system_config *
     }
 }
 
+/* Layers of the largest pipeline stage (stages of contiguous layers, the
+ * first ones one layer longer where pp does not divide the layers). */
+static double stage_layers(const comet_system_llm *m, const comet_system_config *c)
+{
+    return (double)((m->layers + c->pp - 1) / c->pp);
+}
+
 /* Memory of one chip of the first stage (it holds the most in 1F1B). */
 static void memory(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
-    const double e = m->bytes_per_elem, Ls = (double)m->layers / c->pp;
+    const double e = m->bytes_per_elem, Ls = stage_layers(m, c);
     const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
     memset(&r->mem, 0, sizeof r->mem);
     r->mem.weights = params * e;
@@ -223,7 +234,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
     const int train = o->phase == COMET_SYSTEM_TRAIN;
-    const double Ls = (double)m->layers / c->pp, v = c->interleave;
+    const double Ls = stage_layers(m, c), v = c->interleave;
     const double mbs = (double)(s->B / c->dp) / s->mb;
     const int ovnet = sys->overlap & COMET_MODEL_ENGINE_NETWORK;
     double hc, ht;
@@ -359,8 +370,7 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
     cost_power(sys, r);
     /* memory needs the stored bytes per layer: from the cache, or cost the layer */
     const sys_layer_out *lo = cached;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
-        pass_slots(o, c, &s), 0 };
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, &s), 0 };
     if (!lo) {
         sys_layer_cost(&C, scratch);
         lo = scratch;
@@ -381,8 +391,8 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         comet_system s2 = *sys;
         const double f2 = (r->mem.total - sys->mem_cap) / r->mem.total;
         s2.mem_bw = 1.0 / ((1 - f2) / sys->mem_bw + f2 / sys->mem2_bw);
-        sys_ctx C2 = { &s2, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
-            pass_slots(o, c, &s), 0 };
+        sys_ctx C2
+            = { &s2, s.L, s.inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, &s), 0 };
         sys_layer_cost(&C2, scratch);
         return assemble(&s2, m, o, c, &s, scratch, r);
     }
@@ -469,8 +479,7 @@ int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const come
     memset(&r, 0, sizeof r);
     if (!prepare(sys, m, o, c, &s, &r))
         return 0;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], (double)m->layers / c->pp,
-        pass_slots(o, c, &s), 0 };
+    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, &s), 0 };
     sys_layer_cost(&C, out);
     return 1;
 }

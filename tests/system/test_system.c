@@ -454,7 +454,7 @@ static void test_refusals(void **st)
     assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
     assert_false(r.feasible);
     assert_non_null(strstr(r.reason, "chips"));
-    c = cfg(2, 4, 1, 1, 0, 0, 0);
+    c = cfg(1, 8, 1, 1, 0, 0, 0); /* more stages than the 6 layers */
     assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
     assert_false(r.feasible);
     assert_non_null(strstr(r.reason, "layers"));
@@ -927,6 +927,51 @@ static void test_weights_on_chip(void **st)
  * over NVLink. The step's pipeline term is exactly that, for every
  * microbatch in both directions (the preset overlaps nothing), and below
  * the whole activation sent over one link. */
+/* Stages of contiguous layers, uneven where pp does not divide them (as
+ * comet bench llm splits them): the largest stage sets the pace and holds
+ * the most, so 5 layers over 2 stages run as 6 do (3 a stage) and never
+ * faster than 4 (2 a stage); the search keeps to divisors. */
+static void test_uneven_stages(void **st)
+{
+    (void)st;
+    const int sz[1] = { 8 }, tp0[1] = { 1 };
+    const double bw[1] = { 100 }, lat[1] = { 1 };
+    comet_system sys;
+    make_system(&sys, 1, sz, tp0, bw, lat, 300, 2000, 1, 40, 0, NULL);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .recompute = 0 };
+    for (int ph = 0; ph < 2; ph++) {
+        o.phase = ph ? COMET_SYSTEM_PREFILL : COMET_SYSTEM_TRAIN;
+        double t[3];
+        const int layers[3] = { 4, 5, 6 };
+        for (int i = 0; i < 3; i++) {
+            comet_system_llm m;
+            make_llm(&m, 8, 64, 8, layers[i], 512, 8);
+            const comet_system_config c = cfg(1, 2, 1, 1, 0, 0, 0);
+            comet_system_result r;
+            assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+            assert_true(r.feasible);
+            assert_true(r.step_s >= r.bound_s);
+            t[i] = r.step_s;
+        }
+        assert_true(t[1] > t[0]);
+        assert_true(fabs(t[1] / t[2] - 1) < 1e-12);
+    }
+    comet_system_llm m;
+    make_llm(&m, 8, 64, 8, 5, 512, 8);
+    comet_system_result best[4];
+    comet_system_space sp;
+    o.phase = COMET_SYSTEM_TRAIN;
+    o.recompute = -1;
+    o.seq_parallel = -1;
+    o.exec = -1;
+    o.zero = -1;
+    const int kept = comet_system_explore(&sys, &m, &o, 4, best, &sp);
+    assert_true(kept > 0);
+    for (int i = 0; i < kept; i++)
+        assert_true(m.layers % best[i].cfg.pp == 0);
+    comet_system_free(&sys);
+}
+
 static void test_pipeline_scatter_gather(void **st)
 {
     (void)st;
@@ -1300,6 +1345,7 @@ int main(void)
         cmocka_unit_test(test_overlap_none),
         cmocka_unit_test(test_megatron_published),
         cmocka_unit_test(test_pipeline_scatter_gather),
+        cmocka_unit_test(test_uneven_stages),
         cmocka_unit_test(test_weights_on_chip),
         cmocka_unit_test(test_tp_overlap),
         cmocka_unit_test(test_grad_acc_kernel),

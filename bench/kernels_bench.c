@@ -389,7 +389,7 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
                     for (size_t c = 0; c < ng; c++) {
                         /* small rows at one thread only: a rank's threads
                          * split such a GEMM by columns, each at one thread
-                         * (bench llm), and half the grid's time was theirs */
+                         * (bench llm); calibrate scales them to T threads */
                         if (a < nsm && T != 1)
                             continue;
                         /* ... nor over the cube's far corner: packing a

@@ -42,10 +42,13 @@ static int load_runs(run *r, int max)
     FILE *f = fopen(path, "r");
     if (!f)
         fail_msg("%s: cannot open", path);
-    int n = 0, header = 0;
+    int n = 0, header = 0, schema = 0;
     while (fgets(line, sizeof line, f) && n < max) {
+        /* the columns below are v2's (v1 had no tp_overlap, grad_acc_kernel) */
+        schema |= line[0] == '#' && strstr(line, "schema comet.published.v2") != NULL;
         if (line[0] == '#' || line[0] == '\n')
             continue;
+        assert_true(schema);
         if (!header) {
             header = 1;
             assert_non_null(strstr(line, "id,source,system,gpus"));

@@ -62,6 +62,16 @@ int comet_cli_parse_pos(
 /** getopt_long with opterr off, reset for this subcommand. */
 void comet_cli_getopt_reset(void);
 
+/**
+ * Starts `mpiexec [launcher_args] -n np <this binary> <tail...>` (tail ends
+ * with NULL) in a process group of its own that dies with this comet, with
+ * the NAME=VALUE strings of env (NULL-terminated; NULL: none) added to its
+ * environment. @return the group's pid, or a negative errno (an error naming
+ * `where` printed when this program's path cannot be resolved).
+ */
+long comet_cli_spawn_ranks(const char *where, char *const *launcher_args, int nlauncher_args,
+    int np, const char *const *tail, const char *const *env);
+
 /* Subcommands (cmd_*.c). Each receives argv with argv[0] = subcommand name. */
 int comet_cmd_probe(int argc, char **argv);
 int comet_cmd_bench(int argc, char **argv);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *comet_cli_self = "comet";
@@ -176,4 +177,58 @@ static int spawn(const char *const *args, const char *out_path)
         }
     }
     return rc;
+}
+
+long comet_cli_spawn_ranks(const char *where, char *const *launcher_args, int nlauncher_args,
+    int np, const char *const *tail, const char *const *env)
+{
+    /* mpiexec must start this binary: its path (comet_util_self_exe: not
+     * valgrind's tool when run under it), /proc/self/exe resolved */
+    static char self[4096];
+    if (!self[0]) {
+        const char *se = comet_util_self_exe();
+        ssize_t sl = strcmp(se, "/proc/self/exe")
+            ? (ssize_t)strlen(se)
+            : readlink("/proc/self/exe", self, sizeof self - 1);
+        if (sl <= 0 || (size_t)sl >= sizeof self) {
+            comet_cli_error(where, "cannot resolve this program's path");
+            self[0] = 0;
+            return -ENOENT;
+        }
+        if (strcmp(se, "/proc/self/exe"))
+            memcpy(self, se, (size_t)sl);
+        self[sl] = '\0';
+    }
+    char nps[16];
+    snprintf(nps, sizeof nps, "%d", np);
+    /* mpiexec [launcher args] -n NP <this binary> <tail> */
+    char *argv[128];
+    int n = 0;
+    argv[n++] = (char *)COMET_MPIEXEC;
+    for (int i = 0; i < nlauncher_args && n < 64; i++)
+        argv[n++] = launcher_args[i];
+    argv[n++] = (char *)"-n";
+    argv[n++] = nps;
+    argv[n++] = self;
+    for (int i = 0; tail[i] && n < 127; i++)
+        argv[n++] = (char *)tail[i];
+    argv[n] = NULL;
+    fflush(NULL);
+    const pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        setpgid(0, 0); /* its own group: the deadline kills mpiexec and every rank */
+        /* mpiexec ends (and takes its ranks down) when this comet is killed */
+        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
+            _exit(127);
+        for (int i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        execvp(argv[0], argv);
+        fprintf(stderr, "comet: %s: cannot run %s: %s\n", where, argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here: no race with the parent's kill */
+    return (long)pid;
 }

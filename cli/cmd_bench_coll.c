@@ -83,73 +83,23 @@ static void usage(FILE *fp)
 static long spawn_ranks(const comet_bench_coll_job *job, void *ctx)
 {
     (void)ctx;
-    /* mpiexec must start this binary: its path (comet_util_self_exe: not
-     * valgrind's tool when run under it), /proc/self/exe resolved */
-    static char self[4096];
-    if (!self[0]) {
-        const char *se = comet_util_self_exe();
-        ssize_t sl = strcmp(se, "/proc/self/exe")
-            ? (ssize_t)strlen(se)
-            : readlink("/proc/self/exe", self, sizeof self - 1);
-        if (sl <= 0 || (size_t)sl >= sizeof self) {
-            comet_cli_error("bench collectives", "cannot resolve this program's path");
-            self[0] = 0;
-            return -ENOENT;
-        }
-        if (strcmp(se, "/proc/self/exe"))
-            memcpy(self, se, (size_t)sl);
-        self[sl] = '\0';
-    }
-    char np[16], launch[16], full[4], cap[32], load[96], minsample[32];
-    snprintf(np, sizeof np, "%d", job->np);
+    char launch[16], full[4], cap[32], load[96], minsample[32];
     snprintf(launch, sizeof launch, "%d", job->launch);
     snprintf(full, sizeof full, "%d", job->full);
     snprintf(cap, sizeof cap, "%g", job->sample_cap_s);
     snprintf(load, sizeof load, "%.4f,%.3f,%d,%d", job->load.busy_others, job->load.waited_s,
         job->load.idle, job->load.skipped);
-    char *argv[96];
-    int n = 0;
-    argv[n++] = (char *)COMET_MPIEXEC;
-    for (int i = 0; i < job->nlauncher_args && n < 64; i++)
-        argv[n++] = job->launcher_args[i];
-    argv[n++] = (char *)"-n";
-    argv[n++] = np;
-    argv[n++] = self;
-    argv[n++] = (char *)"bench";
-    argv[n++] = (char *)"collectives";
-    argv[n++] = (char *)"--worker";
-    argv[n++] = (char *)job->coll;
-    argv[n++] = (char *)job->alg;
-    argv[n++] = (char *)job->sizes;
-    argv[n++] = launch;
-    argv[n++] = (char *)job->outpath;
-    argv[n++] = (char *)job->run_id;
-    argv[n++] = (char *)job->machine_id;
-    argv[n++] = full;
-    argv[n++] = cap;
-    argv[n++] = load;
-    argv[n++] = (char *)(job->loop ? "loop" : "barrier");
     snprintf(minsample, sizeof minsample, "%.9g", job->min_sample_s);
-    argv[n++] = minsample;
-    argv[n] = NULL;
-    fflush(NULL);
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0)
-        return -errno;
-    if (pid == 0) {
-        setpgid(0, 0); /* its own group: the deadline kills mpiexec and every rank */
-        /* mpiexec ends (and takes its ranks down) when this comet is killed */
-        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
-            _exit(127);
-        for (int i = 0; i < 8 && job->env[i]; i++)
-            putenv((char *)job->env[i]);
-        execvp(argv[0], argv);
-        fprintf(stderr, "comet: bench collectives: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also here: no race with the parent's kill */
-    return (long)pid;
+    const char *const tail[] = { "bench", "collectives", "--worker", job->coll, job->alg,
+        job->sizes, launch, job->outpath, job->run_id, job->machine_id, full, cap, load,
+        job->loop ? "loop" : "barrier", minsample, NULL };
+    const char *env[9];
+    int ne = 0;
+    for (int i = 0; i < 8 && job->env[i]; i++)
+        env[ne++] = job->env[i];
+    env[ne] = NULL;
+    return comet_cli_spawn_ranks(
+        "bench collectives", job->launcher_args, job->nlauncher_args, job->np, tail, env);
 }
 
 /* One rank: the job from the hidden command line spawn_ranks wrote. */

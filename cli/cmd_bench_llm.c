@@ -64,59 +64,22 @@ static void usage(FILE *fp)
         "  -q, -v, -h         quiet, verbose, this help\n");
 }
 
+/* mpiexec [launcher args] -n NP <this binary> bench llm --worker <job> */
 static long spawn_ranks(const comet_bench_llm_job *job, int np, void *ctx)
 {
     (void)ctx;
-    static char self[4096];
-    if (!self[0]) {
-        const char *se = comet_util_self_exe();
-        ssize_t sl = strcmp(se, "/proc/self/exe")
-            ? (ssize_t)strlen(se)
-            : readlink("/proc/self/exe", self, sizeof self - 1);
-        if (sl <= 0 || (size_t)sl >= sizeof self) {
-            comet_cli_error("bench llm", "cannot resolve this program's path");
-            self[0] = 0;
-            return -ENOENT;
-        }
-        if (strcmp(se, "/proc/self/exe"))
-            memcpy(self, se, (size_t)sl);
-        self[sl] = '\0';
-    }
-    char nps[16], cfg[512], samples[16], cap[32], load[96];
+    char cfg[512], samples[16], cap[32], load[96];
     snprintf(load, sizeof load, "%.4f,%.3f,%d,%d", job->busy_others, job->waited_s, job->idle,
         job->gate_skipped);
-    snprintf(nps, sizeof nps, "%d", np);
     comet_llm_cfg_format(&job->cfg, cfg, sizeof cfg);
     snprintf(samples, sizeof samples, "%d", job->samples);
     snprintf(cap, sizeof cap, "%g", job->cap_s);
-    /* mpiexec [launcher args] -n NP <this binary> bench llm --worker <job> */
-    char *argv[96];
-    int na = 0;
-    argv[na++] = (char *)COMET_MPIEXEC;
-    for (int i = 0; i < job->nlauncher_args && na < 64; i++)
-        argv[na++] = job->launcher_args[i];
-    char *const tail[] = { (char *)"-n", nps, self, (char *)"bench", (char *)"llm",
-        (char *)"--worker", cfg, (char *)job->outpath, (char *)job->run_id, (char *)job->machine_id,
-        samples, cap, load, NULL };
-    for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
-        argv[na++] = tail[i];
-    fflush(NULL);
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0)
-        return -errno;
-    if (pid == 0) {
-        setpgid(0, 0); /* its own group: the deadline kills mpiexec and every rank */
-        if (comet_util_child_dies_with_parent(parent) == -ESRCH)
-            _exit(127);
-        /* the ranks own their threads: OpenBLAS's own pool would oversubscribe */
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        execvp(argv[0], argv);
-        fprintf(stderr, "comet: bench llm: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    return (long)pid;
+    const char *const tail[] = { "bench", "llm", "--worker", cfg, job->outpath, job->run_id,
+        job->machine_id, samples, cap, load, NULL };
+    /* the ranks own their threads: OpenBLAS's own pool would oversubscribe */
+    const char *const env[] = { "OPENBLAS_NUM_THREADS=1", NULL };
+    return comet_cli_spawn_ranks(
+        "bench llm", job->launcher_args, job->nlauncher_args, np, tail, env);
 }
 
 /* --worker CFG OUTFILE RUN_ID MACHINE_ID SAMPLES CAP LOAD */

@@ -230,6 +230,44 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
 }
 
+/* 1F1B over full-duplex links (sys_pp_1f1b_s). The transfers a path can
+ * hold: microbatch k's round trip from stage 0 (pp - 1 activations out, pp -
+ * 1 gradients back: 2 (pp - 1) t) is the fill; after it stage 0's backward
+ * of k waits for that round trip while it has only pp - 1 forwards and pp -
+ * 1 backwards of its own to run, so every further pp microbatches expose
+ * another 2 (pp - 1) t (the schedule's critical cycle: p (f + b) + 2 (p -
+ * 1) t over p microbatches), and a last r of them 2 (r - 1) t. With r = 1 the
+ * path instead waits on the link's one direction carrying two messages back
+ * to back (t) where the stage computes f + b. The link's own pace (t a
+ * microbatch each way) never binds beyond that: 2 (pp - 1) / pp >= 1. Equal to a
+ * discrete-event simulation of the schedule over thousands of generated
+ * cases (tests/system/test_pipeline.c). */
+double sys_pp_1f1b_s(int pp, long m, double f, double b, double t)
+{
+    if (pp < 2 || m < 1 || !(t > 0))
+        return 0;
+    const long n = m - 1, q = n / pp, r = n % pp;
+    double x = 2.0 * (pp - 1) * t * (double)(1 + q);
+    if (r > 0)
+        x += 2.0 * (double)(r - 1) * t;
+    if (r == 1)
+        x += fmax(0, t - (f + b));
+    return x;
+}
+
+/* Forward-only with blocking sends (sys_pp_forward_s): the first stage sends
+ * each microbatch t after computing it, a middle stage also waits t for
+ * each receive (a blocking send starts once its receiver is there), the last
+ * only receives; the pace is f + t a microbatch with two stages, f + 2 t with
+ * more, and one microbatch crosses pp - 1 links: (pp - 1) t + (m - 1) t or
+ * (m - 1) 2 t beyond (m + pp - 1) f (test_pipeline's simulation). */
+double sys_pp_forward_s(int pp, long m, double t)
+{
+    if (pp < 2 || m < 1 || !(t > 0))
+        return 0;
+    return (pp - 1) * t + (double)(m - 1) * (pp > 2 ? 2 : 1) * t;
+}
+
 static int assemble(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
@@ -262,7 +300,14 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     if (train) {
         steady = mbs * (tf + tb);
         bubble = (c->pp - 1) / v * (tf + tb);
-        pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
+        /* one stage a chip: the 1F1B schedule's critical path over
+         * full-duplex links (a network engine or not: the sends are
+         * posted and the stage computes on); interleaved stages: every
+         * transfer in turn (not derived for that schedule) */
+        if (c->pp > 1 && v == 1)
+            pp_s = sys_pp_1f1b_s(c->pp, (long)llround(mbs), tf, tb, tp2p);
+        else
+            pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;
@@ -298,7 +343,13 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
             bubble = (c->pp - 1) * tf, steady -= bubble;
         else if (mbs < c->pp)
             bubble = (c->pp - mbs) * tf, steady -= bubble;
-        pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
+        /* a step that fills and drains its pipeline: Megatron's
+         * forward-only schedule, blocking sends (a network engine: only
+         * the fill) */
+        if (c->pp > 1 && !ovnet && (o->phase != COMET_SYSTEM_DECODE || o->one_step))
+            pp_s = sys_pp_forward_s(c->pp, (long)llround(mbs), tp2p);
+        else
+            pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
     }
     /* weights kept on chip across microbatches: read once a step, their
      * accumulated gradients written once (eval.c's pinned bytes) */

@@ -230,29 +230,32 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
 }
 
-/* 1F1B over full-duplex links (sys_pp_1f1b_s). The transfers a path can
- * hold: microbatch k's round trip from stage 0 (pp - 1 activations out, pp -
- * 1 gradients back: 2 (pp - 1) t) is the fill; after it stage 0's backward
- * of k waits for that round trip while it has only pp - 1 forwards and pp -
- * 1 backwards of its own to run, so every further pp microbatches expose
- * another 2 (pp - 1) t (the schedule's critical cycle: p (f + b) + 2 (p -
- * 1) t over p microbatches), and a last r of them 2 (r - 1) t. With r = 1 the
- * path instead waits on the link's one direction carrying two messages back
- * to back (t) where the stage computes f + b. The link's own pace (t a
- * microbatch each way) never binds beyond that: 2 (pp - 1) / pp >= 1. Equal to a
+/* 1F1B as Megatron runs it (sys_pp_1f1b_s; schedules.py,
+ * forward_backward_pipelining_without_interleaving): every point-to-point
+ * call blocks until its messages have moved, and a message moves (t) once
+ * its sender and its receiver have both posted it (a rendezvous: NCCL's
+ * send/recv, MPI's above the eager size). In the steady state a stage posts
+ * send_forward_recv_backward after each forward and
+ * send_backward_recv_forward after each backward: on a full-duplex link
+ * the activation going out and the gradient coming in move at once, t an
+ * exchange. One microbatch's round trip through the pipeline is the fill,
+ * 2 (pp - 1) t. Beyond it a stage with neighbours on both sides exchanges
+ * twice a microbatch, 2 t; the first and last stages once, t: with two
+ * stages (m + 1) t in all, with more 2 (pp - 1) t + 2 (m - 2) t plus, for
+ * the microbatch whose exchanges meet the drain, t, or 2 t - min(f, b) or 3 t
+ * - (f + b) when the link is slower than a stage's compute. Equal to a
  * discrete-event simulation of the schedule over thousands of generated
  * cases (tests/system/test_pipeline.c). */
 double sys_pp_1f1b_s(int pp, long m, double f, double b, double t)
 {
     if (pp < 2 || m < 1 || !(t > 0))
         return 0;
-    const long n = m - 1, q = n / pp, r = n % pp;
-    double x = 2.0 * (pp - 1) * t * (double)(1 + q);
-    if (r > 0)
-        x += 2.0 * (double)(r - 1) * t;
-    if (r == 1)
-        x += fmax(0, t - (f + b));
-    return x;
+    if (m == 1)
+        return 2.0 * (pp - 1) * t;
+    if (pp == 2)
+        return (double)(m + 1) * t;
+    const double edge = fmax(t, fmax(2 * t - fmin(f, b), 3 * t - (f + b)));
+    return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * t + edge;
 }
 
 /* Forward-only with blocking sends (sys_pp_forward_s): the first stage sends
@@ -300,9 +303,9 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     if (train) {
         steady = mbs * (tf + tb);
         bubble = (c->pp - 1) / v * (tf + tb);
-        /* one stage a chip: the 1F1B schedule's critical path over
-         * full-duplex links (a network engine or not: the sends are
-         * posted and the stage computes on); interleaved stages: every
+        /* one stage a chip: Megatron's 1F1B schedule's critical path,
+         * its blocking exchanges over full-duplex links (a network engine
+         * or not: the schedule waits for them); interleaved stages: every
          * transfer in turn (not derived for that schedule) */
         if (c->pp > 1 && v == 1)
             pp_s = sys_pp_1f1b_s(c->pp, (long)llround(mbs), tf, tb, tp2p);

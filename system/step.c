@@ -230,6 +230,47 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
 }
 
+/* 1F1B as Megatron runs it (sys_pp_1f1b_s; schedules.py,
+ * forward_backward_pipelining_without_interleaving): every point-to-point
+ * call blocks until its messages have moved, and a message moves (t) once
+ * its sender and its receiver have both posted it (a rendezvous: NCCL's
+ * send/recv, MPI's above the eager size). In the steady state a stage posts
+ * send_forward_recv_backward after each forward and
+ * send_backward_recv_forward after each backward: on a full-duplex link
+ * the activation going out and the gradient coming in move at once, t an
+ * exchange. One microbatch's round trip through the pipeline is the fill,
+ * 2 (pp - 1) t. Beyond it a stage with neighbours on both sides exchanges
+ * twice a microbatch, 2 t; the first and last stages once, t: with two
+ * stages (m + 1) t in all, with more 2 (pp - 1) t + 2 (m - 2) t plus, for
+ * the microbatch whose exchanges meet the drain, t, or 2 t - min(f, b) or 3 t
+ * - (f + b) when the link is slower than a stage's compute. Equal to a
+ * discrete-event simulation of the schedule over thousands of generated
+ * cases (tests/system/test_pipeline.c). */
+double sys_pp_1f1b_s(int pp, long m, double f, double b, double t)
+{
+    if (pp < 2 || m < 1 || !(t > 0))
+        return 0;
+    if (m == 1)
+        return 2.0 * (pp - 1) * t;
+    if (pp == 2)
+        return (double)(m + 1) * t;
+    const double edge = fmax(t, fmax(2 * t - fmin(f, b), 3 * t - (f + b)));
+    return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * t + edge;
+}
+
+/* Forward-only with blocking sends (sys_pp_forward_s): the first stage sends
+ * each microbatch t after computing it, a middle stage also waits t for
+ * each receive (a blocking send starts once its receiver is there), the last
+ * only receives; the pace is f + t a microbatch with two stages, f + 2 t with
+ * more, and one microbatch crosses pp - 1 links: (pp - 1) t + (m - 1) t or
+ * (m - 1) 2 t beyond (m + pp - 1) f (test_pipeline's simulation). */
+double sys_pp_forward_s(int pp, long m, double t)
+{
+    if (pp < 2 || m < 1 || !(t > 0))
+        return 0;
+    return (pp - 1) * t + (double)(m - 1) * (pp > 2 ? 2 : 1) * t;
+}
+
 static int assemble(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
@@ -262,7 +303,14 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     if (train) {
         steady = mbs * (tf + tb);
         bubble = (c->pp - 1) / v * (tf + tb);
-        pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
+        /* one stage a chip: Megatron's 1F1B schedule's critical path,
+         * its blocking exchanges over full-duplex links (a network engine
+         * or not: the schedule waits for them); interleaved stages: every
+         * transfer in turn (not derived for that schedule) */
+        if (c->pp > 1 && v == 1)
+            pp_s = sys_pp_1f1b_s(c->pp, (long)llround(mbs), tf, tb, tp2p);
+        else
+            pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;
@@ -298,7 +346,13 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
             bubble = (c->pp - 1) * tf, steady -= bubble;
         else if (mbs < c->pp)
             bubble = (c->pp - mbs) * tf, steady -= bubble;
-        pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
+        /* a step that fills and drains its pipeline: Megatron's
+         * forward-only schedule, blocking sends (a network engine: only
+         * the fill) */
+        if (c->pp > 1 && !ovnet && (o->phase != COMET_SYSTEM_DECODE || o->one_step))
+            pp_s = sys_pp_forward_s(c->pp, (long)llround(mbs), tp2p);
+        else
+            pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
     }
     /* weights kept on chip across microbatches: read once a step, their
      * accumulated gradients written once (eval.c's pinned bytes) */

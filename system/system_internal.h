@@ -83,6 +83,27 @@ void sys_fill_request(const comet_system *sys, const comet_system_llm *m,
  *  LayerNorm, softmax, GELU, dropout, residual. */
 double sys_cpu_vec_s(const comet_system *sys, const sys_layer *L, const char *name, double flops);
 
+/** Seconds of pipeline transfers on the critical path of a training step's
+ *  1F1B schedule as Megatron runs it (step.c; Narayanan et al. 2021: stage s
+ *  runs pp - s - 1 forwards, then one forward and one backward in turn,
+ *  then the remaining backwards; each forward's output sent with the
+ *  receive of a gradient, each backward's with the receive of the next
+ *  activation, the pair waited for) of `pp` uniform stages over `m`
+ *  microbatches, a stage's forward `f` and backward `b` seconds a
+ *  microbatch, each activation and gradient `t` seconds on its link. A
+ *  message moves once its sender and receiver have both posted it; each
+ *  link is full duplex (its two directions independent, the messages of
+ *  one direction one after the other). The step is (m + pp - 1) (f + b)
+ *  plus this. */
+double sys_pp_1f1b_s(int pp, long m, double f, double b, double t);
+/** Seconds of pipeline transfers on the critical path of a forward-only
+ *  step (prefill, a decode step) of `pp` stages over `m` microbatches, each
+ *  activation `t` seconds on its link, sent blocking (Megatron's
+ *  forward-only schedule: a stage receives, computes, sends and waits for
+ *  the send before its next microbatch; a send completes once its receiver
+ *  has taken it). The step is (m + pp - 1) f plus this (step.c). */
+double sys_pp_forward_s(int pp, long m, double t);
+
 /** Costs one layer (eval.c). */
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
 

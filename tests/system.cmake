@@ -10,3 +10,7 @@ target_link_libraries(test_system_profile PRIVATE m)
 # Table VI's chain.
 comet_add_test(test_dfmodel_runs SOURCES system/test_dfmodel_runs.c LIBS comet_system comet_model
                LABELS system model TIMEOUT 600)
+# The pipeline's transfers on the critical path: 1F1B over full-duplex links and the
+# forward-only schedule, closed forms against a simulation of the schedules.
+comet_add_test(test_pipeline SOURCES system/test_pipeline.c LIBS comet_system comet_model
+               LABELS system model)

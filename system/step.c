@@ -308,7 +308,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
          * or not: the schedule waits for them); interleaved stages: every
          * transfer in turn (not derived for that schedule) */
         if (c->pp > 1 && v == 1)
-            pp_s = sys_pp_1f1b_s(c->pp, (long)llround(mbs), tf, tb, tp2p);
+            pp_s = sys_pp_1f1b_s(c->pp, (long)fmax(1, llround(mbs)), tf, tb, tp2p);
         else
             pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
         if (c->dp > 1) {
@@ -350,7 +350,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
          * forward-only schedule, blocking sends (a network engine: only
          * the fill) */
         if (c->pp > 1 && !ovnet && (o->phase != COMET_SYSTEM_DECODE || o->one_step))
-            pp_s = sys_pp_forward_s(c->pp, (long)llround(mbs), tp2p);
+            pp_s = sys_pp_forward_s(c->pp, (long)fmax(1, llround(mbs)), tp2p);
         else
             pp_s = c->pp > 1 ? (c->pp - 1) * tp2p + (ovnet ? 0 : mbs * tp2p) : 0;
     }

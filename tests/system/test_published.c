@@ -27,7 +27,7 @@
 #define PUB_MAX    0.20
 
 typedef struct run {
-    char id[32], source[32], system[32], rec[16], unit[16];
+    char id[32], source[32], system[32], rec[16], unit[16], engine[16];
     int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov, acc;
     double measured;
 } run;
@@ -44,8 +44,9 @@ static int load_runs(run *r, int max)
         fail_msg("%s: cannot open", path);
     int n = 0, header = 0, schema = 0;
     while (fgets(line, sizeof line, f) && n < max) {
-        /* the columns below are v2's (v1 had no tp_overlap, grad_acc_kernel) */
-        schema |= line[0] == '#' && strstr(line, "schema comet.published.v2") != NULL;
+        /* the columns below are v3's (v1 had no tp_overlap, grad_acc_kernel; v2 no
+         * pipe_engine) */
+        schema |= line[0] == '#' && strstr(line, "schema comet.published.v3") != NULL;
         if (line[0] == '#' || line[0] == '\n')
             continue;
         assert_true(schema);
@@ -56,13 +57,14 @@ static int load_runs(run *r, int max)
         }
         run *x = &r[n];
         const int k = sscanf(line,
-            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%d,%lf,%"
-            "15[^,\n]",
+            "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%d,%15[^,"
+            "],"
+            "%lf,%15[^,\n]",
             x->id, x->source, x->system, &x->gpus, &x->layers, &x->hidden, &x->heads, &x->seq,
             &x->vocab, &x->batch, &x->tp, &x->pp, &x->dp, &x->mb, &x->v, &x->zero, x->rec, &x->sp,
-            &x->ov, &x->acc, &x->measured, x->unit);
-        if (k != 22)
-            fail_msg("%s: row %d has %d fields, not 22: %s", path, n + 1, k, line);
+            &x->ov, &x->acc, x->engine, &x->measured, x->unit);
+        if (k != 23)
+            fail_msg("%s: row %d has %d fields, not 23: %s", path, n + 1, k, line);
         n++;
     }
     fclose(f);
@@ -123,6 +125,8 @@ static void test_published_runs(void **st)
         comet_model_hw_free(&h);
         comet_system_recompute rec;
         assert_int_equal(comet_system_recompute_parse(x->rec, &rec), 0);
+        comet_system_pipe_engine pe;
+        assert_int_equal(comet_system_pipe_engine_parse(x->engine, &pe), 0);
         comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN,
             .batch = x->batch,
             .microbatch = x->mb,
@@ -136,6 +140,7 @@ static void test_published_runs(void **st)
             .zero = x->zero,
             .tp_overlap = x->ov,
             .grad_acc_kernel = x->acc,
+            .pipe_engine = (int)pe,
             .order_pinned = 1,
             .order = { COMET_SYSTEM_TP, COMET_SYSTEM_DP, COMET_SYSTEM_PP } };
         comet_system_result best;

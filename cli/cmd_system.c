@@ -38,6 +38,9 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --grad-acc-kernel training: each weight gradient is added to the accumulated one\n"
         "                    by a kernel of its own (PyTorch's AccumulateGrad, a DDP hook)\n"
         "                    instead of in the GEMM (default: in the GEMM)\n"
+        "  --pipe-engine E   training with pp > 1: megatron (default; paired send/recv)\n"
+        "                    or deepspeed (DeepSpeed's 2021 TrainSchedule: four blocking\n"
+        "                    transfers a microbatch, replayed event by event)\n"
         "  --execution E     kernel (kernel by kernel) or dataflow (fused partitions);\n"
         "                    default: searched\n"
         "  --chips N         size a system family (dgx-a100 --chips 64 = 8 nodes)\n"
@@ -231,7 +234,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "partitions", required_argument, NULL, 0x3014 },
         { "sweep", required_argument, NULL, 0x3015 }, { "sensitivity", no_argument, NULL, 0x3016 },
         { "tp-comm-overlap", no_argument, NULL, 0x3017 },
-        { "grad-acc-kernel", no_argument, NULL, 0x3018 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "grad-acc-kernel", no_argument, NULL, 0x3018 },
+        { "pipe-engine", required_argument, NULL, 0x3019 }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
@@ -321,6 +325,15 @@ int comet_cli_system(int argc, char **argv, int explore)
         case 0x3018:
             o.grad_acc_kernel = 1;
             break;
+        case 0x3019: {
+            comet_system_pipe_engine pe;
+            if (comet_system_pipe_engine_parse(optarg, &pe)) {
+                comet_cli_error(sub, "--pipe-engine '%s': megatron or deepspeed", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.pipe_engine = (int)pe;
+            break;
+        }
         case 0x300b: {
             comet_system_exec e;
             if (comet_system_exec_parse(optarg, &e)) {

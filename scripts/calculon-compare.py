@@ -7,7 +7,7 @@ comet on the same configurations, and prints each breakdown term and the
 memory per chip of both with their ratio (CSV on stdout or --out).
 
     scripts/calculon-compare.py --calculon ~/src/calculon [--comet build/comet]
-        [--python python3] [--out terms.csv] [--summary]
+        [--python python3] [--out terms.csv] [--summary] [--published]
 
 --summary prints Calculon's side alone in the format of
 docs/validation/calculon-terms.csv (what tests/system/test_published.c reads).
@@ -46,6 +46,18 @@ CONFIGS = [
     ("175b-h100-sel", "gpt3-175B", "h100", 64, 64, 8, 8, 1, 1, 3, "selective", 1),
     ("175b-h100-dp8-full", "gpt3-175B", "h100", 512, 1536, 8, 8, 8, 1, 3, "full", 0),
 ]
+# --published: the MT-NLG runs (Smith et al. 2022, Sec. 2.4: ZeRO-1 data
+# parallelism, DeepSpeed's pipeline engine, gradients accumulated by a kernel
+# of their own) and N21's 530B row (Megatron-LM of 2021) beside them; comet on
+# dgx-a100 (Calculon has no 40 GB A100 system), microbatch 1 (comet's best for
+# the unstated microbatch), docs/validation-published.md quotes the result.
+# The same 12 fields, then ZeRO stage and pipeline engine.
+PUBLISHED = [
+    ("s22-530b-280", "turing-530B", "a100", 2240, 1920, 8, 35, 8, 1, 1, "full", 0, 1, "deepspeed"),
+    ("s22-530b-350", "turing-530B", "a100", 2800, 1920, 8, 35, 10, 1, 1, "full", 0, 1, "deepspeed"),
+    ("s22-530b-420", "turing-530B", "a100", 3360, 1920, 8, 35, 12, 1, 1, "full", 0, 1, "deepspeed"),
+    ("n21-529.6b", "turing-530B", "a100", 2520, 2520, 8, 35, 9, 1, 1, "full", 0, 0, "megatron"),
+]
 SYSTEMS = {"a100": ("systems/a100_80g.json", "dgx-a100"),
            "h100": ("systems/h100_80g_nvl8.json", "dgx-h100")}
 TERMS = ["compute_memory", "recompute", "tp", "pp", "dp", "bubble", "optimizer", "step",
@@ -53,7 +65,8 @@ TERMS = ["compute_memory", "recompute", "tp", "pp", "dp", "bubble", "optimizer",
 
 
 def calculon_exe(c):
-    _, _, _, n, batch, tp, pp, dp, mb, v, rec, sp = c
+    _, _, _, n, batch, tp, pp, dp, mb, v, rec, sp = c[:12]
+    zero = c[12] if len(c) > 12 else 0
     return {
         "num_procs": n, "tensor_par": tp, "pipeline_par": pp, "data_par": dp,
         # a parallelism inside the NVLink domain (8 GPUs) only when it and
@@ -65,7 +78,7 @@ def calculon_exe(c):
         "fused_activation": False, "attention_type": "multihead",
         "activation_recompute": {"full": "full", "selective": "attn_only",
                                  "none": "none"}[rec],
-        "pipeline_interleaving": v, "optimizer_sharding": False,
+        "pipeline_interleaving": v, "optimizer_sharding": zero >= 1,
         "tensor_par_comm_type": "rs_ag" if sp else "ar", "tensor_par_overlap": "none",
         "seq_par_ag_redo": bool(sp), "data_par_overlap": False, "weight_offload": False,
         "activations_offload": False, "optimizer_offload": False, "training": True,
@@ -101,7 +114,8 @@ def run_calculon(args, c, tmp):
 
 
 def run_comet(args, c, tmp):
-    cid, model, sysname, n, batch, tp, pp, dp, mb, v, rec, sp = c
+    cid, model, sysname, n, batch, tp, pp, dp, mb, v, rec, sp = c[:12]
+    zero, engine = (c[12], c[13]) if len(c) > 12 else (0, "megatron")
     with open(os.path.join(args.calculon, "models", model + ".json")) as f:
         mj = json.load(f)
     wl = os.path.join(tmp, cid + ".yaml")
@@ -112,9 +126,12 @@ def run_comet(args, c, tmp):
                    mj["num_blocks"], mj["seq_size"], batch))
     cmd = [args.comet, "predict", "--hw", SYSTEMS[sysname][1], "--chips", str(n),
            "--workload", wl, "--batch", str(batch), "--parallel",
-           "tp=%d,pp=%d,dp=%d,microbatch=%d,interleave=%d,order=tp-dp-pp" % (tp, pp, dp, mb, v),
+           "tp=%d,pp=%d,dp=%d,microbatch=%d,interleave=%d,order=tp-dp-pp,zero=%d"
+           % (tp, pp, dp, mb, v, zero),
            "--recompute", rec, "--seq-parallel" if sp else "--no-seq-parallel",
            "--execution", "kernel", "--json", "-q"]
+    if len(c) > 12:  # the published runs' software: DeepSpeed's engine or 2021 Megatron-LM
+        cmd += ["--pipe-engine", engine, "--grad-acc-kernel"]
     r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     b = r["breakdown_s"]
     return {
@@ -132,12 +149,14 @@ def main():
                                                      "comet"))
     ap.add_argument("--python", default="python3", help="the Python that runs Calculon")
     ap.add_argument("--out", help="CSV file (default: stdout)")
+    ap.add_argument("--published", action="store_true",
+                    help="the MT-NLG runs and N21's 530B row instead of the configurations above")
     ap.add_argument("--summary", action="store_true",
                     help="Calculon's side only, as docs/validation/calculon-terms.csv")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for c in CONFIGS:
+        for c in (PUBLISHED if args.published else CONFIGS):
             cal = run_calculon(args, c, tmp)
             if args.summary:
                 with open(os.path.join(args.calculon, "models", c[1] + ".json")) as f:

@@ -186,10 +186,26 @@ typedef struct comet_system_opts {
                               hook main_grad.add_(grad)): 3 more passes over the gradient;
                               0: the GEMM accumulates in place (Megatron-LM's
                               gradient-accumulation fusion) */
+    int pipe_engine; /**< training with pp > 1: whose pipeline runs the 1F1B schedule
+                          (comet_system_pipe_engine): Megatron-LM's (0: each stage pairs its
+                          send and receive, the activation scattered over the TP group and
+                          all-gathered after it) or DeepSpeed's of 2021 (1: TrainSchedule's
+                          four blocking transfers a microbatch, each with the partition's meta
+                          tensor before it, replayed event by event; three TP all-gathers a
+                          microbatch; no interleaving, no sequence parallelism) */
     int one_step; /**< the step alone between barriers, as a benchmark times it: a decode
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
 } comet_system_opts;
+
+/** Pipeline engines (comet_system_opts.pipe_engine). */
+typedef enum comet_system_pipe_engine {
+    COMET_SYSTEM_PIPE_MEGATRON = 0,
+    COMET_SYSTEM_PIPE_DEEPSPEED = 1
+} comet_system_pipe_engine;
+
+/** Parses a pipeline engine name (megatron, deepspeed); -EINVAL if unknown. */
+int comet_system_pipe_engine_parse(const char *s, comet_system_pipe_engine *e);
 
 /** Parallelisms (indices into comet_system_config.order). */
 enum { COMET_SYSTEM_TP = 0, COMET_SYSTEM_PP = 1, COMET_SYSTEM_DP = 2 };

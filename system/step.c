@@ -76,6 +76,11 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
         return fail(r, "zero=%d shards over data parallelism in training: needs dp > 1", c->zero);
     if (o->phase != COMET_SYSTEM_TRAIN && c->recompute != COMET_SYSTEM_RECOMPUTE_NONE)
         return fail(r, "recomputation applies to training only");
+    if (o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED && o->phase == COMET_SYSTEM_TRAIN && c->pp > 1
+        && (c->interleave > 1 || (c->tp > 1 && c->seq_parallel > 0)))
+        return fail(r,
+            "DeepSpeed's pipeline engine has neither interleaving nor sequence "
+            "parallelism");
     int deg[3] = { c->tp, c->pp, c->dp }, stride = 1;
     for (int i = 0; i < 3; i++) {
         s->inner[c->order[i]] = stride;
@@ -271,6 +276,31 @@ double sys_pp_forward_s(int pp, long m, double t)
     return (pp - 1) * t + (double)(m - 1) * (pp > 2 ? 2 : 1) * t;
 }
 
+/* The pipeline's transfers under DeepSpeed's engine (pipe.c replays its
+ * TrainSchedule): what the schedule takes beyond (m + p - 1)(F + B). With
+ * tp > 1 the engine partitions every activation and gradient it sends over
+ * the TP group (engine.py @1fc74cb: is_pipe_partitioned =
+ * is_grad_partitioned = is_model_parallel): each transfer is the
+ * partition's meta tensor (PartitionedTensor.to_meta: tp + 7 int64) and
+ * then 1/tp of the tensor, two blocking sends; the forward all-gathers the
+ * received activation, the backward all-gathers its own output back (to
+ * rebuild the graph) and the received gradient: three all-gathers a
+ * microbatch where Megatron-LM's scatter/gather has two. */
+static double deepspeed_pipe_s(const comet_system *sys, const comet_system_config *c,
+    const setup *s, double mbs, double tf, double tb, double bytes)
+{
+    const int pi = s->inner[COMET_SYSTEM_PP];
+    double ag = 0, x = comet_system_p2p_s(sys, pi, c->pp, bytes);
+    if (c->tp > 1) {
+        ag = comet_system_coll_s(
+            sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, bytes);
+        x = comet_system_p2p_s(sys, pi, c->pp, 8.0 * (c->tp + 7))
+            + comet_system_p2p_s(sys, pi, c->pp, bytes / c->tp);
+    }
+    const double t = sys_pipe_deepspeed_s((int)mbs, c->pp, tf + ag, tb + 2 * ag, x);
+    return fmax(0, t - (mbs + c->pp - 1) * (tf + tb));
+}
+
 static int assemble(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
@@ -311,6 +341,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
             pp_s = sys_pp_1f1b_s(c->pp, (long)fmax(1, llround(mbs)), tf, tb, tp2p);
         else
             pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
+        if (o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED && c->pp > 1)
+            pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;
@@ -329,6 +361,18 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
                 t = (c->zero >= 2 ? mbs : 1) * rs + (c->zero >= 3 ? 2 * mbs : 1) * ag;
             }
             dp_s = ovnet ? fmax(0, t - tb) : t; /* overlapped with the last backward */
+        }
+        if (c->pp > 1 && m->vocab > 0) {
+            /* the word embedding (first stage) is tied to the LM head (last
+             * stage): its gradient is all-reduced between the two once a
+             * step, after the pipeline drains (Megatron-LM
+             * megatron/training.py@d416968 train_step, "All-reduce
+             * word_embeddings' grad across first and last stages";
+             * DeepSpeed's ReduceTiedGrads, schedule.py): a ring of two, each
+             * end sending half and then the other half reduced, over the
+             * outermost level the pipeline spans */
+            const double eb = (double)m->vocab * m->hidden / c->tp * m->bytes_per_elem;
+            dp_s += 2 * comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, eb / 2);
         }
         /* Adam: read gradients, master weights, moments; write them and the
          * 16-bit weights (ZeRO >= 1: of this chip's shard) */

@@ -107,6 +107,11 @@ double sys_pp_forward_s(int pp, long m, double t);
 /** Costs one layer (eval.c). */
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
 
+/** Seconds of DeepSpeed's TrainSchedule (pipe.c) for m microbatches over p
+ *  stages: F, B a stage's forward and backward of one microbatch, c one
+ *  blocking transfer between neighbours; (m + p - 1)(F + B) when c = 0. */
+double sys_pipe_deepspeed_s(int m, int p, double F, double B, double c);
+
 /** The step of a configuration with its layer cost given (cached) or computed into scratch
  *  (step.c). */
 int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,

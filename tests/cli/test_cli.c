@@ -289,6 +289,32 @@ static void test_help_everywhere(void **s)
         assert_non_null(strstr(out, subs[i]));
 }
 
+/* --pipe-engine: a name the system model knows, else one usage line and
+ * exit 2; deepspeed without interleaving costs more pipeline time than
+ * megatron on the same configuration (its four blocking transfers) */
+static void test_pipe_engine_flag(void **s)
+{
+    (void)s;
+    char out[65536], err[65536];
+    char *bad[] = { "predict", "--hw", "dgx-a100", "--chips", "64", "--workload", "gpt3-175b",
+        "--parallel", "tp=8,pp=8,dp=1", "--pipe-engine", "pipedream", NULL };
+    assert_int_equal(run(bad, out, sizeof out, err, sizeof err), 2);
+    assert_non_null(strstr(err, "comet: predict: --pipe-engine 'pipedream'"));
+    double t[2];
+    const char *eng[] = { "megatron", "deepspeed" };
+    for (int i = 0; i < 2; i++) {
+        char *a[] = { "predict", "--hw", "dgx-a100", "--chips", "64", "--workload", "gpt3-175b",
+            "--batch", "64", "--recompute", "full", "--no-seq-parallel", "--execution", "kernel",
+            "--parallel", "tp=8,pp=8,dp=1,microbatch=1", "--pipe-engine", (char *)eng[i], "--json",
+            "-q", NULL };
+        assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);
+        const char *p = strstr(out, "\"pp_network\"");
+        assert_non_null(p);
+        t[i] = strtod(strchr(p, ':') + 1, NULL);
+    }
+    assert_true(t[1] > t[0] && t[0] > 0);
+}
+
 static void test_no_args(void **s)
 {
     (void)s;
@@ -319,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_system_cli),
         cmocka_unit_test(test_llm_cli),
         cmocka_unit_test(test_no_args),
+        cmocka_unit_test(test_pipe_engine_flag),
         cmocka_unit_test(test_probe_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -269,6 +269,7 @@ static void gen_case(gcase *g)
     memcpy(g->c.order, perms[irand(0, 5)], sizeof g->c.order);
     if (g->o.phase == COMET_SYSTEM_TRAIN && pp > 1 && (g->m.layers / pp) % 2 == 0 && urand() < 0.3)
         g->c.interleave = 2;
+    g->o.pipe_engine = irand(0, 1); /* DeepSpeed's: interleaving and SP then infeasible */
 }
 
 static void check_result(const gcase *g, const comet_system_result *r, const char *what)
@@ -818,6 +819,111 @@ static void test_grad_acc_kernel(void **st)
     comet_system_free(&sys);
 }
 
+/* DeepSpeed's pipeline engine (pipe.c replays schedule.py's TrainSchedule
+ * with blocking transfers): with free transfers its schedule takes exactly
+ * 1F1B's (m + p - 1)(F + B) (the same order of work, steps alternating);
+ * each transfer of c seconds then adds at least the 2 (p - 1) a microbatch
+ * meets on its way through the stages and back, at most 4 a step slot
+ * (four blocking transfers a microbatch), and more c never less time. Over
+ * a system: more pipeline time than Megatron-LM's paired transfers, never
+ * below the bound; no interleaving or sequence parallelism (it has
+ * neither); one stage: the same step as Megatron-LM's. */
+static void test_deepspeed_pipe(void **st)
+{
+    (void)st;
+    for (int i = 0; i < 2000; i++) {
+        const int m = irand(1, 80), p = irand(1, 24);
+        const double F = 0.1 + urand(), B = 0.1 + 3 * urand(), c = urand() * 0.5;
+        const double t0 = sys_pipe_deepspeed_s(m, p, F, B, 0),
+                     t = sys_pipe_deepspeed_s(m, p, F, B, c),
+                     t2 = sys_pipe_deepspeed_s(m, p, F, B, 2 * c), slot = (m + p - 1) * (F + B);
+        if (!(fabs(t0 - slot) <= 1e-9 * slot))
+            fail_msg("m %d p %d: free transfers %.9g, 1F1B %.9g", m, p, t0, slot);
+        if (!(t >= slot + 2 * (p - 1) * c * (1 - 1e-9)
+                && t <= slot + 4 * (m + p - 1) * c * (1 + 1e-9) && t2 >= t))
+            fail_msg("m %d p %d c %g: %.9g s (1F1B %.9g, twice c %.9g)", m, p, c, t, slot, t2);
+    }
+    assert_true(isnan(sys_pipe_deepspeed_s(0, 4, 1, 1, 0)));
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+    comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.pipe_engine = COMET_SYSTEM_PIPE_DEEPSPEED;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    if (!(b.breakdown.pp_s > a.breakdown.pp_s && b.step_s > a.step_s))
+        fail_msg("DeepSpeed's pipeline %.6g s (step %.6g), Megatron-LM's %.6g s (step %.6g)",
+            b.breakdown.pp_s, b.step_s, a.breakdown.pp_s, a.step_s);
+    assert_true(b.step_s >= b.bound_s * (1 - 1e-9));
+    assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+    c.interleave = 2;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_false(b.feasible);
+    c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_SELECTIVE, 1, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_false(b.feasible);
+    /* one stage (a model that fits a node) */
+    if (comet_system_llm_load("megatron-22b", &m, err, sizeof err))
+        fail_msg("%s", err);
+    c = cfg(8, 1, 8, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    o.pipe_engine = COMET_SYSTEM_PIPE_MEGATRON;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    assert_true(a.feasible && b.feasible && a.step_s == b.step_s);
+    comet_system_pipe_engine e;
+    assert_int_equal(comet_system_pipe_engine_parse("deepspeed", &e), 0);
+    assert_int_equal(e, COMET_SYSTEM_PIPE_DEEPSPEED);
+    assert_int_equal(comet_system_pipe_engine_parse("pipedream", &e), -EINVAL);
+    comet_system_free(&sys);
+}
+
+/* The tied word embedding's gradient all-reduced between the first and the
+ * last stage once a step (Megatron-LM's train_step, DeepSpeed's
+ * ReduceTiedGrads): with a pipeline, the data-parallel term holds it even
+ * without data parallelism, and it grows with the vocabulary; one stage
+ * holds both ends: nothing to all-reduce. */
+static void test_tied_embedding(void **st)
+{
+    (void)st;
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
+        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+    comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    const double eb = (double)m.vocab * m.hidden / 8 * m.bytes_per_elem;
+    /* two ends, each sends half the gradient twice: at least that over a 25 GB/s-class link
+     * is more than nothing, at most the slowest level's time for the whole gradient twice */
+    assert_true(a.feasible && a.breakdown.dp_s > 0);
+    assert_true(a.breakdown.dp_s <= 2 * comet_system_p2p_s(&sys, 8, 8, eb) * (1 + 1e-9));
+    m.vocab *= 2;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(b.feasible && b.breakdown.dp_s > a.breakdown.dp_s);
+    if (comet_system_llm_load("megatron-22b", &m, err, sizeof err))
+        fail_msg("%s", err);
+    c = cfg(8, 1, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result x;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &x), 0);
+    assert_true(x.feasible && x.breakdown.dp_s == 0);
+    comet_system_free(&sys);
+}
+
 /* Megatron-LM's asynchronous backward communication (tp_overlap): each
  * column-parallel GEMM's input-gradient all-reduce (reduce-scatter with
  * sequence parallelism) runs beside its weight-gradient GEMM, the
@@ -1358,6 +1464,8 @@ int main(void)
         cmocka_unit_test(test_weights_on_chip),
         cmocka_unit_test(test_tp_overlap),
         cmocka_unit_test(test_grad_acc_kernel),
+        cmocka_unit_test(test_deepspeed_pipe),
+        cmocka_unit_test(test_tied_embedding),
         cmocka_unit_test(test_missing_terms),
         cmocka_unit_test(test_execution_stated),
         cmocka_unit_test(test_explore_pins),

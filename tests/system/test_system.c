@@ -768,6 +768,18 @@ static void test_megatron_published(void **st)
     }
 }
 
+/* gpt-style model `model` on `chips` GPUs of the dgx-a100 preset */
+static void dgx_system(const char *model, int chips, comet_system *sys, comet_system_llm *m)
+{
+    comet_model_hw h;
+    char err[512];
+    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
+        || comet_system_llm_load(model, m, err, sizeof err)
+        || comet_system_from_hw(&h, m->dtype, chips, sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&h);
+}
+
 /* A weight gradient added to the accumulated one by a kernel of its own
  * (grad_acc_kernel: PyTorch's AccumulateGrad, Megatron-LM's DDP hook of
  * 2021) instead of in the GEMM: kernel by kernel, per microbatch and
@@ -778,15 +790,9 @@ static void test_megatron_published(void **st)
 static void test_grad_acc_kernel(void **st)
 {
     (void)st;
-    comet_model_hw h;
     comet_system sys;
     comet_system_llm m;
-    char err[512];
-    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
-        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
-        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&h);
+    dgx_system("gpt3-175b", 64, &sys, &m);
     comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 32 };
     const comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
     comet_system_result a, b;
@@ -831,6 +837,7 @@ static void test_grad_acc_kernel(void **st)
 static void test_deepspeed_pipe(void **st)
 {
     (void)st;
+    char err[512];
     for (int i = 0; i < 2000; i++) {
         const int m = irand(1, 80), p = irand(1, 24);
         const double F = 0.1 + urand(), B = 0.1 + 3 * urand(), c = urand() * 0.5;
@@ -844,15 +851,9 @@ static void test_deepspeed_pipe(void **st)
             fail_msg("m %d p %d c %g: %.9g s (1F1B %.9g, twice c %.9g)", m, p, c, t, slot, t2);
     }
     assert_true(isnan(sys_pipe_deepspeed_s(0, 4, 1, 1, 0)));
-    comet_model_hw h;
     comet_system sys;
     comet_system_llm m;
-    char err[512];
-    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
-        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
-        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&h);
+    dgx_system("gpt3-175b", 64, &sys, &m);
     comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
     comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
     comet_system_result a, b;
@@ -894,15 +895,10 @@ static void test_deepspeed_pipe(void **st)
 static void test_tied_embedding(void **st)
 {
     (void)st;
-    comet_model_hw h;
+    char err[512];
     comet_system sys;
     comet_system_llm m;
-    char err[512];
-    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
-        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
-        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&h);
+    dgx_system("gpt3-175b", 64, &sys, &m);
     comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
     comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
     comet_system_result a, b;
@@ -933,15 +929,9 @@ static void test_tied_embedding(void **st)
 static void test_tp_overlap(void **st)
 {
     (void)st;
-    comet_model_hw h;
     comet_system sys;
     comet_system_llm m;
-    char err[512];
-    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
-        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
-        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&h);
+    dgx_system("gpt3-175b", 64, &sys, &m);
     for (int sp = 0; sp < 2; sp++) {
         comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
         comet_system_config c = cfg(
@@ -1085,15 +1075,9 @@ static void test_uneven_stages(void **st)
 static void test_pipeline_scatter_gather(void **st)
 {
     (void)st;
-    comet_model_hw h;
     comet_system sys;
     comet_system_llm m;
-    char err[512];
-    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
-        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
-        || comet_system_from_hw(&h, m.dtype, 64, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&h);
+    dgx_system("gpt3-175b", 64, &sys, &m);
     comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 16 };
     const comet_system_config c = cfg(8, 8, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
     comet_system_result r;
@@ -1195,15 +1179,11 @@ static void test_missing_terms(void **st)
 static void test_execution_stated(void **st)
 {
     (void)st;
+    char err[512];
     comet_model_hw h;
     comet_system sys;
     comet_system_llm m;
-    char err[512];
-    if (comet_model_hw_load("dgx-a100", &h, err, sizeof err)
-        || comet_system_llm_load("megatron-22b", &m, err, sizeof err)
-        || comet_system_from_hw(&h, m.dtype, 8, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&h);
+    dgx_system("megatron-22b", 8, &sys, &m);
     assert_int_equal(sys.hw.execution, 1);
     comet_system_opts o = {
         .phase = COMET_SYSTEM_TRAIN, .batch = 8, .recompute = -1, .seq_parallel = -1, .exec = -1

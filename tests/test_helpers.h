@@ -44,4 +44,23 @@ static inline int comet_test_wait_caught(pid_t pid, int sig, double max_s)
     return -1;
 }
 
+/*
+ * Marsaglia's xorshift64 (shifts 13, 7, 17): the generated cases of the
+ * property tests, the same on every machine. *s is the generator's state
+ * (never 0). @return a double in [0, 1).
+ */
+static inline double comet_test_urand(unsigned long long *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/** An integer in [lo, hi] (both included) from comet_test_urand(). */
+static inline int comet_test_irand(unsigned long long *s, int lo, int hi)
+{
+    return lo + (int)(comet_test_urand(s) * (hi - lo + 1));
+}
+
 #endif

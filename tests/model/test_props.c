@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_helpers.h"
+
 #include "comet_model.h"
 #include "comet_util.h"
 #include "mfixture.h"
@@ -20,20 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static unsigned long long rng = 0x9e3779b97f4a7c15ull;
 
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+#define urand() comet_test_urand(&rng)
 
-static int irand(int lo, int hi)
-{
-    return lo + (int)(urand() * (hi - lo + 1));
-}
+#define irand(lo, hi) comet_test_irand(&rng, lo, hi) /* inclusive */
 
 /* log-uniform over [lo, hi] */
 static double lrand(double lo, double hi)

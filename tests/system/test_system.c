@@ -17,18 +17,11 @@
 
 #include <cmocka.h>
 
+#include "test_helpers.h"
+
 static unsigned long long rng = 88172645463325252ULL;
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-static int irand(int lo, int hi) /* inclusive */
-{
-    return lo + (int)(urand() * (hi - lo + 1));
-}
+#define urand()       comet_test_urand(&rng)
+#define irand(lo, hi) comet_test_irand(&rng, lo, hi) /* inclusive */
 
 /* Stated efficiencies for a generated system (Calculon-style tables and a
  * network efficiency), drawn at random; on: 0 for none. */

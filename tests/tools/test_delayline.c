@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_helpers.h"
+
 #include "delayline.h"
 
 #include <math.h>
@@ -18,14 +20,8 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-static uint64_t rng = 88172645463325252ULL;
-static double unif(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+static unsigned long long rng = 88172645463325252ULL;
+#define unif() comet_test_urand(&rng)
 
 static void test_properties(void **s)
 {

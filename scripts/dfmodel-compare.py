@@ -106,7 +106,8 @@ def parse_setup(path):
     execution = block(text, "execution") or block(text, "miscellany") or ""
     cu = re.search(r"^\s*compute_util\s*:\s*([0-9.eE+-]+)", execution, re.M)
     return {
-        "bwd": "fwd_bwd: BWD" in text,
+        # an excerpt without the graph leaves the phase to the log (phase_from_log)
+        "bwd": ("fwd_bwd: BWD" in text) if "dataflow_graph" in text else None,
         "chips": int(num(system, "num_chip", 1)),
         "core": int(num(acc, "core")), "w": int(num(acc, "systolic_width")),
         "h": int(num(acc, "systolic_height")), "sram": num(acc, "sram_cap"),
@@ -129,11 +130,21 @@ def parse_log(path):
         text = f.read()
     out = {}
     for key, name in (("final_s", "final_s"), ("TP", "TP"), ("PP", "PP"), ("DP", "DP"),
-                      ("util", "System FLOPS Utilization")):
+                      ("util", "System FLOPS Utilization"), ("util", "util"), ("FLOP", "FLOP")):
         m = re.findall(r"^%s\s+([-+0-9.eE]+)\s*$" % re.escape(name), text, re.M)
         if m:
             out[key] = float(m[-1])
     return out if "final_s" in out else None
+
+
+def phase_from_log(s, log):
+    """Training or forward from DFModel's own FLOP count: a training step is about three
+    forward passes (2 FLOP per weight and token forward, 4 backward), so FLOP over the
+    forward's 2 x params x tokens is ~3 for training and ~1 for a forward graph."""
+    if "FLOP" not in log:
+        return None
+    params = s["layers"] * 12.0 * s["hidden"] ** 2
+    return log["FLOP"] / (2.0 * params * s["batch"] * s["seq"]) > 2.0
 
 
 def mesh_dims(n):
@@ -208,14 +219,26 @@ def run_comet(args, s, log, tmp, tag):
     if s["style"] == "DATAFLOW" and s["num_config"] > 0:
         cmd += ["--partitions", str(s["num_config"])]
     p = subprocess.run(cmd, capture_output=True, text=True)
+    note = ""
+    err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
+    if p.returncode and ": memory: " in err:
+        # DFModel's capacity check holds the weights and one microbatch of one
+        # partition's activations (intra_chip.py: dram_bytes_total), not the
+        # activations 1F1B keeps in flight: comet's step with the capacity
+        # unbounded (a capacity changes no time term), the overflow noted
+        note = "over capacity in comet (" + err.split(": memory: ", 1)[1] + ")"
+        big = dict(s, dram_cap=1e18)
+        hw_yaml(big, hw)
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
     if p.returncode:
-        return None, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
+        return None, err
     d = json.loads(p.stdout)
     r = d.get("result", d)
     step = r.get("step_s")
     if step is None or not r.get("feasible", True):
         return None, r.get("reason", "infeasible")
-    return step, ""
+    return step, note
 
 
 def main():
@@ -243,6 +266,11 @@ def main():
         if s is None or log is None:
             skipped += 1
             continue
+        if s["bwd"] is None:
+            s["bwd"] = phase_from_log(s, log)
+            if s["bwd"] is None:
+                skipped += 1
+                continue
         runs.append((os.path.relpath(rundir, root), s, log))
     runs.sort()
     out = open(args.out, "w", newline="") if args.out else sys.stdout

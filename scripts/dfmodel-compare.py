@@ -59,7 +59,7 @@ def num(text, key, default=None):
 
 
 def word(text, key, default=None):
-    m = re.search(r"^\s*%s\s*:\s*\"?([A-Za-z_]+)\"?" % re.escape(key), text, re.M)
+    m = re.search(r"^\s*%s\s*:\s*[\"']?([A-Za-z_]+)[\"']?" % re.escape(key), text, re.M)
     return m.group(1) if m else default
 
 
@@ -89,7 +89,10 @@ def parse_setup(path):
     system = block(text, "system")
     if llm is None or system is None:
         return None
-    acc, mem = block(system, "accelerator"), block(system, "memory")
+    # DFModel's older setups (the Calculon comparison's) state the DRAM inside
+    # `accelerator` and the run in a `training` block (`optimization:`)
+    acc = block(system, "accelerator")
+    mem = block(system, "memory") or acc
     topo = None
     for t in TOPOS:
         body = block(system, t)
@@ -103,7 +106,12 @@ def parse_setup(path):
         dims.append({"kind": kind, "size": int(num(topo[1], axis, 0) or 0),
                      "bw": num(topo[1], "link_bw_" + axis, 0),
                      "par": word(topo[1], "par_" + axis, "")})
-    execution = block(text, "execution") or block(text, "miscellany") or ""
+    execution = (block(text, "execution") or block(text, "miscellany") or block(text, "training")
+                 or "")
+    style = word(execution, "execution_style") or word(execution, "optimization")
+    overlap = (word(execution, "perfect_overlap", "false") or "").lower() == "true"
+    if word(execution, "overlap"):
+        overlap = word(execution, "overlap") not in ("NO_OVERLAP",)
     cu = re.search(r"^\s*compute_util\s*:\s*([0-9.eE+-]+)", execution, re.M)
     return {
         # an excerpt without the graph leaves the phase to the log (phase_from_log)
@@ -115,11 +123,12 @@ def parse_setup(path):
         "dram_cap": num(mem, "dram_cap"), "topo": topo[0], "dims": dims,
         "hidden": int(num(llm, "hidden_dim")), "head_dim": int(num(llm, "head_dim")),
         "heads": int(num(llm, "num_head")), "seq": int(num(llm, "seq_len")),
-        "layers": int(num(llm, "num_layer")), "batch": int(num(llm, "global_batch_size")),
-        "mb": int(num(llm, "micro_batch_size", 1)),
-        "style": word(execution, "execution_style", "KERNEL_BY_KERNEL"),
+        "layers": int(num(llm, "num_layer")),
+        "batch": int(num(llm, "global_batch_size") or num(execution, "global_batch_size")),
+        "mb": int(num(llm, "micro_batch_size") or num(execution, "micro_batch_size", 1)),
+        "style": style or "KERNEL_BY_KERNEL",
         "num_config": int(num(execution, "num_config", 0) or 0),
-        "overlap": (word(execution, "perfect_overlap", "false") or "").lower() == "true",
+        "overlap": overlap,
         "util": float(cu.group(1)) if cu else None,
     }
 
@@ -129,11 +138,19 @@ def parse_log(path):
     with open(path, errors="replace") as f:
         text = f.read()
     out = {}
-    for key, name in (("final_s", "final_s"), ("TP", "TP"), ("PP", "PP"), ("DP", "DP"),
-                      ("util", "System FLOPS Utilization"), ("util", "util"), ("FLOP", "FLOP")):
+    # result lines of DFModel's versions: final_s (older: sec_per_batch), the
+    # utilisation as `util` or `System FLOPS Utilization` (older logs print a
+    # rate under `util`, not a fraction: dropped), FLOP or `Workload FLOP`
+    for key, name in (("final_s", "sec_per_batch"), ("final_s", "final_s"), ("TP", "TP"),
+                      ("PP", "PP"), ("DP", "DP"), ("util", "System FLOPS Utilization"),
+                      ("util", "util"), ("FLOP", "FLOP"), ("FLOP", "Workload FLOP")):
         m = re.findall(r"^%s\s+([-+0-9.eE]+)\s*$" % re.escape(name), text, re.M)
         if m:
             out[key] = float(m[-1])
+    if out.get("util", 0) > 1:
+        del out["util"]
+    # a run stopped by hand: DFModel's incumbent, not its optimum
+    out["interrupted"] = "Interrupt request received" in text
     return out if "final_s" in out else None
 
 
@@ -141,6 +158,10 @@ def phase_from_log(s, log):
     """Training or forward from DFModel's own FLOP count: a training step is about three
     forward passes (2 FLOP per weight and token forward, 4 backward), so FLOP over the
     forward's 2 x params x tokens is ~3 for training and ~1 for a forward graph."""
+    if "FLOP" not in log and log.get("util") and s["freq"]:
+        # the log's utilisation is FLOP / (final_s chips peak) (intra_chip.py)
+        log["FLOP"] = log["util"] * log["final_s"] * s["chips"] * (
+            2e9 * s["w"] * s["h"] * s["core"] * s["freq"])
     if "FLOP" not in log:
         return None
     params = s["layers"] * 12.0 * s["hidden"] ** 2
@@ -197,6 +218,84 @@ compute: {bf16: %g TFLOP/s}
             s["w"], peak))
 
 
+def weight_bytes(s, tp, name):
+    """Weight bytes of one of comet's GEMM kernels on a chip (2-byte words)."""
+    h, ad, ffn = s["hidden"], s["heads"] * s["head_dim"], 4 * s["hidden"]
+    per = {"qkv": 3 * h * ad, "q": h * ad, "k": h * ad, "v": h * ad, "proj": ad * h,
+           "ffn_in": h * ffn, "ffn_out": ffn * h}
+    return 2.0 * per.get(name, 0) / tp
+
+
+def dfmodel_terms(s, log, j):
+    """comet's step with DFModel's three simplifications applied to comet's own
+    terms (every number from comet's breakdown and the stated model sizes):
+
+    - weights: DFModel's memory latency is its DRAM-crossing edges plus an
+      explicit `memory_size` (0 in every LLM setup); weights only count toward
+      capacity (intra_chip.py @04f93d5, Memory_Latency): each partition's
+      memory time loses its weight reads (d<gemm>: once, w<gemm>: the gradient
+      read and written) at the run's DRAM rate;
+    - one graph: with one configuration (num_config 1) a microbatch's forward
+      and backward kernels share it, so nothing is stored for the backward:
+      the stored activations (comet's activation memory over the microbatches
+      in flight) leave the forward's and backward's memory time;
+    - overlap: with perfect_overlap a configuration takes max(compute, memory,
+      network) (Per_Config_II), its own collective included;
+    - bubble: (PP - 1) / (layer_per_stage - 1) stage times, not 1F1B's PP - 1
+      (pipeline_factor; layer_per_stage 1: PP - 1).
+
+    Returns (step, what was switched) or (None, reason)."""
+    det = j.get("partition_detail") or {}
+    bd = j.get("breakdown_s") or {}
+    if not det.get("forward"):
+        return None, "no partition detail"
+    tp, pp = j["parallel"]["tp"], j["parallel"]["pp"]
+    bw = s["dram_bw"] * 1e9
+    pinned = (j.get("weights_on_chip_bytes") or 0) > 0
+    stash = 0.0
+    one_graph = s["style"] == "DATAFLOW" and s["num_config"] == 1 and s["bwd"]
+    if one_graph:
+        mbs = s["batch"] / j["parallel"]["dp"] / j["parallel"]["microbatch"]
+        ls = math.ceil(s["layers"] / pp)
+        stash = j["memory_per_chip"]["activations"] / (min(pp, mbs) * ls)
+    L = L2 = 0.0
+    for ph in ("forward", "backward"):
+        parts = det.get(ph) or []
+        for q in parts:
+            c, m, n = q["compute_s"], q["memory_s"], q["network_s"]
+            passes = q.get("weight_passes") or 1
+            w = 0.0
+            if not pinned:
+                for k in q["kernels"].split("+"):
+                    if k.startswith("w") and weight_bytes(s, tp, k[1:]):
+                        w += 2 * weight_bytes(s, tp, k[1:]) * (1 + (passes - 1) * 2)
+                    elif k.startswith("d") and weight_bytes(s, tp, k[1:]):
+                        w += weight_bytes(s, tp, k[1:])
+                    else:
+                        w += weight_bytes(s, tp, k) * passes
+            if one_graph and len(parts) == 1:
+                w += stash
+            m2 = max(0.0, m - w / bw)
+            L += q["time_s"]
+            L2 += max(c, m2, n) if s["overlap"] else c + m2 + n
+    if L <= 0:
+        return None, "no layer time"
+    rest = bd.get("pp_network", 0) + bd.get("dp_network", 0) + bd.get("optimizer", 0)
+    bub = bd.get("bubble", 0)
+    lay = j["step_s"] - bub - rest
+    ls = math.ceil(s["layers"] / pp)
+    ccc = ls - 1 if ls >= 2 else 1
+    step = lay * L2 / L + bub * L2 / L / ccc + rest
+    what = ["weights"] if not pinned else []
+    if one_graph:
+        what.append("stash")
+    if s["overlap"]:
+        what.append("overlap")
+    if ccc > 1 and bub > 0:
+        what.append("bubble/%d" % ccc)
+    return step, "+".join(what)
+
+
 def run_comet(args, s, log, tmp, tag):
     hw, wl = os.path.join(tmp, tag + ".hw.yaml"), os.path.join(tmp, tag + ".llm.yaml")
     hw_yaml(s, hw)
@@ -216,29 +315,44 @@ def run_comet(args, s, log, tmp, tag):
            "--parallel", spec, "--json"]
     if s["bwd"]:
         cmd += ["--recompute", "none"]
-    if s["style"] == "DATAFLOW" and s["num_config"] > 0:
+    if s["style"] == "DATAFLOW" and s["num_config"] > 0 and not s["bwd"]:
+        # DFModel's num_config counts the configurations of the whole graph;
+        # comet's --partitions those of one pass: the same only for a forward
+        # graph (training: comet's best cut of each pass)
         cmd += ["--partitions", str(s["num_config"])]
     p = subprocess.run(cmd, capture_output=True, text=True)
     note = ""
     err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
+    if p.returncode and "--partitions" in cmd and "no cut of a layer's pass" in err:
+        # more configurations than comet has kernels in the pass (DFModel's
+        # graph has 18 forward kernels, comet's 13): the largest count comet cuts
+        i = cmd.index("--partitions") + 1
+        n = int(cmd[i])
+        while p.returncode and n > 1 and "no cut of a layer's pass" in err:
+            n -= 1
+            cmd[i] = str(n)
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
+        note = "num_config %d > comet's kernels: --partitions %d" % (s["num_config"], n)
     if p.returncode and ": memory: " in err:
         # DFModel's capacity check holds the weights and one microbatch of one
         # partition's activations (intra_chip.py: dram_bytes_total), not the
         # activations 1F1B keeps in flight: comet's step with the capacity
         # unbounded (a capacity changes no time term), the overflow noted
-        note = "over capacity in comet (" + err.split(": memory: ", 1)[1] + ")"
+        note = (note + "; " if note else "") + "over capacity in comet (" + err.split(
+            ": memory: ", 1)[1] + ")"
         big = dict(s, dram_cap=1e18)
         hw_yaml(big, hw)
         p = subprocess.run(cmd, capture_output=True, text=True)
         err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
     if p.returncode:
-        return None, err
+        return None, err, None
     d = json.loads(p.stdout)
     r = d.get("result", d)
     step = r.get("step_s")
     if step is None or not r.get("feasible", True):
-        return None, r.get("reason", "infeasible")
-    return step, note
+        return None, r.get("reason", "infeasible"), None
+    return step, note, r
 
 
 def main():
@@ -288,25 +402,61 @@ def main():
         print("# %d runs with a result, %d skipped (not an LLM setup or no result)"
               % (len(runs), skipped), file=sys.stderr)
         return
-    w.writerow(["dir", "execution", "phase", "tp", "pp", "dp", "dfmodel_s", "comet_s",
-                "comet_over_dfmodel", "note"])
-    ratios = []
+    w.writerow(["dir", "study", "execution", "phase", "tp", "pp", "dp", "dfmodel_s", "comet_s",
+                "comet_over_dfmodel", "comet_dfm_terms_s", "terms_over_dfmodel", "switched",
+                "note"])
+    by_study = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, (rel, s, log) in enumerate(runs):
-            step, note = run_comet(args, s, log, tmp, "run%d" % i)
+            step, note, res = run_comet(args, s, log, tmp, "run%d" % i)
             ratio = step / log["final_s"] if step else float("nan")
+            t_step, what = dfmodel_terms(s, log, res) if res else (None, "")
+            if log.get("interrupted"):
+                note = "DFModel's solver interrupted (its incumbent)" + ("; " + note if note else "")
+            st = study_of(rel)
             if step:
-                ratios.append(ratio)
-            w.writerow([rel, s["style"].lower(), "train" if s["bwd"] else "forward",
+                by_study.setdefault(st, []).append(
+                    (ratio, t_step / log["final_s"] if t_step else float("nan")))
+            w.writerow([rel, st, s["style"].lower(), "train" if s["bwd"] else "forward",
                         int(log.get("TP", 1)), int(log.get("PP", 1)), int(log.get("DP", 1)),
                         "%.6g" % log["final_s"], "%.6g" % step if step else "",
-                        "%.4g" % ratio if step else "", note])
-    if ratios:
-        q = statistics.quantiles(ratios, n=10) if len(ratios) > 1 else ratios * 9
-        print("# %d runs compared (%d skipped): comet/DFModel median %.3g, p10 %.3g, p90 %.3g"
-              % (len(ratios), skipped, statistics.median(ratios), q[0], q[-1]), file=sys.stderr)
-    else:
+                        "%.4g" % ratio if step else "", "%.6g" % t_step if t_step else "",
+                        "%.4g" % (t_step / log["final_s"]) if t_step else "", what, note])
+    allr = [r for v in by_study.values() for r in v]
+    if not allr:
         print("# no run compared (%d skipped)" % skipped, file=sys.stderr)
+        return
+    for st in sorted(by_study) + ["all"]:
+        v = allr if st == "all" else by_study[st]
+        print("# %-22s %3d runs: comet/DFModel %s; with DFModel's simplifications %s"
+              % (st, len(v), spread([a for a, _ in v]), spread([b for _, b in v])),
+              file=sys.stderr)
+    print("# %d runs compared, %d skipped" % (len(allr), skipped), file=sys.stderr)
+
+
+def spread(v):
+    v = sorted(x for x in v if x == x)
+    if not v:
+        return "-"
+    q = statistics.quantiles(v, n=10, method="inclusive") if len(v) > 1 else v * 9
+    return "median %.3g (p10 %.3g, p90 %.3g, %.3g-%.3g)" % (statistics.median(v), q[0], q[-1],
+                                                            v[0], v[-1])
+
+
+def study_of(rel):
+    """The paper's study a run belongs to, from its folder."""
+    p = rel.split("/")
+    if rel.startswith("LLM/sram_dram"):
+        return "fig19"
+    if rel.startswith("LLM/dataflow_mapping"):
+        return "table6"
+    if rel.startswith("LLM/Compare_w_existing/Calculon"):
+        return "calculon-a100"
+    if rel.startswith("LLM/DSE/system/nonoverlap/") and len(p) > 4:
+        return "dse-nonoverlap-" + p[4]
+    if rel.startswith("LLM/DSE/system/") and len(p) > 3:
+        return "dse-" + p[3]
+    return p[1] if len(p) > 1 else p[0]
 
 
 if __name__ == "__main__":

@@ -226,25 +226,29 @@ def weight_bytes(s, tp, name):
     return 2.0 * per.get(name, 0) / tp
 
 
-def dfmodel_terms(s, log, j):
-    """comet's step with DFModel's three simplifications applied to comet's own
-    terms (every number from comet's breakdown and the stated model sizes):
+SWITCHES = ("weights", "stash", "overlap", "bubble")
+
+
+def dfmodel_terms(s, log, j, use=SWITCHES):
+    """comet's step with DFModel's simplifications (those in `use`) applied to
+    comet's own terms (every number from comet's breakdown and the stated
+    model sizes; DFModel @04f93d5, src/intra_chip.py):
 
     - weights: DFModel's memory latency is its DRAM-crossing edges plus an
-      explicit `memory_size` (0 in every LLM setup); weights only count toward
-      capacity (intra_chip.py @04f93d5, Memory_Latency): each partition's
-      memory time loses its weight reads (d<gemm>: once, w<gemm>: the gradient
-      read and written) at the run's DRAM rate;
-    - one graph: with one configuration (num_config 1) a microbatch's forward
-      and backward kernels share it, so nothing is stored for the backward:
-      the stored activations (comet's activation memory over the microbatches
-      in flight) leave the forward's and backward's memory time;
-    - overlap: with perfect_overlap a configuration takes max(compute, memory,
-      network) (Per_Config_II), its own collective included;
-    - bubble: (PP - 1) / (layer_per_stage - 1) stage times, not 1F1B's PP - 1
-      (pipeline_factor; layer_per_stage 1: PP - 1).
+      explicit `memory_size` (0 in every LLM setup); weights count toward
+      capacity only (Memory_Latency): each partition's memory time loses its
+      weight reads (d<gemm>: once; w<gemm>: the gradient read and written) at
+      the run's DRAM rate;
+    - stash: with one configuration (num_config 1) a microbatch's forward and
+      backward kernels share it, so nothing is stored for the backward: the
+      stored activations (comet's activation memory over the microbatches in
+      flight) leave the forward's and backward's memory time;
+    - overlap: with perfect_overlap a configuration takes max(compute,
+      memory, network) (Per_Config_II), its own collective included;
+    - bubble: (PP - 1) / (layer_per_stage - 1) stage times (pipeline_factor),
+      not 1F1B's PP - 1 (the same at one layer per stage).
 
-    Returns (step, what was switched) or (None, reason)."""
+    Returns (step, the switches that change anything) or (None, reason)."""
     det = j.get("partition_detail") or {}
     bd = j.get("breakdown_s") or {}
     if not det.get("forward"):
@@ -254,18 +258,18 @@ def dfmodel_terms(s, log, j):
     pinned = (j.get("weights_on_chip_bytes") or 0) > 0
     stash = 0.0
     one_graph = s["style"] == "DATAFLOW" and s["num_config"] == 1 and s["bwd"]
-    if one_graph:
+    if one_graph and "stash" in use:
         mbs = s["batch"] / j["parallel"]["dp"] / j["parallel"]["microbatch"]
-        ls = math.ceil(s["layers"] / pp)
-        stash = j["memory_per_chip"]["activations"] / (min(pp, mbs) * ls)
+        stash = j["memory_per_chip"]["activations"] / (min(pp, mbs) * math.ceil(s["layers"] / pp))
     L = L2 = 0.0
+    what = set()
     for ph in ("forward", "backward"):
         parts = det.get(ph) or []
         for q in parts:
             c, m, n = q["compute_s"], q["memory_s"], q["network_s"]
             passes = q.get("weight_passes") or 1
             w = 0.0
-            if not pinned:
+            if not pinned and "weights" in use:
                 for k in q["kernels"].split("+"):
                     if k.startswith("w") and weight_bytes(s, tp, k[1:]):
                         w += 2 * weight_bytes(s, tp, k[1:]) * (1 + (passes - 1) * 2)
@@ -273,27 +277,91 @@ def dfmodel_terms(s, log, j):
                         w += weight_bytes(s, tp, k[1:])
                     else:
                         w += weight_bytes(s, tp, k) * passes
-            if one_graph and len(parts) == 1:
+                if w > 0:
+                    what.add("weights")
+            if stash > 0 and len(parts) == 1:
                 w += stash
+                what.add("stash")
             m2 = max(0.0, m - w / bw)
             L += q["time_s"]
-            L2 += max(c, m2, n) if s["overlap"] else c + m2 + n
+            if s["overlap"] and "overlap" in use:
+                t2 = max(c, m2, n)
+                if n > 0 and s["style"] != "DATAFLOW":
+                    what.add("overlap")
+            elif s["overlap"]:
+                t2 = max(c, m2) + (n if s["style"] != "DATAFLOW" else 0)
+                if s["style"] == "DATAFLOW":
+                    t2 = max(c, m2, n)
+            else:
+                t2 = c + m2 + n
+            L2 += t2
     if L <= 0:
         return None, "no layer time"
     rest = bd.get("pp_network", 0) + bd.get("dp_network", 0) + bd.get("optimizer", 0)
     bub = bd.get("bubble", 0)
     lay = j["step_s"] - bub - rest
     ls = math.ceil(s["layers"] / pp)
-    ccc = ls - 1 if ls >= 2 else 1
-    step = lay * L2 / L + bub * L2 / L / ccc + rest
-    what = ["weights"] if not pinned else []
-    if one_graph:
-        what.append("stash")
-    if s["overlap"]:
-        what.append("overlap")
+    ccc = ls - 1 if ls >= 2 and "bubble" in use else 1
     if ccc > 1 and bub > 0:
-        what.append("bubble/%d" % ccc)
-    return step, "+".join(what)
+        what.add("bubble")
+    step = lay * L2 / L + bub * L2 / L / ccc + rest
+    return step, "+".join(x for x in SWITCHES if x in what)
+
+
+# Out-of-band runs the switches do not bring into 0.8-1.25, each with the
+# named reason docs/system.md ("DFModel's released runs") gives
+MANUAL = {
+    "LLM/Compare_w_existing/Calculon/fix_DP/16_8_32": "mismatch",
+}
+
+
+def classify(rel, s, log, r, res, study):
+    """The named difference behind a run's ratio: none (within 0.8-1.25); a
+    run DFModel's side disqualifies (MANUAL, or an interrupted solver whose
+    incumbent the switches do not bring into the band); comet slower (> 1.25):
+    the one switch of dfmodel_terms() that brings the ratio closest to 1;
+    comet faster (< 0.8) on a dataflow run of Fig. 19 or Table VI: dfm-util,
+    DFModel's configurations computing below the peak (its Compute_Latency)."""
+    if 0.8 <= r <= 1.25:
+        return "none"
+    if rel in MANUAL:
+        return MANUAL[rel]
+    t_all, _ = dfmodel_terms(s, log, res)
+    if log.get("interrupted") and not (t_all and 0.8 <= t_all / log["final_s"] <= 1.25):
+        return "interrupted"
+    if r > 1.25:
+        best, dist = "", abs(math.log(r))
+        for sw in SWITCHES:
+            t, what = dfmodel_terms(s, log, res, (sw,))
+            if t and sw in what.split("+"):
+                d = abs(math.log(t / log["final_s"]))
+                if d < dist - 0.05:
+                    best, dist = sw, d
+                elif (not best and t / log["final_s"] < 0.8 and s["style"] == "DATAFLOW"
+                      and study in ("fig19", "table6")):
+                    # the switch overshoots to DFModel's below-peak configurations
+                    best = sw + "+dfm-util"
+        return best or "unexplained"
+    if study in ("fig19", "table6") and s["style"] == "DATAFLOW":
+        return "dfm-util"
+    return "unexplained"
+
+
+def excerpt_info(root, rel):
+    """(setup commit, log commit, how the setup was read) from an excerpt
+    checkout's EXCERPT file; a full checkout has none."""
+    info = {"setup": "", "log": "", "src": "checkout"}
+    try:
+        with open(os.path.join(root, rel, "EXCERPT")) as f:
+            for line in f:
+                w = line.split()
+                if w and w[0] == "setup":
+                    info["setup"], info["src"] = w[1], w[2] if len(w) > 2 else ""
+                elif w and w[0] == "log":
+                    info["log"] = w[1]
+    except OSError:
+        pass
+    return info
 
 
 def run_comet(args, s, log, tmp, tag):
@@ -309,6 +377,7 @@ def run_comet(args, s, log, tmp, tag):
     order += [k for k in ("tp", "dp", "pp") if k not in order]
     spec = "tp=%d,pp=%d,dp=%d,microbatch=%d,order=%s" % (deg["tp"], deg["pp"], deg["dp"],
                                                          s["mb"], "-".join(order[:3]))
+    s["_order"], s["_partitions"] = "-".join(order[:3]), 0
     cmd = [args.comet, "predict", "--hw", hw, "--workload", wl, "--batch", str(s["batch"]),
            "--phase", "train" if s["bwd"] else "forward", "--no-seq-parallel",
            "--execution", "dataflow" if s["style"] == "DATAFLOW" else "kernel",
@@ -334,6 +403,8 @@ def run_comet(args, s, log, tmp, tag):
             p = subprocess.run(cmd, capture_output=True, text=True)
             err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
         note = "num_config %d > comet's kernels: --partitions %d" % (s["num_config"], n)
+    if "--partitions" in cmd:
+        s["_partitions"] = int(cmd[cmd.index("--partitions") + 1])
     if p.returncode and ": memory: " in err:
         # DFModel's capacity check holds the weights and one microbatch of one
         # partition's activations (intra_chip.py: dram_bytes_total), not the
@@ -362,7 +433,8 @@ def main():
     ap.add_argument("--under", default="", help="only runs under this folder (e.g. LLM)")
     ap.add_argument("--out", help="CSV file (default: stdout)")
     ap.add_argument("--summary", action="store_true",
-                    help="DFModel's side alone (docs/validation/dfmodel-runs.csv rows)")
+                    help="the runs' inputs, DFModel's step and the class of each ratio "
+                         "(docs/validation/dfmodel-compare.csv)")
     args = ap.parse_args()
     root = os.path.abspath(args.dfmodel)
     if not os.path.isdir(root):
@@ -390,21 +462,16 @@ def main():
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     w = csv.writer(out, lineterminator="\n")
     if args.summary:
-        w.writerow(["id", "study", "execution", "sram_mib", "dram_gbps", "tp", "dp",
-                    "num_config", "final_s", "util", "dir"])
-        for rel, s, log in runs:
-            study = rel.split("/")[1] if "/" in rel else rel
-            w.writerow([rel.replace("/", "-"), STUDIES.get(study, study),
-                        "dataflow" if s["style"] == "DATAFLOW" else "kernel",
-                        "%g" % (s["sram"] / 1048576), "%g" % s["dram_bw"],
-                        int(log.get("TP", 1)), int(log.get("DP", 1)), s["num_config"],
-                        repr(log["final_s"]), repr(log.get("util", float("nan"))), rel])
-        print("# %d runs with a result, %d skipped (not an LLM setup or no result)"
-              % (len(runs), skipped), file=sys.stderr)
-        return
-    w.writerow(["dir", "study", "execution", "phase", "tp", "pp", "dp", "dfmodel_s", "comet_s",
-                "comet_over_dfmodel", "comet_dfm_terms_s", "terms_over_dfmodel", "switched",
-                "note"])
+        out.write("# schema comet.dfmodel-compare.v1 (docs/FORMATS.md): DFModel's released runs "
+                  "(github.com/fengqian-ayce/DFModel)\n# as scripts/dfmodel-compare.py "
+                  "--summary read them: the system, workload and degrees comet runs\n# and "
+                  "DFModel's final_s; class names the difference docs/system.md gives for the "
+                  "ratio.\n")
+        w.writerow(SUMMARY_COLS)
+    else:
+        w.writerow(["dir", "study", "class", "execution", "phase", "tp", "pp", "dp",
+                    "dfmodel_s", "comet_s", "comet_over_dfmodel", "comet_dfm_terms_s",
+                    "terms_over_dfmodel", "switched", "note"])
     by_study = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, (rel, s, log) in enumerate(runs):
@@ -414,10 +481,26 @@ def main():
             if log.get("interrupted"):
                 note = "DFModel's solver interrupted (its incumbent)" + ("; " + note if note else "")
             st = study_of(rel)
+            cls = classify(rel, s, log, ratio, res, st) if res else "failed"
             if step:
                 by_study.setdefault(st, []).append(
                     (ratio, t_step / log["final_s"] if t_step else float("nan")))
-            w.writerow([rel, st, s["style"].lower(), "train" if s["bwd"] else "forward",
+            if args.summary:
+                ex = excerpt_info(root, rel)
+                w.writerow([rel, ex["setup"], ex["log"], ex["src"], st, cls,
+                            "dataflow" if s["style"] == "DATAFLOW" else "kernel",
+                            "train" if s["bwd"] else "forward", s["chips"], s["core"], s["w"],
+                            s["h"], "%g" % s["freq"], "%.0f" % s["sram"], "%g" % s["dram_bw"],
+                            "%.0f" % s["dram_cap"], int(s["overlap"]),
+                            "%g" % (s["util"] or 0), s["topo"],
+                            "x".join(str(d["size"]) for d in s["dims"] if d["size"] > 0),
+                            "/".join("%g" % d["bw"] for d in s["dims"] if d["size"] > 0),
+                            s["_order"], int(log.get("TP", 1)), int(log.get("PP", 1)),
+                            int(log.get("DP", 1)), s["mb"], s["_partitions"], s["hidden"],
+                            s["heads"], s["head_dim"], s["layers"], s["seq"], s["batch"],
+                            repr(log["final_s"]), int(bool(log.get("interrupted")))])
+                continue
+            w.writerow([rel, st, cls, s["style"].lower(), "train" if s["bwd"] else "forward",
                         int(log.get("TP", 1)), int(log.get("PP", 1)), int(log.get("DP", 1)),
                         "%.6g" % log["final_s"], "%.6g" % step if step else "",
                         "%.4g" % ratio if step else "", "%.6g" % t_step if t_step else "",
@@ -432,6 +515,13 @@ def main():
               % (st, len(v), spread([a for a, _ in v]), spread([b for _, b in v])),
               file=sys.stderr)
     print("# %d runs compared, %d skipped" % (len(allr), skipped), file=sys.stderr)
+
+
+SUMMARY_COLS = ["dir", "setup_commit", "log_commit", "setup_read", "study", "class",
+                "execution", "phase", "chips", "cores", "array_w", "array_h", "freq_ghz",
+                "sram_b", "dram_gbps", "dram_cap_b", "overlap", "compute_util", "topo", "dims",
+                "link_gbps", "order", "tp", "pp", "dp", "microbatch", "partitions", "hidden",
+                "heads", "head_dim", "layers", "seq", "batch", "dfmodel_s", "interrupted"]
 
 
 def spread(v):

@@ -5,25 +5,33 @@ Reads a DFModel checkout the user gives (github.com/fengqian-ayce/DFModel:
 every directory with user_input/setup.txt and a log.txt that ends with a
 result), runs this build's comet on the same system, workload, degrees and
 execution, and prints comet's step beside DFModel's `final_s` with their
-ratio (CSV on stdout or --out), then the median, p10 and p90 of the ratios.
+ratio, the class of the ratio (the named difference docs/system.md gives)
+and comet's step with DFModel's simplifications applied to comet's own
+terms (dfmodel_terms()); then the median, p10 and p90 per study.
 
     scripts/dfmodel-compare.py --dfmodel ~/src/DFModel [--comet build/comet]
         [--under LLM] [--out runs.csv] [--summary]
 
---summary prints DFModel's side alone in the form of
-docs/validation/dfmodel-runs.csv (what tests/system/test_dfmodel_runs.c
-reads): id, study, execution, SRAM MiB, DDR GB/s, TP, DP, num_config,
-final_s, utilisation, directory.
+--summary writes docs/validation/dfmodel-compare.csv instead (schema
+comet.dfmodel-compare.v1, docs/FORMATS.md): each run's inputs as handed to
+comet, DFModel's final_s and the class, what
+tests/system/test_dfmodel_runs.c checks. A checkout may be an excerpt (the
+files' tails, an EXCERPT file per run naming the commits and how the setup
+was read): the phase then comes from the log's FLOP count, or from its
+utilisation.
 
 Nothing of DFModel is copied or run here: its text-format setup (system,
-accelerator, memory, topology, llm, execution) is read field by field and
-written out as a comet hardware description and workload:
+accelerator, memory, topology, llm, execution; the older `training` form
+with `optimization:` and the DRAM inside `accelerator`) is read field by
+field and written out as a comet hardware description and workload:
 
 - chip: `core` cores of `systolic_width` x `systolic_height` arrays at
   `freq` GHz (peak 2 w h cores f), `sram_cap` bytes on chip, `dram_bw`
   GB/s and `dram_cap` bytes of DRAM; GEMMs at `compute_util` of peak when
-  the run sets it (else at peak); `perfect_overlap: true` overlaps compute,
-  memory and network (else nothing overlaps);
+  the run sets it (else at peak: DFModel then uses its cycle-level
+  systolic model, which comet does not have); `perfect_overlap: true`
+  overlaps compute, memory and network (else, and for `overlap:
+  NO_OVERLAP`, nothing overlaps);
 - network: one level per topology dimension (r: ring, sw: switch, fc:
   fully connected), innermost first (x, y, z); a ring's `link_bw` counts
   both directions of its link (comet's ring is two counter-rotating rings
@@ -34,12 +42,19 @@ written out as a comet hardware description and workload:
   when it has backward kernels (no recomputation), else the forward;
 - configuration: TP, PP, DP as the log prints them, in the order of the
   dimensions' `par_*`, the run's microbatch, and its `num_config` as
-  `--partitions` for a dataflow run that gives one.
+  `--partitions` for a forward dataflow graph (capped at the kernels comet
+  has in a pass; a training graph's configurations span both passes,
+  comet's partitions one: its best cut).
 
-Runs whose workload is not an LLM (DLRM, HPL, FFT, SSM) are skipped and
-counted. DFModel models some things differently (it never reads an LLM's
-weights from DRAM; its bubble formula is not 1F1B's); docs/system.md names
-them beside the ratios they explain.
+Not read: the dataflow graph itself (comet builds its own layer: DFModel's
+separate dropout, residual-add and Q/K/V kernels are comet's fused ones),
+kernel `config:` pre-assignments, `tile_size`, `memory_size`, the PMU
+count and capacity, `cost` and `gurobi` blocks, `second_dram_*`,
+`num_layer_in_graph`, `separate_rs_ag_for_ar`. A configuration comet finds
+over capacity (DFModel holds no 1F1B activations in flight) is costed with
+the capacity unbounded and noted; a log ending in "Interrupt request
+received" is the solver's incumbent, noted. Runs whose workload is not an
+LLM (DLRM, HPL, FFT, SSM) are skipped and counted.
 """
 import argparse
 import csv
@@ -75,8 +90,6 @@ def block(text, name):
     return text[m.end():i - 1]
 
 
-# DFModel's folders named by the paper's figure or table they hold
-STUDIES = {"sram_dram": "fig19", "dataflow_mapping": "table6"}
 
 TOPOS = ["r_r_r", "r_sw_sw", "sw_sw_sw", "r_r", "r_fc", "r_sw", "sw_sw", "fc_fc", "r", "sw",
          "fc"]

@@ -239,7 +239,7 @@ def weight_bytes(s, tp, name):
     return 2.0 * per.get(name, 0) / tp
 
 
-SWITCHES = ("weights", "stash", "overlap", "bubble")
+SWITCHES = ("weights", "stash", "overlap", "bubble", "p2p")
 
 
 def dfmodel_terms(s, log, j, use=SWITCHES):
@@ -259,7 +259,12 @@ def dfmodel_terms(s, log, j, use=SWITCHES):
     - overlap: with perfect_overlap a configuration takes max(compute,
       memory, network) (Per_Config_II), its own collective included;
     - bubble: (PP - 1) / (layer_per_stage - 1) stage times (pipeline_factor),
-      not 1F1B's PP - 1 (the same at one layer per stage).
+      not 1F1B's PP - 1 (the same at one layer per stage);
+    - p2p: the pipeline's point-to-point transfers once a batch,
+      `p2p_latency = P2P_ratio * Intermediate * layers` with Intermediate =
+      2 hidden seq word (an activation and its gradient), outside the
+      per-microbatch Per_Config_II; comet sends each microbatch's (hidden
+      under compute when the network overlaps, added when not).
 
     Returns (step, the switches that change anything) or (None, reason)."""
     det = j.get("partition_detail") or {}
@@ -313,6 +318,13 @@ def dfmodel_terms(s, log, j, use=SWITCHES):
     rest = bd.get("pp_network", 0) + bd.get("dp_network", 0) + bd.get("optimizer", 0)
     bub = bd.get("bubble", 0)
     lay = j["step_s"] - bub - rest
+    if "p2p" in use and pp > 1 and bd.get("pp_network", 0) > 0:
+        ppbw = [d["bw"] for d in s["dims"] if d["par"].upper() == "PP" and d["size"] > 0]
+        if ppbw:
+            dfm = 2.0 * s["hidden"] * s["seq"] * 2 * s["layers"] / (ppbw[0] * 1e9)
+            if abs(dfm - bd["pp_network"]) > 0.01 * j["step_s"]:
+                what.add("p2p")
+            rest += dfm - bd["pp_network"]
     ls = math.ceil(s["layers"] / pp)
     ccc = ls - 1 if ls >= 2 and "bubble" in use else 1
     if ccc > 1 and bub > 0:

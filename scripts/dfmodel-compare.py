@@ -11,6 +11,13 @@ terms (dfmodel_terms()); then the median, p10 and p90 per study.
 
     scripts/dfmodel-compare.py --dfmodel ~/src/DFModel [--comet build/comet]
         [--under LLM] [--out runs.csv] [--summary]
+    scripts/dfmodel-compare.py --from-csv docs/validation/dfmodel-compare.csv [...]
+
+--from-csv takes the runs from a --summary file instead of a checkout (its
+inputs and DFModel's steps): after a change of comet's model it recomputes
+comet's side and, with --summary, rewrites the classes that
+tests/system/test_dfmodel_runs.c checks (read docs/system.md's reasons
+against any class that moved).
 
 --summary writes docs/validation/dfmodel-compare.csv instead (schema
 comet.dfmodel-compare.v1, docs/FORMATS.md): each run's inputs as handed to
@@ -372,6 +379,50 @@ def classify(rel, s, log, r, res, study):
     return "unexplained"
 
 
+def runs_from_csv(path, under=""):
+    """(dir, setup, log) as parse_setup() and parse_log() give them, from the
+    rows of a --summary file."""
+    runs = []
+    try:
+        f = open(path)
+    except OSError as e:
+        sys.exit("comet: --from-csv %s: %s" % (path, e.strerror))
+    with f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        for n, r in enumerate(rows, 2):
+            try:
+                if not r["dir"].startswith(under):
+                    continue
+                order = r["order"].split("-")
+                dims = []
+                for i, (kind, size, bw) in enumerate(zip(r["topo"].split("_"),
+                                                         r["dims"].split("x"),
+                                                         r["link_gbps"].split("/"))):
+                    dims.append({"kind": kind, "size": int(size), "bw": float(bw),
+                                 "par": order[i].upper() if i < len(order) else ""})
+                s = {"bwd": r["phase"] == "train", "chips": int(r["chips"]),
+                     "core": int(r["cores"]), "w": int(r["array_w"]), "h": int(r["array_h"]),
+                     "sram": float(r["sram_b"]), "freq": float(r["freq_ghz"]),
+                     "dram_bw": float(r["dram_gbps"]), "dram_cap": float(r["dram_cap_b"]),
+                     "topo": r["topo"], "dims": dims, "hidden": int(r["hidden"]),
+                     "head_dim": int(r["head_dim"]), "heads": int(r["heads"]),
+                     "seq": int(r["seq"]), "layers": int(r["layers"]),
+                     "batch": int(r["batch"]), "mb": int(r["microbatch"]),
+                     "style": "DATAFLOW" if r["execution"] == "dataflow" else
+                              "KERNEL_BY_KERNEL",
+                     "num_config": int(r["num_config"]), "overlap": r["overlap"] == "1",
+                     "util": float(r["compute_util"]) or None,
+                     "_excerpt": {"setup": r["setup_commit"], "log": r["log_commit"],
+                                  "src": r["setup_read"]}}
+                log = {"final_s": float(r["dfmodel_s"]), "TP": float(r["tp"]),
+                       "PP": float(r["pp"]), "DP": float(r["dp"]),
+                       "interrupted": r["interrupted"] == "1"}
+            except (KeyError, ValueError, IndexError, AttributeError) as e:
+                sys.exit("comet: %s:%d: %s" % (path, n, e))
+            runs.append((r["dir"], s, log))
+    return runs
+
+
 def excerpt_info(root, rel):
     """(setup commit, log commit, how the setup was read) from an excerpt
     checkout's EXCERPT file; a full checkout has none."""
@@ -453,7 +504,12 @@ def run_comet(args, s, log, tmp, tag):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dfmodel", required=True, help="a DFModel checkout")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--dfmodel", help="a DFModel checkout")
+    src.add_argument("--from-csv", metavar="CSV",
+                     help="the runs as a --summary file states them (e.g. "
+                          "docs/validation/dfmodel-compare.csv), without a checkout: to "
+                          "recompute comet's side and the classes after a model change")
     ap.add_argument("--comet", default="build/comet")
     ap.add_argument("--under", default="", help="only runs under this folder (e.g. LLM)")
     ap.add_argument("--out", help="CSV file (default: stdout)")
@@ -461,11 +517,13 @@ def main():
                     help="the runs' inputs, DFModel's step and the class of each ratio "
                          "(docs/validation/dfmodel-compare.csv)")
     args = ap.parse_args()
-    root = os.path.abspath(args.dfmodel)
-    if not os.path.isdir(root):
-        sys.exit("comet: --dfmodel %s: not a directory" % args.dfmodel)
     runs, skipped = [], 0
-    for dirpath, _, files in os.walk(os.path.join(root, args.under)):
+    root = os.path.abspath(args.dfmodel or ".")
+    if args.from_csv:
+        runs = runs_from_csv(args.from_csv, args.under)
+    elif not os.path.isdir(root):
+        sys.exit("comet: --dfmodel %s: not a directory" % args.dfmodel)
+    for dirpath, _, files in ([] if args.from_csv else os.walk(os.path.join(root, args.under))):
         if os.path.basename(dirpath) != "user_input" or "setup.txt" not in files:
             continue
         rundir = os.path.dirname(dirpath)
@@ -511,7 +569,7 @@ def main():
                 by_study.setdefault(st, []).append(
                     (ratio, t_step / log["final_s"] if t_step else float("nan")))
             if args.summary:
-                ex = excerpt_info(root, rel)
+                ex = s.get("_excerpt") or excerpt_info(root, rel)
                 w.writerow([rel, ex["setup"], ex["log"], ex["src"], st, cls,
                             "dataflow" if s["style"] == "DATAFLOW" else "kernel",
                             "train" if s["bwd"] else "forward", s["chips"], s["core"], s["w"],
@@ -521,7 +579,8 @@ def main():
                             "x".join(str(d["size"]) for d in s["dims"] if d["size"] > 0),
                             "/".join("%g" % d["bw"] for d in s["dims"] if d["size"] > 0),
                             s["_order"], int(log.get("TP", 1)), int(log.get("PP", 1)),
-                            int(log.get("DP", 1)), s["mb"], s["_partitions"], s["hidden"],
+                            int(log.get("DP", 1)), s["mb"], s["num_config"], s["_partitions"],
+                            s["hidden"],
                             s["heads"], s["head_dim"], s["layers"], s["seq"], s["batch"],
                             repr(log["final_s"]), int(bool(log.get("interrupted")))])
                 continue
@@ -545,7 +604,8 @@ def main():
 SUMMARY_COLS = ["dir", "setup_commit", "log_commit", "setup_read", "study", "class",
                 "execution", "phase", "chips", "cores", "array_w", "array_h", "freq_ghz",
                 "sram_b", "dram_gbps", "dram_cap_b", "overlap", "compute_util", "topo", "dims",
-                "link_gbps", "order", "tp", "pp", "dp", "microbatch", "partitions", "hidden",
+                "link_gbps", "order", "tp", "pp", "dp", "microbatch", "num_config", "partitions",
+                "hidden",
                 "heads", "head_dim", "layers", "seq", "batch", "dfmodel_s", "interrupted"]
 
 

@@ -202,11 +202,246 @@ static void test_table6_from_summary(void **st)
             fail_msg("Table VI step %d: comet %.3gx, DFModel %.3gx", i, c[i], d[i]);
 }
 
+/* One run of docs/validation/dfmodel-compare.csv (comet.dfmodel-compare.v1). */
+typedef struct crun {
+    char dir[128], study[24], cls[24], exec[12], phase[12], topo[16], dims[32], links[48],
+        order[16];
+    int chips, cores, aw, ah, overlap, tp, pp, dp, mb, parts, hidden, heads, hd, layers, seq, batch,
+        interrupted;
+    double freq, sram, dram, cap, util, final_s;
+} crun;
+
+/* The fields of one CSV line (no quoted fields in this file). */
+static int split_csv(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = 0;
+        p = c + 1;
+    }
+    char *nl = strpbrk(f[n - 1], "\r\n");
+    if (nl)
+        *nl = 0;
+    return n;
+}
+
+static int load_compare(crun *r, int max)
+{
+    const char *src = getenv("COMET_SOURCE_DIR");
+    char path[4096], line[2048];
+    snprintf(path, sizeof path, "%s/docs/validation/dfmodel-compare.csv", src ? src : ".");
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        fail_msg("%s: cannot open", path);
+    int n = 0, header = 0;
+    while (fgets(line, sizeof line, fp) && n < max) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (!header) {
+            header = 1;
+            assert_non_null(strstr(line, "dir,setup_commit,log_commit,setup_read,study,class"));
+            continue;
+        }
+        char *f[40];
+        if (split_csv(line, f, 40) != 36)
+            fail_msg("%s: row %d: not 36 fields", path, n + 1);
+        crun *x = &r[n++];
+        snprintf(x->dir, sizeof x->dir, "%s", f[0]);
+        snprintf(x->study, sizeof x->study, "%s", f[4]);
+        snprintf(x->cls, sizeof x->cls, "%s", f[5]);
+        snprintf(x->exec, sizeof x->exec, "%s", f[6]);
+        snprintf(x->phase, sizeof x->phase, "%s", f[7]);
+        x->chips = atoi(f[8]);
+        x->cores = atoi(f[9]);
+        x->aw = atoi(f[10]);
+        x->ah = atoi(f[11]);
+        x->freq = atof(f[12]);
+        x->sram = atof(f[13]);
+        x->dram = atof(f[14]);
+        x->cap = atof(f[15]);
+        x->overlap = atoi(f[16]);
+        x->util = atof(f[17]);
+        snprintf(x->topo, sizeof x->topo, "%s", f[18]);
+        snprintf(x->dims, sizeof x->dims, "%s", f[19]);
+        snprintf(x->links, sizeof x->links, "%s", f[20]);
+        snprintf(x->order, sizeof x->order, "%s", f[21]);
+        x->tp = atoi(f[22]);
+        x->pp = atoi(f[23]);
+        x->dp = atoi(f[24]);
+        x->mb = atoi(f[25]);
+        /* f[26]: DFModel's num_config (the script's stash switch) */
+        x->parts = atoi(f[27]);
+        x->hidden = atoi(f[28]);
+        x->heads = atoi(f[29]);
+        x->hd = atoi(f[30]);
+        x->layers = atoi(f[31]);
+        x->seq = atoi(f[32]);
+        x->batch = atoi(f[33]);
+        x->final_s = atof(f[34]);
+        x->interrupted = atoi(f[35]);
+    }
+    fclose(fp);
+    return n;
+}
+
+/* The run's system as scripts/dfmodel-compare.py writes it (hw_yaml()):
+ * one network level per topology dimension (a ring's link_bw counts both
+ * directions of its link: half of it per direction), the chip's cores on a
+ * mesh, its SRAM as the global buffer. */
+static void run_hw(const crun *x, double cap, char *y, size_t len)
+{
+    char net[512] = "";
+    size_t l = 0;
+    char topo[16], dims[32], links[48];
+    snprintf(topo, sizeof topo, "%s", x->topo);
+    snprintf(dims, sizeof dims, "%s", x->dims);
+    snprintf(links, sizeof links, "%s", x->links);
+    char *ts = NULL, *ds = NULL, *ls = NULL;
+    char *t = strtok_r(topo, "_", &ts), *d = strtok_r(dims, "x", &ds),
+         *b = strtok_r(links, "/", &ls);
+    for (; t && d && b;
+         t = strtok_r(NULL, "_", &ts), d = strtok_r(NULL, "x", &ds), b = strtok_r(NULL, "/", &ls)) {
+        const int ring = !strcmp(t, "r");
+        const char *kind = ring ? "ring" : !strcmp(t, "sw") ? "switch" : "full";
+        l += (size_t)snprintf(net + l, sizeof net - l,
+            "    - {topology: %s, dims: [%d], link_bw: %g GB/s, hop_latency: 0 ns}\n", kind,
+            atoi(d), ring ? atof(b) / 2 : atof(b));
+    }
+    int a = (int)sqrt((double)x->cores);
+    while (a > 1 && x->cores % a)
+        a--;
+    char gemm[128];
+    if (x->util > 0)
+        snprintf(gemm, sizeof gemm,
+            "{engine: systolic, rows: %d, cols: %d, arrays: 1, "
+            "efficiency: %g}",
+            x->aw, x->ah, x->util);
+    else
+        snprintf(
+            gemm, sizeof gemm, "{engine: systolic, rows: %d, cols: %d, arrays: 1}", x->aw, x->ah);
+    snprintf(y, len,
+        "schema: comet.hw.v2\nname: dfmodel-run\nkind: accelerator\nclock: %g GHz\n"
+        "bytes_per_elem: 2\noverlap: [%s]\nclusters_per_chip: 1\nclusters:\n  count: %d\n"
+        "  network:\n%scores:\n  count: %d\n  network: {topology: mesh2d, dims: [%d, %d], "
+        "link_bw: 1 TB/s, hop_latency: 0 ns}\nmemory:\n  dram: {capacity: %.0f B, bw: %g GB/s, "
+        "shared_by: chip}\n  global_buffer: {capacity: %.0f B, bw: 10 TB/s}\n  local_buffer: "
+        "{capacity: 1 KiB, bw: 10 TB/s}\ngemm: %s\nvector:\n  width: %d\ncompute: {bf16: %g "
+        "TFLOP/s}\n",
+        x->freq, x->overlap ? "gemm, vector, memory, network" : "none", x->chips, net, x->cores, a,
+        x->cores / a, cap, x->dram, x->sram, gemm, x->aw,
+        2.0 * x->aw * x->ah * x->cores * x->freq / 1e3);
+}
+
+/* comet's step for the run at DFModel's degrees (as the script's
+ * `comet predict`); a configuration over comet's capacity (DFModel holds no
+ * 1F1B activations in flight) is costed with the capacity unbounded, which
+ * changes no time term. */
+static double run_step(const crun *x)
+{
+    char y[4096], err[512], wl[512];
+    comet_model_hw h;
+    comet_system sys;
+    comet_system_llm m;
+    snprintf(wl, sizeof wl,
+        "schema: comet.llm.v1\nname: run\nhidden: %d\nheads: %d\nhead_dim: %d\nffn: %d\n"
+        "layers: %d\nseq: %d\nvocab: 0\nglobal_batch: %d\ndtype: bf16\n",
+        x->hidden, x->heads, x->hd, 4 * x->hidden, x->layers, x->seq, x->batch);
+    if (comet_system_llm_parse("run.yaml", wl, strlen(wl), &m, err, sizeof err))
+        fail_msg("%s: %s", x->dir, err);
+    double r_step = NAN;
+    for (int pass = 0; pass < 2 && isnan(r_step); pass++) {
+        run_hw(x, pass ? 1e18 : x->cap, y, sizeof y);
+        if (comet_model_hw_parse("run-hw.yaml", y, strlen(y), &h, err, sizeof err)
+            || comet_system_from_hw(&h, m.dtype, 0, &sys, err, sizeof err))
+            fail_msg("%s: %s", x->dir, err);
+        comet_model_hw_free(&h);
+        const int train = !strcmp(x->phase, "train");
+        comet_system_opts o = { .phase = train ? COMET_SYSTEM_TRAIN : COMET_SYSTEM_FORWARD,
+            .batch = x->batch,
+            .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
+            .seq_parallel = 0,
+            .exec
+            = !strcmp(x->exec, "dataflow") ? COMET_SYSTEM_EXEC_DATAFLOW : COMET_SYSTEM_EXEC_KERNEL,
+            .zero = -1,
+            .partitions = x->parts };
+        char par[128];
+        snprintf(par, sizeof par, "tp=%d,pp=%d,dp=%d,microbatch=%d,order=%s", x->tp, x->pp, x->dp,
+            x->mb, x->order);
+        comet_system_config c;
+        if (comet_system_config_parse(par, &c, err, sizeof err))
+            fail_msg("%s: %s", x->dir, err);
+        c.recompute = COMET_SYSTEM_RECOMPUTE_NONE;
+        c.seq_parallel = 0;
+        c.exec = (comet_system_exec)o.exec;
+        comet_system_result r;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
+        if (r.feasible) {
+            assert_true(r.step_s >= r.bound_s * (1 - 1e-9));
+            r_step = r.step_s;
+        } else if (pass || !strstr(r.reason, "memory"))
+            fail_msg("%s: %s", x->dir, r.reason);
+        comet_system_free(&sys);
+    }
+    return r_step;
+}
+
+/* Every released run compared (docs/validation/dfmodel-compare.csv): a run
+ * of class none within 0.8-1.25 of DFModel's step; one where comet moves
+ * what DFModel does not (weights from DRAM, the 1F1B stash, each
+ * microbatch's pipeline transfer: p2p) or idles as 1F1B does (bubble)
+ * slower than 1.25x; one where DFModel's dataflow
+ * configurations compute below the peak (dfm-util) faster than 0.8x.
+ * docs/system.md names and checks each class; interrupted solvers and the
+ * setup/log pair of two runs (mismatch) are only printed. */
+static void test_released_runs_classes(void **st)
+{
+    (void)st;
+    static crun r[256];
+    const int n = load_compare(r, 256);
+    assert_true(n >= 190);
+    int checked = 0, bad = 0;
+    for (int i = 0; i < n; i++) {
+        const crun *x = &r[i];
+        const double ratio = run_step(x) / x->final_s;
+        const char *c = x->cls;
+        int ok = 1;
+        if (!strcmp(c, "none"))
+            ok = ratio >= 0.8 && ratio <= 1.25;
+        else if (!strcmp(c, "weights") || !strcmp(c, "stash") || !strcmp(c, "bubble")
+            || !strcmp(c, "p2p") || !strcmp(c, "weights+dfm-util"))
+            ok = ratio > 1.25;
+        else if (!strcmp(c, "dfm-util"))
+            ok = ratio < 0.8;
+        else if (strcmp(c, "interrupted") && strcmp(c, "mismatch"))
+            fail_msg("%s: class '%s' has no check", x->dir, c);
+        else
+            checked--;
+        checked++;
+        if (!ok) {
+            printf("  %s (%s): comet/DFModel %.3f breaks its class\n", x->dir, c, ratio);
+            bad++;
+        }
+        if (bad && i == n - 1)
+            printf("after a model change: scripts/dfmodel-compare.py --from-csv "
+                   "docs/validation/dfmodel-compare.csv [--summary] recomputes comet's side "
+                   "and the classes; docs/system.md names each class\n");
+    }
+    printf(
+        "released runs: %d compared, %d checked by class, %d off their class\n", n, checked, bad);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fig19_ranking),
         cmocka_unit_test(test_table6_from_summary),
+        cmocka_unit_test(test_released_runs_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

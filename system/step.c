@@ -132,6 +132,15 @@ static double stage_layers(const comet_system_llm *m, const comet_system_config 
     return (double)((m->layers + c->pp - 1) / c->pp);
 }
 
+/* The layer costing's context for configuration c (prepare()'s setup s). */
+static sys_ctx ctx_for(const comet_system *sys, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, const setup *s)
+{
+    const sys_ctx C
+        = { sys, s->L, s->inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, s), 0 };
+    return C;
+}
+
 /* Memory of one chip of the first stage (it holds the most in 1F1B). */
 static void memory(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
@@ -337,12 +346,12 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
          * its blocking exchanges over full-duplex links (a network engine
          * or not: the schedule waits for them); interleaved stages: every
          * transfer in turn (not derived for that schedule) */
-        if (c->pp > 1 && v == 1)
+        if (c->pp > 1 && o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED)
+            pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
+        else if (c->pp > 1 && v == 1)
             pp_s = sys_pp_1f1b_s(c->pp, (long)fmax(1, llround(mbs)), tf, tb, tp2p);
         else
             pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
-        if (o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED && c->pp > 1)
-            pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;
@@ -468,7 +477,7 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
     cost_power(sys, r);
     /* memory needs the stored bytes per layer: from the cache, or cost the layer */
     const sys_layer_out *lo = cached;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, &s), 0 };
+    sys_ctx C = ctx_for(sys, m, o, c, &s);
     if (!lo) {
         sys_layer_cost(&C, scratch);
         lo = scratch;
@@ -489,8 +498,7 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         comet_system s2 = *sys;
         const double f2 = (r->mem.total - sys->mem_cap) / r->mem.total;
         s2.mem_bw = 1.0 / ((1 - f2) / sys->mem_bw + f2 / sys->mem2_bw);
-        sys_ctx C2
-            = { &s2, s.L, s.inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, &s), 0 };
+        sys_ctx C2 = ctx_for(&s2, m, o, c, &s);
         sys_layer_cost(&C2, scratch);
         return assemble(&s2, m, o, c, &s, scratch, r);
     }
@@ -577,7 +585,7 @@ int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const come
     memset(&r, 0, sizeof r);
     if (!prepare(sys, m, o, c, &s, &r))
         return 0;
-    sys_ctx C = { sys, s.L, s.inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, &s), 0 };
+    sys_ctx C = ctx_for(sys, m, o, c, &s);
     sys_layer_cost(&C, out);
     return 1;
 }

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -61,6 +62,19 @@ static inline double comet_test_urand(unsigned long long *s)
 static inline int comet_test_irand(unsigned long long *s, int lo, int hi)
 {
     return lo + (int)(comet_test_urand(s) * (hi - lo + 1));
+}
+
+/**
+ * Opens `rel` (a path inside the source tree: docs/validation/..., tests/
+ * fixtures/...) for reading under COMET_SOURCE_DIR, which ctest sets (else
+ * the working directory), and leaves its full path in path for messages.
+ * @return the stream, or NULL when it cannot be opened.
+ */
+static inline FILE *comet_test_open_source(const char *rel, char *path, size_t n)
+{
+    const char *src = getenv("COMET_SOURCE_DIR");
+    snprintf(path, n, "%s/%s", src ? src : ".", rel);
+    return fopen(path, "r");
 }
 
 #endif

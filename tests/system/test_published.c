@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "test_helpers.h"
+
 /* Regression bounds: what the model met when the table was last made (39
  * runs: mean 4.6%, median -1.8%, max 22.7%: docs/validation-published.md),
  * not the issue's aims (5%, +-2%, 12%): the max (three MT-NLG runs, four
@@ -36,10 +38,8 @@ typedef struct run {
 
 static int load_runs(run *r, int max)
 {
-    const char *src = getenv("COMET_SOURCE_DIR"); /* ctest sets it */
     char path[4096], line[1024];
-    snprintf(path, sizeof path, "%s/docs/validation/published-runs.csv", src ? src : ".");
-    FILE *f = fopen(path, "r");
+    FILE *f = comet_test_open_source("docs/validation/published-runs.csv", path, sizeof path);
     if (!f)
         fail_msg("%s: cannot open", path);
     int n = 0, header = 0, schema = 0;
@@ -232,10 +232,8 @@ static void test_published_runs(void **st)
 static void test_calculon_terms(void **st)
 {
     (void)st;
-    const char *src = getenv("COMET_SOURCE_DIR");
     char path[4096], line[1024];
-    snprintf(path, sizeof path, "%s/docs/validation/calculon-terms.csv", src ? src : ".");
-    FILE *f = fopen(path, "r");
+    FILE *f = comet_test_open_source("docs/validation/calculon-terms.csv", path, sizeof path);
     if (!f)
         fail_msg("%s: cannot open", path);
     int n = 0, header = 0;

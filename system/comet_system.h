@@ -180,12 +180,24 @@ typedef struct comet_system_opts {
                          the input-gradient all-reduce or reduce-scatter beside the
                          weight-gradient GEMM, sequence parallelism's re-all-gather beside
                          the input-gradient GEMM); 0: each waits for its kernel */
-    int grad_acc_kernel; /**< training, kernel by kernel: each weight-gradient GEMM writes its
-                              gradient and a separate elementwise kernel adds it to the
-                              accumulated one (PyTorch's AccumulateGrad, Megatron-LM's DDP
-                              hook main_grad.add_(grad)): 3 more passes over the gradient;
+    int grad_acc_kernel; /**< training, kernel by kernel (comet_system_grad_acc): 1: each
+                              weight-gradient GEMM writes its gradient and a separate
+                              elementwise kernel adds it to the accumulated one (PyTorch's
+                              AccumulateGrad, Megatron-LM's DDP hook main_grad.add_(grad)):
+                              3 more passes over the gradient; 2: DeepSpeed's BF16_Optimizer
+                              (2022): the gradient cast to a fp32 copy and added to a fp32
+                              accumulator every microbatch, the fp32 gradients all-reduced over
+                              data parallelism once a step (its own ZeRO-1 then all-gathers
+                              the 16-bit weights), the fp32 accumulator unsharded in memory;
                               0: the GEMM accumulates in place (Megatron-LM's
                               gradient-accumulation fusion) */
+    int pp_embed_slots; /**< training or inference with pp > 1: the word embedding and the LM
+                             head each take a layer's slot in the pipeline's partition
+                             (Megatron-DeepSpeed's --pp-partition-method
+                             'type:transformer|embedding': ceil((layers + 2) / pp) slots a
+                             stage, the first stage the embedding and one layer fewer, the
+                             last one layer fewer and the head); 0: every stage
+                             ceil(layers / pp) layers, the head on top of the last stage's */
     int pipe_engine; /**< training with pp > 1: whose pipeline runs the 1F1B schedule
                           (comet_system_pipe_engine): Megatron-LM's (0: each stage pairs its
                           send and receive, the activation scattered over the TP group and
@@ -197,6 +209,13 @@ typedef struct comet_system_opts {
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
 } comet_system_opts;
+
+/** Weight-gradient accumulation (comet_system_opts.grad_acc_kernel). */
+typedef enum comet_system_grad_acc {
+    COMET_SYSTEM_GRAD_ACC_GEMM = 0,
+    COMET_SYSTEM_GRAD_ACC_KERNEL = 1,
+    COMET_SYSTEM_GRAD_ACC_FP32 = 2
+} comet_system_grad_acc;
 
 /** Pipeline engines (comet_system_opts.pipe_engine). */
 typedef enum comet_system_pipe_engine {

@@ -468,6 +468,19 @@ static double acc_ratio(const sys_ctx *C)
     return acc > C->L.e ? acc / C->L.e : 1;
 }
 
+void sys_grad_acc_bytes(int mode, double wgrad, double e, double *rd, double *wr)
+{
+    *rd = *wr = 0;
+    if (mode == COMET_SYSTEM_GRAD_ACC_KERNEL) {
+        *rd = 2 * wgrad; /* the new gradient and the accumulated one */
+        *wr = wgrad; /* their sum */
+    } else if (mode == COMET_SYSTEM_GRAD_ACC_FP32) {
+        const double p = wgrad / e; /* parameters */
+        *rd = wgrad + 8 * p; /* the gradient; the fp32 copy and the fp32 sum */
+        *wr = 8 * p; /* the fp32 copy (lp.grad.to(fp32)) and the new sum (add_) */
+    }
+}
+
 /* How often a fused partition of kernels [i, j) (two or more) streams its
  * weights from off-chip memory, from what it must hold on chip. A partition
  * is a spatial pipeline over row tiles of tm tokens: every tensor it
@@ -553,7 +566,7 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     comet_system_parts *parts)
 {
     const comet_system *S = C->sys;
-    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0, acc_b = 0;
+    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0, acc_rd = 0, acc_wr = 0;
     /* one kernel alone tiles against the whole on-chip memory (its re-read
      * factors); a fused partition streams its weights `passes` times */
     double passes = 1, tile = C->L.T, onchip = NAN;
@@ -587,10 +600,14 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             rd += k->w * wf;
         if (k->wgrad > 0 && !dataflow && C->L.grad_acc_kernel) {
             /* the GEMM writes the gradient; a kernel of its own reads it and
-             * the accumulated one and writes the sum */
+             * the accumulated one and writes the sum (fp32: a cast copy,
+             * then the fp32 sum; sys_grad_acc_bytes) */
             wr += k->extra_wr + k->wgrad;
             rd += k->extra_rd;
-            acc_b += 3 * k->wgrad;
+            double ar, aw;
+            sys_grad_acc_bytes(C->L.grad_acc_kernel, k->wgrad, C->L.e, &ar, &aw);
+            acc_rd += ar;
+            acc_wr += aw;
         } else {
             rd += k->extra_rd + wg;
             wr += k->extra_wr + wg;
@@ -619,13 +636,13 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
-    if (acc_b > 0) { /* the separate accumulation kernel, after the GEMM */
-        const double ma = sys_mem_s(S, acc_b);
+    if (acc_rd + acc_wr > 0) { /* the separate accumulation kernel(s), after the GEMM */
+        const double ma = sys_mem_s(S, acc_rd + acc_wr);
         t += ma;
         mem += ma;
         cm += ma;
-        rd += 2 * acc_b / 3;
-        wr += acc_b / 3;
+        rd += acc_rd;
+        wr += acc_wr;
     }
     if (parts && parts->n < COMET_SYSTEM_MAX_KERNELS) {
         const int q = parts->n;

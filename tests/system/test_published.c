@@ -20,13 +20,13 @@
 
 #include "test_helpers.h"
 
-/* Regression bounds: what the model met when the table was last made (45
- * runs, session 22: mean 7.2%, median -5.8%, max 22.3%:
+/* Regression bounds: what the model met when the table was last made (51
+ * runs, session 22: mean 6.6%, median -4.7%, max 22.3%:
  * docs/validation-published.md), not the issue's aims (5%, +-2%, 12%),
- * none of which is met: the MT-NLG runs (-20..-22%), the BLOOM runs at
+ * none of which is met: the MT-NLG runs (-19..-22%) and the BLOOM runs at
  * TP 4 and 8 (-4..-21%) are optimistic. */
-#define PUB_MEAN   0.075
-#define PUB_MEDIAN 0.06
+#define PUB_MEAN   0.07
+#define PUB_MEDIAN 0.05
 #define PUB_MAX    0.23
 
 typedef struct run {

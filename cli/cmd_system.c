@@ -42,6 +42,11 @@ void comet_cli_system_usage(FILE *f, int explore)
         "                    gradient cast to fp32 and added to a fp32 accumulator every\n"
         "                    microbatch, the fp32 gradients all-reduced over data\n"
         "                    parallelism, the 16-bit weights all-gathered after its step\n"
+        "  --softmax-kernel R  fused (default: the attention softmax one fused kernel),\n"
+        "                    megatron (fused where Megatron's FusedScaleMaskSoftmax\n"
+        "                    condition holds, else PyTorch's unfused passes) or\n"
+        "                    megatron-ds-2022 (that condition as BigScience's fork computed\n"
+        "                    it until 2022-03-06)\n"
         "  --pp-embed-slots  pp > 1: the embedding and the LM head each take a layer's\n"
         "                    slot in the pipeline's partition (Megatron-DeepSpeed's\n"
         "                    --pp-partition-method 'type:transformer|embedding')\n"
@@ -244,7 +249,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "grad-acc-kernel", no_argument, NULL, 0x3018 },
         { "pipe-engine", required_argument, NULL, 0x3019 },
         { "bf16-optimizer", no_argument, NULL, 0x301a },
-        { "pp-embed-slots", no_argument, NULL, 0x301b }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "pp-embed-slots", no_argument, NULL, 0x301b },
+        { "softmax-kernel", required_argument, NULL, 0x301c }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
@@ -340,6 +346,16 @@ int comet_cli_system(int argc, char **argv, int explore)
         case 0x301b:
             o.pp_embed_slots = 1;
             break;
+        case 0x301c: {
+            comet_system_softmax_rule sr;
+            if (comet_system_softmax_rule_parse(optarg, &sr)) {
+                comet_cli_error(
+                    sub, "--softmax-kernel '%s': fused, megatron or megatron-ds-2022", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.softmax_rule = (int)sr;
+            break;
+        }
         case 0x3019: {
             comet_system_pipe_engine pe;
             if (comet_system_pipe_engine_parse(optarg, &pe)) {

@@ -191,6 +191,14 @@ typedef struct comet_system_opts {
                               the 16-bit weights), the fp32 accumulator unsharded in memory;
                               0: the GEMM accumulates in place (Megatron-LM's
                               gradient-accumulation fusion) */
+    int softmax_rule; /**< kernel by kernel: when the attention's scale-mask-softmax runs as one
+                           fused kernel (comet_system_softmax_rule): always (0), or by
+                           Megatron's FusedScaleMaskSoftmax.is_kernel_available (1), or by
+                           that condition as bigscience-workshop/Megatron-DeepSpeed computed it
+                           from 9f5f5d4c (2021-10-21) to 1cb76a64 (2022-03-06), its
+                           batch_per_block from the heads a GPU (2); where it does not, PyTorch's
+                           unfused path: a fp32 copy, the scale, the mask, the softmax and the
+                           cast back, each a pass over the scores (and their backwards) */
     int pp_embed_slots; /**< training or inference with pp > 1: the word embedding and the LM
                              head each take a layer's slot in the pipeline's partition
                              (Megatron-DeepSpeed's --pp-partition-method
@@ -209,6 +217,21 @@ typedef struct comet_system_opts {
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
 } comet_system_opts;
+
+/** When the attention softmax is one fused kernel (comet_system_opts.softmax_rule). */
+typedef enum comet_system_softmax_rule {
+    COMET_SYSTEM_SOFTMAX_FUSED = 0,
+    COMET_SYSTEM_SOFTMAX_MEGATRON = 1,
+    COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022 = 2
+} comet_system_softmax_rule;
+
+/** Parses a softmax rule name (fused, megatron, megatron-ds-2022); -EINVAL if unknown. */
+int comet_system_softmax_rule_parse(const char *s, comet_system_softmax_rule *r);
+
+/** Whether Megatron's FusedScaleMaskSoftmax runs its fused kernel for a causal attention of
+ *  b sequences, np heads on the chip, sq queries and sk keys under rule r (always for
+ *  COMET_SYSTEM_SOFTMAX_FUSED). */
+int comet_system_softmax_fused(comet_system_softmax_rule r, int b, int np, int sq, int sk);
 
 /** Weight-gradient accumulation (comet_system_opts.grad_acc_kernel). */
 typedef enum comet_system_grad_acc {

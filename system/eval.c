@@ -156,6 +156,14 @@ static void build_fwd(const sys_layer *L, int split, graph *g, int *X0out)
         k->extra_rd = L->b * L->ctx * gl * d * e; /* K from the cache */
     in[0] = k->out;
     k = add_k(g, "softmax", E_VEC, 5 * sc, 1, in, sc * e, keep_attn ? sc * e : 0);
+    if (L->softmax_unfused) {
+        /* PyTorch's path (Megatron's forward_torch_softmax): input.float()
+         * (read e, write 4 B), the scale (4, 4), masked_fill_ (4, 4),
+         * the softmax (4, 4), the cast back (4, e): 16 B more read and
+         * written an element than the fused kernel's read and write */
+        k->extra_rd = 16 * sc;
+        k->extra_wr = 16 * sc;
+    }
     int probs = k->out;
     if (drop) {
         in[0] = probs;
@@ -251,6 +259,8 @@ static void emit_recompute(const sys_layer *L, const graph *f, graph *g, int *ma
         r->K = k->K;
         r->coll = k->coll;
         r->coll_bytes = k->coll_bytes;
+        r->extra_rd = k->extra_rd; /* (training graphs: the unfused softmax's) */
+        r->extra_wr = k->extra_wr;
         r->recompute = 1;
         map[k->out] = r->out;
     }
@@ -328,6 +338,16 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             char nm[16];
             snprintf(nm, sizeof nm, "d%s%s", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
             kern *b = add_k(g, nm, k->engine, flops, nin, in, xt->bytes, 0);
+            if (L->softmax_unfused && !strcmp(k->name, "softmax")) {
+                /* autograd through the unfused path: the cast back's
+                 * gradient (read e, write 4 B), the softmax's (read the
+                 * fp32 probabilities and the gradient, write 4), the mask's
+                 * (4, 4), the scale's (4, 4), the cast's (4, e): beyond the
+                 * fused backward's two reads and one write of e */
+                const double n = xt->bytes / L->e;
+                b->extra_rd = (20 - L->e) * n;
+                b->extra_wr = 16 * n;
+            }
             b->M = k->M;
             b->N = k->K;
             b->K = k->N;

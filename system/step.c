@@ -39,6 +39,40 @@ static int fail(comet_system_result *r, const char *fmt, ...)
     return 0;
 }
 
+int comet_system_softmax_rule_parse(const char *s, comet_system_softmax_rule *r)
+{
+    static const char *const names[] = { "fused", "megatron", "megatron-ds-2022" };
+    for (int i = 0; i < 3; i++)
+        if (s && !strcmp(s, names[i])) {
+            *r = (comet_system_softmax_rule)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* Megatron's FusedScaleMaskSoftmax.is_kernel_available for a causal mask
+ * (megatron/model/fused_softmax.py; bigscience-workshop/Megatron-DeepSpeed
+ * @00f5f889): 16 < sq <= 2048, sk a multiple of 4 up to 2048, b np a
+ * multiple of 4 and of batch_per_block (fused_kernels/scaled_masked_softmax.h
+ * get_batch_per_block: 128-thread blocks of warps of min(32, p) threads, two
+ * rows a warp where p <= 128, p the power of two at or above its
+ * key_seq_len). The fork's Python wrapper of 9f5f5d4c..1cb76a64 passed its
+ * arguments in another order, so its key_seq_len was the heads a GPU. */
+int comet_system_softmax_fused(comet_system_softmax_rule r, int b, int np, int sq, int sk)
+{
+    if (r == COMET_SYSTEM_SOFTMAX_FUSED)
+        return 1;
+    const long ab = (long)b * np;
+    if (!(sq > 16 && sq <= 2048 && sk % 4 == 0 && sk >= 0 && sk <= 2048 && ab % 4 == 0))
+        return 0;
+    const long n = r == COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022 ? np : sk;
+    long p = 1;
+    while (p < n)
+        p <<= 1;
+    const long warp = p < 32 ? p : 32, per_warp = p <= 128 ? 2 : 1;
+    return ab % ((128 / warp) * per_warp) == 0;
+}
+
 static int o_train(const setup *s)
 {
     return s->L.phase == COMET_SYSTEM_TRAIN;
@@ -63,6 +97,9 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     if (c->pp > m->layers + (o->pp_embed_slots && c->pp > 1 ? 2 : 0))
         return fail(r, "pp=%d exceeds the %d layers%s", c->pp, m->layers,
             o->pp_embed_slots ? " and the embedding's two slots" : "");
+    if (o->softmax_rule < COMET_SYSTEM_SOFTMAX_FUSED
+        || o->softmax_rule > COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022)
+        return fail(r, "softmax rule %d is not 0-2", o->softmax_rule);
     if (o->grad_acc_kernel < COMET_SYSTEM_GRAD_ACC_GEMM
         || o->grad_acc_kernel > COMET_SYSTEM_GRAD_ACC_FP32)
         return fail(r, "gradient accumulation mode %d is not 0-2", o->grad_acc_kernel);
@@ -118,6 +155,9 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->grad_acc_kernel = o->phase == COMET_SYSTEM_TRAIN ? o->grad_acc_kernel : 0;
     L->rec = c->recompute;
     L->exec = c->exec;
+    L->softmax_unfused = c->exec == COMET_SYSTEM_EXEC_KERNEL
+        && !comet_system_softmax_fused((comet_system_softmax_rule)o->softmax_rule, (int)L->b,
+            m->heads / c->tp, (int)L->sq, (int)L->ctx);
     L->nparts = o->partitions;
     return 1;
 }

@@ -245,6 +245,7 @@ static void gen_case(gcase *g)
     g->o.grad_acc_kernel
         = irand(0, 2); /* in the GEMM, a kernel of its own, fp32 (BF16_Optimizer) */
     g->o.pp_embed_slots = irand(0, 1);
+    g->o.softmax_rule = irand(0, 2); /* fused, Megatron's condition, the fork's of 2022 */
     int tp = 1, pp = 1, dp = 1;
     const int chips = g->sys.chips;
     while (tp * 2 <= chips && g->m.heads % (tp * 2) == 0 && urand() < 0.5)
@@ -867,6 +868,62 @@ static void test_bf16_optimizer(void **st)
     assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
     assert_false(b.feasible);
     assert_non_null(strstr(b.reason, "BF16_Optimizer"));
+    comet_system_free(&sys);
+}
+
+/* When Megatron's fused scale-mask-softmax runs (comet_system_softmax_fused,
+ * megatron/model/fused_softmax.py is_kernel_available for a causal mask;
+ * scaled_masked_softmax.h get_batch_per_block): at sequence 2048 every
+ * b x heads multiple of 4 qualifies; the BigScience fork of 2021-10..2022-03
+ * took batch_per_block from the heads a GPU (8 for 17-32 heads, 16 for
+ * 9-16, 32 for 5-8), which fails 26 heads at microbatch 2 and 8 heads at
+ * microbatch 2 but not at 4. Unfused, the forward and its recomputation
+ * read and write 16 B more an element of the scores, the backward 18 and
+ * 16 more (e = 2): the step's memory time grows by at least those bytes at
+ * the memory's full rate, its compute not at all. */
+static void test_softmax_rule(void **st)
+{
+    (void)st;
+    const comet_system_softmax_rule M = COMET_SYSTEM_SOFTMAX_MEGATRON,
+                                    D = COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022;
+    assert_true(comet_system_softmax_fused(COMET_SYSTEM_SOFTMAX_FUSED, 1, 3, 1, 7));
+    assert_true(comet_system_softmax_fused(M, 2, 26, 2048, 2048));
+    assert_false(comet_system_softmax_fused(M, 1, 6, 2048, 2048)); /* b np = 6 */
+    assert_false(comet_system_softmax_fused(M, 1, 16, 4096, 4096)); /* sequence > 2048 */
+    assert_false(comet_system_softmax_fused(M, 4, 16, 1, 2048)); /* a decode step */
+    assert_false(comet_system_softmax_fused(D, 2, 26, 2048, 2048)); /* 52 % 8 */
+    assert_true(comet_system_softmax_fused(D, 2, 28, 2048, 2048)); /* 56 % 8 */
+    assert_true(comet_system_softmax_fused(D, 2, 16, 2048, 2048)); /* 32 % 16 */
+    assert_false(comet_system_softmax_fused(D, 2, 8, 2048, 2048)); /* 16 % 32 */
+    assert_true(comet_system_softmax_fused(D, 4, 8, 2048, 2048)); /* 32 % 32 */
+    comet_system_softmax_rule r;
+    assert_int_equal(comet_system_softmax_rule_parse("megatron-ds-2022", &r), 0);
+    assert_int_equal(r, D);
+    assert_true(comet_system_softmax_rule_parse("unfused", &r) < 0);
+
+    comet_system sys;
+    comet_system_llm m;
+    dgx_system("gpt3-175b", 64, &sys, &m);
+    m.heads = m.kv_heads = 104; /* 26 a GPU at TP 4: 52 at microbatch 2 */
+    m.head_dim = m.hidden / 104;
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 32 };
+    const comet_system_config c = cfg(4, 16, 1, 2, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    o.softmax_rule = M;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.softmax_rule = D;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    const double sc = 2.0 * 26 * 2048 * 2048, Ls = m.layers / 16.0, mbs = 32 / 2;
+    const double extra = Ls * mbs * (2 * 32 + 34) * sc / sys.mem_bw;
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("unfused softmax: memory %.6g s -> %.6g s, less than %.6g s more",
+            a.breakdown.memory_s, b.breakdown.memory_s, extra);
+    assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+    assert_true(b.step_s > a.step_s && b.step_s >= b.bound_s * (1 - 1e-9));
+    o.softmax_rule = 3;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_false(b.feasible);
     comet_system_free(&sys);
 }
 
@@ -1536,6 +1593,7 @@ int main(void)
         cmocka_unit_test(test_grad_acc_kernel),
         cmocka_unit_test(test_bf16_optimizer),
         cmocka_unit_test(test_embed_slots),
+        cmocka_unit_test(test_softmax_rule),
         cmocka_unit_test(test_deepspeed_pipe),
         cmocka_unit_test(test_tied_embedding),
         cmocka_unit_test(test_missing_terms),

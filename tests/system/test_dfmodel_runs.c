@@ -313,15 +313,16 @@ static void run_hw(const crun *x, double cap, char *y, size_t len)
     int a = (int)sqrt((double)x->cores);
     while (a > 1 && x->cores % a)
         a--;
-    char gemm[128];
+    /* the RDU studies (SN10, SN30): a spatial mapping (the script's spatial_chip()) */
+    const size_t sl = strlen(x->study);
+    const int spatial = !strcmp(x->study, "fig19") || !strcmp(x->study, "table6")
+        || (sl >= 4 && !strcmp(x->study + sl - 4, "sn30"));
+    char gemm[160];
+    snprintf(gemm, sizeof gemm, "{engine: systolic, rows: %d, cols: %d, arrays: 1%s", x->aw, x->ah,
+        spatial ? ", mapping: spatial" : "");
     if (x->util > 0)
-        snprintf(gemm, sizeof gemm,
-            "{engine: systolic, rows: %d, cols: %d, arrays: 1, "
-            "efficiency: %g}",
-            x->aw, x->ah, x->util);
-    else
-        snprintf(
-            gemm, sizeof gemm, "{engine: systolic, rows: %d, cols: %d, arrays: 1}", x->aw, x->ah);
+        snprintf(gemm + strlen(gemm), sizeof gemm - strlen(gemm), ", efficiency: %g", x->util);
+    snprintf(gemm + strlen(gemm), sizeof gemm - strlen(gemm), "}");
     snprintf(y, len,
         "schema: comet.hw.v2\nname: dfmodel-run\nkind: accelerator\nclock: %g GHz\n"
         "bytes_per_elem: 2\noverlap: [%s]\nclusters_per_chip: 1\nclusters:\n  count: %d\n"

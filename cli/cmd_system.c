@@ -38,6 +38,18 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --grad-acc-kernel training: each weight gradient is added to the accumulated one\n"
         "                    by a kernel of its own (PyTorch's AccumulateGrad, a DDP hook)\n"
         "                    instead of in the GEMM (default: in the GEMM)\n"
+        "  --bf16-optimizer  training: DeepSpeed's BF16_Optimizer (2022): each weight\n"
+        "                    gradient cast to fp32 and added to a fp32 accumulator every\n"
+        "                    microbatch, the fp32 gradients all-reduced over data\n"
+        "                    parallelism, the 16-bit weights all-gathered after its step\n"
+        "  --softmax-kernel R  fused (default: the attention softmax one fused kernel),\n"
+        "                    megatron (fused where Megatron's FusedScaleMaskSoftmax\n"
+        "                    condition holds, else PyTorch's unfused passes) or\n"
+        "                    megatron-ds-2022 (that condition as BigScience's fork computed\n"
+        "                    it until 2022-03-06)\n"
+        "  --pp-embed-slots  pp > 1: the embedding and the LM head each take a layer's\n"
+        "                    slot in the pipeline's partition (Megatron-DeepSpeed's\n"
+        "                    --pp-partition-method 'type:transformer|embedding')\n"
         "  --pipe-engine E   training with pp > 1: megatron (default; paired send/recv)\n"
         "                    or deepspeed (DeepSpeed's 2021 TrainSchedule: four blocking\n"
         "                    transfers a microbatch, replayed event by event)\n"
@@ -235,7 +247,10 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "sweep", required_argument, NULL, 0x3015 }, { "sensitivity", no_argument, NULL, 0x3016 },
         { "tp-comm-overlap", no_argument, NULL, 0x3017 },
         { "grad-acc-kernel", no_argument, NULL, 0x3018 },
-        { "pipe-engine", required_argument, NULL, 0x3019 }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "pipe-engine", required_argument, NULL, 0x3019 },
+        { "bf16-optimizer", no_argument, NULL, 0x301a },
+        { "pp-embed-slots", no_argument, NULL, 0x301b },
+        { "softmax-kernel", required_argument, NULL, 0x301c }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
@@ -323,8 +338,24 @@ int comet_cli_system(int argc, char **argv, int explore)
             o.tp_overlap = 1;
             break;
         case 0x3018:
-            o.grad_acc_kernel = 1;
+            o.grad_acc_kernel = COMET_SYSTEM_GRAD_ACC_KERNEL;
             break;
+        case 0x301a:
+            o.grad_acc_kernel = COMET_SYSTEM_GRAD_ACC_FP32;
+            break;
+        case 0x301b:
+            o.pp_embed_slots = 1;
+            break;
+        case 0x301c: {
+            comet_system_softmax_rule sr;
+            if (comet_system_softmax_rule_parse(optarg, &sr)) {
+                comet_cli_error(
+                    sub, "--softmax-kernel '%s': fused, megatron or megatron-ds-2022", optarg);
+                return COMET_EXIT_USAGE;
+            }
+            o.softmax_rule = (int)sr;
+            break;
+        }
         case 0x3019: {
             comet_system_pipe_engine pe;
             if (comet_system_pipe_engine_parse(optarg, &pe)) {

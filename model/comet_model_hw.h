@@ -128,8 +128,8 @@ typedef struct comet_model_coll_fit {
 
 /** Calibrated link parameters of a CPU system (all optional; 0 = absent). */
 typedef struct comet_model_links {
-    double p2p_alpha_s; /**< Hockney point-to-point latency (s): the fit's first piece */
-    double p2p_beta_s; /**< Hockney seconds per byte: the fit's first piece */
+    double p2p_alpha_s; /**< Hockney point-to-point latency (s): the fit's first piece's */
+    double p2p_beta_s; /**< Hockney seconds per byte: the first piece with a rate (> 0) */
     int nfits; /**< collective fits */
     comet_model_coll_fit fits[COMET_MODEL_MAX_FITS]; /**< per collective and algorithm */
     /* --- appended --- */

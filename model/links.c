@@ -49,32 +49,37 @@ static int links_filtered(const json_t *cal, const char *link, comet_model_links
     {
         if (!on_link(x, link))
             continue;
-        const json_t *s0 = json_array_get(json_object_get(x, "segments"), 0);
-        double a = jnum_or(s0, "alpha_us", NAN), b = jnum_or(s0, "beta_ns_per_byte", NAN);
-        if (a >= 0 && b > 0) {
-            l->p2p_alpha_s = a * 1e-6;
-            l->p2p_beta_s = b * 1e-9;
-            /* every piece: the eager -> rendezvous step of a TCP link costs
-             * a large message one or two round trips more than the first
-             * piece says, and its rate may differ (calibrate splits the fit
-             * where the link's ping-pong steps) */
-            json_array_foreach(json_object_get(x, "segments"), j, seg)
-            {
-                const double sa = jnum_or(seg, "alpha_us", NAN),
-                             sb = jnum_or(seg, "beta_ns_per_byte", NAN),
-                             sf = jnum_or(seg, "from_bytes", 0);
-                const int k = l->p2p_nseg;
-                if (!(sa >= 0) || !(sb > 0) || !(sf >= 0) || k >= COMET_MODEL_MAX_P2P_SEGS
-                    || (k && !(sf > l->p2p_seg_from_bytes[k - 1])))
-                    continue;
-                l->p2p_seg_from_bytes[k] = k ? sf : 0;
-                l->p2p_seg_alpha_s[k] = sa * 1e-6;
-                l->p2p_seg_beta_s[k] = sb * 1e-9;
-                l->p2p_nseg++;
-            }
+        /* every piece: the eager -> rendezvous step of a TCP link costs a
+         * large message one or two round trips more than the first piece
+         * says, and its rate may differ (calibrate splits the fit where the
+         * link's ping-pong steps). A piece may be flat (beta 0: the smallest
+         * messages cost the latency alone, as over tbf's bucket); the link
+         * has a fit when some piece has a rate. */
+        double beta = 0;
+        json_array_foreach(json_object_get(x, "segments"), j, seg)
+        {
+            const double sa = jnum_or(seg, "alpha_us", NAN),
+                         sb = jnum_or(seg, "beta_ns_per_byte", NAN),
+                         sf = jnum_or(seg, "from_bytes", 0);
+            const int k = l->p2p_nseg;
+            if (!(sa >= 0) || !(sb >= 0) || !(sf >= 0) || k >= COMET_MODEL_MAX_P2P_SEGS
+                || (k && !(sf > l->p2p_seg_from_bytes[k - 1])))
+                continue;
+            l->p2p_seg_from_bytes[k] = k ? sf : 0;
+            l->p2p_seg_alpha_s[k] = sa * 1e-6;
+            l->p2p_seg_beta_s[k] = sb * 1e-9;
+            l->p2p_nseg++;
+            if (!(beta > 0) && sb > 0)
+                beta = sb * 1e-9;
+        }
+        if (l->p2p_nseg > 0 && beta > 0) {
+            /* the Hockney pair: the first piece's latency, the first rate */
+            l->p2p_alpha_s = l->p2p_seg_alpha_s[0];
+            l->p2p_beta_s = beta;
             found++;
             break;
         }
+        l->p2p_nseg = 0; /* no rate anywhere: not a usable fit; try the next */
     }
     json_array_foreach(co, i, x)
     {

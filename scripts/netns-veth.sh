@@ -43,6 +43,9 @@
 #                           $TMPDIR/NAME-delayline.pid; its statistics go to
 #                           COMET_NETNS_DELAYLINE_LOG, default
 #                           $TMPDIR/NAME-delayline.log, at down)
+#   COMET_NETNS_DELAYLINE_ARGS="..."
+#                           further options of the delay line (e.g. "-g 0":
+#                           no segmentation offload; see comet-delayline -h)
 #   COMET_DELAYLINE=PATH    the delay line binary (default
 #                           build/tools/comet-delayline beside this script)
 set -eu
@@ -106,8 +109,9 @@ up() {
         # a TUN device named $DEV in each namespace, held by the delay line
         # (the devices vanish with it); it is ready once it wrote its pid
         rm -f "$dlpid"
+        # shellcheck disable=SC2086 # the options are words
         "$DELAYLINE" -a "$DEV@$A" -b "$DEV@$B" -r "$rate" -d "$DELAY" -w "$dlpid" \
-            </dev/null >/dev/null 2>"$dllog" &
+            ${COMET_NETNS_DELAYLINE_ARGS:-} </dev/null >/dev/null 2>"$dllog" &
         i=0
         while [ ! -f "$dlpid" ]; do
             if ! kill -0 $! 2>/dev/null || [ $i -ge 100 ]; then

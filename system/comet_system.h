@@ -185,12 +185,32 @@ typedef struct comet_system_opts {
                          the input-gradient all-reduce or reduce-scatter beside the
                          weight-gradient GEMM, sequence parallelism's re-all-gather beside
                          the input-gradient GEMM); 0: each waits for its kernel */
-    int grad_acc_kernel; /**< training, kernel by kernel: each weight-gradient GEMM writes its
-                              gradient and a separate elementwise kernel adds it to the
-                              accumulated one (PyTorch's AccumulateGrad, Megatron-LM's DDP
-                              hook main_grad.add_(grad)): 3 more passes over the gradient;
+    int grad_acc_kernel; /**< training, kernel by kernel (comet_system_grad_acc): 1: each
+                              weight-gradient GEMM writes its gradient and a separate
+                              elementwise kernel adds it to the accumulated one (PyTorch's
+                              AccumulateGrad, Megatron-LM's DDP hook main_grad.add_(grad)):
+                              3 more passes over the gradient; 2: DeepSpeed's BF16_Optimizer
+                              (2022): the gradient cast to a fp32 copy and added to a fp32
+                              accumulator every microbatch, the fp32 gradients all-reduced over
+                              data parallelism once a step (its own ZeRO-1 then all-gathers
+                              the 16-bit weights), the fp32 accumulator unsharded in memory;
                               0: the GEMM accumulates in place (Megatron-LM's
                               gradient-accumulation fusion) */
+    int softmax_rule; /**< kernel by kernel: when the attention's scale-mask-softmax runs as one
+                           fused kernel (comet_system_softmax_rule): always (0), or by
+                           Megatron's FusedScaleMaskSoftmax.is_kernel_available (1), or by
+                           that condition as bigscience-workshop/Megatron-DeepSpeed computed it
+                           from 9f5f5d4c (2021-10-21) to 1cb76a64 (2022-03-06), its
+                           batch_per_block from the heads a GPU (2); where it does not, PyTorch's
+                           unfused path: a fp32 copy, the scale, the mask, the softmax and the
+                           cast back, each a pass over the scores (and their backwards) */
+    int pp_embed_slots; /**< training or inference with pp > 1: the word embedding and the LM
+                             head each take a layer's slot in the pipeline's partition
+                             (Megatron-DeepSpeed's --pp-partition-method
+                             'type:transformer|embedding': ceil((layers + 2) / pp) slots a
+                             stage, the first stage the embedding and one layer fewer, the
+                             last one layer fewer and the head); 0: every stage
+                             ceil(layers / pp) layers, the head on top of the last stage's */
     int pipe_engine; /**< training with pp > 1: whose pipeline runs the 1F1B schedule
                           (comet_system_pipe_engine): Megatron-LM's (0: each stage pairs its
                           send and receive, the activation scattered over the TP group and
@@ -202,6 +222,28 @@ typedef struct comet_system_opts {
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
 } comet_system_opts;
+
+/** When the attention softmax is one fused kernel (comet_system_opts.softmax_rule). */
+typedef enum comet_system_softmax_rule {
+    COMET_SYSTEM_SOFTMAX_FUSED = 0,
+    COMET_SYSTEM_SOFTMAX_MEGATRON = 1,
+    COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022 = 2
+} comet_system_softmax_rule;
+
+/** Parses a softmax rule name (fused, megatron, megatron-ds-2022); -EINVAL if unknown. */
+int comet_system_softmax_rule_parse(const char *s, comet_system_softmax_rule *r);
+
+/** Whether Megatron's FusedScaleMaskSoftmax runs its fused kernel for a causal attention of
+ *  b sequences, np heads on the chip, sq queries and sk keys under rule r (always for
+ *  COMET_SYSTEM_SOFTMAX_FUSED). */
+int comet_system_softmax_fused(comet_system_softmax_rule r, int b, int np, int sq, int sk);
+
+/** Weight-gradient accumulation (comet_system_opts.grad_acc_kernel). */
+typedef enum comet_system_grad_acc {
+    COMET_SYSTEM_GRAD_ACC_GEMM = 0,
+    COMET_SYSTEM_GRAD_ACC_KERNEL = 1,
+    COMET_SYSTEM_GRAD_ACC_FP32 = 2
+} comet_system_grad_acc;
 
 /** Pipeline engines (comet_system_opts.pipe_engine). */
 typedef enum comet_system_pipe_engine {

@@ -156,6 +156,14 @@ static void build_fwd(const sys_layer *L, int split, graph *g, int *X0out)
         k->extra_rd = L->b * L->ctx * gl * d * e; /* K from the cache */
     in[0] = k->out;
     k = add_k(g, "softmax", E_VEC, 5 * sc, 1, in, sc * e, keep_attn ? sc * e : 0);
+    if (L->softmax_unfused) {
+        /* PyTorch's path (Megatron's forward_torch_softmax): input.float()
+         * (read e, write 4 B), the scale (4, 4), masked_fill_ (4, 4),
+         * the softmax (4, 4), the cast back (4, e): 16 B more read and
+         * written an element than the fused kernel's read and write */
+        k->extra_rd = 16 * sc;
+        k->extra_wr = 16 * sc;
+    }
     int probs = k->out;
     if (drop) {
         in[0] = probs;
@@ -251,6 +259,8 @@ static void emit_recompute(const sys_layer *L, const graph *f, graph *g, int *ma
         r->K = k->K;
         r->coll = k->coll;
         r->coll_bytes = k->coll_bytes;
+        r->extra_rd = k->extra_rd; /* (training graphs: the unfused softmax's) */
+        r->extra_wr = k->extra_wr;
         r->recompute = 1;
         map[k->out] = r->out;
     }
@@ -328,6 +338,16 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             char nm[16];
             snprintf(nm, sizeof nm, "d%s%s", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
             kern *b = add_k(g, nm, k->engine, flops, nin, in, xt->bytes, 0);
+            if (L->softmax_unfused && !strcmp(k->name, "softmax")) {
+                /* autograd through the unfused path: the cast back's
+                 * gradient (read e, write 4 B), the softmax's (read the
+                 * fp32 probabilities and the gradient, write 4), the mask's
+                 * (4, 4), the scale's (4, 4), the cast's (4, e): beyond the
+                 * fused backward's two reads and one write of e */
+                const double n = xt->bytes / L->e;
+                b->extra_rd = (20 - L->e) * n;
+                b->extra_wr = 16 * n;
+            }
             b->M = k->M;
             b->N = k->K;
             b->K = k->N;
@@ -466,6 +486,19 @@ static double acc_ratio(const sys_ctx *C)
 {
     const double acc = C->sys->hw.acc_bytes > 0 ? C->sys->hw.acc_bytes : 4;
     return acc > C->L.e ? acc / C->L.e : 1;
+}
+
+void sys_grad_acc_bytes(int mode, double wgrad, double e, double *rd, double *wr)
+{
+    *rd = *wr = 0;
+    if (mode == COMET_SYSTEM_GRAD_ACC_KERNEL) {
+        *rd = 2 * wgrad; /* the new gradient and the accumulated one */
+        *wr = wgrad; /* their sum */
+    } else if (mode == COMET_SYSTEM_GRAD_ACC_FP32) {
+        const double p = wgrad / e; /* parameters */
+        *rd = wgrad + 8 * p; /* the gradient; the fp32 copy and the fp32 sum */
+        *wr = 8 * p; /* the fp32 copy (lp.grad.to(fp32)) and the new sum (add_) */
+    }
 }
 
 /* How often a fused partition of kernels [i, j) (two or more) streams its
@@ -645,7 +678,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
     sys_bd *bd, comet_system_parts *parts)
 {
     const comet_system *S = C->sys;
-    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0, acc_b = 0;
+    double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0, acc_rd = 0, acc_wr = 0;
     /* one kernel alone tiles against the whole on-chip memory (its re-read
      * factors); a fused partition streams its weights `passes` times */
     double passes = 1, tile = C->L.T, onchip = NAN;
@@ -682,10 +715,14 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
             rd += k->w * wf;
         if (k->wgrad > 0 && !dataflow && C->L.grad_acc_kernel) {
             /* the GEMM writes the gradient; a kernel of its own reads it and
-             * the accumulated one and writes the sum */
+             * the accumulated one and writes the sum (fp32: a cast copy,
+             * then the fp32 sum; sys_grad_acc_bytes) */
             wr += k->extra_wr + k->wgrad;
             rd += k->extra_rd;
-            acc_b += 3 * k->wgrad;
+            double ar, aw;
+            sys_grad_acc_bytes(C->L.grad_acc_kernel, k->wgrad, C->L.e, &ar, &aw);
+            acc_rd += ar;
+            acc_wr += aw;
         } else {
             rd += k->extra_rd + wg;
             wr += k->extra_wr + wg;
@@ -716,13 +753,13 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
-    if (acc_b > 0) { /* the separate accumulation kernel, after the GEMM */
-        const double ma = sys_mem_s(S, acc_b);
+    if (acc_rd + acc_wr > 0) { /* the separate accumulation kernel(s), after the GEMM */
+        const double ma = sys_mem_s(S, acc_rd + acc_wr);
         t += ma;
         mem += ma;
         cm += ma;
-        rd += 2 * acc_b / 3;
-        wr += acc_b / 3;
+        rd += acc_rd;
+        wr += acc_wr;
     }
     if (parts && parts->n < COMET_SYSTEM_MAX_KERNELS) {
         const int q = parts->n;

@@ -196,7 +196,9 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
         return -EINVAL;
     }
     const int ntp = divisors(m->heads, sys->chips, tps, 64);
-    const int npp = divisors(m->layers, sys->chips, pps, 64);
+    /* stage counts that divide the layers (with the embedding and the head
+     * as slots, the layers and those two) */
+    const int npp = divisors(m->layers + (o->pp_embed_slots ? 2 : 0), sys->chips, pps, 64);
     comet_util_progress prog;
     comet_util_progress_start(&prog, "explore", (size_t)ntp);
     for (int a = 0; a < ntp; a++) {

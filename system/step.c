@@ -39,6 +39,45 @@ static int fail(comet_system_result *r, const char *fmt, ...)
     return 0;
 }
 
+int comet_system_softmax_rule_parse(const char *s, comet_system_softmax_rule *r)
+{
+    static const char *const names[] = { "fused", "megatron", "megatron-ds-2022" };
+    for (int i = 0; i < 3; i++)
+        if (s && !strcmp(s, names[i])) {
+            *r = (comet_system_softmax_rule)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* Megatron's FusedScaleMaskSoftmax.is_kernel_available for a causal mask
+ * (megatron/model/fused_softmax.py; bigscience-workshop/Megatron-DeepSpeed
+ * @00f5f889): 16 < sq <= 2048, sk a multiple of 4 up to 2048, b np a
+ * multiple of 4 and of batch_per_block (fused_kernels/scaled_masked_softmax.h
+ * get_batch_per_block: 128-thread blocks of warps of min(32, p) threads, two
+ * rows a warp where p <= 128, p the power of two at or above its
+ * key_seq_len). The fork's Python wrapper of 9f5f5d4c..1cb76a64 passed its
+ * arguments in another order, so its key_seq_len was the heads a GPU. */
+int comet_system_softmax_fused(comet_system_softmax_rule r, int b, int np, int sq, int sk)
+{
+    if (r == COMET_SYSTEM_SOFTMAX_FUSED)
+        return 1;
+    const long ab = (long)b * np;
+    if (!(sq > 16 && sq <= 2048 && sk % 4 == 0 && sk >= 0 && sk <= 2048 && ab % 4 == 0))
+        return 0;
+    const long n = r == COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022 ? np : sk;
+    long p = 1;
+    while (p < n)
+        p <<= 1;
+    const long warp = p < 32 ? p : 32, per_warp = p <= 128 ? 2 : 1;
+    return ab % ((128 / warp) * per_warp) == 0;
+}
+
+static int o_train(const setup *s)
+{
+    return s->L.phase == COMET_SYSTEM_TRAIN;
+}
+
 /* Checks a configuration and derives the layer problem; 1 if it can run. */
 static int prepare(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, setup *s, comet_system_result *r)
@@ -55,11 +94,21 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     /* stages of contiguous layers, uneven where pp does not divide them (as
      * comet bench llm splits them; explore searches the divisors only): the
      * largest stage sets the pipeline's pace and holds the most */
-    if (c->pp > m->layers)
-        return fail(r, "pp=%d exceeds the %d layers", c->pp, m->layers);
+    if (c->pp > m->layers + (o->pp_embed_slots && c->pp > 1 ? 2 : 0))
+        return fail(r, "pp=%d exceeds the %d layers%s", c->pp, m->layers,
+            o->pp_embed_slots ? " and the embedding's two slots" : "");
+    if (o->softmax_rule < COMET_SYSTEM_SOFTMAX_FUSED
+        || o->softmax_rule > COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022)
+        return fail(r, "softmax rule %d is not 0-2", o->softmax_rule);
+    if (o->grad_acc_kernel < COMET_SYSTEM_GRAD_ACC_GEMM
+        || o->grad_acc_kernel > COMET_SYSTEM_GRAD_ACC_FP32)
+        return fail(r, "gradient accumulation mode %d is not 0-2", o->grad_acc_kernel);
+    if (o->grad_acc_kernel == COMET_SYSTEM_GRAD_ACC_FP32 && o->phase == COMET_SYSTEM_TRAIN
+        && c->zero >= 2)
+        return fail(r, "DeepSpeed's BF16_Optimizer shards the optimizer state only (zero <= 1)");
     if (c->interleave > 1
         && (c->pp == 1 || m->layers % c->pp || (m->layers / c->pp) % c->interleave
-            || o->phase != COMET_SYSTEM_TRAIN))
+            || o->phase != COMET_SYSTEM_TRAIN || o->pp_embed_slots))
         return fail(r,
             "interleave=%d needs pp > 1, training, and to divide the %d layers per stage",
             c->interleave, m->layers / c->pp);
@@ -103,9 +152,12 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->tp = c->tp;
     L->sp = c->tp > 1 && c->seq_parallel > 0;
     L->tp_overlap = o->tp_overlap && o->phase == COMET_SYSTEM_TRAIN;
-    L->grad_acc_kernel = o->grad_acc_kernel && o->phase == COMET_SYSTEM_TRAIN;
+    L->grad_acc_kernel = o->phase == COMET_SYSTEM_TRAIN ? o->grad_acc_kernel : 0;
     L->rec = c->recompute;
     L->exec = c->exec;
+    L->softmax_unfused = c->exec == COMET_SYSTEM_EXEC_KERNEL
+        && !comet_system_softmax_fused((comet_system_softmax_rule)o->softmax_rule, (int)L->b,
+            m->heads / c->tp, (int)L->sq, (int)L->ctx);
     L->nparts = o->partitions;
     return 1;
 }
@@ -125,11 +177,34 @@ static double pass_slots(const comet_system_opts *o, const comet_system_config *
     }
 }
 
-/* Layers of the largest pipeline stage (stages of contiguous layers, the
- * first ones one layer longer where pp does not divide the layers). */
-static double stage_layers(const comet_system_llm *m, const comet_system_config *c)
+/* Embedding and head as slots of the pipeline's partition (pp > 1 only). */
+static int embed_slots(const comet_system_opts *o, const comet_system_config *c)
 {
-    return (double)((m->layers + c->pp - 1) / c->pp);
+    return o->pp_embed_slots && c->pp > 1;
+}
+
+/* Layers of the largest pipeline stage (stages of contiguous layers, the
+ * first ones one layer longer where pp does not divide the layers; with
+ * the embedding and the head as slots, ceil((layers + 2) / pp) slots a
+ * stage, so at most that many layers). */
+static double stage_layers(
+    const comet_system_llm *m, const comet_system_opts *o, const comet_system_config *c)
+{
+    const int n = m->layers + (embed_slots(o, c) ? 2 : 0);
+    return fmin((double)((n + c->pp - 1) / c->pp), m->layers);
+}
+
+/* Weights on one chip of the stage holding the most: its layers and the
+ * embedding (first stage; the head's tied copy on the last). */
+static double stage_params(
+    const comet_system_llm *m, const comet_system_opts *o, const comet_system_config *c)
+{
+    const double lp = layer_params_chip(m, c->tp), ep = (double)m->vocab * m->hidden / c->tp,
+                 Ls = stage_layers(m, o, c);
+    if (!embed_slots(o, c))
+        return Ls * lp + ep;
+    const double k = (double)((m->layers + 2 + c->pp - 1) / c->pp);
+    return fmax(Ls * lp, (k - 1) * lp + ep);
 }
 
 /* The layer costing's context for configuration c (prepare()'s setup s). */
@@ -137,7 +212,7 @@ static sys_ctx ctx_for(const comet_system *sys, const comet_system_llm *m,
     const comet_system_opts *o, const comet_system_config *c, const setup *s)
 {
     const sys_ctx C
-        = { sys, s->L, s->inner[COMET_SYSTEM_TP], stage_layers(m, c), pass_slots(o, c, s), 0 };
+        = { sys, s->L, s->inner[COMET_SYSTEM_TP], stage_layers(m, o, c), pass_slots(o, c, s), 0 };
     return C;
 }
 
@@ -145,8 +220,8 @@ static sys_ctx ctx_for(const comet_system *sys, const comet_system_llm *m,
 static void memory(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
-    const double e = m->bytes_per_elem, Ls = stage_layers(m, c);
-    const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
+    const double e = m->bytes_per_elem, Ls = stage_layers(m, o, c);
+    const double params = stage_params(m, o, c);
     memset(&r->mem, 0, sizeof r->mem);
     r->mem.weights = params * e;
     if (o->phase == COMET_SYSTEM_TRAIN) {
@@ -158,6 +233,11 @@ static void memory(const comet_system *sys, const comet_system_llm *m, const com
          * get_weight_grad(sharded=False): one block at 4 B) */
         r->mem.grads = params * e / (c->zero >= 2 ? c->dp : 1)
             + layer_params_chip(m, c->tp) * fmax(0, 4 - e);
+        /* DeepSpeed's BF16_Optimizer: a fp32 accumulator for every weight
+         * of the stage, not sharded (bigscience tr11-176B-ml README: "4
+         * bytes * params of additional memory") */
+        if (o->grad_acc_kernel == COMET_SYSTEM_GRAD_ACC_FP32)
+            r->mem.grads += params * 4;
         r->mem.optimizer = params * 12 / (c->zero >= 1 ? c->dp : 1);
         if (c->zero >= 3) /* sharded, one layer's gathered for its pass */
             r->mem.weights = params * e / c->dp + layer_params_chip(m, c->tp) * e;
@@ -229,11 +309,14 @@ static void cost_power(const comet_system *sys, comet_system_result *r)
         : NAN;
 }
 
-/* The LM head (tied embedding) on the last stage: a GEMM of T x h x V/tp. */
+/* The LM head (tied embedding) on the last stage: a GEMM of T x h x V/tp,
+ * c its compute and t its time forward; acc the seconds of accumulating
+ * its weight's gradient once a microbatch in training (the same
+ * accumulation as the layers' weights, sys_grad_acc_bytes). */
 static void head_cost(const comet_system *sys, const comet_system_llm *m, const setup *s, int tp,
-    double *c, double *t)
+    double *c, double *t, double *acc)
 {
-    *c = *t = 0;
+    *c = *t = *acc = 0;
     if (m->vocab <= 0)
         return;
     const double e = m->bytes_per_elem, vl = (double)m->vocab / tp;
@@ -242,6 +325,37 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     *c = flops / (sys->peak_flops * sys_gemm_eff(sys, flops));
     const double mem = sys_mem_s(sys, bytes);
     *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
+    if (s->L.grad_acc_kernel) {
+        double rd, wr;
+        sys_grad_acc_bytes(s->L.grad_acc_kernel, vl * m->hidden * e, e, &rd, &wr);
+        *acc = sys_mem_s(sys, rd + wr);
+    }
+}
+
+/* The word embedding as a stage's slot (Megatron's VocabParallelEmbedding):
+ * forward, a gather of T rows of h (read, written) and, with tp > 1, the
+ * all-reduce of its output over the TP group (net); backward, its dense
+ * gradient of V/tp x h zero-filled and written, the T rows of the output's
+ * gradient read, then accumulated as every weight's. Seconds f, b; net the
+ * all-reduce. */
+static void emb_cost(const comet_system *sys, const comet_system_llm *m, const setup *s,
+    const comet_system_config *c, double *f, double *b, double *net)
+{
+    *f = *b = *net = 0;
+    if (m->vocab <= 0)
+        return;
+    const double e = m->bytes_per_elem, rows = s->L.T * m->hidden * e,
+                 g = (double)m->vocab / c->tp * m->hidden * e;
+    *net = c->tp > 1
+        ? comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE, s->inner[COMET_SYSTEM_TP], c->tp, rows)
+        : 0;
+    *f = sys_mem_s(sys, 2 * rows) + *net;
+    if (o_train(s)) {
+        double rd = 0, wr = 0;
+        if (s->L.grad_acc_kernel)
+            sys_grad_acc_bytes(s->L.grad_acc_kernel, g, e, &rd, &wr);
+        *b = sys_mem_s(sys, 2 * g + rows) + (rd + wr > 0 ? sys_mem_s(sys, rd + wr) : 0);
+    }
 }
 
 /* 1F1B as Megatron runs it (sys_pp_1f1b_s; schedules.py,
@@ -314,12 +428,37 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     const comet_system_config *c, const setup *s, const sys_layer_out *lo, comet_system_result *r)
 {
     const int train = o->phase == COMET_SYSTEM_TRAIN;
-    const double Ls = stage_layers(m, c), v = c->interleave;
+    const double v = c->interleave;
     const double mbs = (double)(s->B / c->dp) / s->mb;
     const int ovnet = sys->overlap & COMET_MODEL_ENGINE_NETWORK;
-    double hc, ht;
-    head_cost(sys, m, s, c->tp, &hc, &ht);
-    const double tf = Ls * lo->fwd_s + ht, tb = train ? Ls * lo->bwd_s + 2 * ht : 0;
+    double hc, ht, ha;
+    head_cost(sys, m, s, c->tp, &hc, &ht, &ha);
+    /* the slowest stage, which paces the pipeline: Ls layers and the
+     * head (xf, xb its forward and backward; xc of them compute, xn
+     * network); with the embedding and the head as slots, the slowest of
+     * the last stage (one layer fewer and the head), the first (one layer
+     * fewer and the embedding) and a middle one (every slot a layer) */
+    double Ls = stage_layers(m, o, c), xf = ht, xb = train ? 2 * ht + ha : 0,
+           xc = hc * (train ? 3 : 1), xn = 0;
+    if (embed_slots(o, c)) {
+        const double k = (double)((m->layers + 2 + c->pp - 1) / c->pp);
+        double ef, eb, en;
+        emb_cost(sys, m, s, c, &ef, &eb, &en);
+        const double slast = (k - 1) * (lo->fwd_s + lo->bwd_s) + xf + xb,
+                     sfirst = (k - 1) * (lo->fwd_s + lo->bwd_s) + ef + eb,
+                     smid = c->pp > 2 && k <= m->layers ? k * (lo->fwd_s + lo->bwd_s) : 0;
+        Ls = k - 1;
+        if (sfirst > slast && sfirst >= smid) {
+            xf = ef;
+            xb = eb;
+            xc = 0;
+            xn = en;
+        } else if (smid > slast) {
+            Ls = k;
+            xf = xb = xc = 0;
+        }
+    }
+    const double tf = Ls * lo->fwd_s + xf, tb = train ? Ls * lo->bwd_s + xb : 0;
     /* pipeline point-to-point: one activation (its gradient back) per stage boundary */
     const double p2p_bytes = s->L.T * m->hidden * m->bytes_per_elem / (s->L.sp ? c->tp : 1);
     double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
@@ -338,7 +477,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     }
     double steady, bubble, pp_s, dp_s = 0, opt = 0;
     memset(&r->breakdown, 0, sizeof r->breakdown);
-    const double params = Ls * layer_params_chip(m, c->tp) + (double)m->vocab * m->hidden / c->tp;
+    const double params = stage_params(m, o, c);
+    const int fp32acc = train && s->L.grad_acc_kernel == COMET_SYSTEM_GRAD_ACC_FP32;
     if (train) {
         steady = mbs * (tf + tb);
         bubble = (c->pp - 1) / v * (tf + tb);
@@ -356,7 +496,15 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;
             double t;
-            if (c->zero == 0) {
+            if (fp32acc) {
+                /* DeepSpeed's BF16_Optimizer (pipe/engine.py _bf16_reduce_grads
+                 * @56c5223): the fp32 accumulated gradients all-reduced
+                 * (buffered_allreduce_fallback), each rank's shard updated, the
+                 * 16-bit weights all-gathered (all_gather_dp_groups) */
+                t = comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE, di, c->dp, params * 4)
+                    + (c->zero >= 1 ? comet_system_coll_s(sys, COMET_MODEL_ALLGATHER, di, c->dp, gb)
+                                    : 0);
+            } else if (c->zero == 0) {
                 t = comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE, di, c->dp, gb);
             } else {
                 /* ZeRO: the gradients reduce-scattered to their optimizer
@@ -380,7 +528,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
              * DeepSpeed's ReduceTiedGrads, schedule.py): a ring of two, each
              * end sending half and then the other half reduced, over the
              * outermost level the pipeline spans */
-            const double eb = (double)m->vocab * m->hidden / c->tp * m->bytes_per_elem;
+            const double eb
+                = (double)m->vocab * m->hidden / c->tp * (fp32acc ? 4 : m->bytes_per_elem);
             dp_s += 2 * comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, eb / 2);
         }
         /* Adam: read gradients, master weights, moments; write them and the
@@ -409,15 +558,18 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     }
     /* weights kept on chip across microbatches: read once a step, their
      * accumulated gradients written once (eval.c's pinned bytes) */
-    const double pin_s = lo->pinned > 0 ? lo->pin_s : 0;
+    /* (eval.c costs them for the largest stage's layers; the slowest stage
+     * may hold one fewer with the embedding slots) */
+    const double pin_frac = embed_slots(o, c) ? Ls / stage_layers(m, o, c) : 1;
+    const double pin_s = lo->pinned > 0 ? lo->pin_s * pin_frac : 0;
     r->step_s = steady + bubble + pp_s + dp_s + opt + pin_s;
     const double per = mbs * Ls;
-    r->breakdown.compute_s
-        = per * (lo->fwd_bd.compute + lo->bwd_bd.compute) + mbs * hc * (train ? 3 : 1);
+    r->breakdown.compute_s = per * (lo->fwd_bd.compute + lo->bwd_bd.compute) + mbs * xc;
     r->breakdown.recompute_s = per * lo->bwd_bd.recompute;
-    r->breakdown.memory_s
-        = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * (ht - hc) * (train ? 3 : 1) + pin_s;
-    r->breakdown.tp_s = per * (lo->fwd_bd.net + lo->bwd_bd.net);
+    /* the head's (or embedding's) time beyond its compute and network */
+    const double xm = embed_slots(o, c) ? xf + xb - xc - xn : (ht - hc) * (train ? 3 : 1) + ha;
+    r->breakdown.memory_s = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * xm + pin_s;
+    r->breakdown.tp_s = per * (lo->fwd_bd.net + lo->bwd_bd.net) + mbs * xn;
     r->breakdown.bubble_s = bubble;
     r->breakdown.pp_s = pp_s;
     r->breakdown.dp_s = dp_s;
@@ -434,7 +586,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     r->per_token_s = o->phase == COMET_SYSTEM_DECODE ? c->pp * tf + (c->pp - 1) * tp2p : 0;
     /* the bound: the slowest chip's compute and off-chip bytes at full
      * rate, overlapped perfectly, with nothing else */
-    const double stage_bytes = per * (lo->fwd_bd.bytes + lo->bwd_bd.bytes) + fmax(0, lo->pinned);
+    const double stage_bytes
+        = per * (lo->fwd_bd.bytes + lo->bwd_bd.bytes) + fmax(0, lo->pinned) * pin_frac;
     r->bound_s = fmax(r->breakdown.compute_s + r->breakdown.recompute_s, stage_bytes / sys->mem_bw);
     r->layer_fwd_s = lo->fwd_s;
     r->weights_on_chip = fmax(0, lo->pinned);

@@ -18,6 +18,7 @@ typedef struct sys_layer {
     int tp, sp;
     int tp_overlap; /* comet_system_opts.tp_overlap */
     int grad_acc_kernel; /* comet_system_opts.grad_acc_kernel */
+    int softmax_unfused; /* kernel by kernel: the softmax runs PyTorch's unfused path */
     comet_system_recompute rec;
     comet_system_exec exec;
     int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */
@@ -110,6 +111,15 @@ double sys_pp_1f1b_s(int pp, long m, double f, double b, double t);
  *  the send before its next microbatch; a send completes once its receiver
  *  has taken it). The step is (m + pp - 1) f plus this (step.c). */
 double sys_pp_forward_s(int pp, long m, double t);
+
+/** Bytes read and written, beyond the GEMM's own write of the gradient, to
+ *  accumulate `wgrad` bytes of weight gradients (elements of `e` bytes) over
+ *  microbatches in accumulation mode `mode` (comet_system_grad_acc; eval.c):
+ *  none 0; a kernel of its own reads the gradient and the accumulated one
+ *  and writes the sum; fp32 (DeepSpeed's BF16_Optimizer.update_hp_grads:
+ *  hp_grad.add_(lp.grad.to(fp32))) casts the gradient to a fp32 copy and
+ *  adds the copy to the fp32 accumulator. */
+void sys_grad_acc_bytes(int mode, double wgrad, double e, double *rd, double *wr);
 
 /** Costs one layer (eval.c). */
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);

@@ -30,20 +30,35 @@ void comet_delayline_dir_free(comet_delayline_dir *d)
 
 double comet_delayline_admit(comet_delayline_dir *d, double now_ns, size_t len)
 {
+    return comet_delayline_admit_burst(d, now_ns, len, 1, 0);
+}
+
+double comet_delayline_admit_burst(
+    comet_delayline_dir *d, double now_ns, size_t len, size_t segs, size_t hdr)
+{
+    if (segs < 1)
+        segs = 1;
     /* packets whose last bit has left no longer occupy the queue */
     while (d->n > 0 && d->ser_end[d->head] <= now_ns) {
         d->head = (d->head + 1) % d->queue_pkts;
         d->n--;
     }
-    if (d->n >= d->queue_pkts) {
-        d->dropped++;
+    if (d->n + segs > d->queue_pkts) {
+        d->dropped += segs;
         return -1;
     }
-    const double start = d->wire_free > now_ns ? d->wire_free : now_ns;
-    d->wire_free = start + (double)(len + d->overhead) * d->ns_per_byte;
-    d->ser_end[(d->head + d->n) % d->queue_pkts] = d->wire_free;
-    d->n++;
-    d->admitted++;
+    /* every segment after the first repeats the headers; segments share the
+     * payload evenly to within a byte, as the wire time needs only the sum */
+    const double bytes = (double)len + (double)(segs - 1) * (double)hdr;
+    const double per = bytes / (double)segs;
+    double t = d->wire_free > now_ns ? d->wire_free : now_ns;
+    for (size_t k = 0; k < segs; k++) {
+        t += (per + d->overhead) * d->ns_per_byte;
+        d->ser_end[(d->head + d->n) % d->queue_pkts] = t;
+        d->n++;
+    }
+    d->wire_free = t;
+    d->admitted += segs;
     return d->wire_free + d->delay_ns;
 }
 

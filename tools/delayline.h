@@ -43,6 +43,22 @@ void comet_delayline_dir_free(comet_delayline_dir *d);
 double comet_delayline_admit(comet_delayline_dir *d, double now_ns, size_t len);
 
 /**
+ * @brief Admits a burst of segs back-to-back segments arriving at now_ns:
+ * one TCP segmentation-offload super-packet of len bytes whose first hdr
+ * bytes (IP and TCP headers) every segment carries.
+ *
+ * The wire carries len + (segs - 1) * hdr bytes of packets and segs times
+ * the framing, as segs packets sent one after another (what a NIC's TSO puts
+ * on the wire). Each segment occupies the queue as a packet; a burst that
+ * does not fit in what the queue has left is dropped whole. segs = 1 is
+ * comet_delayline_admit().
+ * @return the delivery time of the burst's last segment in ns, or a
+ * negative value if dropped.
+ */
+double comet_delayline_admit_burst(
+    comet_delayline_dir *d, double now_ns, size_t len, size_t segs, size_t hdr);
+
+/**
  * @brief Parses a duration as tc writes it ("100us", "0.2ms", "1s", "250ns";
  * a bare number is microseconds, as in tc).
  * @return 0 and *ns, or -EINVAL.

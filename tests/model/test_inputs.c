@@ -222,12 +222,24 @@ static void test_links_p2p_pieces(void **s)
         json_pack("{s:s,s:s,s:[{s:f,s:f,s:f},{s:f,s:f,s:f}]}", "op", "pingpong", "link", "tcp:dl0",
             "segments", "from_bytes", 0.0, "alpha_us", 250.0, "beta_ns_per_byte", 10.0,
             "from_bytes", 65536.0, "alpha_us", 1150.0, "beta_ns_per_byte", 11.5));
+    /* a second link whose first piece is flat (tbf: the smallest messages
+     * cost the latency alone): it keeps its own pieces, never another's */
+    json_array_append_new(p2p,
+        json_pack("{s:s,s:s,s:[{s:f,s:f,s:f},{s:f,s:f,s:f}]}", "op", "pingpong", "link", "tcp:tb0",
+            "segments", "from_bytes", 0.0, "alpha_us", 9.5, "beta_ns_per_byte", 0.0, "from_bytes",
+            1024.0, "alpha_us", 0.0, "beta_ns_per_byte", 40.0));
     char *text = json_dumps(p, 0);
     json_decref(p);
     comet_model_hw hw;
     memset(&hw, 0, sizeof hw);
     assert_int_equal(comet_model_hw_parse("p.json", text, strlen(text), &hw, err, sizeof err), 0);
     free(text);
+    comet_model_links tb;
+    assert_int_equal(comet_model_links_for_transport(&hw, "tcp:tb0", &tb), 0);
+    assert_int_equal(tb.p2p_nseg, 2);
+    assert_true(tb.p2p_beta_s == 40e-9);
+    assert_true(fabs(comet_model_links_p2p_s(&tb, 512) - 9.5e-6) < 1e-15);
+    assert_true(fabs(comet_model_links_p2p_s(&tb, 131072) - 131072 * 40e-9) < 1e-12);
     comet_model_links tcp;
     assert_int_equal(comet_model_links_for_transport(&hw, "tcp:dl0", &tcp), 0);
     assert_int_equal(tcp.p2p_nseg, 2);

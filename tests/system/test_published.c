@@ -20,16 +20,17 @@
 
 #include "test_helpers.h"
 
-/* Regression bounds: what the model met when the table was last made (39
- * runs: mean 4.6%, median -1.8%, max 22.7%: docs/validation-published.md),
- * not the issue's aims (5%, +-2%, 12%): the max (three MT-NLG runs, four
- * BLOOM benchmark snapshots) is not met. */
-#define PUB_MEAN   0.05
-#define PUB_MEDIAN 0.02
-#define PUB_MAX    0.25
+/* Regression bounds: what the model met when the table was last made (51
+ * runs, session 22: mean 6.2%, median -4.7%, max 22.3%:
+ * docs/validation-published.md), not the issue's aims (5%, +-2%, 12%),
+ * none of which is met: the MT-NLG runs (-19..-22%) and the BLOOM runs at
+ * TP 2-8 (-4..-15%) are optimistic. */
+#define PUB_MEAN   0.065
+#define PUB_MEDIAN 0.05
+#define PUB_MAX    0.23
 
 typedef struct run {
-    char id[32], source[32], system[32], rec[16], unit[16], engine[16];
+    char id[32], source[32], system[32], rec[16], unit[16], engine[16], part[16], smax[24];
     int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov, acc;
     double measured;
 } run;
@@ -44,9 +45,9 @@ static int load_runs(run *r, int max)
         fail_msg("%s: cannot open", path);
     int n = 0, header = 0, schema = 0;
     while (fgets(line, sizeof line, f) && n < max) {
-        /* the columns below are v3's (v1 had no tp_overlap, grad_acc_kernel; v2 no
-         * pipe_engine) */
-        schema |= line[0] == '#' && strstr(line, "schema comet.published.v3") != NULL;
+        /* the columns below are v5's (v1 had no tp_overlap, grad_acc_kernel; v2 no
+         * pipe_engine; v3 no pp_partition; v4 no softmax) */
+        schema |= line[0] == '#' && strstr(line, "schema comet.published.v5") != NULL;
         if (line[0] == '#' || line[0] == '\n')
             continue;
         assert_true(schema);
@@ -58,13 +59,16 @@ static int load_runs(run *r, int max)
         run *x = &r[n];
         const int k = sscanf(line,
             "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%d,%15[^,"
-            "],"
+            "],%15[^,],%23[^,],"
             "%lf,%15[^,\n]",
             x->id, x->source, x->system, &x->gpus, &x->layers, &x->hidden, &x->heads, &x->seq,
             &x->vocab, &x->batch, &x->tp, &x->pp, &x->dp, &x->mb, &x->v, &x->zero, x->rec, &x->sp,
-            &x->ov, &x->acc, x->engine, &x->measured, x->unit);
-        if (k != 23)
-            fail_msg("%s: row %d has %d fields, not 23: %s", path, n + 1, k, line);
+            &x->ov, &x->acc, x->engine, x->part, x->smax, &x->measured, x->unit);
+        if (k != 25)
+            fail_msg("%s: row %d has %d fields, not 25: %s", path, n + 1, k, line);
+        if (strcmp(x->part, "layers") && strcmp(x->part, "embedding"))
+            fail_msg(
+                "%s: row %d: pp_partition '%s' is not layers or embedding", path, n + 1, x->part);
         n++;
     }
     fclose(f);
@@ -142,6 +146,9 @@ static void test_published_runs(void **st)
         assert_int_equal(comet_system_recompute_parse(x->rec, &rec), 0);
         comet_system_pipe_engine pe;
         assert_int_equal(comet_system_pipe_engine_parse(x->engine, &pe), 0);
+        comet_system_softmax_rule smr;
+        if (comet_system_softmax_rule_parse(x->smax, &smr))
+            fail_msg("%s: softmax '%s' is not fused, megatron or megatron-ds-2022", x->id, x->smax);
         comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN,
             .batch = x->batch,
             .microbatch = x->mb,
@@ -156,6 +163,8 @@ static void test_published_runs(void **st)
             .tp_overlap = x->ov,
             .grad_acc_kernel = x->acc,
             .pipe_engine = (int)pe,
+            .pp_embed_slots = !strcmp(x->part, "embedding"),
+            .softmax_rule = (int)smr,
             .order_pinned = 1,
             .order = { COMET_SYSTEM_TP, COMET_SYSTEM_DP, COMET_SYSTEM_PP } };
         comet_system_result best;

@@ -245,7 +245,10 @@ static void gen_case(gcase *g)
     g->o.recompute = g->o.seq_parallel = g->o.exec = -1;
     g->o.context = g->o.phase == COMET_SYSTEM_DECODE ? irand(1, 4096) : 0;
     g->o.tp_overlap = irand(0, 1);
-    g->o.grad_acc_kernel = irand(0, 1);
+    g->o.grad_acc_kernel
+        = irand(0, 2); /* in the GEMM, a kernel of its own, fp32 (BF16_Optimizer) */
+    g->o.pp_embed_slots = irand(0, 1);
+    g->o.softmax_rule = irand(0, 2); /* fused, Megatron's condition, the fork's of 2022 */
     int tp = 1, pp = 1, dp = 1;
     const int chips = g->sys.chips;
     while (tp * 2 <= chips && g->m.heads % (tp * 2) == 0 && urand() < 0.5)
@@ -908,6 +911,157 @@ static void test_grad_acc_kernel(void **st)
     comet_system_free(&sys);
 }
 
+/* DeepSpeed's BF16_Optimizer (grad_acc_kernel 2; pipe/engine.py
+ * _bf16_reduce_grads and bf16_optimizer.py @56c5223): every microbatch each
+ * weight gradient is cast to a fp32 copy and added to a fp32 accumulator
+ * (more traffic than a 16-bit accumulation kernel), the fp32 gradients are
+ * all-reduced over DP once a step and the 16-bit weights all-gathered
+ * after its sharded step; the fp32 accumulator (4 B a weight) is not
+ * sharded. Checked against comet_system_coll_s and the layer's parameter
+ * count; ZeRO-2/3 is not what it runs. */
+static void test_bf16_optimizer(void **st)
+{
+    (void)st;
+    comet_system sys;
+    comet_system_llm m;
+    dgx_system("gpt3-175b", 128, &sys, &m);
+    m.vocab = 0; /* no head: the stage holds its layers only */
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+    comet_system_config c = cfg(8, 8, 2, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    c.zero = 1;
+    comet_system_result a, b;
+    o.grad_acc_kernel = COMET_SYSTEM_GRAD_ACC_KERNEL;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.grad_acc_kernel = COMET_SYSTEM_GRAD_ACC_FP32;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    const double h = m.hidden, P = (m.layers / 8.0) * (12 * h * h / 8 + 4 * h);
+    /* order tp-dp-pp: the DP group's stride is the TP degree */
+    const double dp = comet_system_coll_s(&sys, COMET_MODEL_ALLREDUCE, 8, 2, P * 4)
+        + comet_system_coll_s(&sys, COMET_MODEL_ALLGATHER, 8, 2, P * 2);
+    if (fabs(b.breakdown.dp_s - dp) > 1e-9 * dp)
+        fail_msg("DP %.9g s, all-reduce of fp32 + all-gather of 16-bit weights %.9g s",
+            b.breakdown.dp_s, dp);
+    if (fabs(b.mem.grads - a.mem.grads - 4 * P) > 1e-9 * P)
+        fail_msg(
+            "gradients %.6g B -> %.6g B, not 4 B x %.6g weights more", a.mem.grads, b.mem.grads, P);
+    /* per microbatch and layer, beyond the GEMM's write, the fp32
+     * accumulation moves 18 B a weight (read 2, write and read the 4 B copy,
+     * read and write the 4 B sum) where the 16-bit kernel moves 6 B: 12 B
+     * more, at most at the memory's rate */
+    const double extra = (m.layers / 8.0) * (64 / 2) * 12 * (12 * h * h / 8) / sys.mem_bw;
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("memory %.6g s -> %.6g s: less than %.6g s more", a.breakdown.memory_s,
+            b.breakdown.memory_s, extra);
+    assert_true(b.step_s > a.step_s && b.step_s >= b.bound_s * (1 - 1e-9));
+    c.zero = 2;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_false(b.feasible);
+    assert_non_null(strstr(b.reason, "BF16_Optimizer"));
+    comet_system_free(&sys);
+}
+
+/* When Megatron's fused scale-mask-softmax runs (comet_system_softmax_fused,
+ * megatron/model/fused_softmax.py is_kernel_available for a causal mask;
+ * scaled_masked_softmax.h get_batch_per_block): at sequence 2048 every
+ * b x heads multiple of 4 qualifies; the BigScience fork of 2021-10..2022-03
+ * took batch_per_block from the heads a GPU (8 for 17-32 heads, 16 for
+ * 9-16, 32 for 5-8), which fails 26 heads at microbatch 2 and 8 heads at
+ * microbatch 2 but not at 4. Unfused, the forward and its recomputation
+ * read and write 16 B more an element of the scores, the backward 18 and
+ * 16 more (e = 2): the step's memory time grows by at least those bytes at
+ * the memory's full rate, its compute not at all. */
+static void test_softmax_rule(void **st)
+{
+    (void)st;
+    const comet_system_softmax_rule M = COMET_SYSTEM_SOFTMAX_MEGATRON,
+                                    D = COMET_SYSTEM_SOFTMAX_MEGATRON_DS_2022;
+    assert_true(comet_system_softmax_fused(COMET_SYSTEM_SOFTMAX_FUSED, 1, 3, 1, 7));
+    assert_true(comet_system_softmax_fused(M, 2, 26, 2048, 2048));
+    assert_false(comet_system_softmax_fused(M, 1, 6, 2048, 2048)); /* b np = 6 */
+    assert_false(comet_system_softmax_fused(M, 1, 16, 4096, 4096)); /* sequence > 2048 */
+    assert_false(comet_system_softmax_fused(M, 4, 16, 1, 2048)); /* a decode step */
+    assert_false(comet_system_softmax_fused(D, 2, 26, 2048, 2048)); /* 52 % 8 */
+    assert_true(comet_system_softmax_fused(D, 2, 28, 2048, 2048)); /* 56 % 8 */
+    assert_true(comet_system_softmax_fused(D, 2, 16, 2048, 2048)); /* 32 % 16 */
+    assert_false(comet_system_softmax_fused(D, 2, 8, 2048, 2048)); /* 16 % 32 */
+    assert_true(comet_system_softmax_fused(D, 4, 8, 2048, 2048)); /* 32 % 32 */
+    comet_system_softmax_rule r;
+    assert_int_equal(comet_system_softmax_rule_parse("megatron-ds-2022", &r), 0);
+    assert_int_equal(r, D);
+    assert_true(comet_system_softmax_rule_parse("unfused", &r) < 0);
+
+    comet_system sys;
+    comet_system_llm m;
+    dgx_system("gpt3-175b", 64, &sys, &m);
+    m.heads = m.kv_heads = 104; /* 26 a GPU at TP 4: 52 at microbatch 2 */
+    m.head_dim = m.hidden / 104;
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 32 };
+    const comet_system_config c = cfg(4, 16, 1, 2, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    o.softmax_rule = M;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.softmax_rule = D;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    const double sc = 2.0 * 26 * 2048 * 2048, Ls = m.layers / 16.0, mbs = 32 / 2;
+    const double extra = Ls * mbs * (2 * 32 + 34) * sc / sys.mem_bw;
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("unfused softmax: memory %.6g s -> %.6g s, less than %.6g s more",
+            a.breakdown.memory_s, b.breakdown.memory_s, extra);
+    assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+    assert_true(b.step_s > a.step_s && b.step_s >= b.bound_s * (1 - 1e-9));
+    o.softmax_rule = 3;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_false(b.feasible);
+    comet_system_free(&sys);
+}
+
+/* The embedding and the LM head as slots of the pipeline's partition
+ * (Megatron-DeepSpeed's 'type:transformer|embedding'): ceil((L + 2) / pp)
+ * slots a stage; the head's stage holds one layer fewer. Without a head
+ * the slowest stage is a middle one of k layers, the same step as k
+ * contiguous layers a stage; with BLOOM's 250880-word head, lighter than a
+ * layer's forward and backward, the step is the middle stages' (no head
+ * on them) and faster than the head on top of ceil(L / pp) layers; pp up
+ * to L + 2 runs (one slot a stage). */
+static void test_embed_slots(void **st)
+{
+    (void)st;
+    comet_system sys;
+    comet_system_llm m;
+    dgx_system("gpt3-175b", 96, &sys, &m);
+    m.vocab = 0;
+    m.layers = 70; /* 72 slots: 6 a stage over 12; contiguous: ceil(70 / 12) = 6 */
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 64 };
+    comet_system_config c = cfg(8, 12, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.pp_embed_slots = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    if (fabs(a.step_s - b.step_s) > 1e-12 * a.step_s)
+        fail_msg("no head: %.12g s with slots, %.12g s without", b.step_s, a.step_s);
+    m.vocab = 250880;
+    o.pp_embed_slots = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.pp_embed_slots = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(a.feasible && b.feasible);
+    /* the middle stage: 6 layers, nothing else */
+    const double mid = 6 * (b.layer_fwd_s + b.layer_bwd_s) * (64 + 11);
+    if (!(b.step_s < a.step_s && b.step_s >= mid && b.step_s >= b.bound_s * (1 - 1e-9)))
+        fail_msg("head %.9g s with slots, %.9g s without, 6 layers' slots %.9g s", b.step_s,
+            a.step_s, mid);
+    c = cfg(1, 72, 1, 1, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_true(b.feasible);
+    o.pp_embed_slots = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    assert_false(b.feasible);
+    comet_system_free(&sys);
+}
+
 /* DeepSpeed's pipeline engine (pipe.c replays schedule.py's TrainSchedule
  * with blocking transfers): with free transfers its schedule takes exactly
  * 1F1B's (m + p - 1)(F + B) (the same order of work, steps alternating);
@@ -1528,6 +1682,9 @@ int main(void)
         cmocka_unit_test(test_weights_on_chip),
         cmocka_unit_test(test_tp_overlap),
         cmocka_unit_test(test_grad_acc_kernel),
+        cmocka_unit_test(test_bf16_optimizer),
+        cmocka_unit_test(test_embed_slots),
+        cmocka_unit_test(test_softmax_rule),
         cmocka_unit_test(test_deepspeed_pipe),
         cmocka_unit_test(test_tied_embedding),
         cmocka_unit_test(test_missing_terms),

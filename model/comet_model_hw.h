@@ -256,6 +256,12 @@ typedef struct comet_model_hw {
     comet_model_mem lb; /**< local buffers per core (CPU: L2) */
     int systolic; /**< 1: systolic-array GEMM engine, 0: peak x efficiency */
     int sa_rows, sa_cols, sa_arrays; /**< systolic array R x C, arrays per core */
+    /** gemm.mapping: spatial (1): a dataflow partition maps each of its GEMMs
+     *  onto arrays of its own, the output width across an array's R rows
+     *  (lanes), the token tile across its C columns (stages), the reduction
+     *  streamed one step a cycle (an RDU's pattern compute units); 0: shared,
+     *  every GEMM has every array in turn */
+    int sa_spatial;
     double peak_flops; /**< FLOP/cycle per core (non-systolic) */
     double gemm_eff; /**< flat GEMM efficiency when no grid */
     comet_model_steps gemm_eff_by_gflop; /**< GEMM efficiency by a GEMM's GFLOP (no grid) */

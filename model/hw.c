@@ -944,7 +944,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
 
     static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
         "efficiency", "efficiency_by_gflop", "mac_pj", "grid", "fused_grid", "fused_micro_rows",
-        "fused_micro_edge", "parallel_region_cycles", NULL };
+        "fused_micro_edge", "parallel_region_cycles", "mapping", NULL };
     if ((rc = need_map(d, "gemm", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
         || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
@@ -959,7 +959,23 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
         hw->sa_cols = (int)c;
         hw->sa_arrays = (int)a;
         hw->peak_flops = 2.0 * r * c * a;
+        const char *mp = NULL;
+        if ((rc = comet_util_doc_string(sec, "mapping", "shared", &mp, err, errlen)))
+            goto fail;
+        if (strcmp(mp, "shared") && strcmp(mp, "spatial")) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: gemm 'mapping' must be shared or spatial",
+                comet_util_doc_where(comet_util_doc_get(sec, "mapping"), w, sizeof w));
+            goto fail;
+        }
+        hw->sa_spatial = !strcmp(mp, "spatial");
     } else if (!strcmp(s, "peak")) {
+        if (comet_util_doc_get(sec, "mapping")) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: gemm 'mapping' needs engine systolic (its rows and cols)",
+                comet_util_doc_where(comet_util_doc_get(sec, "mapping"), w, sizeof w));
+            goto fail;
+        }
         NUM(sec, "peak_flops_per_cycle", NAN, 1e-3, 1e9, hw->peak_flops);
     } else {
         rc = comet_util_seterr(err, errlen, -EINVAL, "%s: gemm 'engine' must be systolic or peak",
@@ -1188,6 +1204,8 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
         json_object_set_new(g, "rows", json_integer(hw->sa_rows));
         json_object_set_new(g, "cols", json_integer(hw->sa_cols));
         json_object_set_new(g, "arrays", json_integer(hw->sa_arrays));
+        if (hw->sa_spatial)
+            json_object_set_new(g, "mapping", json_string("spatial"));
     } else {
         json_object_set_new(g, "engine", json_string("peak"));
         json_object_set_new(g, "peak_flops_per_cycle", json_real(hw->peak_flops));

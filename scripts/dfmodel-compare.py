@@ -207,8 +207,9 @@ def hw_yaml(s, path):
     if not lines:
         lines.append("    - {topology: switch, dims: [1], link_bw: 1 GB/s, hop_latency: 0 ns}")
     peak = 2.0 * s["w"] * s["h"] * s["core"] * s["freq"] / 1e3  # TFLOP/s
-    gemm = "{engine: systolic, rows: %d, cols: %d, arrays: 1%s}" % (
-        s["w"], s["h"], ", efficiency: %g" % s["util"] if s["util"] else "")
+    gemm = "{engine: systolic, rows: %d, cols: %d, arrays: 1%s%s}" % (
+        s["w"], s["h"], ", mapping: spatial" if s.get("spatial") else "",
+        ", efficiency: %g" % s["util"] if s["util"] else "")
     my, mx = mesh_dims(s["core"])
     with open(path, "w") as f:
         f.write("""schema: comet.hw.v2
@@ -558,6 +559,7 @@ def main():
     by_study = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, (rel, s, log) in enumerate(runs):
+            s["spatial"] = spatial_chip(study_of(rel))
             step, note, res = run_comet(args, s, log, tmp, "run%d" % i)
             ratio = step / log["final_s"] if step else float("nan")
             t_step, what = dfmodel_terms(s, log, res) if res else (None, "")
@@ -616,6 +618,15 @@ def spread(v):
     q = statistics.quantiles(v, n=10, method="inclusive") if len(v) > 1 else v * 9
     return "median %.3g (p10 %.3g, p90 %.3g, %.3g-%.3g)" % (statistics.median(v), q[0], q[-1],
                                                             v[0], v[-1])
+
+
+def spatial_chip(study):
+    """The RDU studies (SN10: Fig. 19, Table VI; SN30: the DSE's sn30): a chip
+    that maps a configuration's kernels onto pattern compute units of their
+    own (Prabhakar & Jairath, Hot Chips 33, 2021), comet's gemm mapping
+    spatial (docs/FORMATS.md). DFModel states no such property: its setups
+    give every chip the same cycle model."""
+    return study in ("fig19", "table6") or study.endswith("sn30")
 
 
 def study_of(rel):

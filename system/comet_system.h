@@ -109,6 +109,11 @@ typedef struct comet_system {
     double mem_bw, mem_cap; /**< off-chip memory of one chip: B/s and bytes */
     double mem2_bw, mem2_cap; /**< optional second tier (0: none) */
     int gemm_rows; /**< rows of the systolic array (padding of small M; 0: none) */
+    /** Spatial GEMM mapping (gemm.mapping: spatial; 0: shared): the chip's
+     *  systolic arrays (units), each of gemm_lanes output columns by
+     *  gemm_stages token rows, a partition's GEMMs each on arrays of its own */
+    double gemm_units;
+    int gemm_lanes, gemm_stages; /**< an array's rows (lanes) and columns (stages) */
     double gemm_eff; /**< GEMM efficiency at large shapes */
     int overlap; /**< COMET_MODEL_ENGINE_* bits: which engines run concurrently */
     int nlevels; /**< network levels joining chips */

@@ -513,11 +513,16 @@ void sys_grad_acc_bytes(int mode, double wgrad, double e, double *rd, double *wr
  * or one tile), or 0 when not even the smallest tile fits: the kernels
  * cannot run as one partition. *tile_out gets the rows per tile. */
 static double fit_passes(
-    const sys_ctx *C, double resident, double per_tok, double *tile_out, double *onchip)
+    const sys_ctx *C, double resident, double per_tok, int stream, double *tile_out, double *onchip)
 {
     const double T = C->L.T, sram = C->sys->sram_bytes - C->pinned;
-    const double tmin = fmin(T, C->sys->gemm_rows > 0 ? C->sys->gemm_rows : 1);
-    if (resident + tmin * per_tok <= sram) {
+    /* the smallest tile: an array's rows along the tokens (shared), or its
+     * stages (spatial: the token tile runs down an array's stages) */
+    const double tmin = fmin(T,
+        C->sys->gemm_units > 0      ? C->sys->gemm_stages
+            : C->sys->gemm_rows > 0 ? C->sys->gemm_rows
+                                    : 1);
+    if (!stream && resident + tmin * per_tok <= sram) {
         *tile_out = T;
         if (per_tok > 0 && (sram - resident) / per_tok < T)
             *tile_out = floor((sram - resident) / per_tok);
@@ -533,7 +538,7 @@ static double fit_passes(
 }
 
 static double seg_passes(
-    const sys_ctx *C, const graph *g, int i, int j, double *tile_out, double *onchip)
+    const sys_ctx *C, const graph *g, int i, int j, int stream, double *tile_out, double *onchip)
 {
     const double T = C->L.T;
     double resident = 0, per_tok = 0;
@@ -560,7 +565,94 @@ static double seg_passes(
             per_tok += ts->bytes / T * depth;
         }
     }
-    return fit_passes(C, resident, per_tok, tile_out, onchip);
+    return fit_passes(C, resident, per_tok, stream, tile_out, onchip);
+}
+
+/* A spatial chip's GEMMs in a fused partition (gemm.mapping: spatial),
+ * from the cycle model of DFModel @04f93d5 (src/intra_chip.py: m_factor
+ * Par_lane LaneWidth >= M, n_factor Par_stage StageWidth >= N, Cycle =
+ * m_factor n_factor K, a configuration's Compute_Latency = max Cycle x
+ * num_tile / Freq, its sum of Par_lane Par_stage <= Core). Each GEMM runs on
+ * arrays of its own: its output width across an array's L lanes, a row
+ * tile's t tokens across its S stages (ceil(t / S) stage groups), its
+ * reduction K streamed one step a cycle. Whatever the split of the U arrays,
+ * a tile takes at least K_max cycles (a tile's K steps follow one another)
+ * and at least ceil(t / S) sum(ceil(A / L) K) / U cycles (the arrays' work,
+ * padded to whole lanes and stages); a weight gradient reduces over the
+ * tile's t tokens into an output of the weights' shape (t cycles, and
+ * ceil(M / L) ceil(N / S) t array-cycles). The integer split of the arrays
+ * (DFModel's m_factor and n_factor rounds of whole Par_lane x Par_stage
+ * blocks) is not modelled: these two bounds are below it (docs/system.md).
+ * Vector kernels stay on the vector engine. Running sums of one
+ * partition's GEMMs: */
+typedef struct spat {
+    double kmax; /* the longest reduction over token rows (cycles a tile) */
+    double w; /* sum of ceil(A / L) K: array-cycles per stage group and tile */
+    double wg; /* weight gradients: sum of ceil(M / L) ceil(N / S) (array-cycles a token) */
+} spat;
+
+static void spat_add(const sys_ctx *C, const kern *k, spat *s)
+{
+    const comet_system *S = C->sys;
+    if (!(S->gemm_units > 0) || k->engine != E_GEMM || !(k->flops > 0))
+        return;
+    const double T = C->L.T, L = S->gemm_lanes, R = S->gemm_stages;
+    if (k->wgrad > 0) { /* an output of M x N weights, either way round */
+        s->wg += fmax(fmin(ceil(k->M / L) * ceil(k->N / R), ceil(k->N / L) * ceil(k->M / R)),
+            k->flops / (2 * T * L * R));
+        return;
+    }
+    const double K = k->K >= 1 ? k->K : 1;
+    const double A = k->flops / (2 * T * K); /* output width a token (heads included) */
+    s->kmax = fmax(s->kmax, K);
+    s->w += ceil(A / L) * K;
+}
+
+/* Cycles of the partition's GEMMs over the T tokens in tiles of t. */
+static double spat_cycles(const sys_ctx *C, const spat *s, double t)
+{
+    const comet_system *S = C->sys;
+    const double per = fmax(fmax(s->kmax, s->wg > 0 ? t : 0),
+        (ceil(t / S->gemm_stages) * s->w + t * s->wg) / S->gemm_units);
+    return C->L.T / t * per;
+}
+
+/* The partition's GEMM time on a spatial chip whose on-chip memory leaves
+ * row tiles of up to `tile` tokens (0: not a spatial chip). Any smaller tile
+ * is the mapper's to choose: within each stage group's range of tiles the
+ * largest is fastest, and over whole groups more is never slower, so the
+ * best is `tile` itself or its whole stage groups. */
+static double spat_s(const sys_ctx *C, const spat *s, double tile)
+{
+    const comet_system *S = C->sys;
+    if (!(S->gemm_units > 0) || !(s->w > 0 || s->wg > 0))
+        return 0;
+    double cyc = spat_cycles(C, s, tile);
+    const double k1 = floor(tile / S->gemm_stages);
+    if (k1 >= 1)
+        cyc = fmin(cyc, spat_cycles(C, s, k1 * S->gemm_stages));
+    return cyc / S->clock_hz;
+}
+
+double sys_spatial_gemm_s(
+    const comet_system *sys, double T, int n, const double *A, const double *K, double tile)
+{
+    sys_ctx C;
+    memset(&C, 0, sizeof C);
+    C.sys = sys;
+    C.L.T = T;
+    spat s = { 0 };
+    for (int x = 0; x < n; x++) {
+        kern k;
+        memset(&k, 0, sizeof k);
+        k.engine = E_GEMM;
+        k.flops = 2 * T * A[x] * K[x];
+        k.M = T;
+        k.N = A[x];
+        k.K = K[x];
+        spat_add(&C, &k, &s);
+    }
+    return spat_s(&C, &s, tile);
 }
 
 /* A partition's time from its parts, as the hardware overlaps its engines:
@@ -580,10 +672,10 @@ static double engines_s(const comet_system *S, double cg, double cv, double byte
     return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(*cm, net) : *cm + net;
 }
 
-/* Time of kernels [i, j) run as one partition (dataflow) or one kernel
- * (j = i + 1, kernel by kernel). Adds the parts to *bd when given. */
-static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataflow, sys_bd *bd,
-    comet_system_parts *parts)
+/* seg_cost with the weights of a fused partition held on chip where they
+ * fit (stream 0) or streamed once a row tile (stream 1). */
+static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int dataflow, int stream,
+    sys_bd *bd, comet_system_parts *parts)
 {
     const comet_system *S = C->sys;
     double cg = 0, cv = 0, net = 0, anet = 0, rd = 0, wr = 0, rec = 0, acc_rd = 0, acc_wr = 0;
@@ -591,8 +683,9 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
      * factors); a fused partition streams its weights `passes` times */
     double passes = 1, tile = C->L.T, onchip = NAN;
     const int fused = dataflow && j - i > 1;
-    if (fused && !(passes = seg_passes(C, g, i, j, &tile, &onchip)))
+    if (fused && !(passes = seg_passes(C, g, i, j, stream, &tile, &onchip)))
         return INFINITY;
+    spat sp = { 0 };
     /* BLAS on a CPU packs a GEMM's weights before it computes on them, so
      * their first read from memory is not hidden under the compute (the
      * grid times them hot): kernel by kernel, that read adds to the compute */
@@ -605,6 +698,8 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             cg += c;
         else
             cv += c;
+        if (fused)
+            spat_add(C, k, &sp);
         if (k->recompute)
             rec += c;
         const double wf = fused ? passes : k->wf, af = fused ? 1 : k->af;
@@ -653,6 +748,8 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
             w = o->bytes;
         wr += w;
     }
+    if (fused) /* a spatial chip's arrays as the partition's GEMMs fill them */
+        cg = fmax(cg, spat_s(C, &sp, tile));
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
@@ -682,6 +779,21 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
         bd->flops += 0;
     }
     return t;
+}
+
+/* Time of kernels [i, j) run as one partition (dataflow) or one kernel
+ * (j = i + 1, kernel by kernel). Adds the parts to *bd when given. A fused
+ * partition on a spatial chip may also stream its weights where it could
+ * hold them: the tile they leave sets how full its arrays run (spat_s), so
+ * the faster of the two; elsewhere holding them is never slower. */
+static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataflow, sys_bd *bd,
+    comet_system_parts *parts)
+{
+    if (!(C->sys->gemm_units > 0) || !dataflow || j - i < 2)
+        return seg_cost_as(C, g, i, j, dataflow, 0, bd, parts);
+    const double hold = seg_cost_as(C, g, i, j, dataflow, 0, NULL, NULL);
+    const double stream = seg_cost_as(C, g, i, j, dataflow, 1, NULL, NULL);
+    return seg_cost_as(C, g, i, j, dataflow, stream < hold, bd, parts);
 }
 
 /* Test hook: when on, every partition the scan costs is costed again by
@@ -725,6 +837,7 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
     const double T = C->L.T, acc = acc_ratio(C);
     double cg = 0, cv = 0, net = 0, wsum = 0, wg = 0, xrd = 0, xwr = 0, rdin = 0, wrout = 0;
     double resident = 0, closed = 0, in_b = 0, in_bp = 0, out_b = 0, out_bf = 0;
+    spat sp = { 0 };
     int first[MAXT];
     unsigned char seen[MAXT] = { 0 };
     for (int x = i; x < g->nk; x++) {
@@ -741,6 +854,7 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
         xwr += k->extra_wr;
         if (!(C->pinned > 0))
             resident += k->w + k->wgrad * acc;
+        spat_add(C, k, &sp);
         double corr = 0; /* inputs first read here and still read later: depth 2 */
         for (int a = 0; a < k->nin; a++) {
             const int t = k->in[a];
@@ -792,18 +906,27 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             t = seg_cost(C, g, i, j, 1, NULL, NULL);
         } else {
             const double per_tok = closed + j * in_b + in_bp + j * out_b - out_bf + corr;
-            double tile, onchip;
-            const double passes = fit_passes(C, resident, per_tok, &tile, &onchip);
-            if (!passes) {
+            t = INFINITY;
+            /* the weights held where they fit; on a spatial chip also streamed
+             * (seg_cost: the faster) */
+            for (int stream = 0; stream <= (S->gemm_units > 0); stream++) {
+                double tile, onchip;
+                const double passes = fit_passes(C, resident, per_tok, stream, &tile, &onchip);
+                if (!passes)
+                    continue;
+                const int pin = C->pinned > 0;
+                const double wgt = pin ? 0 : wg * (1 + (passes - 1) * acc);
+                const double rd = (pin ? 0 : wsum * passes) + xrd + wgt + rdin,
+                             wr = xwr + wgt + wrout;
+                double c, mem, cm;
+                const double cgs = fmax(cg, spat_s(C, &sp, tile));
+                t = fmin(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
+            }
+            if (isinf(t)) {
                 for (int j2 = j; scan_check && j2 <= g->nk; j2++)
                     scan_compare(C, g, i, j2, INFINITY); /* none longer fits either */
                 break;
             }
-            const int pin = C->pinned > 0;
-            const double wgt = pin ? 0 : wg * (1 + (passes - 1) * acc);
-            const double rd = (pin ? 0 : wsum * passes) + xrd + wgt + rdin, wr = xwr + wgt + wrout;
-            double c, mem, cm;
-            t = engines_s(S, cg, cv, rd + wr, net, 1, &c, &mem, &cm);
         }
         if (scan_check)
             scan_compare(C, g, i, j, t);

@@ -117,6 +117,11 @@ int comet_system_from_hw(const comet_model_hw *hw, comet_model_dtype dtype, int 
         sys->mem2_cap = hw->mem2.capacity;
     }
     sys->gemm_rows = hw->systolic ? hw->sa_rows : 0;
+    if (hw->systolic && hw->sa_spatial) {
+        sys->gemm_units = (double)hw->sa_arrays * hw->cores * cpc;
+        sys->gemm_lanes = hw->sa_rows;
+        sys->gemm_stages = hw->sa_cols;
+    }
     sys->gemm_eff = hw->grid.nt > 0 ? hw->grid.emax : hw->gemm_eff;
     if (!(sys->gemm_eff > 0))
         sys->gemm_eff = 1;

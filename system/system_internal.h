@@ -73,6 +73,13 @@ void sys_scan_check_begin(void);
 /** See sys_scan_check_begin(). */
 double sys_scan_check_end(void);
 
+/** Test hook (eval.c): the GEMM time of one fused partition of n GEMMs on a
+ *  spatial chip (gemm.mapping spatial) over T token rows in tiles of at most
+ *  `tile` tokens, GEMM x of output width A[x] a token and reduction K[x];
+ *  0 on a chip without spatial mapping. */
+double sys_spatial_gemm_s(
+    const comet_system *sys, double T, int n, const double *A, const double *K, double tile);
+
 /** Fills r->request_s for a decode result when o->output_tokens > 0 (step.c). */
 void sys_fill_request(const comet_system *sys, const comet_system_llm *m,
     const comet_system_opts *o, const comet_system_config *c, comet_system_result *r);

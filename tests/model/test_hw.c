@@ -43,8 +43,23 @@ static void test_bad_files(void **s)
     expect_bad("name: x\nclock_ghz: 1\nfrobnicate: 3\n", "unknown field 'frobnicate'");
     expect_bad("name: [unclosed\n", "bad.yaml:");
     expect_bad("name: x\nkind: gpu\nclock_ghz: 1\n", "'kind'");
+    /* gemm.mapping: shared or spatial, and only over a systolic array */
+    cpu_hw_with_gemm(buf, sizeof buf, ", mapping: spatial");
+    expect_bad(buf, "gemm 'mapping' needs engine systolic");
+    char tiny[4096];
+    const char *src = mfix_tiny_hw(), *g = strstr(src, "mac_pj: 0.5}");
+    snprintf(tiny, sizeof tiny, "%.*smapping: diag}%s", (int)(g - src), src, g + 12);
+    memcpy(strstr(tiny, "TOPO"), "ring", 4);
+    memcpy(strstr(tiny, "RED"), "no ", 3);
+    expect_bad(tiny, "gemm 'mapping' must be shared or spatial");
+    snprintf(tiny, sizeof tiny, "%.*smapping: spatial}%s", (int)(g - src), src, g + 12);
+    memcpy(strstr(tiny, "TOPO"), "ring", 4);
+    memcpy(strstr(tiny, "RED"), "no ", 3);
     comet_model_hw hw;
     char err[COMET_ERRLEN];
+    assert_int_equal(comet_model_hw_parse("ok.yaml", tiny, strlen(tiny), &hw, err, sizeof err), 0);
+    assert_int_equal(hw.sa_spatial, 1);
+    comet_model_hw_free(&hw);
     assert_int_not_equal(comet_model_hw_load("/nonexistent/hw.yaml", &hw, err, sizeof err), 0);
 }
 static void test_roundtrip_and_presets(void **s)

@@ -25,8 +25,9 @@
 #include "test_helpers.h"
 
 /* Regression bound: the rank correlation comet meets today (0.80 over
- * the eight cells with both runs; docs/system.md), not the issue's aim of
- * 0.9, which it does not meet. */
+ * the eight cells with both runs, with the SN10's spatial GEMM mapping as
+ * before it; docs/system.md "Fig. 19's ranking" names the cells ranked
+ * differently), not the issue's aim of 0.9, which it does not meet. */
 #define FIG19_RHO_MIN 0.75
 #define FIG19_RHO_AIM 0.9
 
@@ -313,15 +314,16 @@ static void run_hw(const crun *x, double cap, char *y, size_t len)
     int a = (int)sqrt((double)x->cores);
     while (a > 1 && x->cores % a)
         a--;
-    char gemm[128];
+    /* the RDU studies (SN10, SN30): a spatial mapping (the script's spatial_chip()) */
+    const size_t sl = strlen(x->study);
+    const int spatial = !strcmp(x->study, "fig19") || !strcmp(x->study, "table6")
+        || (sl >= 4 && !strcmp(x->study + sl - 4, "sn30"));
+    char gemm[160];
+    snprintf(gemm, sizeof gemm, "{engine: systolic, rows: %d, cols: %d, arrays: 1%s", x->aw, x->ah,
+        spatial ? ", mapping: spatial" : "");
     if (x->util > 0)
-        snprintf(gemm, sizeof gemm,
-            "{engine: systolic, rows: %d, cols: %d, arrays: 1, "
-            "efficiency: %g}",
-            x->aw, x->ah, x->util);
-    else
-        snprintf(
-            gemm, sizeof gemm, "{engine: systolic, rows: %d, cols: %d, arrays: 1}", x->aw, x->ah);
+        snprintf(gemm + strlen(gemm), sizeof gemm - strlen(gemm), ", efficiency: %g", x->util);
+    snprintf(gemm + strlen(gemm), sizeof gemm - strlen(gemm), "}");
     snprintf(y, len,
         "schema: comet.hw.v2\nname: dfmodel-run\nkind: accelerator\nclock: %g GHz\n"
         "bytes_per_elem: 2\noverlap: [%s]\nclusters_per_chip: 1\nclusters:\n  count: %d\n"

@@ -228,8 +228,8 @@ typedef struct line {
     size_t bcap, btail, bused; /* the byte ring: capacity, next free offset, bytes held */
     unsigned char *buf; /* bcap bytes + one largest read beyond them */
     double *due; /* delivery time of each entry */
-    size_t *len, *off, *span; /* bytes, offset in buf, bytes of the ring it holds */
-    uint64_t bytes, bursts, late_n, oversize, write_err;
+    size_t *len, *off; /* bytes (what the ring holds of it), offset in buf */
+    uint64_t bytes, bursts, late_n, malformed, write_err;
     double late_sum, late_max;
 } line;
 
@@ -264,8 +264,7 @@ static int line_init(line *l, int in, int out, double bps, double delay, unsigne
     l->due = malloc(l->cap * sizeof(double));
     l->len = malloc(l->cap * sizeof(size_t));
     l->off = malloc(l->cap * sizeof(size_t));
-    l->span = malloc(l->cap * sizeof(size_t));
-    return l->buf && l->due && l->len && l->off && l->span ? 0 : -ENOMEM;
+    return l->buf && l->due && l->len && l->off ? 0 : -ENOMEM;
 }
 
 static void line_free(line *l)
@@ -275,7 +274,6 @@ static void line_free(line *l)
     free(l->due);
     free(l->len);
     free(l->off);
-    free(l->span);
 }
 
 /* Segments of a packet read with its virtio-net header h: a TCP
@@ -312,7 +310,7 @@ static void line_read(line *l, unsigned char *scratch, size_t scratch_len)
             return; /* EAGAIN: drained (errors: the device went away; stop decides) */
         const double t = now_ns();
         if ((size_t)r <= l->vhdr) {
-            l->oversize++;
+            l->malformed++;
             continue;
         }
         if (l->n == l->cap || (size_t)r > l->bcap - l->bused) {
@@ -332,7 +330,6 @@ static void line_read(line *l, unsigned char *scratch, size_t scratch_len)
         l->len[k] = (size_t)r;
         l->off[k] = l->btail;
         /* the ring's accounting wraps at bcap; the bytes run on past it */
-        l->span[k] = (size_t)r;
         l->btail = (l->btail + (size_t)r) % l->bcap;
         l->bused += (size_t)r;
         l->due[k] = due;
@@ -354,7 +351,7 @@ static double line_deliver(line *l)
         l->late_sum += late;
         l->late_max = late > l->late_max ? late : l->late_max;
         l->late_n++;
-        l->bused -= l->span[k];
+        l->bused -= l->len[k];
         l->head = (l->head + 1) % l->cap;
         l->n--;
         t = now_ns();
@@ -370,7 +367,7 @@ static void line_report(const line *l, const char *name)
              "most\n",
         name, (unsigned long long)l->link.admitted, (unsigned long long)l->bursts,
         (unsigned long long)l->bytes, (unsigned long long)l->link.dropped,
-        (unsigned long long)l->oversize, (unsigned long long)l->write_err,
+        (unsigned long long)l->malformed, (unsigned long long)l->write_err,
         l->late_n ? 1e-3 * l->late_sum / (double)l->late_n : 0, 1e-3 * l->late_max);
 }
 

@@ -47,6 +47,19 @@ comet_model_coll_cost comet_model_coll_time(
 double comet_model_cpu_level_bw(const comet_model_hw *hw, double bytes, double cores);
 /** GEMM efficiency at (M, N, K, threads) from the grid or the flat value. */
 double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double K, double threads);
+
+/**
+ * Tile and wave quantization of a GPU GEMM (gemm.tiles): `batch` GEMMs of M x N
+ * outputs run as batch x ceil(M/tm) x ceil(N/tn) output tiles in waves of hw->cores
+ * (one tile per SM at a time; NVIDIA, "Matrix Multiplication Background User's
+ * Guide", DU-09799-001, Sec. 3.1-3.2). Returns the useful fraction of the SM time,
+ * M N batch / (waves x cores x tm x tn), in (0, 1], with the candidate tile that
+ * makes it largest (each candidate credited with the same rate per SM: the least the
+ * quantization costs); 0 when the description states no tiles or M or N is below
+ * every candidate's (such GEMMs run other kernels: GEMV, split-K), i.e. the term
+ * does not apply.
+ */
+double comet_model_gemm_wave_eff(const comet_model_hw *hw, double M, double N, double batch);
 /**
  * Work factor of the fused kernels' GEMM on a row block of m rows (>= 1):
  * rows the micro-tiles compute over m (gemm.fused_micro_rows / _edge; 1

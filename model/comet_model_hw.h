@@ -225,6 +225,8 @@ enum {
 
 /** Most row widths a row-pass table holds (comet_model_hw.row_tab_w). */
 #define COMET_MODEL_ROW_TAB 8
+/** Most candidate GEMM tiles a description states (gemm.tiles). */
+#define COMET_MODEL_TILES_MAX 8
 
 /** Maximum points per axis of a GEMM efficiency grid. */
 #define COMET_MODEL_GRID_MAX 16
@@ -358,6 +360,15 @@ typedef struct comet_model_hw {
      *  partial sums use the output port at the same time (#37; COMET's IBuffer,
      *  WBuffer and OBuffer are memories with their own parent/child bandwidths). */
     double lb_input_bw, lb_weight_bw, lb_output_bw;
+    /** A GPU's GEMM tiling (gemm.tiles; 0: not modelled): the candidate output tiles
+     *  (rows of C x columns of C) of its GEMM library's kernels. A GEMM of M x N (times a
+     *  batch) runs as batch x ceil(M/tm) x ceil(N/tn) tiles, one thread block each, in
+     *  waves of `cores` tiles (the SMs: one tile per SM at a time); tiles overhanging
+     *  the matrix and the last wave's idle SMs compute nothing useful (tile and wave
+     *  quantization). comet_model_gemm_wave_eff() gives the useful fraction with the
+     *  best candidate. */
+    int gemm_ntiles;
+    double gemm_tile_m[COMET_MODEL_TILES_MAX], gemm_tile_n[COMET_MODEL_TILES_MAX];
 } comet_model_hw;
 
 /** Nodes joined by one network level (dims product). */

@@ -227,6 +227,38 @@ static int load_steps(
     return 0;
 }
 
+/* gemm.tiles: the candidate output tiles [rows, cols] of a GPU's GEMM kernels
+ * (comet_model_gemm_wave_eff). */
+static int load_tiles(const comet_util_doc *m, comet_model_hw *hw, char *err, size_t errlen)
+{
+    char w[256];
+    const comet_util_doc *a = comet_util_doc_get(m, "tiles");
+    hw->gemm_ntiles = 0;
+    if (!a)
+        return 0;
+    if (a->kind != COMET_DOC_SEQ || a->n < 1 || a->n > COMET_MODEL_TILES_MAX)
+        return comet_util_seterr(err, errlen, -EINVAL,
+            "%s: 'tiles' must be a list of 1..%d [rows, cols] pairs",
+            comet_util_doc_where(a, w, sizeof w), COMET_MODEL_TILES_MAX);
+    for (size_t i = 0; i < a->n; i++) {
+        const comet_util_doc *p = a->child[i];
+        double v[2];
+        int ok = p->kind == COMET_DOC_SEQ && p->n == 2;
+        for (int k = 0; ok && k < 2; k++)
+            ok = p->child[k]->kind == COMET_DOC_SCALAR
+                && !comet_util_parse_double(p->child[k]->value, &v[k]) && v[k] >= 1 && v[k] <= 4096
+                && v[k] == floor(v[k]);
+        if (!ok)
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "%s: 'tiles' entries must be [rows, cols], integers in 1..4096",
+                comet_util_doc_where(p, w, sizeof w));
+        hw->gemm_tile_m[i] = v[0];
+        hw->gemm_tile_n[i] = v[1];
+        hw->gemm_ntiles++;
+    }
+    return 0;
+}
+
 static json_t *steps_json(const comet_model_steps *st)
 {
     json_t *a = json_array();
@@ -944,7 +976,7 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
 
     static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
         "efficiency", "efficiency_by_gflop", "mac_pj", "grid", "fused_grid", "fused_micro_rows",
-        "fused_micro_edge", "parallel_region_cycles", "mapping", NULL };
+        "fused_micro_edge", "parallel_region_cycles", "mapping", "tiles", NULL };
     if ((rc = need_map(d, "gemm", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
         || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
@@ -986,6 +1018,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if ((rc = load_steps(sec, "efficiency_by_gflop", &hw->gemm_eff_by_gflop, err, errlen)))
         goto fail;
     NUMQ(sec, "mac_pj", Q_PJ, 1, 0, 0, 1e6, hw->mac_pj);
+    if ((rc = load_tiles(sec, hw, err, errlen)))
+        goto fail;
     NUM(sec, "fused_micro_rows", 0, 0, 1024, hw->fused_micro_rows);
     NUM(sec, "fused_micro_edge", 0, 0, 1024, hw->fused_micro_edge);
     NUM(sec, "parallel_region_cycles", 0, 0, 1e9, hw->par_region_cycles);
@@ -1214,6 +1248,12 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
     if (hw->gemm_eff_by_gflop.n > 0)
         json_object_set_new(g, "efficiency_by_gflop", steps_json(&hw->gemm_eff_by_gflop));
     json_object_set_new(g, "mac_pj", json_real(hw->mac_pj));
+    if (hw->gemm_ntiles > 0) {
+        json_t *ta = json_array();
+        for (int i = 0; i < hw->gemm_ntiles; i++)
+            json_array_append_new(ta, json_pack("[f,f]", hw->gemm_tile_m[i], hw->gemm_tile_n[i]));
+        json_object_set_new(g, "tiles", ta);
+    }
     if (hw->fused_micro_rows > 0) {
         json_object_set_new(g, "fused_micro_rows", json_real(hw->fused_micro_rows));
         json_object_set_new(g, "fused_micro_edge", json_real(hw->fused_micro_edge));

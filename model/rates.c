@@ -99,6 +99,28 @@ double comet_model_gemm_eff(const comet_model_hw *hw, double M, double N, double
     return grid_eff(&hw->grid, flat, M, N, K, thr);
 }
 
+double comet_model_gemm_wave_eff(const comet_model_hw *hw, double M, double N, double batch)
+{
+    if (hw->gemm_ntiles <= 0 || hw->cores < 1 || !(M > 0) || !(N > 0) || !(batch >= 1))
+        return 0;
+    double mmin = INFINITY, nmin = INFINITY;
+    for (int i = 0; i < hw->gemm_ntiles; i++) {
+        mmin = fmin(mmin, hw->gemm_tile_m[i]);
+        nmin = fmin(nmin, hw->gemm_tile_n[i]);
+    }
+    if (M < mmin || N < nmin)
+        return 0;
+    const double S = hw->cores, useful = M * N * batch;
+    double best = 0;
+    for (int i = 0; i < hw->gemm_ntiles; i++) {
+        const double tm = hw->gemm_tile_m[i], tn = hw->gemm_tile_n[i];
+        const double tiles = batch * ceil(M / tm) * ceil(N / tn);
+        const double q = useful / (ceil(tiles / S) * S * tm * tn);
+        best = fmax(best, q);
+    }
+    return fmin(best, 1.0);
+}
+
 double comet_model_gemm_grid_c_share(const comet_model_hw *hw, double M, double N, double c_bytes)
 {
     const comet_model_grid *g = &hw->grid;

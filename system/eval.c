@@ -474,6 +474,13 @@ static double compute_s(const sys_ctx *C, const kern *k)
             * comet_model_gms_core_share(hw, T);
     } else if (hw->grid.nt > 0 && hw->grid.values) /* measured, at this GEMM's shape */
         eff = comet_model_gemm_eff(hw, k->M, k->N, k->K, hw->cores);
+    else {
+        /* a GPU's tiles in waves over its SMs (gemm.tiles): they pad a short M
+         * themselves */
+        const double et = sys_gemm_tiled_eff(C->sys, eff, k->flops, k->M, k->N, k->K);
+        if (et > 0)
+            return k->flops / (C->sys->peak_flops * et);
+    }
     const int R = C->sys->gemm_rows;
     if (R > 0 && k->M > 0 && k->M < 8.0 * R) /* a short M pads the array */
         eff *= k->M / (ceil(k->M / R) * R);

@@ -322,7 +322,11 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     const double e = m->bytes_per_elem, vl = (double)m->vocab / tp;
     const double flops = 2 * s->L.T * m->hidden * vl;
     const double bytes = (vl * m->hidden + s->L.T * m->hidden + s->L.T * vl) * e;
-    *c = flops / (sys->peak_flops * sys_gemm_eff(sys, flops));
+    double eff = sys_gemm_eff(sys, flops);
+    const double et = sys_gemm_tiled_eff(sys, eff, flops, s->L.T, vl, m->hidden);
+    if (et > 0)
+        eff = et; /* T x V/tp outputs in tiles over the SMs */
+    *c = flops / (sys->peak_flops * eff);
     const double mem = sys_mem_s(sys, bytes);
     *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
     if (s->L.grad_acc_kernel) {

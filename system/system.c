@@ -198,6 +198,26 @@ double sys_gemm_eff(const comet_system *sys, double flops)
     return comet_model_steps_eval(&sys->hw.gemm_eff_by_gflop, flops / 1e9, sys->gemm_eff);
 }
 
+double sys_gemm_tiled_eff(
+    const comet_system *sys, double eff, double flops, double M, double N, double K)
+{
+    if (sys->hw.gemm_ntiles <= 0 || !(M > 0) || !(N > 0) || !(K > 0) || !(flops > 0))
+        return 0;
+    /* a kernel of several equal GEMMs (attention's batch of heads): its count */
+    const double batch = fmax(1, round(flops / (2 * M * N * K)));
+    const double q = comet_model_gemm_wave_eff(&sys->hw, M, N, batch);
+    if (!(q > 0))
+        return 0;
+    /* the chip's best rate (its table's largest value: for the A100 the measured
+     * maximum, at a shape that fills every tile and wave) on the useful share of
+     * the SM time; never above what the table gives the size */
+    const comet_model_steps *st = &sys->hw.gemm_eff_by_gflop;
+    double emax = st->n > 0 ? 0 : sys->gemm_eff;
+    for (int i = 0; i < st->n; i++)
+        emax = fmax(emax, st->eff[i]);
+    return fmin(eff, emax * q);
+}
+
 /* A level's link as collectives see it: its bandwidth times the stated
  * efficiency (Calculon's per-network efficiency; absent: 1). */
 static double link_bw_eff(const comet_model_net *n)

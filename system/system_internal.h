@@ -65,6 +65,13 @@ double sys_mem_s(const comet_system *sys, double bytes);
 /** GEMM efficiency for an operation of `flops` without a measured grid: the
  *  description's table by size, else its flat efficiency (system.c). */
 double sys_gemm_eff(const comet_system *sys, double flops);
+/** A GPU GEMM's efficiency with its tile and wave quantization (gemm.tiles;
+ *  comet_model_gemm_wave_eff): the lesser of `eff` (the table's, for its size) and
+ *  the table's largest efficiency times the useful fraction of the SM time, for
+ *  flops / (2 M N K) GEMMs of M x N x K; 0 when the description states no tiles or
+ *  the tiles do not describe the GEMM (system.c). */
+double sys_gemm_tiled_eff(
+    const comet_system *sys, double eff, double flops, double M, double N, double K);
 
 /** Test hook (eval.c): from begin to end, every fused partition the dynamic
  *  program costs incrementally is costed again from scratch; end returns the

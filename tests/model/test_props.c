@@ -22,6 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* |a - b| <= tol, with both printed when not */
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        const double a_ = (a), b_ = (b);                                                           \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            fail_msg("%.12g, expected %.12g", a_, b_);                                             \
+    } while (0)
+
 static unsigned long long rng = 0x9e3779b97f4a7c15ull;
 
 #define urand() comet_test_urand(&rng)
@@ -542,6 +550,131 @@ static void test_collectives(void **s)
     printf("  %d collective checks hold\n", n);
 }
 
+/* A GPU GEMM's tile and wave quantization (gemm.tiles), by hand: 4096 x 4608
+ * outputs (BLOOM's QKV at TP 8, microbatch 2) on 108 SMs. 256x128 tiles: 16 x
+ * 36 = 576 tiles, 5.33 waves run as 6: 16/18 of the SM time useful. With the
+ * A100's eight candidates the best is 64x64: 64 x 72 = 4608 tiles, 42.67 waves
+ * as 43: 4608 / (43 x 108). Below every candidate's rows the term is off (0). */
+static void test_gemm_waves_hand(void **s)
+{
+    (void)s;
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    hw.cores = 108;
+    hw.gemm_ntiles = 1;
+    hw.gemm_tile_m[0] = 256;
+    hw.gemm_tile_n[0] = 128;
+    assert_near(comet_model_gemm_wave_eff(&hw, 4096, 4608, 1), 16.0 / 18.0, 1e-12);
+    /* a whole number of waves, the measured best shape 6912 x 16384: 3456 tiles,
+     * 32 waves */
+    assert_near(comet_model_gemm_wave_eff(&hw, 6912, 16384, 1), 1.0, 1e-12);
+    /* a tile overhanging the edge: M = 257 needs 2 tile rows, 1 wave for 2 x 1 */
+    assert_near(
+        comet_model_gemm_wave_eff(&hw, 257, 128, 1), 257.0 * 128 / (108 * 256 * 128), 1e-12);
+    static const double cand[8][2] = { { 256, 128 }, { 128, 256 }, { 256, 64 }, { 64, 256 },
+        { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 } };
+    hw.gemm_ntiles = 8;
+    for (int i = 0; i < 8; i++) {
+        hw.gemm_tile_m[i] = cand[i][0];
+        hw.gemm_tile_n[i] = cand[i][1];
+    }
+    assert_near(comet_model_gemm_wave_eff(&hw, 4096, 4608, 1), 4608.0 / (43 * 108), 1e-12);
+    /* a batch of attention GEMMs (2 x 28 heads of 2048 x 2048): every tile fits
+     * the edges; 64x64 gives the fullest last wave, 57344 tiles in 531 waves */
+    assert_near(comet_model_gemm_wave_eff(&hw, 2048, 2048, 56), 57344.0 / (531 * 108), 1e-12);
+    assert_true(comet_model_gemm_wave_eff(&hw, 32, 4608, 1) == 0); /* a GEMV-like M */
+    assert_true(comet_model_gemm_wave_eff(&hw, 4096, 16, 1) == 0);
+    hw.gemm_ntiles = 0;
+    assert_true(comet_model_gemm_wave_eff(&hw, 4096, 4608, 1) == 0); /* not stated */
+
+    /* the description: tiles parsed, bad ones refused with their place */
+    static const char *const good
+        = "schema: comet.hw.v2\nname: g\nkind: accelerator\nclock: 1 GHz\n"
+          "clusters_per_chip: 1\nclusters:\n  count: 8\n"
+          "  network: {topology: ring, dims: [8], link_bw: 100 GB/s}\n"
+          "cores:\n  count: 108\n  network: {topology: ring, dims: [108], link_bw: 1 TB/s}\n"
+          "memory:\n  dram: {capacity: 1 GB, bw: 100 GB/s, shared_by: chip}\n"
+          "  global_buffer: {capacity: 1 MB, bw: 1 TB/s}\n"
+          "  local_buffer: {capacity: 1 KiB, bw: 1 TB/s}\n"
+          "gemm: {engine: systolic, rows: 16, cols: 16, arrays: 4, tiles: %s}\n"
+          "vector:\n  width: 64\n";
+    static const char *const bad[] = { "[[256, 128.5]]", "[[0, 128]]", "[256, 128]",
+        "[[1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]",
+        "[[256, 128, 32]]", "[[5000, 64]]" };
+    char text[1024], err[COMET_ERRLEN];
+    comet_model_hw h;
+    snprintf(text, sizeof text, good, "[[256, 128], [64, 64]]");
+    if (comet_model_hw_parse("g.yaml", text, strlen(text), &h, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(h.gemm_ntiles, 2);
+    assert_near(h.gemm_tile_m[1], 64, 0);
+    comet_model_hw_free(&h);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, good, bad[i]);
+        assert_true(comet_model_hw_parse("g.yaml", text, strlen(text), &h, err, sizeof err) < 0);
+        assert_non_null(strstr(err, "g.yaml:"));
+        assert_non_null(strstr(err, "tiles"));
+    }
+}
+
+/* Tile and wave quantization over generated chips and GEMMs: the useful
+ * fraction is in (0, 1] where the tiles apply (0 where not); a GEMM split over
+ * p chips (its M, N or batch divided, rounded up) never takes longer per chip
+ * (the SM time, M N batch / q, never grows); another candidate tile never
+ * makes a GEMM slower. */
+static void test_gemm_waves(void **s)
+{
+    (void)s;
+    int n = 0;
+    for (int t = 0; t < 4000; t++) {
+        comet_model_hw hw;
+        memset(&hw, 0, sizeof hw);
+        hw.cores = irand(1, 160);
+        hw.gemm_ntiles = irand(1, COMET_MODEL_TILES_MAX);
+        for (int i = 0; i < hw.gemm_ntiles; i++) {
+            hw.gemm_tile_m[i] = 16 << irand(0, 4);
+            hw.gemm_tile_n[i] = 16 << irand(0, 4);
+        }
+        const double M = floor(lrand(1, 65536)), N = floor(lrand(1, 65536)),
+                     B = floor(lrand(1, 512));
+        const double q = comet_model_gemm_wave_eff(&hw, M, N, B);
+        double mmin = INFINITY, nmin = INFINITY;
+        for (int i = 0; i < hw.gemm_ntiles; i++) {
+            mmin = fmin(mmin, hw.gemm_tile_m[i]);
+            nmin = fmin(nmin, hw.gemm_tile_n[i]);
+        }
+        if (M < mmin || N < nmin) {
+            assert_true(q == 0);
+            continue;
+        }
+        if (!(q > 0 && q <= 1))
+            fail_msg("q %.9g for %g x %g x %g on %d SMs", q, M, N, B, hw.cores);
+        const double work = M * N * B / q; /* SM time, in tile-elements */
+        const int p = irand(2, 16);
+        const double sub[3][3]
+            = { { ceil(M / p), N, B }, { M, ceil(N / p), B }, { M, N, ceil(B / p) } };
+        for (int k = 0; k < 3; k++) {
+            const double qs = comet_model_gemm_wave_eff(&hw, sub[k][0], sub[k][1], sub[k][2]);
+            /* off (0): the GEMM runs unquantized, at most its own work */
+            const double ws = qs > 0 ? sub[k][0] * sub[k][1] * sub[k][2] / qs
+                                     : sub[k][0] * sub[k][1] * sub[k][2];
+            if (!(ws <= work * (1 + 1e-12)))
+                fail_msg("%g x %g x %g on %d SMs: split %d ways along %d: %.9g > %.9g", M, N, B,
+                    hw.cores, p, k, ws, work);
+        }
+        if (hw.gemm_ntiles < COMET_MODEL_TILES_MAX) {
+            hw.gemm_tile_m[hw.gemm_ntiles] = 16 << irand(0, 4);
+            hw.gemm_tile_n[hw.gemm_ntiles] = 16 << irand(0, 4);
+            hw.gemm_ntiles++;
+            const double q2 = comet_model_gemm_wave_eff(&hw, M, N, B);
+            assert_true(q2 >= q * (1 - 1e-12));
+        }
+        n++;
+    }
+    assert_true(n > 1000);
+    printf("  %d quantized GEMMs hold\n", n);
+}
+
 int main(void)
 {
     char err[COMET_ERRLEN], path[1200];
@@ -565,6 +698,8 @@ int main(void)
         cmocka_unit_test(test_causal_computed),
         cmocka_unit_test(test_memory_bound_clock),
         cmocka_unit_test(test_collectives),
+        cmocka_unit_test(test_gemm_waves_hand),
+        cmocka_unit_test(test_gemm_waves),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (int i = 0; i < 3; i++)

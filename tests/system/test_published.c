@@ -309,13 +309,15 @@ static void test_calculon_terms(void **st)
         printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", id, qs, qc, qt,
             ppc > 0 ? r.breakdown.pp_s / ppc : NAN, dpc > 0 ? r.breakdown.dp_s / dpc : NAN,
             bub > 0 ? r.breakdown.bubble_s / bub : NAN, qm);
-        /* two independent models of the same runs: the step within 10%, the
+        /* two independent models of the same runs: the step within 10% (11%
+         * above: comet's A100 GEMMs pay tile and wave quantization, gemm.tiles,
+         * Calculon's do not: 0.5-0.7 points more on these steps), the
          * memory per GPU within 2% (the same classes counted), compute and
          * memory traffic 0.9-1.15x (H100: comet's datasheet HBM 3.35 TB/s,
          * Calculon's 3072 GB/s), the TP communication 0.75-1.1x (comet's
          * switch collectives, in-network on NVSwitch 3, against Calculon's
          * per-operation scalars) */
-        if (!(qs >= 0.9 && qs <= 1.1 && qm >= 0.98 && qm <= 1.02 && qc >= 0.9 && qc <= 1.15
+        if (!(qs >= 0.9 && qs <= 1.11 && qm >= 0.98 && qm <= 1.02 && qc >= 0.9 && qc <= 1.15
                 && qt >= 0.75 && qt <= 1.1))
             fail_msg("%s: comet / Calculon step %.3f, memory %.3f, compute+memory %.3f, TP %.3f",
                 id, qs, qm, qc, qt);

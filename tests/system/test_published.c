@@ -21,13 +21,13 @@
 #include "test_helpers.h"
 
 /* Regression bounds: what the model met when the table was last made (51
- * runs, session 22: mean 6.2%, median -4.7%, max 22.3%:
+ * runs, session 23: mean 5.8%, median -4.0%, max 21.9%:
  * docs/validation-published.md), not the issue's aims (5%, +-2%, 12%),
  * none of which is met: the MT-NLG runs (-19..-22%) and the BLOOM runs at
- * TP 2-8 (-4..-15%) are optimistic. */
-#define PUB_MEAN   0.065
-#define PUB_MEDIAN 0.05
-#define PUB_MAX    0.23
+ * TP 2-8 (-3..-15%) are optimistic. */
+#define PUB_MEAN   0.06
+#define PUB_MEDIAN 0.045
+#define PUB_MAX    0.225
 
 typedef struct run {
     char id[32], source[32], system[32], rec[16], unit[16], engine[16], part[16], smax[24];

@@ -182,9 +182,13 @@ static int load_system(const char *sub, const char *hwname, int chips, int threa
         return COMET_EXIT_USAGE;
     }
     if (threads > 0 || link) {
-        /* this machine's ranks as the chips, joined by the fitted link */
-        int rc = comet_system_from_profile(&hw, m->dtype, threads > 0 ? threads : hw.cores,
-            chips > 0 ? chips : 1, link, sys, err, sizeof err);
+        /* this machine's ranks as the chips, joined by the fitted link:
+         * over shared memory all of them on this machine at once, over a
+         * network link one a host */
+        const int n = chips > 0 ? chips : 1;
+        const int host = !link || !strcmp(link, "shm") ? n : 1;
+        int rc = comet_system_from_profile(
+            &hw, m->dtype, threads > 0 ? threads : hw.cores, n, host, link, sys, err, sizeof err);
         comet_model_hw_free(&hw);
         if (rc) {
             comet_cli_error(sub, "%s", err);

@@ -150,6 +150,25 @@ static int pick(int n)
     return (int)((rng_state >> 33) % (unsigned long long)n);
 }
 
+/* Case n's step on `chips` ranks of T threads, `host` of them a host: 0
+ * and *r when feasible (never below its bound), -1 when not. */
+static int eval_ranks(int n, int T, int chips, int host, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r)
+{
+    comet_system sys;
+    char err[512];
+    assert_int_equal(comet_system_from_profile(
+                         &hw, COMET_MODEL_FP32, T, chips, host, NULL, &sys, err, sizeof err),
+        0);
+    const int rc = comet_system_eval(&sys, m, o, c, r);
+    comet_system_free(&sys);
+    if (rc || !r->feasible)
+        return -1;
+    if (!(r->step_s >= r->bound_s * (1 - 1e-9)))
+        fail_msg("case %d: step %g below its bound %g", n, r->step_s, r->bound_s);
+    return 0;
+}
+
 /* Generated ranks of a calibrated CPU (threads split each GEMM, one-row
  * products as GEMV streams, weights read before use, a benchmarked step's
  * pipeline filled and drained): every step at least its bound, and the same
@@ -195,18 +214,9 @@ static void test_generated_ranks(void **s)
             c.dp = dp;
             c.microbatch = m.global_batch / dp;
             o.microbatch = c.microbatch;
-            comet_system sys;
             comet_system_result r;
-            char err[512];
-            assert_int_equal(comet_system_from_profile(&hw, COMET_MODEL_FP32, T, c.tp * dp, 1, NULL,
-                                 &sys, err, sizeof err),
-                0);
-            const int rc = comet_system_eval(&sys, &m, &o, &c, &r);
-            comet_system_free(&sys);
-            if (rc || !r.feasible)
+            if (eval_ranks(n, T, c.tp * dp, 1, &m, &o, &c, &r))
                 break;
-            if (!(r.step_s >= r.bound_s * (1 - 1e-9)))
-                fail_msg("case %d: step %g below its bound %g", n, r.step_s, r.bound_s);
             /* compute: the replica's share of the batch on each rank */
             const double comp = r.breakdown.compute_s + r.breakdown.memory_s;
             if (!(comp <= prev * (1 + 1e-9)))
@@ -267,15 +277,8 @@ static void test_host_ranks(void **s)
         double prev = 0, act1 = 0;
         for (int h = 1; h <= chips; h++) {
             comet_system_result r;
-            assert_int_equal(comet_system_from_profile(
-                                 &hw, COMET_MODEL_FP32, T, chips, h, NULL, &sys, err, sizeof err),
-                0);
-            const int rc = comet_system_eval(&sys, &m, &o, &c, &r);
-            comet_system_free(&sys);
-            if (rc || !r.feasible)
+            if (eval_ranks(n, T, chips, h, &m, &o, &c, &r))
                 break;
-            if (!(r.step_s >= r.bound_s * (1 - 1e-9)))
-                fail_msg("case %d: step %g below its bound %g", n, r.step_s, r.bound_s);
             if (!(r.step_s >= prev * (1 - 1e-9)))
                 fail_msg(
                     "case %d: %d ranks a host %g s, %d ranks %g s", n, h, r.step_s, h - 1, prev);

@@ -59,7 +59,9 @@ void comet_cli_system_usage(FILE *f, int explore)
         "  --threads T       a calibrated CPU profile: each chip is one rank of T cores\n"
         "  --link LINK       a calibrated CPU profile: the chips joined by its fits of\n"
         "                    LINK (shm, tcp:DEV) instead of the stated 100 Gbit/s switch\n"
-        "                    (as `comet bench llm` ran: validate --system)\n"
+        "                    (as `comet bench llm` ran: validate --system); over shm\n"
+        "                    all chips run on this machine at once (each at the core\n"
+        "                    share the profile measured), over a network one a host\n"
         "  --partitions N    dataflow: cut each pass of a layer into exactly N partitions\n"
         "                    (DFModel's num_config; default: the best number)\n"
         "  --sweep F=V1,V2   the step at each value of a hardware parameter (dram_bw,\n"
@@ -182,9 +184,13 @@ static int load_system(const char *sub, const char *hwname, int chips, int threa
         return COMET_EXIT_USAGE;
     }
     if (threads > 0 || link) {
-        /* this machine's ranks as the chips, joined by the fitted link */
-        int rc = comet_system_from_profile(&hw, m->dtype, threads > 0 ? threads : hw.cores,
-            chips > 0 ? chips : 1, link, sys, err, sizeof err);
+        /* this machine's ranks as the chips, joined by the fitted link:
+         * over shared memory all of them on this machine at once, over a
+         * network link one a host */
+        const int n = chips > 0 ? chips : 1;
+        const int host = !link || !strcmp(link, "shm") ? n : 1;
+        int rc = comet_system_from_profile(
+            &hw, m->dtype, threads > 0 ? threads : hw.cores, n, host, link, sys, err, sizeof err);
         comet_model_hw_free(&hw);
         if (rc) {
             comet_cli_error(sub, "%s", err);

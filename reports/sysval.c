@@ -117,8 +117,12 @@ static int predict(
     }
     comet_system sys;
     char err[COMET_ERRLEN];
-    if (comet_system_from_profile(hw, m.dtype, r->threads > 0 ? r->threads : 1, c.tp * c.pp * c.dp,
-            r->link, &sys, err, sizeof err)) {
+    /* the ranks that shared a host (the record's nodes; older records: each
+     * rank alone, as before) compute beside each other */
+    const int np = c.tp * c.pp * c.dp;
+    const int host = r->nodes >= 1 && r->nodes <= np ? (np + r->nodes - 1) / r->nodes : 1;
+    if (comet_system_from_profile(hw, m.dtype, r->threads > 0 ? r->threads : 1, np, host, r->link,
+            &sys, err, sizeof err)) {
         snprintf(why, wl, "%s", err);
         return -1;
     }

@@ -123,6 +123,10 @@ typedef struct comet_system {
      *  the link a calibrated machine measured (comet_system_use_link_fits());
      *  0: from the levels' stated networks */
     int link_fits;
+    /** The share of a lone core that each of this chip's cores delivers while
+     *  the other ranks of its host compute at once (a calibrated CPU's ranks
+     *  on one machine: comet_system_from_profile()); 0 or 1: the chip alone */
+    double host_share;
 } comet_system;
 
 /**
@@ -141,11 +145,15 @@ int comet_system_use_link_fits(comet_system *sys, const comet_model_links *links
  * `link` ("shm", "tcp:DEV"; NULL: "shm"): GEMM efficiency from the
  * measured grid at the rank's threads, memory at the node's per-core share,
  * collectives and point-to-point from the fits (comet_system_use_link_fits()).
+ * `host_ranks` (>= 1) of the chips run on one machine at once: each rank's
+ * compute at the share of a core the profile measured with that many
+ * threads busy (comet_model_gms_core_share(), as the distributed-kernel
+ * model charges its ranks), time-shared when they outnumber its cores.
  * @return 0, -EINVAL (not such a profile) or -ENOENT (no fit of that link,
  *         with chips > 1), with a one-line reason.
  */
 int comet_system_from_profile(const comet_model_hw *profile, comet_model_dtype dtype, int threads,
-    int chips, const char *link, comet_system *sys, char *err, size_t errlen);
+    int chips, int host_ranks, const char *link, comet_system *sys, char *err, size_t errlen);
 
 /**
  * Builds a system from a hardware description for a workload's data type.

@@ -449,7 +449,7 @@ static int cpu_blas(const comet_system *S)
     return S->hw.grid.nt > 0 && S->hw.grid.values && !strcmp(S->hw.kind, "cpu");
 }
 
-static double compute_s(const sys_ctx *C, const kern *k)
+static double compute_s_alone(const sys_ctx *C, const kern *k)
 {
     if (k->engine == E_VEC) {
         const double cpu = sys_cpu_vec_s(C->sys, &C->L, k->name, k->flops);
@@ -485,6 +485,12 @@ static double compute_s(const sys_ctx *C, const kern *k)
     if (R > 0 && k->M > 0 && k->M < 8.0 * R) /* a short M pads the array */
         eff *= k->M / (ceil(k->M / R) * R);
     return k->flops / (C->sys->peak_flops * eff);
+}
+
+/* A kernel's compute on the chip's cores, beside the host's other ranks. */
+static double compute_s(const sys_ctx *C, const kern *k)
+{
+    return compute_s_alone(C, k) / sys_host_share(C->sys);
 }
 
 /* Weight-gradient accumulators against the weights' width: the engines

@@ -326,7 +326,7 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     const double et = sys_gemm_tiled_eff(sys, eff, flops, s->L.T, vl, m->hidden);
     if (et > 0)
         eff = et; /* T x V/tp outputs in tiles over the SMs */
-    *c = flops / (sys->peak_flops * eff);
+    *c = flops / (sys->peak_flops * eff) / sys_host_share(sys);
     const double mem = sys_mem_s(sys, bytes);
     *t = (sys->overlap & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, mem) : *c + mem;
     if (s->L.grad_acc_kernel) {
@@ -539,8 +539,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
         /* Adam: read gradients, master weights, moments; write them and the
          * 16-bit weights (ZeRO >= 1: of this chip's shard) */
         const double shard = params / (c->zero >= 1 ? c->dp : 1);
-        opt = fmax(
-            sys_mem_s(sys, shard * (24 + 2 * m->bytes_per_elem)), 10 * shard / sys->vector_flops);
+        opt = fmax(sys_mem_s(sys, shard * (24 + 2 * m->bytes_per_elem)),
+            10 * shard / sys->vector_flops / sys_host_share(sys));
     } else {
         /* every microbatch through every stage; a stage idles while fewer
          * microbatches than stages are in flight */

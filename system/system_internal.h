@@ -73,6 +73,13 @@ double sys_gemm_eff(const comet_system *sys, double flops);
 double sys_gemm_tiled_eff(
     const comet_system *sys, double eff, double flops, double M, double N, double K);
 
+/* The share of a lone core a chip's cores deliver beside its host's other
+ * ranks (comet_system.host_share; 1 when unset): compute times divide by it. */
+static inline double sys_host_share(const comet_system *sys)
+{
+    return sys->host_share > 0 && sys->host_share < 1 ? sys->host_share : 1;
+}
+
 /** Test hook (eval.c): from begin to end, every fused partition the dynamic
  *  program costs incrementally is costed again from scratch; end returns the
  *  largest relative difference (INFINITY: one fits and the other does not). */

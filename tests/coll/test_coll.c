@@ -15,13 +15,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A path of this process's own under /tmp: two checkouts' suites at once
+ * never share (nor trip over) each other's files. */
+static const char *tmp(const char *name)
+{
+    static char buf[4][128];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, sizeof buf[0], "/tmp/comet-coll-%ld-%s", (long)getpid(), name);
+    return b;
+}
+
 static int run(const char *args, char *errout, size_t errlen)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>/tmp/comet-coll-test.err >/dev/null", getenv("COMET_BINARY"),
-        args);
+    const char *ef = tmp("test.err");
+    snprintf(cmd, sizeof cmd, "%s %s 2>%s >/dev/null", getenv("COMET_BINARY"), args, ef);
     int st = system(cmd);
-    FILE *fp = fopen("/tmp/comet-coll-test.err", "r");
+    FILE *fp = fopen(ef, "r");
     size_t n = fp ? fread(errout, 1, errlen - 1, fp) : 0;
     errout[n] = '\0';
     if (fp)
@@ -116,15 +127,18 @@ static void test_dead_rank(void **s)
     (void)s;
     char err[8192];
     setenv("COMET_TEST_KILL_RANK", "1", 1);
-    int rc = run(
+    char args[512], cmd[512];
+    snprintf(args, sizeof args,
         "bench collectives --np 2 --colls allreduce --sizes 8 --timeout 30 --gate-timeout 0 --out "
-        "/tmp/comet-coll-dead -q",
-        err, sizeof err);
+        "%s -q",
+        tmp("dead"));
+    int rc = run(args, err, sizeof err);
     unsetenv("COMET_TEST_KILL_RANK");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err, "comet: bench collectives:"));
     assert_non_null(strstr(err, "rank died"));
-    assert_int_equal(system("rm -rf /tmp/comet-coll-dead"), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp("dead"));
+    assert_int_equal(system(cmd), 0);
 }
 
 static void test_wrong_result(void **s)
@@ -132,20 +146,24 @@ static void test_wrong_result(void **s)
     (void)s;
     char err[8192];
     setenv("COMET_TEST_CORRUPT_RANK", "1", 1);
-    int rc
-        = run("bench collectives --np 2 --colls allreduce --algs auto --sizes 64 --gate-timeout 0 "
-              "--out /tmp/comet-coll-bad -q",
-            err, sizeof err);
+    char args[512], cmd[512];
+    snprintf(args, sizeof args,
+        "bench collectives --np 2 --colls allreduce --algs auto --sizes 64 --gate-timeout 0 "
+        "--out %s -q",
+        tmp("bad"));
+    int rc = run(args, err, sizeof err);
     unsetenv("COMET_TEST_CORRUPT_RANK");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err, "wrong result"));
     /* the record is kept, marked invalid */
-    FILE *p = popen("grep -c '\"valid\":false' /tmp/comet-coll-bad/results/*.jsonl", "r");
+    snprintf(cmd, sizeof cmd, "cat %s/results/*.jsonl | grep -c '\"valid\":false'", tmp("bad"));
+    FILE *p = popen(cmd, "r");
     int n = 0;
     assert_int_equal(fscanf(p, "%d", &n), 1);
     pclose(p);
     assert_int_equal(n, 1);
-    assert_int_equal(system("rm -rf /tmp/comet-coll-bad"), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp("bad"));
+    assert_int_equal(system(cmd), 0);
 }
 
 static void test_hung_rank(void **s)
@@ -153,17 +171,20 @@ static void test_hung_rank(void **s)
     (void)s;
     char err[8192];
     setenv("COMET_TEST_HANG_RANK", "1", 1);
-    int rc = run("bench collectives --np 2 --colls allreduce --algs auto --sizes 8 --timeout 4 "
-                 "--gate-timeout 0 "
-                 "--out /tmp/comet-coll-hang -q",
-        err, sizeof err);
+    char args[512], cmd[512];
+    snprintf(args, sizeof args,
+        "bench collectives --np 2 --colls allreduce --algs auto --sizes 8 --timeout 4 "
+        "--gate-timeout 0 --out %s -q",
+        tmp("hang"));
+    int rc = run(args, err, sizeof err);
     unsetenv("COMET_TEST_HANG_RANK");
     assert_int_equal(rc, 1);
     assert_non_null(strstr(err, "deadline"));
     /* the killed job left no rank behind */
     assert_int_not_equal(
         system("pgrep -f '[c]ollectives --worker allreduce auto 8 ' >/dev/null"), 0);
-    assert_int_equal(system("rm -rf /tmp/comet-coll-hang"), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp("hang"));
+    assert_int_equal(system(cmd), 0);
 }
 
 static void test_bad_flags(void **s)
@@ -183,6 +204,13 @@ static void test_bad_flags(void **s)
     assert_int_equal(run("bench collectives --launcher-args \"-f 'x\"", err, sizeof err), 2);
 }
 
+static int teardown(void **s)
+{
+    (void)s;
+    remove(tmp("test.err"));
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,5 +220,5 @@ int main(void)
         cmocka_unit_test(test_wrong_result),
         cmocka_unit_test(test_bad_flags),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -57,7 +57,7 @@ static void test_link_fits(void **s)
     char err[512];
     assert_int_equal(comet_model_links_for_transport(&hw, "shm", &lk), 0);
     assert_int_equal(
-        comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 2, "shm", &sys, err, sizeof err), 0);
+        comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 2, 1, "shm", &sys, err, sizeof err), 0);
     assert_int_equal(sys.link_fits, 1);
     assert_int_equal(sys.chips, 2);
     assert_int_equal(sys.hw.cores, 1);
@@ -90,13 +90,13 @@ static void test_link_fits(void **s)
     }
     comet_system_free(&sys);
     /* a link without fits, a description that is not a CPU profile */
-    assert_int_equal(
-        comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 2, "tcp:none", &sys, err, sizeof err),
+    assert_int_equal(comet_system_from_profile(
+                         &hw, COMET_MODEL_FP32, 1, 2, 1, "tcp:none", &sys, err, sizeof err),
         -ENOENT);
     comet_model_hw a100;
     assert_int_equal(comet_model_hw_load("dgx-a100", &a100, err, sizeof err), 0);
     assert_int_equal(
-        comet_system_from_profile(&a100, COMET_MODEL_FP32, 1, 2, "shm", &sys, err, sizeof err),
+        comet_system_from_profile(&a100, COMET_MODEL_FP32, 1, 2, 1, "shm", &sys, err, sizeof err),
         -EINVAL);
     comet_model_hw_free(&a100);
 }
@@ -123,7 +123,8 @@ static void test_vector_costs(void **s)
         comet_system_result r;
         char err[512];
         assert_int_equal(
-            comet_system_from_profile(&hw, COMET_MODEL_FP32, t, 1, NULL, &sys, err, sizeof err), 0);
+            comet_system_from_profile(&hw, COMET_MODEL_FP32, t, 1, 1, NULL, &sys, err, sizeof err),
+            0);
         assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r), 0);
         assert_true(r.feasible);
         assert_true(r.step_s >= r.bound_s);
@@ -147,6 +148,25 @@ static int pick(int n)
 {
     rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
     return (int)((rng_state >> 33) % (unsigned long long)n);
+}
+
+/* Case n's step on `chips` ranks of T threads, `host` of them a host: 0
+ * and *r when feasible (never below its bound), -1 when not. */
+static int eval_ranks(int n, int T, int chips, int host, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r)
+{
+    comet_system sys;
+    char err[512];
+    assert_int_equal(comet_system_from_profile(
+                         &hw, COMET_MODEL_FP32, T, chips, host, NULL, &sys, err, sizeof err),
+        0);
+    const int rc = comet_system_eval(&sys, m, o, c, r);
+    comet_system_free(&sys);
+    if (rc || !r->feasible)
+        return -1;
+    if (!(r->step_s >= r->bound_s * (1 - 1e-9)))
+        fail_msg("case %d: step %g below its bound %g", n, r->step_s, r->bound_s);
+    return 0;
 }
 
 /* Generated ranks of a calibrated CPU (threads split each GEMM, one-row
@@ -194,18 +214,9 @@ static void test_generated_ranks(void **s)
             c.dp = dp;
             c.microbatch = m.global_batch / dp;
             o.microbatch = c.microbatch;
-            comet_system sys;
             comet_system_result r;
-            char err[512];
-            assert_int_equal(comet_system_from_profile(
-                                 &hw, COMET_MODEL_FP32, T, c.tp * dp, NULL, &sys, err, sizeof err),
-                0);
-            const int rc = comet_system_eval(&sys, &m, &o, &c, &r);
-            comet_system_free(&sys);
-            if (rc || !r.feasible)
+            if (eval_ranks(n, T, c.tp * dp, 1, &m, &o, &c, &r))
                 break;
-            if (!(r.step_s >= r.bound_s * (1 - 1e-9)))
-                fail_msg("case %d: step %g below its bound %g", n, r.step_s, r.bound_s);
             /* compute: the replica's share of the batch on each rank */
             const double comp = r.breakdown.compute_s + r.breakdown.memory_s;
             if (!(comp <= prev * (1 + 1e-9)))
@@ -217,12 +228,87 @@ static void test_generated_ranks(void **s)
     assert_true(checked > 3000);
 }
 
+/* Ranks sharing one machine (validate --system's records of one host):
+ * each rank's compute at the share of a core the profile measured with that
+ * many cores busy (comet_model_gms_core_share), memory and network as
+ * before; sharing the host is never faster, the step never below its bound,
+ * and more ranks a host than chips is refused. 2000 generated cases. */
+static void test_host_ranks(void **s)
+{
+    (void)s;
+    comet_system sys;
+    char err[512];
+    assert_int_equal(
+        comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 2, 3, NULL, &sys, err, sizeof err),
+        -EINVAL);
+    assert_int_equal(
+        comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 2, 0, NULL, &sys, err, sizeof err),
+        -EINVAL);
+    /* the fixture's grid: the per-core rate at 2 busy cores against 1 */
+    const double want = comet_model_gms_core_share(&hw, 2) / comet_model_gms_core_share(&hw, 1);
+    assert_true(want > 0 && want <= 1);
+    int checked = 0;
+    for (int n = 0; n < 2000; n++) {
+        comet_system_llm m = small();
+        m.hidden = 64 << pick(3);
+        m.heads = m.hidden / 64;
+        m.kv_heads = m.heads;
+        m.ffn = 4 * m.hidden;
+        m.layers = 1 + pick(3);
+        m.seq = 1 << (1 + pick(8));
+        m.global_batch = 2 << pick(3);
+        const int ph = pick(3), T = 1 + pick(2), dp = 1 + pick(2), tp = 1 + pick(2);
+        comet_system_opts o = { .phase = ph == 0 ? COMET_SYSTEM_TRAIN
+                : ph == 1                        ? COMET_SYSTEM_PREFILL
+                                                 : COMET_SYSTEM_DECODE,
+            .context = ph == 2 ? 1 + pick(256) : 0,
+            .one_step = 1 };
+        comet_system_config c = { .tp = m.heads % tp ? 1 : tp,
+            .pp = 1,
+            .dp = dp,
+            .interleave = 1,
+            .order = { 0, 2, 1 },
+            .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
+            .exec = COMET_SYSTEM_EXEC_KERNEL };
+        c.microbatch = m.global_batch / dp;
+        m.microbatch = c.microbatch;
+        o.microbatch = c.microbatch;
+        const int chips = c.tp * c.dp;
+        double prev = 0, act1 = 0;
+        for (int h = 1; h <= chips; h++) {
+            comet_system_result r;
+            if (eval_ranks(n, T, chips, h, &m, &o, &c, &r))
+                break;
+            if (!(r.step_s >= prev * (1 - 1e-9)))
+                fail_msg(
+                    "case %d: %d ranks a host %g s, %d ranks %g s", n, h, r.step_s, h - 1, prev);
+            prev = r.step_s;
+            /* the GELU kernel (a vector kernel, no memory in its compute) */
+            double act = 0;
+            for (int i = 0; i < r.parts[0].n; i++)
+                if (!strcmp(r.parts[0].kernel[i], "act"))
+                    act = r.parts[0].compute_s[i];
+            if (h == 1)
+                act1 = act;
+            else if (T == 1 && h == 2 && act1 > 0 && act > 0) {
+                /* one thread a rank, two ranks: the measured two-core share */
+                const double got = act1 / act;
+                if (fabs(got - want) > 1e-5 * want)
+                    fail_msg("case %d: compute share %g, the grid's %g", n, got, want);
+            }
+            checked++;
+        }
+    }
+    assert_true(checked > 2000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_link_fits),
         cmocka_unit_test(test_vector_costs),
         cmocka_unit_test(test_generated_ranks),
+        cmocka_unit_test(test_host_ranks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

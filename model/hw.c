@@ -186,6 +186,16 @@ static int need_map(const comet_util_doc *parent, const char *key, const comet_u
     return 0;
 }
 
+/* A list entry [x, y] of two numbers into v: 1, or 0 when it is not one. */
+static int doc_pair(const comet_util_doc *p, double v[2])
+{
+    int ok = p->kind == COMET_DOC_SEQ && p->n == 2;
+    for (int k = 0; ok && k < 2; k++)
+        ok = p->child[k]->kind == COMET_DOC_SCALAR
+            && !comet_util_parse_double(p->child[k]->value, &v[k]);
+    return ok;
+}
+
 /* An efficiency table: a list of [size, efficiency] pairs, sizes >= 0 and
  * distinct, efficiencies in (0, 1]; kept sorted by size. */
 static int load_steps(
@@ -203,11 +213,7 @@ static int load_steps(
     for (size_t i = 0; i < a->n; i++) {
         const comet_util_doc *p = a->child[i];
         double v[2];
-        int ok = p->kind == COMET_DOC_SEQ && p->n == 2;
-        for (int k = 0; ok && k < 2; k++)
-            ok = p->child[k]->kind == COMET_DOC_SCALAR
-                && !comet_util_parse_double(p->child[k]->value, &v[k]);
-        if (!ok || !(v[0] >= 0 && v[0] < 1e18) || !(v[1] > 0 && v[1] <= 1))
+        if (!doc_pair(p, v) || !(v[0] >= 0 && v[0] < 1e18) || !(v[1] > 0 && v[1] <= 1))
             return comet_util_seterr(err, errlen, -EINVAL,
                 "%s: '%s' entries must be [size >= 0, efficiency in (0, 1]]",
                 comet_util_doc_where(p, w, sizeof w), key);
@@ -243,11 +249,9 @@ static int load_tiles(const comet_util_doc *m, comet_model_hw *hw, char *err, si
     for (size_t i = 0; i < a->n; i++) {
         const comet_util_doc *p = a->child[i];
         double v[2];
-        int ok = p->kind == COMET_DOC_SEQ && p->n == 2;
+        int ok = doc_pair(p, v);
         for (int k = 0; ok && k < 2; k++)
-            ok = p->child[k]->kind == COMET_DOC_SCALAR
-                && !comet_util_parse_double(p->child[k]->value, &v[k]) && v[k] >= 1 && v[k] <= 4096
-                && v[k] == floor(v[k]);
+            ok = v[k] >= 1 && v[k] <= 4096 && v[k] == floor(v[k]);
         if (!ok)
             return comet_util_seterr(err, errlen, -EINVAL,
                 "%s: 'tiles' entries must be [rows, cols], integers in 1..4096",

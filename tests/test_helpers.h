@@ -2,6 +2,7 @@
 #ifndef COMET_TEST_HELPERS_H
 #define COMET_TEST_HELPERS_H
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,15 @@ static inline double comet_test_urand(unsigned long long *s)
     *s ^= *s << 17;
     return (double)(*s >> 11) / 9007199254740992.0;
 }
+
+/** |a - b| <= tol, with both printed when not (cmocka's fail_msg: include
+ *  cmocka.h before using it). */
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        const double a_ = (a), b_ = (b);                                                           \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            fail_msg("%.12g, expected %.12g", a_, b_);                                             \
+    } while (0)
 
 /** An integer in [lo, hi] (both included) from comet_test_urand(). */
 static inline int comet_test_irand(unsigned long long *s, int lo, int hi)

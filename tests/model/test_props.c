@@ -22,14 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* |a - b| <= tol, with both printed when not */
-#define assert_near(a, b, tol)                                                                     \
-    do {                                                                                           \
-        const double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (tol)))                                                             \
-            fail_msg("%.12g, expected %.12g", a_, b_);                                             \
-    } while (0)
-
 static unsigned long long rng = 0x9e3779b97f4a7c15ull;
 
 #define urand() comet_test_urand(&rng)

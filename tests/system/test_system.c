@@ -25,14 +25,6 @@ static unsigned long long rng = 88172645463325252ULL;
 
 /* Stated efficiencies for a generated system (Calculon-style tables and a
  * network efficiency), drawn at random; on: 0 for none. */
-/* |a - b| <= tol, with both printed when not */
-#define assert_near(a, b, tol)                                                                     \
-    do {                                                                                           \
-        const double a_ = (a), b_ = (b);                                                           \
-        if (!(fabs(a_ - b_) <= (tol)))                                                             \
-            fail_msg("%.12g, expected %.12g", a_, b_);                                             \
-    } while (0)
-
 typedef struct effs {
     int on;
     int spatial; /* gemm mapping spatial (a dataflow chip's arrays per GEMM) */

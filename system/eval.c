@@ -803,6 +803,30 @@ static double engines_s(const comet_system *S, double cg, double cv, double byte
     return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(*cm, net) : *cm + net;
 }
 
+/* The exact split of partition [i, j) (weights held: stream 0) is searched
+ * once per dynamic program: the scan, the exact cost of the bounds' cuts
+ * and the chosen partitions' breakdown ask for the same ones. Kept for one
+ * best_parts at a time (its epoch), keyed by the tile too. */
+typedef struct spat_memo {
+    unsigned epoch;
+    double tile, s;
+} spat_memo;
+static _Thread_local spat_memo spat_memo_tab[MAXK][MAXK + 1][2];
+static _Thread_local unsigned spat_epoch; /* 0: off */
+
+static double spat_s_at(const sys_ctx *C, const spat *s, double tile, int i, int j, int stream)
+{
+    if (!spat_epoch)
+        return spat_s(C, s, tile);
+    spat_memo *m = &spat_memo_tab[i][j][stream];
+    if (m->epoch != spat_epoch || m->tile != tile) {
+        m->epoch = spat_epoch;
+        m->tile = tile;
+        m->s = spat_s(C, s, tile);
+    }
+    return m->s;
+}
+
 /* seg_cost with the weights of a fused partition held on chip where they
  * fit (stream 0) or streamed once a row tile (stream 1). */
 static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int dataflow, int stream,
@@ -880,7 +904,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
         wr += w;
     }
     if (fused) /* a spatial chip's arrays as the partition's GEMMs fill them */
-        cg = fmax(cg, spat_s(C, &sp, tile));
+        cg = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
@@ -1067,7 +1091,7 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                         && (!(best[i] + lb < best[j]) || (ub && best[i] + lb > ub[j] * (1 + 1e-9))))
                         continue;
                 }
-                const double cgs = fmax(cg, spat_s(C, &sp, tile));
+                const double cgs = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
                 t = fmin(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
             }
             if (isinf(fits)) {
@@ -1091,7 +1115,7 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
 
 /* Best partition of the kernel chain: a dynamic program over cut points
  * (dataflow), or one kernel per partition (kernel by kernel). */
-static double best_parts(
+static double best_parts_run(
     const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, comet_system_parts *parts)
 {
     double best[MAXK + 1];
@@ -1200,6 +1224,20 @@ static double best_parts(
             parts->end[parts->n++] = (unsigned char)j;
     }
     return best[g->nk];
+}
+
+static double best_parts(
+    const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, comet_system_parts *parts)
+{
+    static _Thread_local unsigned gen;
+    if (!(C->sys->gemm_units > 0) || !dataflow || scan_check)
+        return best_parts_run(C, g, dataflow, bd, parts);
+    if (!++gen) /* 0 is "off" */
+        ++gen;
+    spat_epoch = gen;
+    const double t = best_parts_run(C, g, dataflow, bd, parts);
+    spat_epoch = 0;
+    return t;
 }
 
 static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sys_layer_out *out)

@@ -588,20 +588,31 @@ static double seg_passes(
  * num_tile / Freq, its sum of Par_lane Par_stage <= Core). Each GEMM runs on
  * arrays of its own: its output width across an array's L lanes, a row
  * tile's t tokens across its S stages (ceil(t / S) stage groups), its
- * reduction K streamed one step a cycle. Whatever the split of the U arrays,
- * a tile takes at least K_max cycles (a tile's K steps follow one another)
- * and at least ceil(t / S) sum(ceil(A / L) K) / U cycles (the arrays' work,
- * padded to whole lanes and stages); a weight gradient reduces over the
- * tile's t tokens into an output of the weights' shape (t cycles, and
- * ceil(M / L) ceil(N / S) t array-cycles). The integer split of the arrays
- * (DFModel's m_factor and n_factor rounds of whole Par_lane x Par_stage
- * blocks) is not modelled: these two bounds are below it (docs/system.md).
- * Vector kernels stay on the vector engine. Running sums of one
+ * reduction K streamed one step a cycle. An array computes one block (L
+ * outputs by S tokens) at a time, in K cycles, the K steps of a block one
+ * after another; so a GEMM of b blocks on P arrays takes ceil(b / P) rounds
+ * of K cycles, and the tile takes the longest of the partition's GEMMs (they
+ * run side by side, each tile passing down the pipeline). A weight gradient
+ * reduces over the tile's t tokens into an output of the weights' shape:
+ * ceil(M / L) ceil(N / S) blocks of t cycles. The split of the U arrays
+ * among the GEMMs is the mapper's: the fewest cycles a tile over every
+ * integer split (spat_tile). It is never below the two bounds that ignore
+ * the split, K_max (a block's K steps follow one another) and ceil(t / S)
+ * sum(ceil(A / L) K) / U (the arrays' work, padded to whole lanes and
+ * stages); at one stage group these bind, at two a GEMM of more blocks than
+ * arrays takes two rounds of K (docs/system.md "Fig. 19's ranking").
+ * DFModel's blocks are a Par_lane x Par_stage rectangle (m_factor x
+ * n_factor rounds); any assignment of whole blocks to arrays is taken here,
+ * which is never slower. Vector kernels stay on the vector engine. A
  * partition's GEMMs: */
+#define SPAT_MAX MAXK
 typedef struct spat {
     double kmax; /* the longest reduction over token rows (cycles a tile) */
     double w; /* sum of ceil(A / L) K: array-cycles per stage group and tile */
     double wg; /* weight gradients: sum of ceil(M / L) ceil(N / S) (array-cycles a token) */
+    int n, nw; /* GEMMs over token rows, weight gradients */
+    double m[SPAT_MAX], k[SPAT_MAX]; /* lane groups ceil(A / L), cycles a block ceil(K) */
+    double wb[SPAT_MAX]; /* a weight gradient's blocks */
 } spat;
 
 static void spat_add(const sys_ctx *C, const kern *k, spat *s)
@@ -611,40 +622,160 @@ static void spat_add(const sys_ctx *C, const kern *k, spat *s)
         return;
     const double T = C->L.T, L = S->gemm_lanes, R = S->gemm_stages;
     if (k->wgrad > 0) { /* an output of M x N weights, either way round */
-        s->wg += fmax(fmin(ceil(k->M / L) * ceil(k->N / R), ceil(k->N / L) * ceil(k->M / R)),
-            k->flops / (2 * T * L * R));
+        const double b
+            = fmax(fmin(ceil(k->M / L) * ceil(k->N / R), ceil(k->N / L) * ceil(k->M / R)),
+                k->flops / (2 * T * L * R));
+        s->wg += b;
+        if (s->nw < SPAT_MAX)
+            s->wb[s->nw] = ceil(b);
+        s->nw++;
         return;
     }
     const double K = k->K >= 1 ? k->K : 1;
     const double A = k->flops / (2 * T * K); /* output width a token (heads included) */
     s->kmax = fmax(s->kmax, K);
     s->w += ceil(A / L) * K;
+    if (s->n < SPAT_MAX) {
+        s->m[s->n] = ceil(A / L);
+        s->k[s->n] = ceil(K);
+    }
+    s->n++;
 }
 
-/* Cycles of the partition's GEMMs over the T tokens in tiles of t. */
-static double spat_cycles(const sys_ctx *C, const spat *s, double t)
+/* Cycles a tile of t tokens in g stage groups takes at the bounds that
+ * ignore the integer split (the arrays' work and the longest reduction). */
+static double spat_bound(const comet_system *S, const spat *s, double g, double t)
+{
+    return fmax(fmax(s->kmax, s->wg > 0 ? t : 0), (g * s->w + t * s->wg) / S->gemm_units);
+}
+
+/* Arrays the partition's GEMMs need to finish a tile of t tokens in g stage
+ * groups within c cycles (each GEMM ceil(b / floor(c / K)) of them), or
+ * more than `units` as soon as that is clear. */
+static double spat_need(const spat *s, double g, double t, double c, double units)
+{
+    double need = 0;
+    for (int x = 0; x < s->n && need <= units; x++) {
+        const double r = floor(c / s->k[x]); /* rounds of K within c */
+        need += r >= 1 ? ceil(s->m[x] * g / r) : INFINITY;
+    }
+    for (int x = 0; x < s->nw && need <= units; x++) {
+        const double r = floor(c / t);
+        need += r >= 1 ? ceil(s->wb[x] / r) : INFINITY;
+    }
+    return need;
+}
+
+/* The fewest cycles a tile of t tokens in g stage groups takes over every
+ * integer split of the arrays (the smallest c whose need fits them: need
+ * never grows with c, so a bisection over whole cycles), or INFINITY when
+ * it is not below `limit`. Needs no more GEMMs than arrays. */
+static double spat_tile(const comet_system *S, const spat *s, double g, double t, double limit)
+{
+    const double U = S->gemm_units, n = s->n + s->nw;
+    double lo = ceil(spat_bound(S, s, g, t)), cmax = s->nw > 0 ? t : 0, work = 0;
+    for (int x = 0; x < s->n; x++) { /* the exact reductions: whole cycles */
+        cmax = fmax(cmax, s->k[x]);
+        work += s->m[x] * g * s->k[x];
+    }
+    for (int x = 0; x < s->nw; x++)
+        work += s->wb[x] * t;
+    lo = fmax(lo, cmax);
+    if (lo >= limit * (1 - 1e-12))
+        return INFINITY;
+    if (spat_need(s, g, t, lo, U) <= U)
+        return lo;
+    /* feasible: from c >= 2 K each GEMM has at least c / (2 K) rounds, so
+     * it needs at most 2 b K / c + 1 arrays; or one array each */
+    double hi = U > n ? fmax(2 * cmax, ceil(2 * work / (U - n))) : 0;
+    if (!(hi > 0)) {
+        for (int x = 0; x < s->n; x++)
+            hi = fmax(hi, s->m[x] * g * s->k[x]);
+        for (int x = 0; x < s->nw; x++)
+            hi = fmax(hi, s->wb[x] * t);
+    }
+    if (isfinite(limit) && ceil(limit * (1 - 1e-12)) - 1 < hi) { /* below the limit only */
+        hi = ceil(limit * (1 - 1e-12)) - 1;
+        if (hi <= lo || spat_need(s, g, t, hi, U) > U)
+            return INFINITY;
+    }
+    while (hi - lo > 1) { /* need(lo) > U >= need(hi) */
+        const double mid = floor((lo + hi) / 2);
+        if (spat_need(s, g, t, mid, U) <= U)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* The stage-group counts a tile may take: every count below 64, then those
+ * of six significant bits (q 2^e, 32 <= q < 64: the multiples of 2^(a+1) in
+ * [64 2^a, 128 2^a), 32 an octave, at most 3.1% apart). The set is closed
+ * under doubling, and a larger on-chip memory's set holds a smaller one's,
+ * so the time never grows with the memory. spat_step: the spacing at k. */
+static double spat_step(double k)
+{
+    double st = 1, lo = 64;
+    if (k < lo)
+        return st;
+    for (st = 2; k >= 2 * lo; lo *= 2)
+        st *= 2;
+    return st;
+}
+
+static int spat_groups_ok(double k)
+{
+    return k < 64 || fmod(k, spat_step(k)) == 0;
+}
+
+/* The bounds' time (no integer split) at the best of `tile` and its whole
+ * stage groups: never above spat_s. */
+static double spat_lb_s(const sys_ctx *C, const spat *s, double tile)
 {
     const comet_system *S = C->sys;
-    const double per = fmax(fmax(s->kmax, s->wg > 0 ? t : 0),
-        (ceil(t / S->gemm_stages) * s->w + t * s->wg) / S->gemm_units);
-    return C->L.T / t * per;
+    if (!(S->gemm_units > 0) || !(s->w > 0 || s->wg > 0))
+        return 0;
+    const double St = S->gemm_stages, k1 = floor(tile / St);
+    double per = spat_bound(S, s, ceil(tile / St), tile) / tile;
+    if (k1 >= 1)
+        per = fmin(per, spat_bound(S, s, k1, k1 * St) / (k1 * St));
+    return C->L.T * per / S->clock_hz;
 }
 
 /* The partition's GEMM time on a spatial chip whose on-chip memory leaves
- * row tiles of up to `tile` tokens (0: not a spatial chip). Any smaller tile
- * is the mapper's to choose: within each stage group's range of tiles the
- * largest is fastest, and over whole groups more is never slower, so the
- * best is `tile` itself or its whole stage groups. */
+ * row tiles of up to `tile` tokens (0: not a spatial chip). The tile is the
+ * mapper's to choose: for a number of groups g the largest tile is fastest
+ * (min(tile, g S) tokens: the same rounds, more tokens), and g groups are
+ * never faster than 2g (the same split, twice the rounds), so the
+ * candidates are the allowed counts g in (k1 / 2, k1] (k1 = floor(tile / S))
+ * and the tile itself, each tried against the best so far. With more GEMMs
+ * than arrays (they must share them), the bounds. */
 static double spat_s(const sys_ctx *C, const spat *s, double tile)
 {
     const comet_system *S = C->sys;
     if (!(S->gemm_units > 0) || !(s->w > 0 || s->wg > 0))
         return 0;
-    double cyc = spat_cycles(C, s, tile);
-    const double k1 = floor(tile / S->gemm_stages);
-    if (k1 >= 1)
-        cyc = fmin(cyc, spat_cycles(C, s, k1 * S->gemm_stages));
-    return cyc / S->clock_hz;
+    const double St = S->gemm_stages, k1 = floor(tile / St), kt = ceil(tile / St);
+    if (s->n + s->nw > S->gemm_units || s->n > SPAT_MAX || s->nw > SPAT_MAX)
+        return spat_lb_s(C, s, tile);
+    double best = INFINITY; /* cycles a token */
+    if (kt > k1 && spat_groups_ok(kt))
+        best = spat_tile(S, s, kt, tile, INFINITY) / tile;
+    /* no tile takes fewer cycles a token than the arrays' work (the same
+     * at every whole number of groups), nor a tile of t tokens fewer than
+     * its longest reduction */
+    const double work = (s->w + St * s->wg) / (S->gemm_units * St);
+    double k = k1 >= 64 ? floor(k1 / spat_step(k1)) * spat_step(k1) : k1;
+    for (; k >= 1 && k > floor(k1 / 2) && best > work * (1 + 1e-12); k -= spat_step(k - 1)) {
+        const double t = k * St;
+        if (s->kmax / t >= best)
+            break; /* and at every smaller tile */
+        const double c = spat_tile(S, s, k, t, isfinite(best) ? best * t : INFINITY);
+        if (c / t < best)
+            best = c / t;
+    }
+    return C->L.T * best / S->clock_hz;
 }
 
 double sys_spatial_gemm_s(
@@ -683,6 +814,30 @@ static double engines_s(const comet_system *S, double cg, double cv, double byte
     *mem = sys_mem_s(S, bytes);
     *cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, *mem) : *c + *mem;
     return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(*cm, net) : *cm + net;
+}
+
+/* The exact split of partition [i, j) (weights held: stream 0) is searched
+ * once per dynamic program: the scan, the exact cost of the bounds' cuts
+ * and the chosen partitions' breakdown ask for the same ones. Kept for one
+ * best_parts at a time (its epoch), keyed by the tile too. */
+typedef struct spat_memo {
+    unsigned epoch;
+    double tile, s;
+} spat_memo;
+static _Thread_local spat_memo spat_memo_tab[MAXK][MAXK + 1][2];
+static _Thread_local unsigned spat_epoch; /* 0: off */
+
+static double spat_s_at(const sys_ctx *C, const spat *s, double tile, int i, int j, int stream)
+{
+    if (!spat_epoch)
+        return spat_s(C, s, tile);
+    spat_memo *m = &spat_memo_tab[i][j][stream];
+    if (m->epoch != spat_epoch || m->tile != tile) {
+        m->epoch = spat_epoch;
+        m->tile = tile;
+        m->s = spat_s(C, s, tile);
+    }
+    return m->s;
 }
 
 /* seg_cost with the weights of a fused partition held on chip where they
@@ -762,7 +917,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
         wr += w;
     }
     if (fused) /* a spatial chip's arrays as the partition's GEMMs fill them */
-        cg = fmax(cg, spat_s(C, &sp, tile));
+        cg = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
@@ -844,7 +999,8 @@ static void scan_compare(const sys_ctx *C, const graph *g, int i, int j, double 
  * What a partition holds per token never shrinks as it grows, nor do its
  * resident weights: once it cannot fit, no longer one can, and the scan
  * stops. */
-static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int *cut, double *row)
+static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int *cut, double *row,
+    const double *ub, int bounds)
 {
     const comet_system *S = C->sys;
     const double T = C->L.T, acc = acc_ratio(C);
@@ -914,12 +1070,12 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             in_b += o->bytes / T;
             in_bp += o->bytes / T * (1 - x);
         }
-        double t;
+        double t, fits = 0;
         if (j - i == 1) {
             t = seg_cost(C, g, i, j, 1, NULL, NULL);
         } else {
             const double per_tok = closed + j * in_b + in_bp + j * out_b - out_bf + corr;
-            t = INFINITY;
+            t = fits = INFINITY;
             /* the weights held where they fit; on a spatial chip also streamed
              * (seg_cost: the faster) */
             for (int stream = 0; stream <= (S->gemm_units > 0); stream++) {
@@ -927,15 +1083,31 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                 const double passes = fit_passes(C, resident, per_tok, stream, &tile, &onchip);
                 if (!passes)
                     continue;
+                fits = 0;
                 const int pin = C->pinned > 0;
                 const double wgt = pin ? 0 : wg * (1 + (passes - 1) * acc);
                 const double rd = (pin ? 0 : wsum * passes) + xrd + wgt + rdin,
                              wr = xwr + wgt + wrout;
                 double c, mem, cm;
-                const double cgs = fmax(cg, spat_s(C, &sp, tile));
+                if (S->gemm_units > 0) {
+                    /* a spatial chip: the bounds first (spat_lb_s, never above
+                     * spat_s); a partition that cannot improve on the best cut
+                     * to j (or on ub, a cut's exact cost) even so needs no
+                     * integer split: the same program, far fewer searched */
+                    const double lb = engines_s(
+                        S, fmax(cg, spat_lb_s(C, &sp, tile)), cv, rd + wr, net, 1, &c, &mem, &cm);
+                    if (bounds) {
+                        t = fmin(t, lb);
+                        continue;
+                    }
+                    if (!row && !scan_check
+                        && (!(best[i] + lb < best[j]) || (ub && best[i] + lb > ub[j] * (1 + 1e-9))))
+                        continue;
+                }
+                const double cgs = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
                 t = fmin(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
             }
-            if (isinf(t)) {
+            if (isinf(fits)) {
                 for (int j2 = j; scan_check && j2 <= g->nk; j2++)
                     scan_compare(C, g, i, j2, INFINITY); /* none longer fits either */
                 break;
@@ -956,7 +1128,7 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
 
 /* Best partition of the kernel chain: a dynamic program over cut points
  * (dataflow), or one kernel per partition (kernel by kernel). */
-static double best_parts(
+static double best_parts_run(
     const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, comet_system_parts *parts)
 {
     double best[MAXK + 1];
@@ -986,7 +1158,7 @@ static double best_parts(
         for (int i = 0; i < g->nk; i++) {
             for (int j = 0; j <= g->nk; j++)
                 cost[i][j] = INFINITY;
-            seg_scan(C, g, i, best, cut, cost[i]);
+            seg_scan(C, g, i, best, cut, cost[i], NULL, 0);
         }
         for (int q = 0; q <= np; q++)
             for (int j = 0; j <= g->nk; j++)
@@ -1008,9 +1180,42 @@ static double best_parts(
             best[j] = D[q][j];
         }
     } else if (dataflow) {
+        double ub[MAXK + 1];
+        const double *ubp = NULL;
+        if (C->sys->gemm_units > 0 && !scan_check) {
+            /* a spatial chip: the program over the bounds' costs first; the
+             * exact cost of its cuts (ub) bounds the exact program's, which
+             * then searches the integer split only where a partition could
+             * still improve on it */
+            static _Thread_local double lbc[MAXK][MAXK + 1];
+            double lbb[MAXK + 1];
+            int lcut[MAXK + 1];
+            for (int i = 0; i < g->nk; i++) {
+                for (int j = 0; j <= g->nk; j++)
+                    lbc[i][j] = INFINITY;
+                seg_scan(C, g, i, best, cut, lbc[i], NULL, 1);
+            }
+            lbb[0] = ub[0] = 0;
+            for (int j = 1; j <= g->nk; j++) {
+                lbb[j] = INFINITY;
+                lcut[j] = j - 1;
+                for (int i = 0; i < j; i++)
+                    if (lbb[i] + lbc[i][j] < lbb[j]) {
+                        lbb[j] = lbb[i] + lbc[i][j];
+                        lcut[j] = i;
+                    }
+                ub[j] = INFINITY;
+                if (isfinite(lbb[j])) /* seg_cost's two ways, without its third call */
+                    ub[j] = ub[lcut[j]]
+                        + (j - lcut[j] < 2 ? seg_cost(C, g, lcut[j], j, 1, NULL, NULL)
+                                           : fmin(seg_cost_as(C, g, lcut[j], j, 1, 0, NULL, NULL),
+                                               seg_cost_as(C, g, lcut[j], j, 1, 1, NULL, NULL)));
+            }
+            ubp = ub;
+        }
         for (int i = 0; i < g->nk; i++)
             if (isfinite(best[i]))
-                seg_scan(C, g, i, best, cut, NULL);
+                seg_scan(C, g, i, best, cut, NULL, ubp, 0);
     } else {
         for (int j = 1; j <= g->nk; j++)
             best[j] = best[j - 1] + seg_cost(C, g, j - 1, j, 0, NULL, NULL);
@@ -1032,6 +1237,20 @@ static double best_parts(
             parts->end[parts->n++] = (unsigned char)j;
     }
     return best[g->nk];
+}
+
+static double best_parts(
+    const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, comet_system_parts *parts)
+{
+    static _Thread_local unsigned gen;
+    if (!(C->sys->gemm_units > 0) || !dataflow || scan_check)
+        return best_parts_run(C, g, dataflow, bd, parts);
+    if (!++gen) /* 0 is "off" */
+        ++gen;
+    spat_epoch = gen;
+    const double t = best_parts_run(C, g, dataflow, bd, parts);
+    spat_epoch = 0;
+    return t;
 }
 
 static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sys_layer_out *out)

@@ -617,6 +617,134 @@ static void test_spatial_util(void **st)
     comet_system_free(&sys);
 }
 
+/* The fewest cycles a tile of q stage groups takes over every split of U
+ * arrays among the GEMMs (each at least one), by enumeration: a GEMM of b
+ * blocks on P arrays takes ceil(b / P) rounds of K cycles. */
+static double split_brute(int g, const double *m, const double *K, double q, int U)
+{
+    double best = INFINITY;
+    int P[3] = { 1, 1, 1 };
+    for (;;) {
+        int used = 0;
+        for (int x = 0; x < g; x++)
+            used += P[x];
+        if (used <= U) {
+            double c = 0;
+            for (int x = 0; x < g; x++)
+                c = fmax(c, ceil(m[x] * q / P[x]) * K[x]);
+            best = fmin(best, c);
+        }
+        int x = 0; /* the next split */
+        while (x < g && ++P[x] > U)
+            P[x++] = 1;
+        if (x == g)
+            return best;
+    }
+}
+
+/* The stage-group counts docs/system.md allows a tile: all below 64, then
+ * the multiples of 2^(a+1) in [64 2^a, 128 2^a). */
+static int groups_allowed(double q)
+{
+    double st = 2, lo = 64;
+    if (q < lo)
+        return 1;
+    for (; q >= 2 * lo; lo *= 2)
+        st *= 2;
+    return fmod(q, st) == 0;
+}
+
+/* A spatial partition's integer split of the arrays (sys_spatial_gemm_s):
+ * over generated chips and partitions, equal to the best over every tile
+ * the on-chip memory allows (every t <= tile whose group count is allowed)
+ * and every split of the arrays, enumerated; never below the bounds that
+ * ignore the split. On the SN10 at DFModel's 12-token tile of
+ * m_sram_s_dram (LLM/sram_dram/DF @04f93d5, log.txt: Cycle 24576 for every
+ * GEMM that bounds a configuration, Compute_Latency 3361996.8 ns over 171
+ * tiles in each of its three configurations; FFN0 there is 384 lane groups
+ * by 2 stage groups on 640 arrays: two rounds of K = 12288), 24576 cycles a
+ * tile for its attention configuration and for FFN0 alone, where the
+ * bounds give 15974 and 14746. */
+static void test_spatial_split(void **st)
+{
+    (void)st;
+    int checked = 0;
+    for (int n = 0; n < 3000; n++) {
+        char text[2048], err[512];
+        const int lanes = 1 << irand(0, 3), stages = irand(1, 4), arrays = irand(1, 4),
+                  cores = irand(1, 2);
+        snprintf(text, sizeof text,
+            "schema: comet.hw.v2\nname: gen\nkind: accelerator\nclock: 1 GHz\n"
+            "clusters_per_chip: 1\nclusters:\n  count: 1\n  network:\n"
+            "    - {topology: ring, dims: [1], link_bw: 1 GB/s}\n"
+            "cores:\n  count: %d\n  network: {topology: ring, dims: [%d], link_bw: 1 TB/s}\n"
+            "memory:\n  dram: {capacity: 1 GB, bw: 100 GB/s, shared_by: chip}\n"
+            "  global_buffer: {capacity: 10 MB, bw: 10 TB/s}\n"
+            "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
+            "gemm: {engine: systolic, rows: %d, cols: %d, arrays: %d, mapping: spatial}\n"
+            "vector:\n  width: 16\n",
+            cores, cores, lanes, stages, arrays);
+        comet_model_hw hw;
+        comet_system sys;
+        if (comet_model_hw_parse("gen.yaml", text, strlen(text), &hw, err, sizeof err)
+            || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err))
+            fail_msg("%s\n%s", err, text);
+        comet_model_hw_free(&hw);
+        const int big = urand() < 0.1; /* past 64 stage groups: fewer GEMMs */
+        const int U = (int)sys.gemm_units, g = irand(1, big ? 2 : 3);
+        double A[3], K[3], m[3], flops = 0;
+        const double T = irand(1, big ? 1024 : 96);
+        for (int x = 0; x < g; x++) {
+            A[x] = irand(1, 64);
+            K[x] = irand(1, 64);
+            m[x] = ceil(A[x] / lanes);
+            flops += 2 * T * A[x] * K[x];
+        }
+        const double tile = irand(1, (int)T);
+        const double s = sys_spatial_gemm_s(&sys, T, g, A, K, tile);
+        assert_true(s * sys.peak_flops >= flops * (1 - 1e-12));
+        if (g > U) { /* the GEMMs share the arrays: the bounds */
+            comet_system_free(&sys);
+            continue;
+        }
+        double brute = INFINITY, cyc[1025] = { 0 };
+        for (double t = 1; t <= tile; t++) {
+            const int q = (int)ceil(t / stages);
+            if (!groups_allowed(q))
+                continue;
+            if (!(cyc[q] > 0))
+                cyc[q] = split_brute(g, m, K, q, U);
+            brute = fmin(brute, T / t * cyc[q] / sys.clock_hz);
+        }
+        if (fabs(s / brute - 1) > 1e-12)
+            fail_msg("case %d: %.12g s, the enumeration %.12g s (%d GEMMs, %d arrays of %d x %d, "
+                     "T %g, tile %g)",
+                n, s, brute, g, U, lanes, stages, T, tile);
+        checked++;
+        comet_system_free(&sys);
+    }
+    assert_true(checked > 1500);
+
+    comet_model_hw hw;
+    comet_system sys;
+    char err[512];
+    if (comet_model_hw_load("sn10x8-torus", &hw, err, sizeof err)
+        || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&hw);
+    const double T = 2048, tiles = T / 12;
+    const double a0[6] = { 3072, 3072, 3072, 49152, 3072, 12288 },
+                 k0[6] = { 12288, 12288, 12288, 128, 2048, 3072 }, a1[1] = { 12288 },
+                 k1[1] = { 12288 };
+    const double c0 = sys_spatial_gemm_s(&sys, T, 6, a0, k0, 12) * sys.clock_hz / tiles,
+                 c1 = sys_spatial_gemm_s(&sys, T, 1, a1, k1, 12) * sys.clock_hz / tiles;
+    printf("m_sram_s_dram at 12-token tiles: %.1f and %.1f cycles a tile (DFModel 24576, "
+           "%.4f ms a configuration against its 3.362 ms over 171 tiles)\n",
+        c0, c1, 1e3 * sys_spatial_gemm_s(&sys, T, 1, a1, k1, 12));
+    assert_true(fabs(c0 - 24576) < 1e-6 && fabs(c1 - 24576) < 1e-6);
+    comet_system_free(&sys);
+}
+
 /* The dynamic program costs partitions incrementally (O(n^2)); over
  * generated cases every partition it costs must equal the same partition
  * costed from scratch, and the chosen partitions' times must add up to the
@@ -1739,6 +1867,7 @@ int main(void)
         cmocka_unit_test(test_gemm_tiles),
         cmocka_unit_test(test_sram_capacity),
         cmocka_unit_test(test_spatial_util),
+        cmocka_unit_test(test_spatial_split),
         cmocka_unit_test(test_partition_scan),
         cmocka_unit_test(test_request),
         cmocka_unit_test(test_table6_chain),

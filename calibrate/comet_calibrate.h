@@ -202,6 +202,12 @@ void comet_calibrate_err_stats(const double *err, size_t n, double *median, doub
 /** Summary figures of a calibration (also in hw->calibration). */
 typedef struct comet_calibrate_summary {
     size_t gemm_points, gemm_heldout; /**< sgemm grid points, held-out predictions */
+    /** sgemm records at more than one thread timed while others kept the CPUs
+     *  busy (load.busy_during above COMET_RESULTS_BUSY_MAX), when they are
+     *  most of those records (else 0): the grid's per-core share of several
+     *  busy cores (co-located ranks) reads low */
+    size_t gemm_loaded_multi;
+    double gemm_core_share; /**< that share at the grid's most threads (1: one thread) */
     double gemm_med, gemm_p90; /**< held-out relative error of sgemm time */
     size_t mem_points, mem_heldout; /**< memory sweep points, held-out predictions */
     double mem_med, mem_p90; /**< held-out relative error of memory-pass time */

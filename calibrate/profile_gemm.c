@@ -322,7 +322,20 @@ static int fit_grid(
         free(F2);
         free(E2);
     }
+    /* the grid's several-thread points timed beside other work: co-located
+     * ranks' share of a core (comet_model_gms_core_share) reads them */
+    size_t loaded = 0, multi = 0;
+    for (size_t i = 0; i < n; i++)
+        if (is_sgemm(&recs[i], variant) && recs[i].threads > 1) {
+            multi++;
+            loaded += recs[i].load.busy_during > COMET_RESULTS_BUSY_MAX;
+        }
     if (!fused) {
+        /* flagged when most of them were (a quiet machine's own daemons
+         * touch a few) */
+        cx->sum.gemm_loaded_multi = 2 * loaded > multi ? loaded : 0;
+        cx->sum.gemm_core_share
+            = g->nt >= 2 ? comet_model_gms_core_share(cx->hw, g->threads[g->nt - 1]) : 1;
         cx->sum.gemm_points = nmeas;
         cx->sum.gemm_heldout = nh;
         comet_calibrate_err_stats(he, nh, &cx->sum.gemm_med, &cx->sum.gemm_p90);
@@ -330,6 +343,8 @@ static int fit_grid(
     json_t *gj = json_object();
     json_object_set_new(gj, "records", json_integer((json_int_t)ng));
     json_object_set_new(gj, "grid_points", json_integer((json_int_t)nmeas));
+    json_object_set_new(gj, "multi_thread_records", json_integer((json_int_t)multi));
+    json_object_set_new(gj, "multi_thread_records_loaded", json_integer((json_int_t)loaded));
     json_object_set_new(gj, "grid_holes_filled_by_law", json_integer((json_int_t)holes));
     json_object_set_new(gj, "grid_holes_filled_by_plateau", json_integer((json_int_t)plateau));
     json_object_set_new(gj, "clamped_to_bound", json_integer((json_int_t)clamped));

@@ -109,6 +109,17 @@ static void print_summary(const char *profile, const comet_model_hw *hw,
            "p90 %.1f%% (%zu points)\n",
         hw->grid.nt, hw->grid.nm, hw->grid.nn, hw->grid.nk, 100 * s->gemm_med, 100 * s->gemm_p90,
         s->gemm_heldout);
+    if (hw->grid.nt >= 2)
+        printf("  cores busy at once deliver %.2f of a lone core's rate each (the grid's most "
+               "threads against one)%s\n",
+            s->gemm_core_share,
+            s->gemm_loaded_multi ? "; some of those records ran beside other work: it reads low"
+                                 : "");
+    if (s->gemm_loaded_multi)
+        comet_util_info("comet: calibrate: %zu sgemm record(s) at several threads ran while "
+                        "others kept the CPUs busy: co-located ranks' share of a core reads low "
+                        "(measure again on a quiet machine)",
+            s->gemm_loaded_multi);
     printf("  memory: L2 %.1f GB/s (1 core), LLC %.1f GB/s, DRAM %.1f GB/s; held-out pass time "
            "error median %.1f%% p90 %.1f%% (%zu points)\n",
         hw->lb.bw * hw->clock_ghz, hw->gb.bw * hw->clock_ghz, hw->dram.bw * hw->clock_ghz,

@@ -530,6 +530,40 @@ static void test_sram_capacity(void **st)
     assert_true(checked > 1500);
 }
 
+/* A preset's system as described (its own chip count). */
+static void preset_system(const char *name, comet_system *sys)
+{
+    comet_model_hw hw;
+    char err[512];
+    if (comet_model_hw_load(name, &hw, err, sizeof err)
+        || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, sys, err, sizeof err))
+        fail_msg("%s", err);
+    comet_model_hw_free(&hw);
+}
+
+/* A generated spatial chip of `cores` cores, each `arrays` systolic arrays
+ * of lanes x stages, as a system. */
+static void spatial_chip(int cores, int lanes, int stages, int arrays, comet_system *sys)
+{
+    char text[2048], err[512];
+    snprintf(text, sizeof text,
+        "schema: comet.hw.v2\nname: gen\nkind: accelerator\nclock: 1 GHz\n"
+        "clusters_per_chip: 1\nclusters:\n  count: 1\n  network:\n"
+        "    - {topology: ring, dims: [1], link_bw: 1 GB/s}\n"
+        "cores:\n  count: %d\n  network: {topology: ring, dims: [%d], link_bw: 1 TB/s}\n"
+        "memory:\n  dram: {capacity: 1 GB, bw: 100 GB/s, shared_by: chip}\n"
+        "  global_buffer: {capacity: 10 MB, bw: 10 TB/s}\n"
+        "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
+        "gemm: {engine: systolic, rows: %d, cols: %d, arrays: %d, mapping: spatial}\n"
+        "vector:\n  width: 16\n",
+        cores, cores, lanes, stages, arrays);
+    comet_model_hw hw;
+    if (comet_model_hw_parse("gen.yaml", text, strlen(text), &hw, err, sizeof err)
+        || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, sys, err, sizeof err))
+        fail_msg("%s\n%s", err, text);
+    comet_model_hw_free(&hw);
+}
+
 /* A spatial chip's GEMMs in one fused partition (gemm.mapping spatial,
  * sys_spatial_gemm_s): over generated chips and partitions the share of
  * the peak they reach is in (0, 1] and never falls as the on-chip memory
@@ -543,26 +577,10 @@ static void test_spatial_util(void **st)
     (void)st;
     int checked = 0;
     for (int n = 0; n < 5000; n++) {
-        char text[2048], err[512];
         const int lanes = 1 << irand(0, 6), stages = irand(1, 16), arrays = irand(1, 8),
                   cores = 1 << irand(0, 8);
-        snprintf(text, sizeof text,
-            "schema: comet.hw.v2\nname: gen\nkind: accelerator\nclock: 1 GHz\n"
-            "clusters_per_chip: 1\nclusters:\n  count: 1\n  network:\n"
-            "    - {topology: ring, dims: [1], link_bw: 1 GB/s}\n"
-            "cores:\n  count: %d\n  network: {topology: ring, dims: [%d], link_bw: 1 TB/s}\n"
-            "memory:\n  dram: {capacity: 1 GB, bw: 100 GB/s, shared_by: chip}\n"
-            "  global_buffer: {capacity: 10 MB, bw: 10 TB/s}\n"
-            "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
-            "gemm: {engine: systolic, rows: %d, cols: %d, arrays: %d, mapping: spatial}\n"
-            "vector:\n  width: 16\n",
-            cores, cores, lanes, stages, arrays);
-        comet_model_hw hw;
         comet_system sys;
-        if (comet_model_hw_parse("gen.yaml", text, strlen(text), &hw, err, sizeof err)
-            || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err))
-            fail_msg("%s\n%s", err, text);
-        comet_model_hw_free(&hw);
+        spatial_chip(cores, lanes, stages, arrays, &sys);
         assert_true(sys.gemm_units == (double)cores * arrays);
         const int g = irand(1, 6);
         double A[6], K[6], flops = 0;
@@ -592,13 +610,8 @@ static void test_spatial_util(void **st)
     assert_true(checked > 10000);
 
     /* DFModel's m_sram_m_dram at its tile: TP 4 of GPT-3 175B, 2048 tokens */
-    comet_model_hw hw;
     comet_system sys;
-    char err[512];
-    if (comet_model_hw_load("sn10x8-torus", &hw, err, sizeof err)
-        || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&hw);
+    preset_system("sn10x8-torus", &sys);
     assert_true(sys.gemm_units == 640 && sys.gemm_lanes == 32 && sys.gemm_stages == 6);
     const double T = 2048;
     const double a0[6] = { 3072, 3072, 3072, 49152, 3072, 12288 },
@@ -670,26 +683,10 @@ static void test_spatial_split(void **st)
     (void)st;
     int checked = 0;
     for (int n = 0; n < 3000; n++) {
-        char text[2048], err[512];
         const int lanes = 1 << irand(0, 3), stages = irand(1, 4), arrays = irand(1, 4),
                   cores = irand(1, 2);
-        snprintf(text, sizeof text,
-            "schema: comet.hw.v2\nname: gen\nkind: accelerator\nclock: 1 GHz\n"
-            "clusters_per_chip: 1\nclusters:\n  count: 1\n  network:\n"
-            "    - {topology: ring, dims: [1], link_bw: 1 GB/s}\n"
-            "cores:\n  count: %d\n  network: {topology: ring, dims: [%d], link_bw: 1 TB/s}\n"
-            "memory:\n  dram: {capacity: 1 GB, bw: 100 GB/s, shared_by: chip}\n"
-            "  global_buffer: {capacity: 10 MB, bw: 10 TB/s}\n"
-            "  local_buffer: {capacity: 1 KiB, bw: 10 TB/s}\n"
-            "gemm: {engine: systolic, rows: %d, cols: %d, arrays: %d, mapping: spatial}\n"
-            "vector:\n  width: 16\n",
-            cores, cores, lanes, stages, arrays);
-        comet_model_hw hw;
         comet_system sys;
-        if (comet_model_hw_parse("gen.yaml", text, strlen(text), &hw, err, sizeof err)
-            || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err))
-            fail_msg("%s\n%s", err, text);
-        comet_model_hw_free(&hw);
+        spatial_chip(cores, lanes, stages, arrays, &sys);
         const int big = urand() < 0.1; /* past 64 stage groups: fewer GEMMs */
         const int U = (int)sys.gemm_units, g = irand(1, big ? 2 : 3);
         double A[3], K[3], m[3], flops = 0;
@@ -725,13 +722,8 @@ static void test_spatial_split(void **st)
     }
     assert_true(checked > 1500);
 
-    comet_model_hw hw;
     comet_system sys;
-    char err[512];
-    if (comet_model_hw_load("sn10x8-torus", &hw, err, sizeof err)
-        || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&hw);
+    preset_system("sn10x8-torus", &sys);
     const double T = 2048, tiles = T / 12;
     const double a0[6] = { 3072, 3072, 3072, 49152, 3072, 12288 },
                  k0[6] = { 12288, 12288, 12288, 128, 2048, 3072 }, a1[1] = { 12288 },

@@ -961,6 +961,8 @@ static double seg_cost(const sys_ctx *C, const graph *g, int i, int j, int dataf
         return seg_cost_as(C, g, i, j, dataflow, 0, bd, parts);
     const double hold = seg_cost_as(C, g, i, j, dataflow, 0, NULL, NULL);
     const double stream = seg_cost_as(C, g, i, j, dataflow, 1, NULL, NULL);
+    if (!bd && !parts) /* the cost alone: no third pass for the breakdown */
+        return stream < hold ? stream : hold;
     return seg_cost_as(C, g, i, j, dataflow, stream < hold, bd, parts);
 }
 
@@ -1205,11 +1207,8 @@ static double best_parts_run(
                         lcut[j] = i;
                     }
                 ub[j] = INFINITY;
-                if (isfinite(lbb[j])) /* seg_cost's two ways, without its third call */
-                    ub[j] = ub[lcut[j]]
-                        + (j - lcut[j] < 2 ? seg_cost(C, g, lcut[j], j, 1, NULL, NULL)
-                                           : fmin(seg_cost_as(C, g, lcut[j], j, 1, 0, NULL, NULL),
-                                               seg_cost_as(C, g, lcut[j], j, 1, 1, NULL, NULL)));
+                if (isfinite(lbb[j]))
+                    ub[j] = ub[lcut[j]] + seg_cost(C, g, lcut[j], j, 1, NULL, NULL);
             }
             ubp = ub;
         }

@@ -247,7 +247,7 @@ static void test_host_ranks(void **s)
     /* the fixture's grid: the per-core rate at 2 busy cores against 1 */
     const double want = comet_model_gms_core_share(&hw, 2) / comet_model_gms_core_share(&hw, 1);
     assert_true(want > 0 && want <= 1);
-    int checked = 0;
+    int checked = 0, shares = 0;
     for (int n = 0; n < 2000; n++) {
         comet_system_llm m = small();
         m.hidden = 64 << pick(3);
@@ -295,11 +295,13 @@ static void test_host_ranks(void **s)
                 const double got = act1 / act;
                 if (fabs(got - want) > 1e-5 * want)
                     fail_msg("case %d: compute share %g, the grid's %g", n, got, want);
+                shares++;
             }
             checked++;
         }
     }
     assert_true(checked > 2000);
+    assert_true(shares > 100); /* the two-core share was checked, not skipped */
 }
 
 int main(void)

@@ -81,6 +81,7 @@ typedef struct bench_shape {
     long M, N, K; /* GEMM-like */
     long B, H, Lq, Lk, d; /* attention */
     int causal; /* attention */
+    int cold; /* operands cycled through twice the LLC: read from DRAM every call */
     int line; /* source line */
 } bench_shape;
 
@@ -123,6 +124,9 @@ typedef struct bench_shapeset {
     long sg_fused_max_k; /* the fused GEMM's grid stops at this K (0: the grid's max) */
     size_t sg_fused_nthreads; /* thread counts of the fused GEMM's grid (default sg_threads) */
     int sg_fused_threads[BENCH_MAX_LIST];
+    int sg_small_m_cold; /* the small rows again with B cold (variant blas_cold) */
+    size_t ndecode; /* decode_attention: one-query fused attention, K and V cold */
+    bench_shape decode[4];
 } bench_shapeset;
 
 /**

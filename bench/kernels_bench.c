@@ -22,14 +22,20 @@
 typedef struct sgemm_ctx {
     int M, N, K;
     float *A, *B, *C;
+    /* cold (variant blas_cold): B is one of ncopies K x N copies in turn,
+     * laid out in Bc over twice the LLC, so every call reads it from DRAM */
+    float *Bc, *Bcur;
+    size_t cold_elems, ncopies, next;
 } sgemm_ctx;
 
 static int sgemm_fn(void *ctx, size_t reps)
 {
     sgemm_ctx *g = ctx;
-    for (size_t r = 0; r < reps; r++)
+    for (size_t r = 0; r < reps; r++) {
+        g->Bcur = g->ncopies > 1 ? g->Bc + (g->next++ % g->ncopies) * (size_t)g->K * g->N : g->B;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->M, g->N, g->K, 1.0f, g->A, g->K,
-            g->B, g->N, 0.0f, g->C, g->N);
+            g->Bcur, g->N, 0.0f, g->C, g->N);
+    }
     return 0;
 }
 
@@ -42,7 +48,7 @@ static int sgemm_valid(const sgemm_ctx *g)
         for (int j = 0; j < g->N; j++) {
             double ref = 0, mag = 0;
             for (int p = 0; p < g->K; p++) {
-                double t = (double)g->A[(size_t)i * g->K + p] * g->B[(size_t)p * g->N + j];
+                double t = (double)g->A[(size_t)i * g->K + p] * g->Bcur[(size_t)p * g->N + j];
                 ref += t;
                 mag += fabs(t);
             }
@@ -64,6 +70,7 @@ static int sgemm_valid(const sgemm_ctx *g)
 typedef struct kjob {
     int sgemm; /* 1: plain sgemm; 0: compound op */
     int fused_gemm; /* the fused kernel's GEMM alone, recorded as sgemm/fused */
+    int cold; /* sgemm: B cold (variant blas_cold) */
     const char *op; /* op name */
     const char *variant; /* variant */
     bench_shape shape; /* problem shape */
@@ -180,8 +187,14 @@ static int job_measure(kdriver *d, kjob *j, char *err, size_t errlen)
         d->g.M = (int)j->shape.M;
         d->g.N = (int)j->shape.N;
         d->g.K = (int)j->shape.K;
+        d->g.ncopies = 1;
+        if (j->cold) /* as many copies of B as the cold span holds (>= 2) */
+            d->g.ncopies = d->g.cold_elems / ((size_t)d->g.K * d->g.N);
         if ((rc = comet_bench_measure(&s->cfg, sgemm_fn, &d->g, &res, err, errlen)))
             goto done;
+        if (j->cold && !j->params)
+            j->params = json_pack("{s:I}", "cold_bytes",
+                (json_int_t)(d->g.ncopies * (size_t)d->g.K * d->g.N * sizeof(float)));
         valid = sgemm_valid(&d->g);
         j->flops = 2.0 * d->g.M * d->g.N * d->g.K;
         j->bytes
@@ -369,6 +382,15 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
                 }
         }
     }
+    /* a decode step's attention, K and V cold, at one thread */
+    for (size_t h = 0; h < set->ndecode; h++) {
+        ADD_JOB();
+        kjob *j = &jobs[n - 1];
+        j->op = "attention";
+        j->variant = "fused_cold";
+        j->shape = set->decode[h];
+        j->T = 1;
+    }
     if (set->have_sgemm) {
         long grid[16], ms[20];
         size_t ng = log_grid(set->sg_min, set->sg_max, set->sg_points, grid);
@@ -410,6 +432,13 @@ static int build_jobs(const comet_bench_opts *o, const bench_shapeset *set, int 
                         j->shape.N = grid[b];
                         j->shape.K = grid[c];
                         j->T = T;
+                        if (a < nsm && set->sg_small_m_cold) { /* its twin, B cold */
+                            ADD_JOB();
+                            kjob *cj = &jobs[n - 1];
+                            *cj = jobs[n - 2];
+                            cj->variant = "blas_cold";
+                            cj->cold = 1;
+                        }
                         if (!set->sg_fused || a < nsm
                             || (set->sg_fused_max_k > 0 && grid[c] > set->sg_fused_max_k)
                             || !fused_at(set, set->sg_threads[ti], o->threads))
@@ -458,6 +487,7 @@ int comet_bench_kernels_run(
     size_t njobs = 0;
     long maxd = 1;
     bench_arena garena = { NULL, 0 }; /* the sgemm grid's A, B, C */
+    bench_arena carena = { NULL, 0 }; /* the cold rows' copies of B */
     char path[4096];
     int rc;
     const char *sp = o->shapes_path;
@@ -497,6 +527,27 @@ int comet_bench_kernels_run(
     }
     bench_fill(d.g.A, md * md, 1);
     bench_fill(d.g.B, md * md, 2);
+    {
+        /* the cold rows' span: twice the LLC (64 MiB unknown), at least two
+         * copies of the largest B */
+        size_t kn = 0;
+        for (size_t i = 0; i < njobs; i++)
+            if (jobs[i].cold && jobs[i].sgemm && (size_t)(jobs[i].shape.K * jobs[i].shape.N) > kn)
+                kn = (size_t)(jobs[i].shape.K * jobs[i].shape.N);
+        if (kn > 0) {
+            const size_t span = (s.llc > 0 ? 2 * (size_t)s.llc : (size_t)64 << 20) / sizeof(float);
+            d.g.cold_elems = span > 2 * kn ? span : 2 * kn;
+            const size_t csz[1] = { d.g.cold_elems * sizeof(float) };
+            void *c[1] = { NULL };
+            if (bench_arena_carve(&carena, csz, c, 1) != 0) {
+                rc = comet_util_seterr(
+                    err, errlen, -ENOMEM, "bench sgemm: cannot allocate the cold span");
+                goto fail;
+            }
+            d.g.Bc = c[0];
+            bench_fill(d.g.Bc, d.g.cold_elems, 3);
+        }
+    }
 
     /* Each pass gets its share of the sampling budget. */
     int passes = o->passes > 0 ? o->passes : 1;
@@ -554,6 +605,7 @@ int comet_bench_kernels_run(
             goto fail;
     openblas_set_num_threads(ncores);
     bench_arena_free(&garena);
+    bench_arena_free(&carena);
     jobs_free(jobs, njobs);
     bench_shapeset_free(&set);
     return bench_session_close(&s,
@@ -563,6 +615,7 @@ int comet_bench_kernels_run(
 fail:
     openblas_set_num_threads(ncores);
     bench_arena_free(&garena);
+    bench_arena_free(&carena);
     jobs_free(jobs, njobs);
     bench_session_abort(&s);
     bench_shapeset_free(&set);

@@ -26,6 +26,11 @@ typedef struct kop_impl {
     size_t ws_bytes;
     bench_dnnl *dnnl; /* variant "onednn": the peer's pipeline instead of comet's */
     struct kop_pool *io, *wsp; /* shared buffers (below) */
+    /* cold (variant fused_cold): K and V are ncopies copies each, one per
+     * call in turn, spanning twice the LLC, so every call reads its K and V
+     * from DRAM as a decode step reads its KV cache */
+    size_t ncopies, next, kv_elems;
+    float *b0, *c0; /* the first copies */
 } kop_impl;
 
 /* Buffers shared by the calls of one op and shape. Every variant and thread
@@ -125,8 +130,10 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
     int peer = !strcmp(variant, "onednn");
     if (peer)
         m->v = COMET_KERNELS_UNFUSED;
+    const int cold = !strcmp(variant, "fused_cold");
     if (comet_kernels_op_parse(op, &m->op)
-        || (!peer && comet_kernels_variant_parse(variant, &m->v))) {
+        || (cold && (m->op != COMET_KERNELS_ATTENTION || !s->attn))
+        || (!peer && comet_kernels_variant_parse(cold ? "fused" : variant, &m->v))) {
         rc = comet_util_seterr(
             err, errlen, -EINVAL, "bench kernels: unknown op/variant %s/%s", op, variant);
         goto fail;
@@ -167,11 +174,21 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
         goto fail;
     }
     size_t na, nb, ny, nc = 0;
+    m->ncopies = 1;
     if (s->attn) {
         size_t bh = m->sh.batch * m->sh.heads;
         na = bh * m->sh.lq * m->sh.d;
         nb = nc = bh * m->sh.lk * m->sh.d;
         ny = na;
+        m->kv_elems = nb;
+        if (cold) { /* K and V copies spanning twice the LLC (64 MiB unknown) */
+            const double span = cache_l3 > 0 ? 2.0 * (double)cache_l3 : 64.0 * (1 << 20);
+            m->ncopies = (size_t)ceil(span / (2.0 * (double)nb * sizeof(float)));
+            if (m->ncopies < 2)
+                m->ncopies = 2;
+            nb *= m->ncopies;
+            nc = nb;
+        }
     } else {
         na = m->sh.M * m->sh.K;
         nb = m->sh.K * m->sh.N;
@@ -183,8 +200,8 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
         = { na * f, nb * f, ny * f, nc * f, ln ? m->sh.N * f : 0, ln ? m->sh.N * f : 0 };
     char key[160];
     int fresh = 0, wfresh = 0;
-    snprintf(key, sizeof key, "io %d %zu %zu %zu %zu %zu %zu %zu %zu", (int)m->op, m->sh.M, m->sh.N,
-        m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk, m->sh.d);
+    snprintf(key, sizeof key, "io %d %zu %zu %zu %zu %zu %zu %zu %zu %zu", (int)m->op, m->sh.M,
+        m->sh.N, m->sh.K, m->sh.batch, m->sh.heads, m->sh.lq, m->sh.lk, m->sh.d, m->ncopies);
     if (!(m->io = pool_get(key, sizes, 6, &fresh))) {
         rc = comet_util_seterr(
             err, errlen, -ENOMEM, "bench kernels: cannot allocate %s buffers", op);
@@ -200,6 +217,7 @@ int bench_kop_init(bench_kop *k, const char *op, const char *variant, const benc
     void *const *bufs = m->io->bufs;
     m->a = bufs[0], m->b = bufs[1], m->y = bufs[2], m->c = bufs[3];
     m->gamma = bufs[4], m->beta = bufs[5], m->ws = m->ws_bytes ? m->wsp->bufs[0] : NULL;
+    m->b0 = m->b, m->c0 = m->c;
     if (fresh) { /* the same seeds for every job of the shape */
         bench_fill(m->a, na, 11);
         bench_fill(m->b, nb, 12);
@@ -252,6 +270,11 @@ int bench_kop_fn(void *ctx, size_t reps)
                 m->beta, m->y, &m->p, m->ws, m->ws_bytes);
             break;
         default:
+            if (m->ncopies > 1) { /* the next copy of K and V: cold */
+                const size_t c = m->next++ % m->ncopies;
+                m->b = m->b0 + c * m->kv_elems;
+                m->c = m->c0 + c * m->kv_elems;
+            }
             rc = comet_kernels_attention(
                 m->v, &m->sh, m->a, m->b, m->c, m->y, &m->p, m->ws, m->ws_bytes);
             break;
@@ -405,6 +428,9 @@ json_t *bench_kop_params(const bench_kop *k)
             json_string(
                 comet_kernels_op_by_op(m->op, m->v, &m->sh, &m->p) ? "op_by_op" : "blocked"));
     json_object_set_new(o, "isa", json_string(comet_kernels_isa_name(comet_kernels_isa_active())));
+    if (m->ncopies > 1) /* the span the cold operands cycle through */
+        json_object_set_new(o, "cold_bytes",
+            json_integer((json_int_t)(2 * m->ncopies * m->kv_elems * sizeof(float))));
     if (k->param[0])
         json_object_set_new(o, "swept", json_string(k->param));
     return o;
@@ -418,7 +444,7 @@ size_t bench_kop_footprint(const bench_kop *k)
     size_t f = m->sh.M * m->sh.K + m->sh.K * m->sh.N + m->sh.M * m->sh.N;
     if (m->op == COMET_KERNELS_ATTENTION) {
         size_t bh = m->sh.batch * m->sh.heads;
-        f = bh * (2 * m->sh.lq * m->sh.d + 2 * m->sh.lk * m->sh.d);
+        f = bh * (2 * m->sh.lq * m->sh.d + 2 * m->sh.lk * m->sh.d * m->ncopies);
     }
     return f * sizeof(float) + m->ws_bytes + bench_dnnl_footprint(m->dnnl);
 }

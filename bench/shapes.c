@@ -107,11 +107,12 @@ void bench_shapeset_free(bench_shapeset *set)
 int bench_shapeset_load(
     const char *path, const char *const *ops_known, bench_shapeset *set, char *err, size_t errlen)
 {
-    static const char *const top[] = { "threads", "ops", "tile_sweep", "sgemm", NULL };
+    static const char *const top[]
+        = { "threads", "ops", "tile_sweep", "sgemm", "decode_attention", NULL };
     static const char *const opk[] = { "op", "variants", "shapes", NULL };
     static const char *const swk[] = { "op", "param", "values", NULL };
     static const char *const sgk[] = { "threads", "min", "max", "points", "fused_gemm",
-        "fused_max_k", "fused_threads", "max_gflop", "small_m", NULL };
+        "fused_max_k", "fused_threads", "max_gflop", "small_m", "small_m_cold", NULL };
     comet_util_doc *doc = NULL;
     int rc;
     memset(set, 0, sizeof *set);
@@ -294,6 +295,17 @@ int bench_shapeset_load(
                 set->sg_small_m[set->sg_n_small_m++] = (long)u;
             }
         }
+        /* small_m_cold: 1 times the small rows again with their K x N operand
+         * cycled through twice the LLC (variant blas_cold): a decode step
+         * reads each weight once, from DRAM, where the grid reads it hot */
+        long smc;
+        if ((rc = get_int(sg, "small_m_cold", &f_dflt, 0, 1, &smc, err, errlen)))
+            goto fail;
+        if (smc && set->sg_n_small_m == 0) {
+            rc = where_err(sg, err, errlen, "'small_m_cold' needs 'small_m'", NULL);
+            goto fail;
+        }
+        set->sg_small_m_cold = (int)smc;
         const comet_util_doc *t = comet_util_doc_get(sg, "threads");
         if (t) {
             if ((rc = get_threads(t, set->sg_threads, &set->sg_nthreads, err, errlen)))
@@ -312,6 +324,24 @@ int bench_shapeset_load(
             set->sg_fused_nthreads = set->sg_nthreads;
         }
         set->have_sgemm = 1;
+    }
+    /* decode_attention: fused attention of one query a head (a decode
+     * step's) with K and V cycled through twice the LLC (variant fused_cold,
+     * one thread): the KV cache is read once a step, from DRAM */
+    const comet_util_doc *da = comet_util_doc_get(doc, "decode_attention");
+    if (da && (da->kind != COMET_DOC_SEQ || da->n == 0 || da->n > 4)) {
+        rc = where_err(da, err, errlen, "'decode_attention' must be a list of 1 to 4 shapes", NULL);
+        goto fail;
+    }
+    for (size_t k = 0; da && k < da->n; k++) {
+        bench_shape *d = &set->decode[set->ndecode++];
+        if ((rc = parse_shape(da->child[k], 1, d, err, errlen)))
+            goto fail;
+        if (d->Lq != 1) {
+            rc = where_err(da->child[k], err, errlen, "a decode_attention shape has Lq: 1", NULL);
+            goto fail;
+        }
+        d->cold = 1;
     }
     if (set->nops == 0 && !set->have_sgemm) {
         rc = where_err(doc, err, errlen, "the shape set has neither 'ops' nor 'sgemm'", NULL);

@@ -425,10 +425,184 @@ static void fit_parallel_region(cal_ctx *cx, const comet_results_record *recs, s
     free(y);
 }
 
+/* The hot sgemm record (variant blas) at r's shape and thread count. */
+static const comet_results_record *hot_twin(
+    const comet_results_record *recs, size_t n, const comet_results_record *r)
+{
+    for (size_t j = 0; j < n; j++)
+        if (is_sgemm(&recs[j], "blas") && recs[j].threads == r->threads
+            && recs[j].shape.M == r->shape.M && recs[j].shape.N == r->shape.N
+            && recs[j].shape.K == r->shape.K)
+            return &recs[j];
+    return NULL;
+}
+
+/* Index of v on the axis (exact), or -1. */
+static int axis_find(const double *ax, int n, double v)
+{
+    for (int i = 0; i < n; i++)
+        if (ax[i] == v)
+            return i;
+    return -1;
+}
+
+/* The cold reads: what reading B from DRAM adds to the hot grid at the
+ * small rows (blas_cold less blas, one thread), per byte of B, on the
+ * (N, K) points both measured; a point neither measured takes the nearest
+ * measured one's (log N, log K). Held out: each measured point predicted
+ * from the mean of its measured neighbours along N and K. */
+static void fit_cold_read(cal_ctx *cx, const comet_results_record *recs, size_t n)
+{
+    comet_model_hw *hw = cx->hw;
+    double rows = INFINITY, clk = cx->ghz * 1e9;
+    hw->cold_nn = hw->cold_nk = 0;
+    for (size_t i = 0; i < n; i++)
+        if (is_sgemm(&recs[i], "blas_cold") && recs[i].threads == 1 && recs[i].shape.M < rows)
+            rows = recs[i].shape.M;
+    if (!isfinite(rows) || !(clk > 0))
+        return;
+    int nn = 0, nk = 0;
+    double N[COMET_MODEL_GRID_MAX], K[COMET_MODEL_GRID_MAX];
+    for (size_t i = 0; i < n; i++) {
+        const comet_results_record *r = &recs[i];
+        if (!is_sgemm(r, "blas_cold") || r->threads != 1 || r->shape.M != rows
+            || !hot_twin(recs, n, r))
+            continue;
+        if (axis_add(N, &nn, COMET_MODEL_GRID_MAX, r->shape.N)
+            || axis_add(K, &nk, COMET_MODEL_GRID_MAX, r->shape.K))
+            return; /* more than one sweep's axes: not a table */
+    }
+    if (nn < 1 || nk < 1)
+        return;
+    double v[COMET_MODEL_GRID_MAX * COMET_MODEL_GRID_MAX];
+    double tc[COMET_MODEL_GRID_MAX * COMET_MODEL_GRID_MAX],
+        th[COMET_MODEL_GRID_MAX * COMET_MODEL_GRID_MAX];
+    int have[COMET_MODEL_GRID_MAX * COMET_MODEL_GRID_MAX] = { 0 }, measured = 0, filled = 0;
+    for (size_t i = 0; i < n; i++) {
+        const comet_results_record *r = &recs[i], *h;
+        if (!is_sgemm(r, "blas_cold") || r->threads != 1 || r->shape.M != rows
+            || !(h = hot_twin(recs, n, r)))
+            continue;
+        const int a = axis_find(N, nn, r->shape.N), b = axis_find(K, nk, r->shape.K);
+        const double t_c = cal_record_time(r), t_h = cal_record_time(h);
+        if (a < 0 || b < 0 || !(t_c > 0) || !(t_h > 0))
+            continue;
+        /* faster cold than hot is the two records' noise: nothing added */
+        v[a * nk + b] = fmax(0, t_c - t_h) * clk / (4.0 * r->shape.N * r->shape.K);
+        tc[a * nk + b] = t_c;
+        th[a * nk + b] = t_h;
+        have[a * nk + b] = 1;
+        measured++;
+    }
+    if (!measured)
+        return;
+    for (int a = 0; a < nn; a++)
+        for (int b = 0; b < nk; b++) {
+            if (have[a * nk + b])
+                continue;
+            double best = INFINITY;
+            for (int c = 0; c < nn * nk; c++) {
+                if (have[c] != 1)
+                    continue;
+                const double dn = log(N[c / nk] / N[a]), dk = log(K[c % nk] / K[b]),
+                             d2 = dn * dn + dk * dk;
+                if (d2 < best) {
+                    best = d2;
+                    v[a * nk + b] = v[c];
+                }
+            }
+            have[a * nk + b] = 2;
+            filled++;
+        }
+    double he[COMET_MODEL_GRID_MAX * COMET_MODEL_GRID_MAX];
+    size_t nh = 0;
+    for (int a = 0; a < nn; a++)
+        for (int b = 0; b < nk; b++) {
+            if (have[a * nk + b] != 1)
+                continue;
+            double sum = 0;
+            int m = 0;
+            const int nb[4][2] = { { a - 1, b }, { a + 1, b }, { a, b - 1 }, { a, b + 1 } };
+            for (int q = 0; q < 4; q++) {
+                const int x = nb[q][0], y = nb[q][1];
+                if (x >= 0 && x < nn && y >= 0 && y < nk && have[x * nk + y] == 1) {
+                    sum += v[x * nk + y];
+                    m++;
+                }
+            }
+            if (!m)
+                continue;
+            const double pred = th[a * nk + b] + sum / m * 4.0 * N[a] * K[b] / clk;
+            he[nh++] = fabs(pred - tc[a * nk + b]) / tc[a * nk + b];
+        }
+    hw->cold_rows = rows;
+    hw->cold_nn = nn;
+    hw->cold_nk = nk;
+    memcpy(hw->cold_N, N, sizeof N);
+    memcpy(hw->cold_K, K, sizeof K);
+    memcpy(hw->cold_cpb, v, (size_t)nn * nk * sizeof *v);
+    json_t *j = json_pack("{s:f,s:i,s:i,s:s,s:s}", "rows", rows, "points", measured,
+        "holes_filled_by_nearest", filled, "method",
+        "(blas_cold - blas) x clock / (4 N K): the cycles per byte of B that reading it from "
+        "DRAM adds to the hot grid, one thread (negative: 0)",
+        "model",
+        "a CPU rank's GEMM adds its weights' bytes x this, bilinear in log N, log K "
+        "(clamped), where the DRAM rate stood");
+    json_object_set_new(j, "heldout",
+        cal_err_json(he, nh,
+            "each measured point's cold time from the mean of its measured "
+            "neighbours along N and K"));
+    json_object_set_new(cx->fits, "gemm_cold_read", j);
+}
+
+/* A decode step's attention with its KV cache in DRAM: the fused_cold
+ * attention records (one query a head, one thread), cycles per byte of K
+ * and V over all of them (total time / total bytes). Held out: each
+ * record from the others'. */
+static void fit_cold_gemv(cal_ctx *cx, const comet_results_record *recs, size_t n)
+{
+    double T = 0, B = 0, t[64], b[64], clk = cx->ghz * 1e9;
+    size_t m = 0;
+    cx->hw->cold_gemv_cpb = 0;
+    for (size_t i = 0; i < n && m < 64; i++) {
+        const comet_results_record *r = &recs[i];
+        if (r->kind != COMET_RESULTS_KERNEL || strcmp(r->op, "attention")
+            || strcmp(r->variant, "fused_cold") || r->valid == 0 || r->threads != 1
+            || r->shape.Lq != 1)
+            continue;
+        const double by = 2.0 * 4.0 * r->shape.B * r->shape.H * r->shape.Lk * r->shape.d,
+                     tt = cal_record_time(r);
+        if (!(by > 0) || !(tt > 0))
+            continue;
+        t[m] = tt;
+        b[m++] = by;
+        T += tt;
+        B += by;
+    }
+    if (!m || !(clk > 0))
+        return;
+    double he[64];
+    size_t nh = 0;
+    for (size_t i = 0; m > 1 && i < m; i++)
+        he[nh++] = fabs((T - t[i]) / (B - b[i]) * b[i] - t[i]) / t[i];
+    cx->hw->cold_gemv_cpb = T / B * clk;
+    json_t *j = json_pack("{s:f,s:f,s:i,s:s}", "cycles_per_byte", cx->hw->cold_gemv_cpb, "gbs",
+        B / T / 1e9, "records", (int)m, "method",
+        "fused attention of one query a head (its GEMV path), K and V cycled through twice the "
+        "LLC, one thread: total time / total bytes of K and V");
+    json_object_set_new(
+        j, "heldout", cal_err_json(he, nh, "each record's time from the other records' rate"));
+    json_object_set_new(cx->fits, "gemv_cold", j);
+}
+
 int cal_fit_gemm(cal_ctx *cx, const comet_results_record *recs, size_t n, char *err, size_t errlen)
 {
     int rc = fit_grid(cx, recs, n, 0, err, errlen);
-    if (rc || (rc = fit_grid(cx, recs, n, 1, err, errlen)) || !cx->hw->fused_grid.nt)
+    if (rc)
+        return rc;
+    fit_cold_read(cx, recs, n);
+    fit_cold_gemv(cx, recs, n);
+    if ((rc = fit_grid(cx, recs, n, 1, err, errlen)) || !cx->hw->fused_grid.nt)
         return rc;
     /* The fused kernels' micro-tile (comet_results_micro_tile_rows): the AVX-512 tile
      * with the AVX2 tile as its edge where they ran AVX-512, else the AVX2

@@ -369,7 +369,29 @@ typedef struct comet_model_hw {
      *  best candidate. */
     int gemm_ntiles;
     double gemm_tile_m[COMET_MODEL_TILES_MAX], gemm_tile_n[COMET_MODEL_TILES_MAX];
+    /** CPU: what reading a GEMM's K x N operand from DRAM adds to the grid's hot time
+     *  (gemm.cold_read; cold_nn 0: not measured, the operand's bytes at the DRAM rate
+     *  stand): cycles per byte of the operand at each (N, K) (cold_cpb[n * cold_nk + k]),
+     *  measured as the blas_cold record less the blas record at M = cold_rows, one
+     *  thread. BLAS packs the operand before it computes on it, row by row of N: a
+     *  narrow operand streams slower than the triad (Zen 3 VM, K 1024 x N 256: 6 GB/s
+     *  against 18). comet_model_cold_read_cpb() interpolates. */
+    int cold_nn, cold_nk;
+    double cold_rows, cold_N[COMET_MODEL_GRID_MAX], cold_K[COMET_MODEL_GRID_MAX];
+    double cold_cpb[COMET_MODEL_GRID_MAX * COMET_MODEL_GRID_MAX];
+    /** CPU: cycles per byte of K and V a one-query attention (a decode step's) takes
+     *  with its KV cache in DRAM, one thread (gemm.cold_gemv_cycles_per_byte, from the
+     *  fused_cold attention records; 0: not measured, the stream at the L2 rate and the
+     *  DRAM read overlapped stand). */
+    double cold_gemv_cpb;
 } comet_model_hw;
+
+/**
+ * Cycles per byte that reading a K x N GEMM operand from DRAM adds to the GEMM
+ * (gemm.cold_read), bilinear in log N and log K, clamped to the measured axes.
+ * @return the cycles per byte, or NAN when the description has no cold_read.
+ */
+double comet_model_cold_read_cpb(const comet_model_hw *hw, double N, double K);
 
 /** Nodes joined by one network level (dims product). */
 int comet_model_net_nodes(const comet_model_net *net);

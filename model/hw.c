@@ -500,6 +500,53 @@ static int load_axis(const comet_util_doc *g, const char *key, double *dst, int 
     return 0;
 }
 
+/* gemm.cold_read: {rows: M, N: [...], K: [...], cycles_per_byte: [N x K]} */
+static int load_cold(const comet_util_doc *sec, comet_model_hw *hw, char *err, size_t errlen)
+{
+    static const char *const ck[] = { "rows", "N", "K", "cycles_per_byte", NULL };
+    const comet_util_doc *c = comet_util_doc_get(sec, "cold_read");
+    char w[256];
+    int rc;
+    hw->cold_nn = hw->cold_nk = 0;
+    if (!c)
+        return 0;
+    if (c->kind != COMET_DOC_MAP)
+        return comet_util_seterr(err, errlen, -EINVAL, "%s: 'cold_read' must be a map",
+            comet_util_doc_where(c, w, sizeof w));
+    const comet_util_doc *r = comet_util_doc_get(c, "rows");
+    if ((rc = comet_util_doc_check_keys(c, ck, err, errlen))
+        || (rc = load_axis(c, "N", hw->cold_N, &hw->cold_nn, COMET_MODEL_GRID_MAX, err, errlen))
+        || (rc = load_axis(c, "K", hw->cold_K, &hw->cold_nk, COMET_MODEL_GRID_MAX, err, errlen)))
+        goto bad;
+    if (!r || r->kind != COMET_DOC_SCALAR || comet_util_parse_double(r->value, &hw->cold_rows)
+        || !(hw->cold_rows >= 1 && hw->cold_rows <= 65536)) {
+        rc = comet_util_seterr(err, errlen, -EINVAL, "%s: cold_read 'rows' must be 1..65536",
+            comet_util_doc_where(r ? r : c, w, sizeof w));
+        goto bad;
+    }
+    const comet_util_doc *v = comet_util_doc_get(c, "cycles_per_byte");
+    const size_t total = (size_t)hw->cold_nn * hw->cold_nk;
+    if (!v || v->kind != COMET_DOC_SEQ || v->n != total) {
+        rc = comet_util_seterr(err, errlen, -EINVAL,
+            "%s: cold_read 'cycles_per_byte' must hold N x K = %zu numbers",
+            comet_util_doc_where(v ? v : c, w, sizeof w), total);
+        goto bad;
+    }
+    for (size_t i = 0; i < total; i++)
+        if (v->child[i]->kind != COMET_DOC_SCALAR
+            || comet_util_parse_double(v->child[i]->value, &hw->cold_cpb[i])
+            || !(hw->cold_cpb[i] >= 0 && hw->cold_cpb[i] < 1e6)) {
+            rc = comet_util_seterr(err, errlen, -EINVAL,
+                "%s: cold_read cycles_per_byte must be numbers in [0, 1e6)",
+                comet_util_doc_where(v->child[i], w, sizeof w));
+            goto bad;
+        }
+    return 0;
+bad:
+    hw->cold_nn = hw->cold_nk = 0;
+    return rc;
+}
+
 /* vector.row_pass_widths: {softmax: {widths: [...], cycles: [...]},
  * layernorm: {...}}, each list increasing, as many cycles as widths */
 static int load_row_tab(const comet_util_doc *t, comet_model_hw *hw, char *err, size_t errlen)
@@ -980,7 +1027,8 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
 
     static const char *const gk[] = { "engine", "rows", "cols", "arrays", "peak_flops_per_cycle",
         "efficiency", "efficiency_by_gflop", "mac_pj", "grid", "fused_grid", "fused_micro_rows",
-        "fused_micro_edge", "parallel_region_cycles", "mapping", "tiles", NULL };
+        "fused_micro_edge", "parallel_region_cycles", "mapping", "tiles", "cold_read",
+        "cold_gemv_cycles_per_byte", NULL };
     if ((rc = need_map(d, "gemm", &sec, err, errlen))
         || (rc = comet_util_doc_check_keys(sec, gk, err, errlen))
         || (rc = comet_util_doc_string(sec, "engine", NULL, &s, err, errlen)))
@@ -1022,8 +1070,9 @@ static int load_doc(const comet_util_doc *d, comet_model_hw *hw, char *err, size
     if ((rc = load_steps(sec, "efficiency_by_gflop", &hw->gemm_eff_by_gflop, err, errlen)))
         goto fail;
     NUMQ(sec, "mac_pj", Q_PJ, 1, 0, 0, 1e6, hw->mac_pj);
-    if ((rc = load_tiles(sec, hw, err, errlen)))
+    if ((rc = load_tiles(sec, hw, err, errlen)) || (rc = load_cold(sec, hw, err, errlen)))
         goto fail;
+    NUM(sec, "cold_gemv_cycles_per_byte", 0, 0, 1e6, hw->cold_gemv_cpb);
     NUM(sec, "fused_micro_rows", 0, 0, 1024, hw->fused_micro_rows);
     NUM(sec, "fused_micro_edge", 0, 0, 1024, hw->fused_micro_edge);
     NUM(sec, "parallel_region_cycles", 0, 0, 1e9, hw->par_region_cycles);
@@ -1258,6 +1307,13 @@ json_t *comet_model_hw_to_json(const comet_model_hw *hw)
             json_array_append_new(ta, json_pack("[f,f]", hw->gemm_tile_m[i], hw->gemm_tile_n[i]));
         json_object_set_new(g, "tiles", ta);
     }
+    if (hw->cold_nn > 0 && hw->cold_nk > 0)
+        json_object_set_new(g, "cold_read",
+            json_pack("{s:f,s:o,s:o,s:o}", "rows", hw->cold_rows, "N",
+                axis_json(hw->cold_N, hw->cold_nn), "K", axis_json(hw->cold_K, hw->cold_nk),
+                "cycles_per_byte", axis_json(hw->cold_cpb, hw->cold_nn * hw->cold_nk)));
+    if (hw->cold_gemv_cpb > 0)
+        json_object_set_new(g, "cold_gemv_cycles_per_byte", json_real(hw->cold_gemv_cpb));
     if (hw->fused_micro_rows > 0) {
         json_object_set_new(g, "fused_micro_rows", json_real(hw->fused_micro_rows));
         json_object_set_new(g, "fused_micro_edge", json_real(hw->fused_micro_edge));

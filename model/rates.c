@@ -193,3 +193,18 @@ double comet_model_gms_core_share(const comet_model_hw *hw, double T)
     const double med = n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
     return fmin(1, med);
 }
+
+double comet_model_cold_read_cpb(const comet_model_hw *hw, double N, double K)
+{
+    if (!hw || hw->cold_nn < 1 || hw->cold_nk < 1)
+        return NAN;
+    int in, ik;
+    const double fn = interp_axis(hw->cold_N, hw->cold_nn, N, &in),
+                 fk = interp_axis(hw->cold_K, hw->cold_nk, K, &ik);
+    const int in1 = in + 1 < hw->cold_nn ? in + 1 : in, ik1 = ik + 1 < hw->cold_nk ? ik + 1 : ik;
+    const double *v = hw->cold_cpb;
+    const int nk = hw->cold_nk;
+    const double a = v[in * nk + ik] * (1 - fk) + v[in * nk + ik1] * fk,
+                 b = v[in1 * nk + ik] * (1 - fk) + v[in1 * nk + ik1] * fk;
+    return a * (1 - fn) + b * fn;
+}

@@ -86,6 +86,8 @@ typedef struct comet_results_params {
     double rounds; /**< gms: interleaved measurement rounds */
     double ukernel; /**< 0 auto, 1 own micro-kernel, 2 OpenBLAS */
     double elements; /**< memory: elements per array */
+    double cold_bytes; /**< kernels, variants blas_cold / fused_cold: the span the operands
+                            read once a call (B; K and V) cycle through (twice the LLC) */
     double lk_local, n_local; /**< dist_kernel: the local share of the split dimension */
     const char *method; /**< "blocked" | "op_by_op" */
     const char *isa; /**< the kernels' path */

@@ -157,6 +157,7 @@ static const field params_fields[] = {
     PAR("rounds", F_INUM, rounds),
     PAR("ukernel", F_INUM, ukernel),
     PAR("elements", F_INUM, elements),
+    PAR("cold_bytes", F_INUM, cold_bytes),
     PAR("lk_local", F_INUM, lk_local),
     PAR("n_local", F_INUM, n_local),
     PAR("method", F_STR, method),

@@ -462,8 +462,14 @@ static double compute_s_alone(const sys_ctx *C, const kern *k)
         /* one row (a decode step's attention, a query a head): a GEMV that
          * streams its matrix (N x K elements) once, at best at each core's
          * L2 rate; from off-chip memory the kernel's memory term is slower */
-        return fmax(k->flops / 2 * C->L.e / (hw->lb.bw * T * C->sys->clock_hz),
-            k->flops / C->sys->peak_flops);
+        const double bytes = k->flops / 2 * C->L.e;
+        double t = fmax(bytes / (hw->lb.bw * T * C->sys->clock_hz), k->flops / C->sys->peak_flops);
+        /* attention's (no weights): with the KV cache in DRAM, as the
+         * calibration timed comet's kernel on a cold cache (gemm.cold_gemv_
+         * cycles_per_byte), each thread its heads */
+        if (k->w <= 0 && hw->cold_gemv_cpb > 0)
+            t = fmax(t, bytes * hw->cold_gemv_cpb / (T * C->sys->clock_hz));
+        return t;
     }
     if (cpu_blas(C->sys) && T > 1 && k->M > 0 && k->N > 0) {
         /* a calibrated CPU's rank: its T threads split the GEMM as comet
@@ -875,7 +881,12 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
          * the accumulator width once per tile after the first */
         const double wg = C->pinned > 0 ? 0 : k->wgrad * (1 + (passes - 1) * acc_ratio(C));
         if (serial_w && k->engine == E_GEMM && k->w > 0) {
-            const double ws = sys_mem_s(S, k->w * wf);
+            double ws = sys_mem_s(S, k->w * wf);
+            /* measured: what packing it from DRAM adds at its N and K, the
+             * rank's threads each their columns (gemm.cold_read) */
+            const double cpb = comet_model_cold_read_cpb(&S->hw, k->N, k->K);
+            if (cpb > 0 && S->clock_hz > 0)
+                ws = fmax(ws, k->w * wf * cpb / (S->hw.cores * S->clock_hz));
             cg += ws;
             if (k->recompute)
                 rec += ws;

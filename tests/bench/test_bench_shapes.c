@@ -57,6 +57,11 @@ static void test_shipped_sets(void **s)
         assert_true(set.ops[2].shapes[0].attn);
         /* decode's rows below the grid (one token a sequence, 8 sequences) */
         assert_true(i == 2 || (set.sg_n_small_m == 1 && set.sg_small_m[0] == 8));
+        /* ... again with their weights cold, and a decode step's attention
+         * over a cold KV cache (one query a head) */
+        assert_true(i == 2 || (set.sg_small_m_cold == 1 && set.ndecode >= 1));
+        for (size_t k = 0; k < set.ndecode; k++)
+            assert_true(set.decode[k].attn && set.decode[k].Lq == 1 && set.decode[k].cold);
         bench_shapeset_free(&set);
     }
 }
@@ -120,6 +125,13 @@ static void test_errors(void **s)
     expect_error("sgemm:\n  min: 16\n  max: 64\n  small_m: [1, 16]\n", ":4", "below min");
     expect_error("sgemm:\n  min: 16\n  max: 64\n  small_m: [8, 1]\n", ":4", "increasing");
     expect_error("sgemm:\n  min: 16\n  max: 64\n  small_m: 8\n", ":4", "list");
+    expect_error("sgemm:\n  min: 16\n  max: 64\n  small_m_cold: 1\n", ":2", "needs 'small_m'");
+    expect_error(
+        "sgemm:\n  min: 16\n  max: 64\n  small_m: [8]\n  small_m_cold: 2\n", ":5", "small_m_cold");
+    expect_error("sgemm: {min: 4, max: 8}\ndecode_attention:\n"
+                 "  - {B: 1, H: 2, Lq: 4, Lk: 64, d: 64}\n",
+        ":3", "Lq: 1");
+    expect_error("sgemm: {min: 4, max: 8}\ndecode_attention: {B: 1}\n", ":2", "list");
     expect_error("ops:\n  - op: gemm_softmax\n    variants: [fused]\n    shapes:\n"
                  "      - {M: 4.5, N: 4, K: 4}\n",
         ":5", "integer");

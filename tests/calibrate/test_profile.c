@@ -618,6 +618,92 @@ static void test_core_share_loaded(void **st)
     }
 }
 
+/* Cold reads: the small rows (M = 8) timed hot (blas) and with B from DRAM
+ * (blas_cold) add a known 0.2 + 0.1 b + 0.05 c cycles per byte of B at the
+ * (N, K) point (b, c); one point has no cold record (filled by its nearest
+ * measured one). Two fused_cold decode attention records at 0.5 cycles per
+ * byte of K and V give 0.5. Both round-trip through the profile file; the
+ * model's interpolation is exact at the points and between their values. */
+static void test_profile_cold(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-calc-XXXXXX", err[COMET_ERRLEN];
+    temp_results(path, 0);
+    FILE *fp = fopen(path, "a");
+    assert_non_null(fp);
+    const double clk = GHZ * 1e9;
+    for (int b = 0; b < 3; b++)
+        for (int c = 0; c < 3; c++) {
+            const double N = axis[b], K = axis[c], hot = 1e-6 * (1 + b + 2 * c);
+            sgemm_record(fp, "blas", 8, N, K, 1, "");
+            stats(fp, hot);
+            if (b == 2 && c == 2)
+                continue; /* a hole */
+            sgemm_record(fp, "blas_cold", 8, N, K, 1, "\"params\":{\"cold_bytes\":67108864},");
+            stats(fp, hot + (0.2 + 0.1 * b + 0.05 * c) * 4 * N * K / clk);
+        }
+    for (int h = 0; h < 2; h++) {
+        const double B = 4, H = 8 << h, Lk = 512, d = 64, by = 2 * 4 * B * H * Lk * d;
+        fprintf(fp,
+            "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"kernel\","
+            "\"op\":\"attention\",\"variant\":\"fused_cold\",\"shape\":{\"B\":%g,\"H\":%g,"
+            "\"Lq\":1,\"Lk\":%g,\"d\":%g,\"causal\":1},\"threads\":1,\"valid\":true,",
+            B, H, Lk, d);
+        stats(fp, 0.5 * by / clk);
+    }
+    fclose(fp);
+    comet_results_set set = { 0 };
+    comet_model_hw hw, back;
+    build_profile(path, &set, &hw);
+    assert_int_equal(hw.cold_nn, 3);
+    assert_int_equal(hw.cold_nk, 3);
+    assert_true(hw.cold_rows == 8);
+    for (int b = 0; b < 3; b++)
+        for (int c = 0; c < 3; c++) {
+            /* the hole takes (1024, 256)'s or (256, 1024)'s: equally near */
+            const double want
+                = b == 2 && c == 2 ? 0.2 + 0.1 * 2 + 0.05 * 1 : 0.2 + 0.1 * b + 0.05 * c;
+            const double alt = 0.2 + 0.1 * 1 + 0.05 * 2, got = hw.cold_cpb[b * 3 + c];
+            if (!(fabs(got - want) < 1e-9 || (b == 2 && c == 2 && fabs(got - alt) < 1e-9)))
+                fail_msg("cold read (%g, %g): %g cycles/B, want %g", axis[b], axis[c], got, want);
+            assert_true(fabs(comet_model_cold_read_cpb(&hw, axis[b], axis[c]) - got) < 1e-12);
+        }
+    /* between points: within the corners' values; beyond the axes: clamped */
+    for (double N = 64; N <= 1024; N *= 1.3)
+        for (double K = 64; K <= 1024; K *= 1.7) {
+            const double v = comet_model_cold_read_cpb(&hw, N, K);
+            assert_true(v >= 0.2 - 1e-12 && v <= 0.45 + 1e-12);
+        }
+    assert_true(fabs(comet_model_cold_read_cpb(&hw, 8, 16) - hw.cold_cpb[0]) < 1e-12);
+    assert_true(fabs(hw.cold_gemv_cpb - 0.5) < 1e-9);
+    char ppath[64];
+    snprintf(ppath, sizeof ppath, "%s.profile.json", path);
+    assert_int_equal(comet_calibrate_write_profile(&hw, ppath, err, sizeof err), 0);
+    if (comet_model_hw_load(ppath, &back, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(back.cold_nn, 3);
+    for (int i = 0; i < 9; i++)
+        assert_true(fabs(back.cold_cpb[i] - hw.cold_cpb[i]) < 1e-9);
+    assert_true(fabs(back.cold_gemv_cpb - 0.5) < 1e-9);
+    /* no cold records: nothing measured, the DRAM rate stands */
+    comet_model_hw plain;
+    comet_results_set set2 = { 0 };
+    char path2[] = "/tmp/comet-calc-XXXXXX";
+    temp_results(path2, 0);
+    build_profile(path2, &set2, &plain);
+    assert_int_equal(plain.cold_nn, 0);
+    assert_true(plain.cold_gemv_cpb == 0);
+    assert_true(isnan(comet_model_cold_read_cpb(&plain, 256, 256)));
+    comet_model_hw_free(&plain);
+    comet_results_set_free(&set2);
+    comet_model_hw_free(&hw);
+    comet_model_hw_free(&back);
+    comet_results_set_free(&set);
+    unlink(ppath);
+    unlink(path);
+    unlink(path2);
+}
+
 /* The fork and join of a parallel region at 2 threads: fused grid records
  * whose 2-thread times are 1.1 x the 1-thread time over the busiest
  * thread's rows (blocks of 32 rows) plus 5 us give 5 us (10000 cycles at
@@ -907,6 +993,7 @@ int main(void)
         cmocka_unit_test(test_profile_build_and_roundtrip),
         cmocka_unit_test(test_profile_busy_vm),
         cmocka_unit_test(test_core_share_loaded),
+        cmocka_unit_test(test_profile_cold),
         cmocka_unit_test(test_links_by_placement),
         cmocka_unit_test(test_links_known_switches),
         cmocka_unit_test(test_profile_parallel_region),

@@ -152,13 +152,14 @@ static int pick(int n)
 
 /* Case n's step on `chips` ranks of T threads, `host` of them a host: 0
  * and *r when feasible (never below its bound), -1 when not. */
-static int eval_ranks(int n, int T, int chips, int host, const comet_system_llm *m,
-    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r)
+static int eval_ranks_on(const comet_model_hw *h, int n, int T, int chips, int host,
+    const comet_system_llm *m, const comet_system_opts *o, const comet_system_config *c,
+    comet_system_result *r)
 {
     comet_system sys;
     char err[512];
-    assert_int_equal(comet_system_from_profile(
-                         &hw, COMET_MODEL_FP32, T, chips, host, NULL, &sys, err, sizeof err),
+    assert_int_equal(
+        comet_system_from_profile(h, COMET_MODEL_FP32, T, chips, host, NULL, &sys, err, sizeof err),
         0);
     const int rc = comet_system_eval(&sys, m, o, c, r);
     comet_system_free(&sys);
@@ -167,6 +168,12 @@ static int eval_ranks(int n, int T, int chips, int host, const comet_system_llm 
     if (!(r->step_s >= r->bound_s * (1 - 1e-9)))
         fail_msg("case %d: step %g below its bound %g", n, r->step_s, r->bound_s);
     return 0;
+}
+
+static int eval_ranks(int n, int T, int chips, int host, const comet_system_llm *m,
+    const comet_system_opts *o, const comet_system_config *c, comet_system_result *r)
+{
+    return eval_ranks_on(&hw, n, T, chips, host, m, o, c, r);
 }
 
 /* Generated ranks of a calibrated CPU (threads split each GEMM, one-row
@@ -304,6 +311,84 @@ static void test_host_ranks(void **s)
     assert_true(shares > 100); /* the two-core share was checked, not skipped */
 }
 
+/* The cold reads a profile measured (gemm.cold_read: what packing a GEMM's
+ * weights from DRAM adds; gemm.cold_gemv_cycles_per_byte: a decode step's
+ * attention over its KV cache in DRAM), over 2000 generated cases with
+ * random tables: a step is never faster with them than without, never below
+ * its bound; where the attention's cold rate sets its time, twice the cycles
+ * per byte is twice the time (one row: the score kernel). */
+static void test_cold_reads(void **s)
+{
+    (void)s;
+    int checked = 0, doubled = 0;
+    for (int n = 0; n < 2000; n++) {
+        comet_model_hw cold = hw;
+        cold.cold_rows = 8;
+        cold.cold_nn = 1 + pick(4);
+        cold.cold_nk = 1 + pick(4);
+        for (int i = 0; i < cold.cold_nn; i++)
+            cold.cold_N[i] = 64 << (2 * i);
+        for (int i = 0; i < cold.cold_nk; i++)
+            cold.cold_K[i] = 64 << (2 * i);
+        for (int i = 0; i < cold.cold_nn * cold.cold_nk; i++)
+            cold.cold_cpb[i] = pick(1000) / 500.0;
+        cold.cold_gemv_cpb = (1 + pick(1000)) / 200.0;
+        comet_system_llm m = small();
+        m.hidden = 64 << pick(3);
+        m.heads = m.hidden / 64;
+        m.kv_heads = m.heads;
+        m.ffn = 4 * m.hidden;
+        m.layers = 1 + pick(3);
+        m.seq = 1 << (1 + pick(8));
+        m.global_batch = 1 << pick(4);
+        const int ph = pick(3), T = 1 + pick(2), tp = 1 + pick(2);
+        comet_system_opts o = { .phase = ph == 0 ? COMET_SYSTEM_TRAIN
+                : ph == 1                        ? COMET_SYSTEM_PREFILL
+                                                 : COMET_SYSTEM_DECODE,
+            .context = ph == 2 ? 1 + pick(1024) : 0,
+            .one_step = 1 };
+        comet_system_config c = { .tp = m.heads % tp ? 1 : tp,
+            .pp = 1,
+            .dp = 1,
+            .interleave = 1,
+            .order = { 0, 2, 1 },
+            .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
+            .exec = COMET_SYSTEM_EXEC_KERNEL };
+        c.microbatch = m.global_batch;
+        m.microbatch = c.microbatch;
+        o.microbatch = c.microbatch;
+        comet_system_result r0, r1;
+        if (eval_ranks_on(&hw, n, T, c.tp, c.tp, &m, &o, &c, &r0)
+            || eval_ranks_on(&cold, n, T, c.tp, c.tp, &m, &o, &c, &r1))
+            continue;
+        if (!(r1.step_s >= r0.step_s * (1 - 1e-9)))
+            fail_msg("case %d: %g s with the cold reads, %g s without", n, r1.step_s, r0.step_s);
+        checked++;
+        if (ph != 2)
+            continue;
+        /* the decode attention at a cold rate 100x the tables' (it sets the
+         * time), then twice that */
+        double sc[2] = { 0, 0 };
+        for (int k = 0; k < 2; k++) {
+            comet_model_hw big = cold;
+            big.cold_gemv_cpb = 100.0 * (k + 1);
+            comet_system_result r;
+            if (eval_ranks_on(&big, n, T, c.tp, c.tp, &m, &o, &c, &r))
+                break;
+            for (int i = 0; i < r.parts[0].n; i++)
+                if (!strcmp(r.parts[0].kernel[i], "score"))
+                    sc[k] = r.parts[0].compute_s[i];
+        }
+        if (sc[0] > 0 && sc[1] > 0) {
+            if (fabs(sc[1] / sc[0] - 2) > 1e-5)
+                fail_msg("case %d: score %g s at 100 cycles/B, %g s at 200", n, sc[0], sc[1]);
+            doubled++;
+        }
+    }
+    assert_true(checked > 1500);
+    assert_true(doubled > 300);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_vector_costs),
         cmocka_unit_test(test_generated_ranks),
         cmocka_unit_test(test_host_ranks),
+        cmocka_unit_test(test_cold_reads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

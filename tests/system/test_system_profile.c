@@ -240,6 +240,39 @@ static void test_generated_ranks(void **s)
  * many cores busy (comet_model_gms_core_share), memory and network as
  * before; sharing the host is never faster, the step never below its bound,
  * and more ranks a host than chips is refused. 2000 generated cases. */
+/* A generated step of the small model's family for dp data-parallel
+ * replicas: width 64-256, 1-3 layers, 2-256 tokens, batch batch0 << (0 ..
+ * nbatch - 1) sequences, a random phase (decode: 1 .. ctx tokens cached),
+ * tp 1 or 2 where the heads split, kernel by kernel, one step timed alone. */
+static void gen_step(int dp, int batch0, int nbatch, int ctx, comet_system_llm *m,
+    comet_system_opts *o, comet_system_config *c)
+{
+    *m = small();
+    m->hidden = 64 << pick(3);
+    m->heads = m->hidden / 64;
+    m->kv_heads = m->heads;
+    m->ffn = 4 * m->hidden;
+    m->layers = 1 + pick(3);
+    m->seq = 1 << (1 + pick(8));
+    m->global_batch = batch0 << pick(nbatch);
+    const int ph = pick(3), tp = 1 + pick(2);
+    *o = (comet_system_opts) { .phase = ph == 0 ? COMET_SYSTEM_TRAIN
+            : ph == 1                           ? COMET_SYSTEM_PREFILL
+                                                : COMET_SYSTEM_DECODE,
+        .context = ph == 2 ? 1 + pick(ctx) : 0,
+        .one_step = 1 };
+    *c = (comet_system_config) { .tp = m->heads % tp ? 1 : tp,
+        .pp = 1,
+        .dp = dp,
+        .interleave = 1,
+        .order = { 0, 2, 1 },
+        .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
+        .exec = COMET_SYSTEM_EXEC_KERNEL };
+    c->microbatch = m->global_batch / dp;
+    m->microbatch = c->microbatch;
+    o->microbatch = c->microbatch;
+}
+
 static void test_host_ranks(void **s)
 {
     (void)s;
@@ -256,30 +289,11 @@ static void test_host_ranks(void **s)
     assert_true(want > 0 && want <= 1);
     int checked = 0, shares = 0;
     for (int n = 0; n < 2000; n++) {
-        comet_system_llm m = small();
-        m.hidden = 64 << pick(3);
-        m.heads = m.hidden / 64;
-        m.kv_heads = m.heads;
-        m.ffn = 4 * m.hidden;
-        m.layers = 1 + pick(3);
-        m.seq = 1 << (1 + pick(8));
-        m.global_batch = 2 << pick(3);
-        const int ph = pick(3), T = 1 + pick(2), dp = 1 + pick(2), tp = 1 + pick(2);
-        comet_system_opts o = { .phase = ph == 0 ? COMET_SYSTEM_TRAIN
-                : ph == 1                        ? COMET_SYSTEM_PREFILL
-                                                 : COMET_SYSTEM_DECODE,
-            .context = ph == 2 ? 1 + pick(256) : 0,
-            .one_step = 1 };
-        comet_system_config c = { .tp = m.heads % tp ? 1 : tp,
-            .pp = 1,
-            .dp = dp,
-            .interleave = 1,
-            .order = { 0, 2, 1 },
-            .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
-            .exec = COMET_SYSTEM_EXEC_KERNEL };
-        c.microbatch = m.global_batch / dp;
-        m.microbatch = c.microbatch;
-        o.microbatch = c.microbatch;
+        const int T = 1 + pick(2), dp = 1 + pick(2);
+        comet_system_llm m;
+        comet_system_opts o;
+        comet_system_config c;
+        gen_step(dp, 2, 3, 256, &m, &o, &c);
         const int chips = c.tp * c.dp;
         double prev = 0, act1 = 0;
         for (int h = 1; h <= chips; h++) {
@@ -333,30 +347,12 @@ static void test_cold_reads(void **s)
         for (int i = 0; i < cold.cold_nn * cold.cold_nk; i++)
             cold.cold_cpb[i] = pick(1000) / 500.0;
         cold.cold_gemv_cpb = (1 + pick(1000)) / 200.0;
-        comet_system_llm m = small();
-        m.hidden = 64 << pick(3);
-        m.heads = m.hidden / 64;
-        m.kv_heads = m.heads;
-        m.ffn = 4 * m.hidden;
-        m.layers = 1 + pick(3);
-        m.seq = 1 << (1 + pick(8));
-        m.global_batch = 1 << pick(4);
-        const int ph = pick(3), T = 1 + pick(2), tp = 1 + pick(2);
-        comet_system_opts o = { .phase = ph == 0 ? COMET_SYSTEM_TRAIN
-                : ph == 1                        ? COMET_SYSTEM_PREFILL
-                                                 : COMET_SYSTEM_DECODE,
-            .context = ph == 2 ? 1 + pick(1024) : 0,
-            .one_step = 1 };
-        comet_system_config c = { .tp = m.heads % tp ? 1 : tp,
-            .pp = 1,
-            .dp = 1,
-            .interleave = 1,
-            .order = { 0, 2, 1 },
-            .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
-            .exec = COMET_SYSTEM_EXEC_KERNEL };
-        c.microbatch = m.global_batch;
-        m.microbatch = c.microbatch;
-        o.microbatch = c.microbatch;
+        const int T = 1 + pick(2);
+        comet_system_llm m;
+        comet_system_opts o;
+        comet_system_config c;
+        gen_step(1, 1, 4, 1024, &m, &o, &c);
+        const int ph = o.phase == COMET_SYSTEM_DECODE ? 2 : 0;
         comet_system_result r0, r1;
         if (eval_ranks_on(&hw, n, T, c.tp, c.tp, &m, &o, &c, &r0)
             || eval_ranks_on(&cold, n, T, c.tp, c.tp, &m, &o, &c, &r1))

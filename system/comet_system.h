@@ -127,6 +127,9 @@ typedef struct comet_system {
      *  the other ranks of its host compute at once (a calibrated CPU's ranks
      *  on one machine: comet_system_from_profile()); 0 or 1: the chip alone */
     double host_share;
+    /** Ranks of this system sharing one host's last-level cache (a calibrated CPU's
+     *  ranks on one machine: comet_system_from_profile(); 0 or 1: one) */
+    int host_ranks;
 } comet_system;
 
 /**

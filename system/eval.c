@@ -467,7 +467,7 @@ static double compute_s_alone(const sys_ctx *C, const kern *k)
         /* attention's (no weights): with the KV cache in DRAM, as the
          * calibration timed comet's kernel on a cold cache (gemm.cold_gemv_
          * cycles_per_byte), each thread its heads */
-        if (k->w <= 0 && hw->cold_gemv_cpb > 0)
+        if (C->cold && k->w <= 0 && hw->cold_gemv_cpb > 0)
             t = fmax(t, bytes * hw->cold_gemv_cpb / (T * C->sys->clock_hz));
         return t;
     }
@@ -884,7 +884,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
             double ws = sys_mem_s(S, k->w * wf);
             /* measured: what packing it from DRAM adds at its N and K, the
              * rank's threads each their columns (gemm.cold_read) */
-            const double cpb = comet_model_cold_read_cpb(&S->hw, k->N, k->K);
+            const double cpb = C->cold ? comet_model_cold_read_cpb(&S->hw, k->N, k->K) : NAN;
             if (cpb > 0 && S->clock_hz > 0)
                 ws = fmax(ws, k->w * wf * cpb / (S->hw.cores * S->clock_hz));
             cg += ws;

@@ -14,6 +14,7 @@
  * degrees, interleaving and order (beyond the TP group's stride) do not. */
 typedef struct lkey {
     int tp, tp_inner, mb, sp, rec, exec, pp, dp, v; /* pp, dp, v: dataflow (weights on chip) */
+    int cold; /* sys_cold_step: the step's operands read from DRAM at the cold rates */
 } lkey;
 
 typedef struct lcache {
@@ -71,6 +72,7 @@ static const sys_layer_out *cache_get(lcache *lc, const comet_system *sys,
     k.pp = c->exec == COMET_SYSTEM_EXEC_DATAFLOW ? c->pp : 0;
     k.dp = c->exec == COMET_SYSTEM_EXEC_DATAFLOW ? c->dp : 0;
     k.v = c->exec == COMET_SYSTEM_EXEC_DATAFLOW ? c->interleave : 0;
+    k.cold = sys_cold_step(sys, m, o, c);
     if (2 * (lc->n + 1) > lc->cap && cache_grow(lc))
         return NULL;
     unsigned s = lhash(&k) & (unsigned)(lc->cap - 1);

@@ -46,6 +46,7 @@ int comet_system_from_profile(const comet_model_hw *profile, comet_model_dtype d
     if (rc)
         return rc;
     sys->host_share = host_share(profile, threads, host_ranks);
+    sys->host_ranks = host_ranks;
     comet_model_links lk;
     memset(&lk, 0, sizeof lk);
     const char *l = link && *link ? link : "shm";

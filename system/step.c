@@ -207,13 +207,44 @@ static double stage_params(
     return fmax(Ls * lp, (k - 1) * lp + ep);
 }
 
+/* Whether a calibrated CPU's step reads its operands from DRAM: the bytes
+ * a rank touches each step (its stage's weights; inference: its KV cache),
+ * times the ranks sharing the host, exceed the host's LLC. Only where the
+ * profile measured cold rates (gemm.cold_read, cold_gemv_cycles_per_byte);
+ * a step that fits keeps the costs it had. */
+static int cold_step(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c, const setup *s)
+{
+    const comet_model_hw *hw = &sys->hw;
+    if (!(hw->cold_nn > 0 || hw->cold_gemv_cpb > 0) || !(hw->gb.capacity > 0))
+        return 0;
+    const double e = m->bytes_per_elem;
+    double bytes = stage_params(m, o, c) * e;
+    if (o->phase == COMET_SYSTEM_DECODE || o->phase == COMET_SYSTEM_PREFILL) {
+        const double keep = o->phase == COMET_SYSTEM_DECODE ? s->ctx + 1.0 : s->seq;
+        bytes += 2 * stage_layers(m, o, c) * s->L.gl * m->head_dim * e * ((double)s->B / c->dp)
+            * keep;
+    }
+    return bytes * (sys->host_ranks > 1 ? sys->host_ranks : 1) > hw->gb.capacity;
+}
+
 /* The layer costing's context for configuration c (prepare()'s setup s). */
 static sys_ctx ctx_for(const comet_system *sys, const comet_system_llm *m,
     const comet_system_opts *o, const comet_system_config *c, const setup *s)
 {
-    const sys_ctx C
-        = { sys, s->L, s->inner[COMET_SYSTEM_TP], stage_layers(m, o, c), pass_slots(o, c, s), 0 };
+    sys_ctx C = { sys, s->L, s->inner[COMET_SYSTEM_TP], stage_layers(m, o, c), pass_slots(o, c, s),
+        0, 0 };
+    C.cold = cold_step(sys, m, o, c, s);
     return C;
+}
+
+int sys_cold_step(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c)
+{
+    setup s;
+    comet_system_result r;
+    memset(&r, 0, sizeof r);
+    return prepare(sys, m, o, c, &s, &r) ? cold_step(sys, m, o, c, &s) : 0;
 }
 
 /* Memory of one chip of the first stage (it holds the most in 1F1B). */

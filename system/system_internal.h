@@ -35,6 +35,8 @@ typedef struct sys_ctx {
                      max(mb, pp)): what keeping the weights on chip saves on */
     double pinned; /* bytes of the stage's weights (and weight-gradient accumulators) held on
                       chip across microbatches; 0: every microbatch streams them */
+    int cold; /* a calibrated CPU whose step touches more than its host's LLC holds: its
+                 kernels read weights and KV cache from DRAM at the measured cold rates */
 } sys_ctx;
 
 /** Parts of a pass's time (seconds) and its off-chip bytes. */
@@ -148,6 +150,9 @@ double sys_pipe_deepspeed_s(int m, int p, double F, double B, double c);
 int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, comet_system_result *r, const sys_layer_out *cached,
     sys_layer_out *scratch);
+/** 1 if configuration c's step reads its operands cold (sys_ctx.cold), else 0. */
+int sys_cold_step(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
+    const comet_system_config *c);
 /** One configuration's layer cost; 0 if the configuration cannot run at all. */
 int sys_layer_for(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c, sys_layer_out *out);

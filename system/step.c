@@ -158,6 +158,8 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->softmax_unfused = c->exec == COMET_SYSTEM_EXEC_KERNEL
         && !comet_system_softmax_fused((comet_system_softmax_rule)o->softmax_rule, (int)L->b,
             m->heads / c->tp, (int)L->sq, (int)L->ctx);
+    L->alibi_baddbmm = c->exec == COMET_SYSTEM_EXEC_KERNEL && o->alibi_baddbmm
+        && o->phase != COMET_SYSTEM_DECODE;
     L->nparts = o->partitions;
     return 1;
 }

@@ -21,13 +21,13 @@
 #include "test_helpers.h"
 
 /* Regression bounds: what the model met when the table was last made (51
- * runs, session 23: mean 5.8%, median -4.0%, max 21.9%:
+ * runs, session 24: mean 5.5%, median -3.7%, max 21.6%:
  * docs/validation-published.md), not the issue's aims (5%, +-2%, 12%),
  * none of which is met: the MT-NLG runs (-19..-22%) and the BLOOM runs at
- * TP 2-8 (-3..-15%) are optimistic. */
-#define PUB_MEAN   0.06
-#define PUB_MEDIAN 0.045
-#define PUB_MAX    0.225
+ * TP 2-8 (-3..-15%) are optimistic, BLOOM at TP 1 pessimistic (+12%). */
+#define PUB_MEAN   0.058
+#define PUB_MEDIAN 0.04
+#define PUB_MAX    0.22
 
 typedef struct run {
     char id[32], source[32], system[32], rec[16], unit[16], engine[16], part[16], smax[24];

@@ -1244,6 +1244,40 @@ static void test_alibi_baddbmm(void **st)
     comet_system_free(&sys);
 }
 
+/* The loss in training (Megatron's vocab-parallel cross entropy on the
+ * fp32 logits): beyond the head's GEMMs, at least (e + 4 + 4 + 8 + 8 + 4 +
+ * 8) bytes a logit forward and (8 + 4 + e) backward at no more than the
+ * HBM's bandwidth, every microbatch; nothing in inference, nothing
+ * without a head. */
+static void test_loss_cost(void **st)
+{
+    (void)st;
+    comet_system sys;
+    comet_system_llm m;
+    dgx_system("gpt3-175b", 8, &sys, &m);
+    m.layers = 2;
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 8 };
+    const comet_system_config c = cfg(8, 1, 1, 2, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    const int V = m.vocab;
+    assert_true(V > 0);
+    m.vocab = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    m.vocab = V;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    if (!a.feasible || !b.feasible)
+        fail_msg("training: %s", a.feasible ? b.reason : a.reason);
+    const double e = m.bytes_per_elem, T = 2.0 * m.seq, E = T * V / 8.0, mbs = 8 / 2;
+    const double head = (V / 8.0 * m.hidden + T * m.hidden + E) * e; /* its forward's bytes */
+    const double loss = (e + 36 + 12 + e) * E;
+    const double extra = mbs * (3 * head + loss) / sys.mem_bw;
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("loss: memory %.6g s -> %.6g s, less than %.6g s more", a.breakdown.memory_s,
+            b.breakdown.memory_s, extra);
+    assert_true(b.step_s >= b.bound_s * (1 - 1e-9));
+    comet_system_free(&sys);
+}
+
 /* The embedding and the LM head as slots of the pipeline's partition
  * (Megatron-DeepSpeed's 'type:transformer|embedding'): ceil((L + 2) / pp)
  * slots a stage; the head's stage holds one layer fewer. Without a head
@@ -1915,6 +1949,7 @@ int main(void)
         cmocka_unit_test(test_embed_slots),
         cmocka_unit_test(test_softmax_rule),
         cmocka_unit_test(test_alibi_baddbmm),
+        cmocka_unit_test(test_loss_cost),
         cmocka_unit_test(test_deepspeed_pipe),
         cmocka_unit_test(test_tied_embedding),
         cmocka_unit_test(test_missing_terms),

@@ -47,6 +47,10 @@ void comet_cli_system_usage(FILE *f, int explore)
         "                    condition holds, else PyTorch's unfused passes) or\n"
         "                    megatron-ds-2022 (that condition as BigScience's fork computed\n"
         "                    it until 2022-03-06)\n"
+        "  --alibi-baddbmm   kernel by kernel: the attention scores start from ALiBi's\n"
+        "                    bias broadcast into the score GEMM (BigScience's\n"
+        "                    Megatron-DeepSpeed: torch.baddbmm with beta 1): the scores\n"
+        "                    written once more and read back by the GEMM\n"
         "  --pp-embed-slots  pp > 1: the embedding and the LM head each take a layer's\n"
         "                    slot in the pipeline's partition (Megatron-DeepSpeed's\n"
         "                    --pp-partition-method 'type:transformer|embedding')\n"
@@ -256,7 +260,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "pipe-engine", required_argument, NULL, 0x3019 },
         { "bf16-optimizer", no_argument, NULL, 0x301a },
         { "pp-embed-slots", no_argument, NULL, 0x301b },
-        { "softmax-kernel", required_argument, NULL, 0x301c }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "softmax-kernel", required_argument, NULL, 0x301c },
+        { "alibi-baddbmm", no_argument, NULL, 0x301d }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
@@ -351,6 +356,9 @@ int comet_cli_system(int argc, char **argv, int explore)
             break;
         case 0x301b:
             o.pp_embed_slots = 1;
+            break;
+        case 0x301d:
+            o.alibi_baddbmm = 1;
             break;
         case 0x301c: {
             comet_system_softmax_rule sr;

@@ -229,6 +229,12 @@ typedef struct comet_system_opts {
                           four blocking transfers a microbatch, each with the partition's meta
                           tensor before it, replayed event by event; three TP all-gathers a
                           microbatch; no interleaving, no sequence parallelism) */
+    int alibi_baddbmm; /**< kernel by kernel: the attention scores start from a bias broadcast
+                            into the score GEMM's output, as BigScience's Megatron-DeepSpeed adds
+                            BLOOM's ALiBi (torch.baddbmm(alibi, q, k^T, beta=1)): PyTorch copies
+                            the expanded bias into the scores (a write of them) and the batched
+                            GEMM reads them back as its C (a read), forward and recomputed;
+                            0: the GEMM writes the scores alone (beta 0) */
     int one_step; /**< the step alone between barriers, as a benchmark times it: a decode
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */

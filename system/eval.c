@@ -154,6 +154,18 @@ static void build_fwd(const sys_layer *L, int split, graph *g, int *X0out)
     k->K = d;
     if (L->phase == COMET_SYSTEM_DECODE)
         k->extra_rd = L->b * L->ctx * gl * d * e; /* K from the cache */
+    if (L->alibi_baddbmm) {
+        /* torch.baddbmm(bias, q, k^T, beta=1) with the bias of b x heads x
+         * 1 x keys (bigscience Megatron-DeepSpeed megatron/model/
+         * transformer.py, ParallelAttention with alibi): PyTorch's baddbmm
+         * copies the expanded bias into its output before the GEMM
+         * (aten/src/ATen/native/LinearAlgebra.cpp, common_checks_baddbmm_bmm:
+         * "if (beta != 0) result.copy_(self)"), and the batched GEMM with
+         * beta 1 reads that output back as C: the bias row read, the scores
+         * written once more and read once */
+        k->extra_rd = L->b * al * L->ctx * e + sc * e;
+        k->extra_wr = sc * e;
+    }
     in[0] = k->out;
     k = add_k(g, "softmax", E_VEC, 5 * sc, 1, in, sc * e, keep_attn ? sc * e : 0);
     if (L->softmax_unfused) {

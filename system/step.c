@@ -158,6 +158,8 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->softmax_unfused = c->exec == COMET_SYSTEM_EXEC_KERNEL
         && !comet_system_softmax_fused((comet_system_softmax_rule)o->softmax_rule, (int)L->b,
             m->heads / c->tp, (int)L->sq, (int)L->ctx);
+    L->alibi_baddbmm = c->exec == COMET_SYSTEM_EXEC_KERNEL && o->alibi_baddbmm
+        && o->phase != COMET_SYSTEM_DECODE;
     L->nparts = o->partitions;
     return 1;
 }
@@ -367,6 +369,32 @@ static void head_cost(const comet_system *sys, const comet_system_llm *m, const 
     }
 }
 
+/* The loss on the last stage in training: Megatron's vocab-parallel cross
+ * entropy over the head's T x V/tp logits (megatron/mpu/cross_entropy.py,
+ * _VocabParallelCrossEntropy, the same in Megatron-LM and both
+ * Megatron-DeepSpeeds; called on output.float(): gpt_model.py
+ * post_language_model_processing, Megatron-DeepSpeed's CrossEntropy).
+ * Forward, one pass over the logits a kernel: the cast to fp32 (read e,
+ * write 4 B), the max (read 4), sub_ (4, 4), exp (4, 4), the sum (read 4),
+ * div_ (4, 4), the softmax kept for the backward; backward: mul_ by the
+ * loss's gradient (4, 4) and the cast's backward (read 4, write e). With
+ * tp > 1 three all-reduces of T fp32 values (the max, the target's logit,
+ * the sum). Seconds f (forward's memory and network), b (backward), net. */
+static void loss_cost(const comet_system *sys, const comet_system_llm *m, const setup *s, int tp,
+    int inner, double *f, double *b, double *net)
+{
+    *f = *b = *net = 0;
+    if (m->vocab <= 0 || !o_train(s))
+        return;
+    const double e = m->bytes_per_elem, E = s->L.T * ((double)m->vocab / tp);
+    const double fwd[6] = { e + 4, 4, 8, 8, 4, 8 }, bwd[2] = { 8, 4 + e };
+    for (int i = 0; i < 6; i++)
+        *f += sys_mem_s(sys, fwd[i] * E);
+    for (int i = 0; i < 2; i++)
+        *b += sys_mem_s(sys, bwd[i] * E);
+    *net = tp > 1 ? 3 * comet_system_coll_s(sys, COMET_MODEL_ALLREDUCE, inner, tp, s->L.T * 4) : 0;
+}
+
 /* The word embedding as a stage's slot (Megatron's VocabParallelEmbedding):
  * forward, a gather of T rows of h (read, written) and, with tp > 1, the
  * all-reduce of its output over the TP group (net); backward, its dense
@@ -466,15 +494,16 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     const double v = c->interleave;
     const double mbs = (double)(s->B / c->dp) / s->mb;
     const int ovnet = sys->overlap & COMET_MODEL_ENGINE_NETWORK;
-    double hc, ht, ha;
+    double hc, ht, ha, lf, lb, ln;
     head_cost(sys, m, s, c->tp, &hc, &ht, &ha);
+    loss_cost(sys, m, s, c->tp, s->inner[COMET_SYSTEM_TP], &lf, &lb, &ln);
     /* the slowest stage, which paces the pipeline: Ls layers and the
      * head (xf, xb its forward and backward; xc of them compute, xn
      * network); with the embedding and the head as slots, the slowest of
      * the last stage (one layer fewer and the head), the first (one layer
      * fewer and the embedding) and a middle one (every slot a layer) */
-    double Ls = stage_layers(m, o, c), xf = ht, xb = train ? 2 * ht + ha : 0,
-           xc = hc * (train ? 3 : 1), xn = 0;
+    double Ls = stage_layers(m, o, c), xf = ht + lf + ln, xb = train ? 2 * ht + ha + lb : 0,
+           xc = hc * (train ? 3 : 1), xn = ln;
     if (embed_slots(o, c)) {
         const double k = (double)((m->layers + 2 + c->pp - 1) / c->pp);
         double ef, eb, en;
@@ -602,7 +631,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     r->breakdown.compute_s = per * (lo->fwd_bd.compute + lo->bwd_bd.compute) + mbs * xc;
     r->breakdown.recompute_s = per * lo->bwd_bd.recompute;
     /* the head's (or embedding's) time beyond its compute and network */
-    const double xm = embed_slots(o, c) ? xf + xb - xc - xn : (ht - hc) * (train ? 3 : 1) + ha;
+    const double xm
+        = embed_slots(o, c) ? xf + xb - xc - xn : (ht - hc) * (train ? 3 : 1) + ha + lf + lb;
     r->breakdown.memory_s = per * (lo->fwd_bd.memory + lo->bwd_bd.memory) + mbs * xm + pin_s;
     r->breakdown.tp_s = per * (lo->fwd_bd.net + lo->bwd_bd.net) + mbs * xn;
     r->breakdown.bubble_s = bubble;

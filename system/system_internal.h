@@ -19,6 +19,7 @@ typedef struct sys_layer {
     int tp_overlap; /* comet_system_opts.tp_overlap */
     int grad_acc_kernel; /* comet_system_opts.grad_acc_kernel */
     int softmax_unfused; /* kernel by kernel: the softmax runs PyTorch's unfused path */
+    int alibi_baddbmm; /* kernel by kernel: comet_system_opts.alibi_baddbmm */
     comet_system_recompute rec;
     comet_system_exec exec;
     int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */

@@ -21,17 +21,17 @@
 #include "test_helpers.h"
 
 /* Regression bounds: what the model met when the table was last made (51
- * runs, session 23: mean 5.8%, median -4.0%, max 21.9%:
+ * runs, session 24: mean 5.5%, median -3.7%, max 21.6%:
  * docs/validation-published.md), not the issue's aims (5%, +-2%, 12%),
  * none of which is met: the MT-NLG runs (-19..-22%) and the BLOOM runs at
- * TP 2-8 (-3..-15%) are optimistic. */
-#define PUB_MEAN   0.06
-#define PUB_MEDIAN 0.045
-#define PUB_MAX    0.225
+ * TP 2-8 (-3..-15%) are optimistic, BLOOM at TP 1 pessimistic (+12%). */
+#define PUB_MEAN   0.058
+#define PUB_MEDIAN 0.04
+#define PUB_MAX    0.22
 
 typedef struct run {
     char id[32], source[32], system[32], rec[16], unit[16], engine[16], part[16], smax[24];
-    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov, acc;
+    int gpus, layers, hidden, heads, seq, vocab, batch, tp, pp, dp, mb, v, zero, sp, ov, acc, alibi;
     double measured;
 } run;
 
@@ -45,9 +45,9 @@ static int load_runs(run *r, int max)
         fail_msg("%s: cannot open", path);
     int n = 0, header = 0, schema = 0;
     while (fgets(line, sizeof line, f) && n < max) {
-        /* the columns below are v5's (v1 had no tp_overlap, grad_acc_kernel; v2 no
-         * pipe_engine; v3 no pp_partition; v4 no softmax) */
-        schema |= line[0] == '#' && strstr(line, "schema comet.published.v5") != NULL;
+        /* the columns below are v6's (v1 had no tp_overlap, grad_acc_kernel; v2 no
+         * pipe_engine; v3 no pp_partition; v4 no softmax; v5 no alibi) */
+        schema |= line[0] == '#' && strstr(line, "schema comet.published.v6") != NULL;
         if (line[0] == '#' || line[0] == '\n')
             continue;
         assert_true(schema);
@@ -59,13 +59,13 @@ static int load_runs(run *r, int max)
         run *x = &r[n];
         const int k = sscanf(line,
             "%31[^,],%31[^,],%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%15[^,],%d,%d,%d,%15[^,"
-            "],%15[^,],%23[^,],"
+            "],%15[^,],%23[^,],%d,"
             "%lf,%15[^,\n]",
             x->id, x->source, x->system, &x->gpus, &x->layers, &x->hidden, &x->heads, &x->seq,
             &x->vocab, &x->batch, &x->tp, &x->pp, &x->dp, &x->mb, &x->v, &x->zero, x->rec, &x->sp,
-            &x->ov, &x->acc, x->engine, x->part, x->smax, &x->measured, x->unit);
-        if (k != 25)
-            fail_msg("%s: row %d has %d fields, not 25: %s", path, n + 1, k, line);
+            &x->ov, &x->acc, x->engine, x->part, x->smax, &x->alibi, &x->measured, x->unit);
+        if (k != 26)
+            fail_msg("%s: row %d has %d fields, not 26: %s", path, n + 1, k, line);
         if (strcmp(x->part, "layers") && strcmp(x->part, "embedding"))
             fail_msg(
                 "%s: row %d: pp_partition '%s' is not layers or embedding", path, n + 1, x->part);
@@ -165,6 +165,7 @@ static void test_published_runs(void **st)
             .pipe_engine = (int)pe,
             .pp_embed_slots = !strcmp(x->part, "embedding"),
             .softmax_rule = (int)smr,
+            .alibi_baddbmm = x->alibi,
             .order_pinned = 1,
             .order = { COMET_SYSTEM_TP, COMET_SYSTEM_DP, COMET_SYSTEM_PP } };
         comet_system_result best;

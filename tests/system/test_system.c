@@ -1203,6 +1203,81 @@ static void test_softmax_rule(void **st)
     comet_system_free(&sys);
 }
 
+/* ALiBi added through the score GEMM (BigScience's Megatron-DeepSpeed:
+ * torch.baddbmm(alibi, q, k^T, beta=1)): PyTorch copies the expanded bias
+ * into the scores and the GEMM reads them back as C, in the forward and in
+ * its recomputation: at least two more passes over the scores each, at no
+ * more than the HBM's bandwidth; the compute is the same, the step longer
+ * and never under its bound; a decode step and a dataflow chip do not run
+ * that GEMM and are unchanged. */
+static void test_alibi_baddbmm(void **st)
+{
+    (void)st;
+    comet_system sys;
+    comet_system_llm m;
+    dgx_system("gpt3-175b", 64, &sys, &m);
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 32 };
+    const comet_system_config c = cfg(4, 16, 1, 2, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    o.alibi_baddbmm = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    if (!a.feasible || !b.feasible)
+        fail_msg("training: %s", a.feasible ? b.reason : a.reason);
+    const double sc = 2.0 * (m.heads / 4) * m.seq * (double)m.seq * m.bytes_per_elem;
+    const double Ls = m.layers / 16.0, mbs = 32 / 2;
+    const double extra = Ls * mbs * 2 /* forward, recomputed */ * 2 * sc / sys.mem_bw;
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("alibi: memory %.6g s -> %.6g s, less than %.6g s more", a.breakdown.memory_s,
+            b.breakdown.memory_s, extra);
+    assert_true(fabs(b.breakdown.compute_s - a.breakdown.compute_s) <= 1e-9 * a.step_s);
+    assert_true(b.step_s > a.step_s && b.step_s >= b.bound_s * (1 - 1e-9));
+    o.phase = COMET_SYSTEM_DECODE;
+    o.alibi_baddbmm = 0;
+    const comet_system_config d = cfg(8, 4, 1, 8, COMET_SYSTEM_RECOMPUTE_NONE, 0, 0);
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &d, &a), 0);
+    o.alibi_baddbmm = 1;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &d, &b), 0);
+    if (!a.feasible || !b.feasible)
+        fail_msg("decode: %s", a.feasible ? b.reason : a.reason);
+    assert_true(fabs(a.step_s - b.step_s) <= 1e-12 * a.step_s);
+    comet_system_free(&sys);
+}
+
+/* The loss in training (Megatron's vocab-parallel cross entropy on the
+ * fp32 logits): beyond the head's GEMMs, at least (e + 4 + 4 + 8 + 8 + 4 +
+ * 8) bytes a logit forward and (8 + 4 + e) backward at no more than the
+ * HBM's bandwidth, every microbatch; nothing in inference, nothing
+ * without a head. */
+static void test_loss_cost(void **st)
+{
+    (void)st;
+    comet_system sys;
+    comet_system_llm m;
+    dgx_system("gpt3-175b", 8, &sys, &m);
+    m.layers = 2;
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN, .batch = 8 };
+    const comet_system_config c = cfg(8, 1, 1, 2, COMET_SYSTEM_RECOMPUTE_FULL, 0, 0);
+    comet_system_result a, b;
+    const int V = m.vocab;
+    assert_true(V > 0);
+    m.vocab = 0;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &a), 0);
+    m.vocab = V;
+    assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &b), 0);
+    if (!a.feasible || !b.feasible)
+        fail_msg("training: %s", a.feasible ? b.reason : a.reason);
+    const double e = m.bytes_per_elem, T = 2.0 * m.seq, E = T * V / 8.0, mbs = 8 / 2;
+    const double head = (V / 8.0 * m.hidden + T * m.hidden + E) * e; /* its forward's bytes */
+    const double loss = (e + 36 + 12 + e) * E;
+    const double extra = mbs * (3 * head + loss) / sys.mem_bw;
+    if (!(b.breakdown.memory_s - a.breakdown.memory_s >= extra * (1 - 1e-9)))
+        fail_msg("loss: memory %.6g s -> %.6g s, less than %.6g s more", a.breakdown.memory_s,
+            b.breakdown.memory_s, extra);
+    assert_true(b.step_s >= b.bound_s * (1 - 1e-9));
+    comet_system_free(&sys);
+}
+
 /* The embedding and the LM head as slots of the pipeline's partition
  * (Megatron-DeepSpeed's 'type:transformer|embedding'): ceil((L + 2) / pp)
  * slots a stage; the head's stage holds one layer fewer. Without a head
@@ -1873,6 +1948,8 @@ int main(void)
         cmocka_unit_test(test_bf16_optimizer),
         cmocka_unit_test(test_embed_slots),
         cmocka_unit_test(test_softmax_rule),
+        cmocka_unit_test(test_alibi_baddbmm),
+        cmocka_unit_test(test_loss_cost),
         cmocka_unit_test(test_deepspeed_pipe),
         cmocka_unit_test(test_tied_embedding),
         cmocka_unit_test(test_missing_terms),

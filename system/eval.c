@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -827,16 +828,78 @@ typedef struct spat_memo {
 static _Thread_local spat_memo spat_memo_tab[MAXK][MAXK + 1][2];
 static _Thread_local unsigned spat_epoch; /* 0: off */
 
-static double spat_s_at(const sys_ctx *C, const spat *s, double tile, int i, int j, int stream)
+/* spat_s is a function of the GEMMs, the tile, the tokens and the chip's
+ * arrays alone, and the same GEMMs recur across the programs of a search
+ * (both forms of the QKV product, the weights pinned or not, configurations
+ * that differ elsewhere): a memo by content, the whole key compared. */
+#define SPAT_KEY   40 /* the tokens, tile, arrays, sums and counts; 2n + nw GEMM terms */
+#define SPAT_CACHE 4096
+typedef struct spat_cent {
+    uint64_t h;
+    int len;
+    double s, key[SPAT_KEY];
+} spat_cent;
+static _Thread_local spat_cent spat_cache[SPAT_CACHE];
+
+static double spat_s_cached(const sys_ctx *C, const spat *s, double tile)
 {
-    if (!spat_epoch)
+    const comet_system *S = C->sys;
+    const int len = 10 + 2 * s->n + s->nw;
+    if (!(S->gemm_units > 0) || !(s->w > 0 || s->wg > 0))
+        return 0; /* not a spatial chip's GEMMs (spat_s) */
+    if (s->n > SPAT_MAX || s->nw > SPAT_MAX || len > SPAT_KEY)
         return spat_s(C, s, tile);
-    spat_memo *m = &spat_memo_tab[i][j][stream];
-    if (m->epoch != spat_epoch || m->tile != tile) {
-        m->epoch = spat_epoch;
-        m->tile = tile;
-        m->s = spat_s(C, s, tile);
+    double key[SPAT_KEY];
+    key[0] = C->L.T;
+    key[1] = tile;
+    key[2] = S->gemm_units;
+    key[3] = S->gemm_stages;
+    key[4] = S->clock_hz;
+    key[5] = s->kmax;
+    key[6] = s->w;
+    key[7] = s->wg;
+    key[8] = s->n;
+    key[9] = s->nw;
+    memcpy(key + 10, s->m, (size_t)s->n * sizeof(double));
+    memcpy(key + 10 + s->n, s->k, (size_t)s->n * sizeof(double));
+    memcpy(key + 10 + 2 * s->n, s->wb, (size_t)s->nw * sizeof(double));
+    uint64_t h = 1469598103934665603u;
+    for (int x = 0; x < len; x++) {
+        uint64_t u;
+        memcpy(&u, &key[x], sizeof u);
+        h = (h ^ u) * 1099511628211u;
+        h ^= h >> 29;
     }
+    spat_cent *e = &spat_cache[h % SPAT_CACHE];
+    if (e->len == len && e->h == h && !memcmp(e->key, key, (size_t)len * sizeof(double)))
+        return e->s;
+    e->h = h;
+    e->len = len;
+    memcpy(e->key, key, (size_t)len * sizeof(double));
+    e->s = spat_s(C, s, tile);
+    return e->s;
+}
+
+/* s: the partition's GEMMs, or NULL: gathered from g's kernels [i, j) when
+ * the memo does not hold them (in the order the scan adds them). */
+static double spat_s_at(
+    const sys_ctx *C, const graph *g, const spat *s, double tile, int i, int j, int stream)
+{
+    spat_memo *m = &spat_memo_tab[i][j][stream];
+    if (spat_epoch && m->epoch == spat_epoch && m->tile == tile)
+        return m->s;
+    spat built;
+    if (!s) {
+        memset(&built, 0, sizeof built);
+        for (int x = i; x < j; x++)
+            spat_add(C, &g->k[x], &built);
+        s = &built;
+    }
+    if (!spat_epoch)
+        return spat_s_cached(C, s, tile);
+    m->epoch = spat_epoch;
+    m->tile = tile;
+    m->s = spat_s_cached(C, s, tile);
     return m->s;
 }
 
@@ -917,7 +980,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
         wr += w;
     }
     if (fused) /* a spatial chip's arrays as the partition's GEMMs fill them */
-        cg = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
+        cg = fmax(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
     t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
@@ -995,14 +1058,25 @@ static void scan_compare(const sys_ctx *C, const graph *g, int i, int j, double 
         scan_diff = d;
 }
 
+/* What the bounds' scan of a spatial chip leaves for the exact program, per
+ * fused partition [i, j): the terms of its cost beside the GEMMs' integer
+ * split and, for each way (weights held, streamed), its tile, off-chip
+ * bytes and bounds' cost (INFINITY: the way does not fit). */
+typedef struct seg_terms {
+    double cg, cv, net;
+    double tile[2], bytes[2], lb[2];
+} seg_terms;
+
 /* The costs of every partition [i, j), j = i+1 .. n, in one pass that adds
  * a kernel at a time (the same terms as seg_cost, kept as running sums, so
  * the dynamic program is O(n^2) instead of O(n^3)), relaxing best[j].
  * What a partition holds per token never shrinks as it grows, nor do its
  * resident weights: once it cannot fit, no longer one can, and the scan
- * stops. */
+ * stops. With terms (a spatial chip), row[j] gets each partition's bounds'
+ * cost instead of its exact one, terms[j] its terms and *jend the last j
+ * costed. */
 static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int *cut, double *row,
-    const double *ub, int bounds)
+    seg_terms *terms, int *jend)
 {
     const comet_system *S = C->sys;
     const double T = C->L.T, acc = acc_ratio(C);
@@ -1073,11 +1147,19 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             in_bp += o->bytes / T * (1 - x);
         }
         double t, fits = 0;
+        if (jend)
+            *jend = j;
         if (j - i == 1) {
             t = seg_cost(C, g, i, j, 1, NULL, NULL);
         } else {
             const double per_tok = closed + j * in_b + in_bp + j * out_b - out_bf + corr;
             t = fits = INFINITY;
+            if (terms) {
+                terms[j].cg = cg;
+                terms[j].cv = cv;
+                terms[j].net = net;
+                terms[j].lb[0] = terms[j].lb[1] = INFINITY;
+            }
             /* the weights held where they fit; on a spatial chip also streamed
              * (seg_cost: the faster) */
             for (int stream = 0; stream <= (S->gemm_units > 0); stream++) {
@@ -1091,27 +1173,26 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                 const double rd = (pin ? 0 : wsum * passes) + xrd + wgt + rdin,
                              wr = xwr + wgt + wrout;
                 double c, mem, cm;
-                if (S->gemm_units > 0) {
-                    /* a spatial chip: the bounds first (spat_lb_s, never above
-                     * spat_s); a partition that cannot improve on the best cut
-                     * to j (or on ub, a cut's exact cost) even so needs no
-                     * integer split: the same program, far fewer searched */
+                if (terms) {
+                    /* a spatial chip's bounds (spat_lb_s, never above spat_s):
+                     * best_parts_run searches the integer split only where
+                     * a partition could still improve on the best cut */
                     const double lb = engines_s(
                         S, fmax(cg, spat_lb_s(C, &sp, tile)), cv, rd + wr, net, 1, &c, &mem, &cm);
-                    if (bounds) {
-                        t = fmin(t, lb);
-                        continue;
-                    }
-                    if (!row && !scan_check
-                        && (!(best[i] + lb < best[j]) || (ub && best[i] + lb > ub[j] * (1 + 1e-9))))
-                        continue;
+                    t = fmin(t, lb);
+                    terms[j].tile[stream] = tile;
+                    terms[j].bytes[stream] = rd + wr;
+                    terms[j].lb[stream] = lb;
+                    continue;
                 }
-                const double cgs = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
+                const double cgs = fmax(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
                 t = fmin(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
             }
             if (isinf(fits)) {
                 for (int j2 = j; scan_check && j2 <= g->nk; j2++)
                     scan_compare(C, g, i, j2, INFINITY); /* none longer fits either */
+                if (jend)
+                    *jend = j - 1;
                 break;
             }
         }
@@ -1126,6 +1207,28 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             cut[j] = i;
         }
     }
+}
+
+/* The scan's exact cost of a fused partition [i, j) on a spatial chip from
+ * the terms its bounds' scan left (the faster way), or INFINITY. With best
+ * (the program so far) a way is searched only where its bounds' cost could
+ * improve on best[j] and on ub[j] (an exact cut's cost to j): a partition
+ * that cannot needs no integer split. */
+static double seg_exact(const sys_ctx *C, const graph *g, int i, int j, const seg_terms *r,
+    const double *best, const double *ub)
+{
+    double t = INFINITY;
+    for (int stream = 0; stream < 2; stream++) {
+        const double lb = r->lb[stream];
+        if (isinf(lb)) /* does not fit (or could improve on nothing) */
+            continue;
+        if (best && (!(best[i] + lb < best[j]) || (ub && best[i] + lb > ub[j] * (1 + 1e-9))))
+            continue;
+        double c, mem, cm;
+        const double cgs = fmax(r->cg, spat_s_at(C, g, NULL, r->tile[stream], i, j, stream));
+        t = fmin(t, engines_s(C->sys, cgs, r->cv, r->bytes[stream], r->net, 1, &c, &mem, &cm));
+    }
+    return t;
 }
 
 /* Best partition of the kernel chain: a dynamic program over cut points
@@ -1160,7 +1263,7 @@ static double best_parts_run(
         for (int i = 0; i < g->nk; i++) {
             for (int j = 0; j <= g->nk; j++)
                 cost[i][j] = INFINITY;
-            seg_scan(C, g, i, best, cut, cost[i], NULL, 0);
+            seg_scan(C, g, i, best, cut, cost[i], NULL, NULL);
         }
         for (int q = 0; q <= np; q++)
             for (int j = 0; j <= g->nk; j++)
@@ -1182,20 +1285,20 @@ static double best_parts_run(
             best[j] = D[q][j];
         }
     } else if (dataflow) {
-        double ub[MAXK + 1];
-        const double *ubp = NULL;
         if (C->sys->gemm_units > 0 && !scan_check) {
             /* a spatial chip: the program over the bounds' costs first; the
              * exact cost of its cuts (ub) bounds the exact program's, which
              * then searches the integer split only where a partition could
              * still improve on it */
             static _Thread_local double lbc[MAXK][MAXK + 1];
-            double lbb[MAXK + 1];
+            static _Thread_local seg_terms terms[MAXK][MAXK + 1];
+            int jend[MAXK];
+            double lbb[MAXK + 1], ub[MAXK + 1];
             int lcut[MAXK + 1];
             for (int i = 0; i < g->nk; i++) {
                 for (int j = 0; j <= g->nk; j++)
                     lbc[i][j] = INFINITY;
-                seg_scan(C, g, i, best, cut, lbc[i], NULL, 1);
+                seg_scan(C, g, i, best, cut, lbc[i], terms[i], &jend[i]);
             }
             lbb[0] = ub[0] = 0;
             for (int j = 1; j <= g->nk; j++) {
@@ -1206,15 +1309,32 @@ static double best_parts_run(
                         lbb[j] = lbb[i] + lbc[i][j];
                         lcut[j] = i;
                     }
+                /* the exact cost of the bounds' last partition: the scan's
+                 * (a path the exact program weighs, so a bound on it) */
                 ub[j] = INFINITY;
-                if (isfinite(lbb[j]))
-                    ub[j] = ub[lcut[j]] + seg_cost(C, g, lcut[j], j, 1, NULL, NULL);
+                if (isfinite(lbb[j])) {
+                    const int i = lcut[j];
+                    ub[j] = ub[i]
+                        + (j - i == 1 ? lbc[i][j]
+                                      : seg_exact(C, g, i, j, &terms[i][j], NULL, NULL));
+                }
             }
-            ubp = ub;
+            /* the exact program from the terms the scan left: only the
+             * partitions that could still improve are searched */
+            for (int i = 0; i < g->nk; i++)
+                for (int j = i + 1; isfinite(best[i]) && j <= jend[i]; j++) {
+                    const double t
+                        = j - i == 1 ? lbc[i][j] : seg_exact(C, g, i, j, &terms[i][j], best, ub);
+                    if (best[i] + t < best[j]) {
+                        best[j] = best[i] + t;
+                        cut[j] = i;
+                    }
+                }
+        } else {
+            for (int i = 0; i < g->nk; i++)
+                if (isfinite(best[i]))
+                    seg_scan(C, g, i, best, cut, NULL, NULL, NULL);
         }
-        for (int i = 0; i < g->nk; i++)
-            if (isfinite(best[i]))
-                seg_scan(C, g, i, best, cut, NULL, ubp, 0);
     } else {
         for (int j = 1; j <= g->nk; j++)
             best[j] = best[j - 1] + seg_cost(C, g, j - 1, j, 0, NULL, NULL);

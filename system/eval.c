@@ -16,6 +16,19 @@
 
 enum { E_GEMM = 0, E_VEC = 1 };
 
+/* fmax and fmin as the C library computes them (the larger or smaller; of
+ * a NaN and a number, the number; of equal values the second), inlined:
+ * the partition scans call them some 10^8 times a search. */
+static inline double maxd(double a, double b)
+{
+    return a > b || b != b ? a : b;
+}
+
+static inline double mind(double a, double b)
+{
+    return a < b || b != b ? a : b;
+}
+
 typedef struct tensor {
     double bytes; /* as consumers read it */
     double store; /* bytes kept for the backward (0: not kept) */
@@ -62,13 +75,25 @@ static int add_t(graph *g, double bytes, double store, int producer)
     return g->nt++;
 }
 
+/* dst = a b c, cut to n - 1 characters as snprintf cuts it (the graphs are
+ * rebuilt for every configuration a search costs). */
+static void name_cat(char *dst, size_t n, const char *a, const char *b, const char *c)
+{
+    const char *p[3] = { a, b, c };
+    size_t l = 0;
+    for (int q = 0; q < 3; q++)
+        for (const char *x = p[q]; *x && l + 1 < n; x++)
+            dst[l++] = *x;
+    dst[l] = 0;
+}
+
 /* A kernel writing a new tensor of out_bytes (stored for the backward: store). */
 static kern *add_k(graph *g, const char *name, int engine, double flops, int nin, const int *in,
     double out_bytes, double store)
 {
     kern *k = &g->k[g->nk];
     memset(k, 0, sizeof *k);
-    snprintf(k->name, sizeof k->name, "%s", name);
+    name_cat(k->name, sizeof k->name, name, "", "");
     k->engine = engine;
     k->flops = flops;
     k->nin = nin;
@@ -253,7 +278,7 @@ static void emit_recompute(const sys_layer *L, const graph *f, graph *g, int *ma
         for (int j = 0; j < k->nin; j++)
             in[j] = map[k->in[j]];
         kern *r = add_k(g, "re_", k->engine, k->flops, k->nin, in, f->t[k->out].bytes, 0);
-        snprintf(r->name, sizeof r->name, "re_%s", k->name);
+        name_cat(r->name, sizeof r->name, "re_", k->name, "");
         r->w = k->w;
         r->M = k->M;
         r->N = k->N;
@@ -337,7 +362,7 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             const double flops = k->engine == E_GEMM ? k->flops * (k->nin == 1 && k->w == 0 ? 2 : 1)
                                                      : 2 * k->flops / k->nin;
             char nm[16];
-            snprintf(nm, sizeof nm, "d%s%s", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
+            name_cat(nm, sizeof nm, "d", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
             kern *b = add_k(g, nm, k->engine, flops, nin, in, xt->bytes, 0);
             if (L->softmax_unfused && !strcmp(k->name, "softmax")) {
                 /* autograd through the unfused path: the cast back's
@@ -386,7 +411,7 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             /* weight gradient: input x output gradient, accumulated */
             int in[2] = { map[k->in[0]] >= 0 ? map[k->in[0]] : dy, dy };
             char nm[16];
-            snprintf(nm, sizeof nm, "w%s", k->name);
+            name_cat(nm, sizeof nm, "w", k->name, "");
             kern *b = add_k(g, nm, E_GEMM, k->flops, 2, in, 0, 0);
             b->M = k->K;
             b->N = k->N;
@@ -463,7 +488,7 @@ static double compute_s_alone(const sys_ctx *C, const kern *k)
         /* one row (a decode step's attention, a query a head): a GEMV that
          * streams its matrix (N x K elements) once, at best at each core's
          * L2 rate; from off-chip memory the kernel's memory term is slower */
-        return fmax(k->flops / 2 * C->L.e / (hw->lb.bw * T * C->sys->clock_hz),
+        return maxd(k->flops / 2 * C->L.e / (hw->lb.bw * T * C->sys->clock_hz),
             k->flops / C->sys->peak_flops);
     }
     if (cpu_blas(C->sys) && T > 1 && k->M > 0 && k->N > 0) {
@@ -532,7 +557,7 @@ static double fit_passes(
     const double T = C->L.T, sram = C->sys->sram_bytes - C->pinned;
     /* the smallest tile: an array's rows along the tokens (shared), or its
      * stages (spatial: the token tile runs down an array's stages) */
-    const double tmin = fmin(T,
+    const double tmin = mind(T,
         C->sys->gemm_units > 0      ? C->sys->gemm_stages
             : C->sys->gemm_rows > 0 ? C->sys->gemm_rows
                                     : 1);
@@ -546,9 +571,9 @@ static double fit_passes(
     const double tm = per_tok > 0 ? floor(sram / per_tok) : T;
     if (tm < tmin)
         return 0;
-    *tile_out = fmin(tm, T);
+    *tile_out = mind(tm, T);
     *onchip = *tile_out * per_tok;
-    return ceil(T / fmin(tm, T));
+    return ceil(T / mind(tm, T));
 }
 
 static double seg_passes(
@@ -573,9 +598,9 @@ static double seg_passes(
             /* from its producer (or its first reader here) to its last reader;
              * leaving the chip adds a double buffer (an unread output: only that) */
             const double span = last - (inside ? p : x) + 1.0;
-            const double depth = !inside ? fmax(2.0, span)
+            const double depth = !inside ? maxd(2.0, span)
                 : ts->last < 0           ? 2.0
-                                         : fmax(1.0, span) + (ts->last >= j);
+                                         : maxd(1.0, span) + (ts->last >= j);
             per_tok += ts->bytes / T * depth;
         }
     }
@@ -624,7 +649,7 @@ static void spat_add(const sys_ctx *C, const kern *k, spat *s)
     const double T = C->L.T, L = S->gemm_lanes, R = S->gemm_stages;
     if (k->wgrad > 0) { /* an output of M x N weights, either way round */
         const double b
-            = fmax(fmin(ceil(k->M / L) * ceil(k->N / R), ceil(k->N / L) * ceil(k->M / R)),
+            = maxd(mind(ceil(k->M / L) * ceil(k->N / R), ceil(k->N / L) * ceil(k->M / R)),
                 k->flops / (2 * T * L * R));
         s->wg += b;
         if (s->nw < SPAT_MAX)
@@ -634,7 +659,7 @@ static void spat_add(const sys_ctx *C, const kern *k, spat *s)
     }
     const double K = k->K >= 1 ? k->K : 1;
     const double A = k->flops / (2 * T * K); /* output width a token (heads included) */
-    s->kmax = fmax(s->kmax, K);
+    s->kmax = maxd(s->kmax, K);
     s->w += ceil(A / L) * K;
     if (s->n < SPAT_MAX) {
         s->m[s->n] = ceil(A / L);
@@ -647,7 +672,7 @@ static void spat_add(const sys_ctx *C, const kern *k, spat *s)
  * ignore the integer split (the arrays' work and the longest reduction). */
 static double spat_bound(const comet_system *S, const spat *s, double g, double t)
 {
-    return fmax(fmax(s->kmax, s->wg > 0 ? t : 0), (g * s->w + t * s->wg) / S->gemm_units);
+    return maxd(maxd(s->kmax, s->wg > 0 ? t : 0), (g * s->w + t * s->wg) / S->gemm_units);
 }
 
 /* Arrays the partition's GEMMs need to finish a tile of t tokens in g stage
@@ -676,24 +701,24 @@ static double spat_tile(const comet_system *S, const spat *s, double g, double t
     const double U = S->gemm_units, n = s->n + s->nw;
     double lo = ceil(spat_bound(S, s, g, t)), cmax = s->nw > 0 ? t : 0, work = 0;
     for (int x = 0; x < s->n; x++) { /* the exact reductions: whole cycles */
-        cmax = fmax(cmax, s->k[x]);
+        cmax = maxd(cmax, s->k[x]);
         work += s->m[x] * g * s->k[x];
     }
     for (int x = 0; x < s->nw; x++)
         work += s->wb[x] * t;
-    lo = fmax(lo, cmax);
+    lo = maxd(lo, cmax);
     if (lo >= limit * (1 - 1e-12))
         return INFINITY;
     if (spat_need(s, g, t, lo, U) <= U)
         return lo;
     /* feasible: from c >= 2 K each GEMM has at least c / (2 K) rounds, so
      * it needs at most 2 b K / c + 1 arrays; or one array each */
-    double hi = U > n ? fmax(2 * cmax, ceil(2 * work / (U - n))) : 0;
+    double hi = U > n ? maxd(2 * cmax, ceil(2 * work / (U - n))) : 0;
     if (!(hi > 0)) {
         for (int x = 0; x < s->n; x++)
-            hi = fmax(hi, s->m[x] * g * s->k[x]);
+            hi = maxd(hi, s->m[x] * g * s->k[x]);
         for (int x = 0; x < s->nw; x++)
-            hi = fmax(hi, s->wb[x] * t);
+            hi = maxd(hi, s->wb[x] * t);
     }
     if (isfinite(limit) && ceil(limit * (1 - 1e-12)) - 1 < hi) { /* below the limit only */
         hi = ceil(limit * (1 - 1e-12)) - 1;
@@ -740,7 +765,7 @@ static double spat_lb_s(const sys_ctx *C, const spat *s, double tile)
     const double St = S->gemm_stages, k1 = floor(tile / St);
     double per = spat_bound(S, s, ceil(tile / St), tile) / tile;
     if (k1 >= 1)
-        per = fmin(per, spat_bound(S, s, k1, k1 * St) / (k1 * St));
+        per = mind(per, spat_bound(S, s, k1, k1 * St) / (k1 * St));
     return C->L.T * per / S->clock_hz;
 }
 
@@ -810,11 +835,11 @@ static double engines_s(const comet_system *S, double cg, double cv, double byte
     int dataflow, double *c, double *mem, double *cm)
 {
     const int ov = S->overlap;
-    *c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR) ? fmax(cg, cv)
+    *c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR) ? maxd(cg, cv)
                                                                             : cg + cv;
     *mem = sys_mem_s(S, bytes);
-    *cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, *mem) : *c + *mem;
-    return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(*cm, net) : *cm + net;
+    *cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? maxd(*c, *mem) : *c + *mem;
+    return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? maxd(*cm, net) : *cm + net;
 }
 
 /* The exact split of partition [i, j) (weights held: stream 0) is searched
@@ -980,10 +1005,10 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
         wr += w;
     }
     if (fused) /* a spatial chip's arrays as the partition's GEMMs fill them */
-        cg = fmax(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
+        cg = maxd(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
-    t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
+    t += maxd(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
     if (acc_rd + acc_wr > 0) { /* the separate accumulation kernel(s), after the GEMM */
         const double ma = sys_mem_s(S, acc_rd + acc_wr);
         t += ma;
@@ -1053,7 +1078,7 @@ static void scan_compare(const sys_ctx *C, const graph *g, int i, int j, double 
     if (isinf(ref) || isinf(t))
         d = isinf(ref) && isinf(t) ? 0 : INFINITY;
     else
-        d = fabs(t - ref) / fmax(ref, 1e-300);
+        d = fabs(t - ref) / maxd(ref, 1e-300);
     if (d > scan_diff)
         scan_diff = d;
 }
@@ -1117,7 +1142,7 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                     in_bp -= b * (1 - p);
                     closed += b * (x - p + 1);
                     if (!ts->keep)
-                        wrout -= fmax(0, ts->bytes - ts->store);
+                        wrout -= maxd(0, ts->bytes - ts->store);
                 }
             } else if (!seen[t]) { /* read from off-chip memory, once */
                 seen[t] = 1;
@@ -1133,13 +1158,13 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             } else if (ts->last == x) {
                 out_b -= b;
                 out_bf -= b * first[t];
-                closed += b * fmax(2, x - first[t] + 1);
+                closed += b * maxd(2, x - first[t] + 1);
             }
         }
         const tensor *o = &g->t[k->out];
         wrout += o->store;
         if (o->keep || o->last >= j)
-            wrout += fmax(0, o->bytes - o->store);
+            wrout += maxd(0, o->bytes - o->store);
         if (o->last < 0) {
             closed += 2 * o->bytes / T;
         } else {
@@ -1178,15 +1203,15 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                      * best_parts_run searches the integer split only where
                      * a partition could still improve on the best cut */
                     const double lb = engines_s(
-                        S, fmax(cg, spat_lb_s(C, &sp, tile)), cv, rd + wr, net, 1, &c, &mem, &cm);
-                    t = fmin(t, lb);
+                        S, maxd(cg, spat_lb_s(C, &sp, tile)), cv, rd + wr, net, 1, &c, &mem, &cm);
+                    t = mind(t, lb);
                     terms[j].tile[stream] = tile;
                     terms[j].bytes[stream] = rd + wr;
                     terms[j].lb[stream] = lb;
                     continue;
                 }
-                const double cgs = fmax(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
-                t = fmin(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
+                const double cgs = maxd(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
+                t = mind(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
             }
             if (isinf(fits)) {
                 for (int j2 = j; scan_check && j2 <= g->nk; j2++)
@@ -1225,10 +1250,34 @@ static double seg_exact(const sys_ctx *C, const graph *g, int i, int j, const se
         if (best && (!(best[i] + lb < best[j]) || (ub && best[i] + lb > ub[j] * (1 + 1e-9))))
             continue;
         double c, mem, cm;
-        const double cgs = fmax(r->cg, spat_s_at(C, g, NULL, r->tile[stream], i, j, stream));
-        t = fmin(t, engines_s(C->sys, cgs, r->cv, r->bytes[stream], r->net, 1, &c, &mem, &cm));
+        const double cgs = maxd(r->cg, spat_s_at(C, g, NULL, r->tile[stream], i, j, stream));
+        t = mind(t, engines_s(C->sys, cgs, r->cv, r->bytes[stream], r->net, 1, &c, &mem, &cm));
     }
     return t;
+}
+
+/* The graphs of one layer (forward and backward, both forms of the QKV
+ * product, the weights pinned or not) hold the same few collectives on the
+ * same group: each is costed once per sys_layer_cost (pnet_n >= 0). */
+typedef struct pnet_memo {
+    comet_model_coll coll;
+    double bytes, s;
+} pnet_memo;
+#define PNET_MEMO 16
+static _Thread_local pnet_memo pnet_tab[PNET_MEMO];
+static _Thread_local int pnet_n = -1; /* -1: off */
+
+static double kern_net_s(const sys_ctx *C, const kern *k)
+{
+    if (!(k->coll_bytes > 0))
+        return 0;
+    for (int x = 0; x < pnet_n; x++)
+        if (pnet_tab[x].coll == k->coll && pnet_tab[x].bytes == k->coll_bytes)
+            return pnet_tab[x].s;
+    const double s = comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes);
+    if (pnet_n >= 0 && pnet_n < PNET_MEMO)
+        pnet_tab[pnet_n++] = (pnet_memo) { k->coll, k->coll_bytes, s };
+    return s;
 }
 
 /* Best partition of the kernel chain: a dynamic program over cut points
@@ -1241,11 +1290,9 @@ static double best_parts_run(
     for (int x = 0; x < g->nk; x++) {
         kern *k = &g->k[x];
         k->pc = compute_s(C, k);
-        k->pnet = k->coll_bytes > 0
-            ? comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes)
-            : 0;
+        k->pnet = kern_net_s(C, k);
         double wf, af;
-        gemm_rereads(k, fmax(0, C->sys->sram_bytes - C->pinned), &wf, &af);
+        gemm_rereads(k, maxd(0, C->sys->sram_bytes - C->pinned), &wf, &af);
         k->wf = (float)wf;
         k->af = (float)af;
     }
@@ -1396,7 +1443,16 @@ static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sy
     }
 }
 
+static void layer_cost_run(const sys_ctx *C, sys_layer_out *out);
+
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
+{
+    pnet_n = 0; /* C's system and tensor-parallel group hold throughout */
+    layer_cost_run(C, out);
+    pnet_n = -1;
+}
+
+static void layer_cost_run(const sys_ctx *C, sys_layer_out *out)
 {
     graph f, b;
     layer_graph_cost(C, 0, &f, &b, out);
@@ -1432,7 +1488,7 @@ void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
     for (int split = 0; split < 2; split++) {
         layer_graph_cost(&P, split, &f, &b, &o2);
         o2.pinned = P.pinned;
-        o2.pin_s = fmax(sys_mem_s(C->sys, P.pinned), C->stage_layers * (u - (o2.fwd_s + o2.bwd_s)));
+        o2.pin_s = maxd(sys_mem_s(C->sys, P.pinned), C->stage_layers * (u - (o2.fwd_s + o2.bwd_s)));
         if (n * (o2.fwd_s + o2.bwd_s) + o2.pin_s < n * (out->fwd_s + out->bwd_s))
             *out = o2;
     }

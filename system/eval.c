@@ -692,10 +692,39 @@ static double spat_need(const spat *s, double g, double t, double c, double unit
     return need;
 }
 
+/* spat_need at c (in full), and the run of whole cycles around c with the
+ * same need: a GEMM's need changes only where its rounds floor(c / K) do,
+ * at the multiples of its K (t for a weight gradient), so need is the same
+ * from *below (the last such multiple of any GEMM at or under c) up to
+ * *above - 1 (the first over it). */
+static double spat_need_run(
+    const spat *s, double g, double t, double c, double *below, double *above)
+{
+    double need = 0, b = 0, a = INFINITY;
+    for (int x = 0; x < s->n + (s->nw > 0); x++) {
+        const double k = x < s->n ? s->k[x] : t, r = floor(c / k);
+        b = maxd(b, r * k);
+        a = mind(a, (r + 1) * k);
+        if (x < s->n)
+            need += r >= 1 ? ceil(s->m[x] * g / r) : INFINITY;
+        else
+            for (int y = 0; y < s->nw; y++)
+                need += r >= 1 ? ceil(s->wb[y] / r) : INFINITY;
+    }
+    *below = b;
+    *above = a;
+    return need;
+}
+
 /* The fewest cycles a tile of t tokens in g stage groups takes over every
  * integer split of the arrays (the smallest c whose need fits them: need
  * never grows with c, so a bisection over whole cycles), or INFINITY when
- * it is not below `limit`. Needs no more GEMMs than arrays. */
+ * it is not below `limit`. Needs no more GEMMs than arrays. Where every
+ * quantity is a whole number (all but a fractional tile with weight
+ * gradients) the same smallest c comes from fewer probes: no GEMM can
+ * finish within fewer than ceil(b / (U - n + 1)) rounds of its K (the other
+ * GEMMs hold an array each), and each probe moves the bracket to the ends
+ * of the run of cycles of its need (spat_need_run). */
 static double spat_tile(const comet_system *S, const spat *s, double g, double t, double limit)
 {
     const double U = S->gemm_units, n = s->n + s->nw;
@@ -709,7 +738,21 @@ static double spat_tile(const comet_system *S, const spat *s, double g, double t
     lo = maxd(lo, cmax);
     if (lo >= limit * (1 - 1e-12))
         return INFINITY;
-    if (spat_need(s, g, t, lo, U) <= U)
+    const int whole = (s->nw == 0 || t == floor(t)) && work < 0x1p50;
+    double first = 0; /* whole: no c below it fits */
+    if (whole) {
+        for (int x = 0; x < s->n; x++)
+            first = maxd(first, ceil(s->m[x] * g / (U - n + 1)) * s->k[x]);
+        for (int x = 0; x < s->nw; x++)
+            first = maxd(first, ceil(s->wb[x] / (U - n + 1)) * t);
+    }
+    if (first > lo) { /* lo does not fit */
+        if (first >= limit * (1 - 1e-12))
+            return INFINITY;
+        if (spat_need(s, g, t, first, U) <= U)
+            return first;
+        lo = first;
+    } else if (spat_need(s, g, t, lo, U) <= U)
         return lo;
     /* feasible: from c >= 2 K each GEMM has at least c / (2 K) rounds, so
      * it needs at most 2 b K / c + 1 arrays; or one array each */
@@ -727,7 +770,13 @@ static double spat_tile(const comet_system *S, const spat *s, double g, double t
     }
     while (hi - lo > 1) { /* need(lo) > U >= need(hi) */
         const double mid = floor((lo + hi) / 2);
-        if (spat_need(s, g, t, mid, U) <= U)
+        if (whole) {
+            double below, above;
+            if (spat_need_run(s, g, t, mid, &below, &above) <= U)
+                hi = below;
+            else
+                lo = above - 1;
+        } else if (spat_need(s, g, t, mid, U) <= U)
             hi = mid;
         else
             lo = mid;

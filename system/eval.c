@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,19 @@
 #define MAXK 64
 
 enum { E_GEMM = 0, E_VEC = 1 };
+
+/* fmax and fmin as the C library computes them (the larger or smaller; of
+ * a NaN and a number, the number; of equal values the second), inlined:
+ * the partition scans call them some 10^8 times a search. */
+static inline double maxd(double a, double b)
+{
+    return a > b || b != b ? a : b;
+}
+
+static inline double mind(double a, double b)
+{
+    return a < b || b != b ? a : b;
+}
 
 typedef struct tensor {
     double bytes; /* as consumers read it */
@@ -61,13 +75,25 @@ static int add_t(graph *g, double bytes, double store, int producer)
     return g->nt++;
 }
 
+/* dst = a b c, cut to n - 1 characters as snprintf cuts it (the graphs are
+ * rebuilt for every configuration a search costs). */
+static void name_cat(char *dst, size_t n, const char *a, const char *b, const char *c)
+{
+    const char *p[3] = { a, b, c };
+    size_t l = 0;
+    for (int q = 0; q < 3; q++)
+        for (const char *x = p[q]; *x && l + 1 < n; x++)
+            dst[l++] = *x;
+    dst[l] = 0;
+}
+
 /* A kernel writing a new tensor of out_bytes (stored for the backward: store). */
 static kern *add_k(graph *g, const char *name, int engine, double flops, int nin, const int *in,
     double out_bytes, double store)
 {
     kern *k = &g->k[g->nk];
     memset(k, 0, sizeof *k);
-    snprintf(k->name, sizeof k->name, "%s", name);
+    name_cat(k->name, sizeof k->name, name, "", "");
     k->engine = engine;
     k->flops = flops;
     k->nin = nin;
@@ -264,7 +290,7 @@ static void emit_recompute(const sys_layer *L, const graph *f, graph *g, int *ma
         for (int j = 0; j < k->nin; j++)
             in[j] = map[k->in[j]];
         kern *r = add_k(g, "re_", k->engine, k->flops, k->nin, in, f->t[k->out].bytes, 0);
-        snprintf(r->name, sizeof r->name, "re_%s", k->name);
+        name_cat(r->name, sizeof r->name, "re_", k->name, "");
         r->w = k->w;
         r->M = k->M;
         r->N = k->N;
@@ -348,7 +374,7 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             const double flops = k->engine == E_GEMM ? k->flops * (k->nin == 1 && k->w == 0 ? 2 : 1)
                                                      : 2 * k->flops / k->nin;
             char nm[16];
-            snprintf(nm, sizeof nm, "d%s%s", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
+            name_cat(nm, sizeof nm, "d", k->name, k->nin > 1 ? (j ? "_b" : "_a") : "");
             kern *b = add_k(g, nm, k->engine, flops, nin, in, xt->bytes, 0);
             if (L->softmax_unfused && !strcmp(k->name, "softmax")) {
                 /* autograd through the unfused path: the cast back's
@@ -397,7 +423,7 @@ static void build_bwd(const sys_layer *L, const graph *f, int x0, graph *g)
             /* weight gradient: input x output gradient, accumulated */
             int in[2] = { map[k->in[0]] >= 0 ? map[k->in[0]] : dy, dy };
             char nm[16];
-            snprintf(nm, sizeof nm, "w%s", k->name);
+            name_cat(nm, sizeof nm, "w", k->name, "");
             kern *b = add_k(g, nm, E_GEMM, k->flops, 2, in, 0, 0);
             b->M = k->K;
             b->N = k->N;
@@ -549,7 +575,7 @@ static double fit_passes(
     const double T = C->L.T, sram = C->sys->sram_bytes - C->pinned;
     /* the smallest tile: an array's rows along the tokens (shared), or its
      * stages (spatial: the token tile runs down an array's stages) */
-    const double tmin = fmin(T,
+    const double tmin = mind(T,
         C->sys->gemm_units > 0      ? C->sys->gemm_stages
             : C->sys->gemm_rows > 0 ? C->sys->gemm_rows
                                     : 1);
@@ -563,9 +589,9 @@ static double fit_passes(
     const double tm = per_tok > 0 ? floor(sram / per_tok) : T;
     if (tm < tmin)
         return 0;
-    *tile_out = fmin(tm, T);
+    *tile_out = mind(tm, T);
     *onchip = *tile_out * per_tok;
-    return ceil(T / fmin(tm, T));
+    return ceil(T / mind(tm, T));
 }
 
 static double seg_passes(
@@ -590,9 +616,9 @@ static double seg_passes(
             /* from its producer (or its first reader here) to its last reader;
              * leaving the chip adds a double buffer (an unread output: only that) */
             const double span = last - (inside ? p : x) + 1.0;
-            const double depth = !inside ? fmax(2.0, span)
+            const double depth = !inside ? maxd(2.0, span)
                 : ts->last < 0           ? 2.0
-                                         : fmax(1.0, span) + (ts->last >= j);
+                                         : maxd(1.0, span) + (ts->last >= j);
             per_tok += ts->bytes / T * depth;
         }
     }
@@ -641,7 +667,7 @@ static void spat_add(const sys_ctx *C, const kern *k, spat *s)
     const double T = C->L.T, L = S->gemm_lanes, R = S->gemm_stages;
     if (k->wgrad > 0) { /* an output of M x N weights, either way round */
         const double b
-            = fmax(fmin(ceil(k->M / L) * ceil(k->N / R), ceil(k->N / L) * ceil(k->M / R)),
+            = maxd(mind(ceil(k->M / L) * ceil(k->N / R), ceil(k->N / L) * ceil(k->M / R)),
                 k->flops / (2 * T * L * R));
         s->wg += b;
         if (s->nw < SPAT_MAX)
@@ -651,7 +677,7 @@ static void spat_add(const sys_ctx *C, const kern *k, spat *s)
     }
     const double K = k->K >= 1 ? k->K : 1;
     const double A = k->flops / (2 * T * K); /* output width a token (heads included) */
-    s->kmax = fmax(s->kmax, K);
+    s->kmax = maxd(s->kmax, K);
     s->w += ceil(A / L) * K;
     if (s->n < SPAT_MAX) {
         s->m[s->n] = ceil(A / L);
@@ -664,7 +690,7 @@ static void spat_add(const sys_ctx *C, const kern *k, spat *s)
  * ignore the integer split (the arrays' work and the longest reduction). */
 static double spat_bound(const comet_system *S, const spat *s, double g, double t)
 {
-    return fmax(fmax(s->kmax, s->wg > 0 ? t : 0), (g * s->w + t * s->wg) / S->gemm_units);
+    return maxd(maxd(s->kmax, s->wg > 0 ? t : 0), (g * s->w + t * s->wg) / S->gemm_units);
 }
 
 /* Arrays the partition's GEMMs need to finish a tile of t tokens in g stage
@@ -684,33 +710,76 @@ static double spat_need(const spat *s, double g, double t, double c, double unit
     return need;
 }
 
+/* spat_need at c (in full), and the run of whole cycles around c with the
+ * same need: a GEMM's need changes only where its rounds floor(c / K) do,
+ * at the multiples of its K (t for a weight gradient), so need is the same
+ * from *below (the last such multiple of any GEMM at or under c) up to
+ * *above - 1 (the first over it). */
+static double spat_need_run(
+    const spat *s, double g, double t, double c, double *below, double *above)
+{
+    double need = 0, b = 0, a = INFINITY;
+    for (int x = 0; x < s->n + (s->nw > 0); x++) {
+        const double k = x < s->n ? s->k[x] : t, r = floor(c / k);
+        b = maxd(b, r * k);
+        a = mind(a, (r + 1) * k);
+        if (x < s->n)
+            need += r >= 1 ? ceil(s->m[x] * g / r) : INFINITY;
+        else
+            for (int y = 0; y < s->nw; y++)
+                need += r >= 1 ? ceil(s->wb[y] / r) : INFINITY;
+    }
+    *below = b;
+    *above = a;
+    return need;
+}
+
 /* The fewest cycles a tile of t tokens in g stage groups takes over every
  * integer split of the arrays (the smallest c whose need fits them: need
  * never grows with c, so a bisection over whole cycles), or INFINITY when
- * it is not below `limit`. Needs no more GEMMs than arrays. */
+ * it is not below `limit`. Needs no more GEMMs than arrays. Where every
+ * quantity is a whole number (all but a fractional tile with weight
+ * gradients) the same smallest c comes from fewer probes: no GEMM can
+ * finish within fewer than ceil(b / (U - n + 1)) rounds of its K (the other
+ * GEMMs hold an array each), and each probe moves the bracket to the ends
+ * of the run of cycles of its need (spat_need_run). */
 static double spat_tile(const comet_system *S, const spat *s, double g, double t, double limit)
 {
     const double U = S->gemm_units, n = s->n + s->nw;
     double lo = ceil(spat_bound(S, s, g, t)), cmax = s->nw > 0 ? t : 0, work = 0;
     for (int x = 0; x < s->n; x++) { /* the exact reductions: whole cycles */
-        cmax = fmax(cmax, s->k[x]);
+        cmax = maxd(cmax, s->k[x]);
         work += s->m[x] * g * s->k[x];
     }
     for (int x = 0; x < s->nw; x++)
         work += s->wb[x] * t;
-    lo = fmax(lo, cmax);
+    lo = maxd(lo, cmax);
     if (lo >= limit * (1 - 1e-12))
         return INFINITY;
-    if (spat_need(s, g, t, lo, U) <= U)
+    const int whole = (s->nw == 0 || t == floor(t)) && work < 0x1p50;
+    double first = 0; /* whole: no c below it fits */
+    if (whole) {
+        for (int x = 0; x < s->n; x++)
+            first = maxd(first, ceil(s->m[x] * g / (U - n + 1)) * s->k[x]);
+        for (int x = 0; x < s->nw; x++)
+            first = maxd(first, ceil(s->wb[x] / (U - n + 1)) * t);
+    }
+    if (first > lo) { /* lo does not fit */
+        if (first >= limit * (1 - 1e-12))
+            return INFINITY;
+        if (spat_need(s, g, t, first, U) <= U)
+            return first;
+        lo = first;
+    } else if (spat_need(s, g, t, lo, U) <= U)
         return lo;
     /* feasible: from c >= 2 K each GEMM has at least c / (2 K) rounds, so
      * it needs at most 2 b K / c + 1 arrays; or one array each */
-    double hi = U > n ? fmax(2 * cmax, ceil(2 * work / (U - n))) : 0;
+    double hi = U > n ? maxd(2 * cmax, ceil(2 * work / (U - n))) : 0;
     if (!(hi > 0)) {
         for (int x = 0; x < s->n; x++)
-            hi = fmax(hi, s->m[x] * g * s->k[x]);
+            hi = maxd(hi, s->m[x] * g * s->k[x]);
         for (int x = 0; x < s->nw; x++)
-            hi = fmax(hi, s->wb[x] * t);
+            hi = maxd(hi, s->wb[x] * t);
     }
     if (isfinite(limit) && ceil(limit * (1 - 1e-12)) - 1 < hi) { /* below the limit only */
         hi = ceil(limit * (1 - 1e-12)) - 1;
@@ -719,7 +788,15 @@ static double spat_tile(const comet_system *S, const spat *s, double g, double t
     }
     while (hi - lo > 1) { /* need(lo) > U >= need(hi) */
         const double mid = floor((lo + hi) / 2);
-        if (spat_need(s, g, t, mid, U) <= U)
+        if (mid <= lo) /* a fractional hi within 2 of lo: one whole count between */
+            return lo + 1 < hi && spat_need(s, g, t, lo + 1, U) <= U ? lo + 1 : hi;
+        if (whole) {
+            double below, above;
+            if (spat_need_run(s, g, t, mid, &below, &above) <= U)
+                hi = below;
+            else
+                lo = above - 1;
+        } else if (spat_need(s, g, t, mid, U) <= U)
             hi = mid;
         else
             lo = mid;
@@ -757,7 +834,7 @@ static double spat_lb_s(const sys_ctx *C, const spat *s, double tile)
     const double St = S->gemm_stages, k1 = floor(tile / St);
     double per = spat_bound(S, s, ceil(tile / St), tile) / tile;
     if (k1 >= 1)
-        per = fmin(per, spat_bound(S, s, k1, k1 * St) / (k1 * St));
+        per = mind(per, spat_bound(S, s, k1, k1 * St) / (k1 * St));
     return C->L.T * per / S->clock_hz;
 }
 
@@ -827,11 +904,11 @@ static double engines_s(const comet_system *S, double cg, double cv, double byte
     int dataflow, double *c, double *mem, double *cm)
 {
     const int ov = S->overlap;
-    *c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR) ? fmax(cg, cv)
+    *c = (ov & COMET_MODEL_ENGINE_GEMM) && (ov & COMET_MODEL_ENGINE_VECTOR) ? maxd(cg, cv)
                                                                             : cg + cv;
     *mem = sys_mem_s(S, bytes);
-    *cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? fmax(*c, *mem) : *c + *mem;
-    return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? fmax(*cm, net) : *cm + net;
+    *cm = (ov & COMET_MODEL_ENGINE_MEMORY) ? maxd(*c, *mem) : *c + *mem;
+    return (dataflow && (ov & COMET_MODEL_ENGINE_NETWORK)) ? maxd(*cm, net) : *cm + net;
 }
 
 /* The exact split of partition [i, j) (weights held: stream 0) is searched
@@ -845,16 +922,78 @@ typedef struct spat_memo {
 static _Thread_local spat_memo spat_memo_tab[MAXK][MAXK + 1][2];
 static _Thread_local unsigned spat_epoch; /* 0: off */
 
-static double spat_s_at(const sys_ctx *C, const spat *s, double tile, int i, int j, int stream)
+/* spat_s is a function of the GEMMs, the tile, the tokens and the chip's
+ * arrays alone, and the same GEMMs recur across the programs of a search
+ * (both forms of the QKV product, the weights pinned or not, configurations
+ * that differ elsewhere): a memo by content, the whole key compared. */
+#define SPAT_KEY   40 /* the tokens, tile, arrays, sums and counts; 2n + nw GEMM terms */
+#define SPAT_CACHE 4096
+typedef struct spat_cent {
+    uint64_t h;
+    int len;
+    double s, key[SPAT_KEY];
+} spat_cent;
+static _Thread_local spat_cent spat_cache[SPAT_CACHE];
+
+static double spat_s_cached(const sys_ctx *C, const spat *s, double tile)
 {
-    if (!spat_epoch)
+    const comet_system *S = C->sys;
+    const int len = 10 + 2 * s->n + s->nw;
+    if (!(S->gemm_units > 0) || !(s->w > 0 || s->wg > 0))
+        return 0; /* not a spatial chip's GEMMs (spat_s) */
+    if (s->n > SPAT_MAX || s->nw > SPAT_MAX || len > SPAT_KEY)
         return spat_s(C, s, tile);
-    spat_memo *m = &spat_memo_tab[i][j][stream];
-    if (m->epoch != spat_epoch || m->tile != tile) {
-        m->epoch = spat_epoch;
-        m->tile = tile;
-        m->s = spat_s(C, s, tile);
+    double key[SPAT_KEY];
+    key[0] = C->L.T;
+    key[1] = tile;
+    key[2] = S->gemm_units;
+    key[3] = S->gemm_stages;
+    key[4] = S->clock_hz;
+    key[5] = s->kmax;
+    key[6] = s->w;
+    key[7] = s->wg;
+    key[8] = s->n;
+    key[9] = s->nw;
+    memcpy(key + 10, s->m, (size_t)s->n * sizeof(double));
+    memcpy(key + 10 + s->n, s->k, (size_t)s->n * sizeof(double));
+    memcpy(key + 10 + 2 * s->n, s->wb, (size_t)s->nw * sizeof(double));
+    uint64_t h = 1469598103934665603u;
+    for (int x = 0; x < len; x++) {
+        uint64_t u;
+        memcpy(&u, &key[x], sizeof u);
+        h = (h ^ u) * 1099511628211u;
+        h ^= h >> 29;
     }
+    spat_cent *e = &spat_cache[h % SPAT_CACHE];
+    if (e->len == len && e->h == h && !memcmp(e->key, key, (size_t)len * sizeof(double)))
+        return e->s;
+    e->h = h;
+    e->len = len;
+    memcpy(e->key, key, (size_t)len * sizeof(double));
+    e->s = spat_s(C, s, tile);
+    return e->s;
+}
+
+/* s: the partition's GEMMs, or NULL: gathered from g's kernels [i, j) when
+ * the memo does not hold them (in the order the scan adds them). */
+static double spat_s_at(
+    const sys_ctx *C, const graph *g, const spat *s, double tile, int i, int j, int stream)
+{
+    spat_memo *m = &spat_memo_tab[i][j][stream];
+    if (spat_epoch && m->epoch == spat_epoch && m->tile == tile)
+        return m->s;
+    spat built;
+    if (!s) {
+        memset(&built, 0, sizeof built);
+        for (int x = i; x < j; x++)
+            spat_add(C, &g->k[x], &built);
+        s = &built;
+    }
+    if (!spat_epoch)
+        return spat_s_cached(C, s, tile);
+    m->epoch = spat_epoch;
+    m->tile = tile;
+    m->s = spat_s_cached(C, s, tile);
     return m->s;
 }
 
@@ -940,10 +1079,10 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
         wr += w;
     }
     if (fused) /* a spatial chip's arrays as the partition's GEMMs fill them */
-        cg = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
+        cg = maxd(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);
-    t += fmax(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
+    t += maxd(0, anet - cm); /* an asynchronous collective: what outlasts the kernel */
     if (acc_rd + acc_wr > 0) { /* the separate accumulation kernel(s), after the GEMM */
         const double ma = sys_mem_s(S, acc_rd + acc_wr);
         t += ma;
@@ -1013,19 +1152,30 @@ static void scan_compare(const sys_ctx *C, const graph *g, int i, int j, double 
     if (isinf(ref) || isinf(t))
         d = isinf(ref) && isinf(t) ? 0 : INFINITY;
     else
-        d = fabs(t - ref) / fmax(ref, 1e-300);
+        d = fabs(t - ref) / maxd(ref, 1e-300);
     if (d > scan_diff)
         scan_diff = d;
 }
+
+/* What the bounds' scan of a spatial chip leaves for the exact program, per
+ * fused partition [i, j): the terms of its cost beside the GEMMs' integer
+ * split and, for each way (weights held, streamed), its tile, off-chip
+ * bytes and bounds' cost (INFINITY: the way does not fit). */
+typedef struct seg_terms {
+    double cg, cv, net;
+    double tile[2], bytes[2], lb[2];
+} seg_terms;
 
 /* The costs of every partition [i, j), j = i+1 .. n, in one pass that adds
  * a kernel at a time (the same terms as seg_cost, kept as running sums, so
  * the dynamic program is O(n^2) instead of O(n^3)), relaxing best[j].
  * What a partition holds per token never shrinks as it grows, nor do its
  * resident weights: once it cannot fit, no longer one can, and the scan
- * stops. */
+ * stops. With terms (a spatial chip), row[j] gets each partition's bounds'
+ * cost instead of its exact one, terms[j] its terms and *jend the last j
+ * costed. */
 static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int *cut, double *row,
-    const double *ub, int bounds)
+    seg_terms *terms, int *jend)
 {
     const comet_system *S = C->sys;
     const double T = C->L.T, acc = acc_ratio(C);
@@ -1066,7 +1216,7 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                     in_bp -= b * (1 - p);
                     closed += b * (x - p + 1);
                     if (!ts->keep)
-                        wrout -= fmax(0, ts->bytes - ts->store);
+                        wrout -= maxd(0, ts->bytes - ts->store);
                 }
             } else if (!seen[t]) { /* read from off-chip memory, once */
                 seen[t] = 1;
@@ -1082,13 +1232,13 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             } else if (ts->last == x) {
                 out_b -= b;
                 out_bf -= b * first[t];
-                closed += b * fmax(2, x - first[t] + 1);
+                closed += b * maxd(2, x - first[t] + 1);
             }
         }
         const tensor *o = &g->t[k->out];
         wrout += o->store;
         if (o->keep || o->last >= j)
-            wrout += fmax(0, o->bytes - o->store);
+            wrout += maxd(0, o->bytes - o->store);
         if (o->last < 0) {
             closed += 2 * o->bytes / T;
         } else {
@@ -1096,11 +1246,19 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
             in_bp += o->bytes / T * (1 - x);
         }
         double t, fits = 0;
+        if (jend)
+            *jend = j;
         if (j - i == 1) {
             t = seg_cost(C, g, i, j, 1, NULL, NULL);
         } else {
             const double per_tok = closed + j * in_b + in_bp + j * out_b - out_bf + corr;
             t = fits = INFINITY;
+            if (terms) {
+                terms[j].cg = cg;
+                terms[j].cv = cv;
+                terms[j].net = net;
+                terms[j].lb[0] = terms[j].lb[1] = INFINITY;
+            }
             /* the weights held where they fit; on a spatial chip also streamed
              * (seg_cost: the faster) */
             for (int stream = 0; stream <= (S->gemm_units > 0); stream++) {
@@ -1114,27 +1272,26 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
                 const double rd = (pin ? 0 : wsum * passes) + xrd + wgt + rdin,
                              wr = xwr + wgt + wrout;
                 double c, mem, cm;
-                if (S->gemm_units > 0) {
-                    /* a spatial chip: the bounds first (spat_lb_s, never above
-                     * spat_s); a partition that cannot improve on the best cut
-                     * to j (or on ub, a cut's exact cost) even so needs no
-                     * integer split: the same program, far fewer searched */
+                if (terms) {
+                    /* a spatial chip's bounds (spat_lb_s, never above spat_s):
+                     * best_parts_run searches the integer split only where
+                     * a partition could still improve on the best cut */
                     const double lb = engines_s(
-                        S, fmax(cg, spat_lb_s(C, &sp, tile)), cv, rd + wr, net, 1, &c, &mem, &cm);
-                    if (bounds) {
-                        t = fmin(t, lb);
-                        continue;
-                    }
-                    if (!row && !scan_check
-                        && (!(best[i] + lb < best[j]) || (ub && best[i] + lb > ub[j] * (1 + 1e-9))))
-                        continue;
+                        S, maxd(cg, spat_lb_s(C, &sp, tile)), cv, rd + wr, net, 1, &c, &mem, &cm);
+                    t = mind(t, lb);
+                    terms[j].tile[stream] = tile;
+                    terms[j].bytes[stream] = rd + wr;
+                    terms[j].lb[stream] = lb;
+                    continue;
                 }
-                const double cgs = fmax(cg, spat_s_at(C, &sp, tile, i, j, stream));
-                t = fmin(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
+                const double cgs = maxd(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
+                t = mind(t, engines_s(S, cgs, cv, rd + wr, net, 1, &c, &mem, &cm));
             }
             if (isinf(fits)) {
                 for (int j2 = j; scan_check && j2 <= g->nk; j2++)
                     scan_compare(C, g, i, j2, INFINITY); /* none longer fits either */
+                if (jend)
+                    *jend = j - 1;
                 break;
             }
         }
@@ -1151,6 +1308,52 @@ static void seg_scan(const sys_ctx *C, const graph *g, int i, double *best, int 
     }
 }
 
+/* The scan's exact cost of a fused partition [i, j) on a spatial chip from
+ * the terms its bounds' scan left (the faster way), or INFINITY. With best
+ * (the program so far) a way is searched only where its bounds' cost could
+ * improve on best[j] and on ub[j] (an exact cut's cost to j): a partition
+ * that cannot needs no integer split. */
+static double seg_exact(const sys_ctx *C, const graph *g, int i, int j, const seg_terms *r,
+    const double *best, const double *ub)
+{
+    double t = INFINITY;
+    for (int stream = 0; stream < 2; stream++) {
+        const double lb = r->lb[stream];
+        if (isinf(lb)) /* does not fit (or could improve on nothing) */
+            continue;
+        if (best && (!(best[i] + lb < best[j]) || (ub && best[i] + lb > ub[j] * (1 + 1e-9))))
+            continue;
+        double c, mem, cm;
+        const double cgs = maxd(r->cg, spat_s_at(C, g, NULL, r->tile[stream], i, j, stream));
+        t = mind(t, engines_s(C->sys, cgs, r->cv, r->bytes[stream], r->net, 1, &c, &mem, &cm));
+    }
+    return t;
+}
+
+/* The graphs of one layer (forward and backward, both forms of the QKV
+ * product, the weights pinned or not) hold the same few collectives on the
+ * same group: each is costed once per sys_layer_cost (pnet_n >= 0). */
+typedef struct pnet_memo {
+    comet_model_coll coll;
+    double bytes, s;
+} pnet_memo;
+#define PNET_MEMO 16
+static _Thread_local pnet_memo pnet_tab[PNET_MEMO];
+static _Thread_local int pnet_n = -1; /* -1: off */
+
+static double kern_net_s(const sys_ctx *C, const kern *k)
+{
+    if (!(k->coll_bytes > 0))
+        return 0;
+    for (int x = 0; x < pnet_n; x++)
+        if (pnet_tab[x].coll == k->coll && pnet_tab[x].bytes == k->coll_bytes)
+            return pnet_tab[x].s;
+    const double s = comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes);
+    if (pnet_n >= 0 && pnet_n < PNET_MEMO)
+        pnet_tab[pnet_n++] = (pnet_memo) { k->coll, k->coll_bytes, s };
+    return s;
+}
+
 /* Best partition of the kernel chain: a dynamic program over cut points
  * (dataflow), or one kernel per partition (kernel by kernel). */
 static double best_parts_run(
@@ -1161,11 +1364,9 @@ static double best_parts_run(
     for (int x = 0; x < g->nk; x++) {
         kern *k = &g->k[x];
         k->pc = compute_s(C, k);
-        k->pnet = k->coll_bytes > 0
-            ? comet_system_coll_s(C->sys, k->coll, C->tp_inner, C->L.tp, k->coll_bytes)
-            : 0;
+        k->pnet = kern_net_s(C, k);
         double wf, af;
-        gemm_rereads(k, fmax(0, C->sys->sram_bytes - C->pinned), &wf, &af);
+        gemm_rereads(k, maxd(0, C->sys->sram_bytes - C->pinned), &wf, &af);
         k->wf = (float)wf;
         k->af = (float)af;
     }
@@ -1183,7 +1384,7 @@ static double best_parts_run(
         for (int i = 0; i < g->nk; i++) {
             for (int j = 0; j <= g->nk; j++)
                 cost[i][j] = INFINITY;
-            seg_scan(C, g, i, best, cut, cost[i], NULL, 0);
+            seg_scan(C, g, i, best, cut, cost[i], NULL, NULL);
         }
         for (int q = 0; q <= np; q++)
             for (int j = 0; j <= g->nk; j++)
@@ -1205,20 +1406,20 @@ static double best_parts_run(
             best[j] = D[q][j];
         }
     } else if (dataflow) {
-        double ub[MAXK + 1];
-        const double *ubp = NULL;
         if (C->sys->gemm_units > 0 && !scan_check) {
             /* a spatial chip: the program over the bounds' costs first; the
              * exact cost of its cuts (ub) bounds the exact program's, which
              * then searches the integer split only where a partition could
              * still improve on it */
             static _Thread_local double lbc[MAXK][MAXK + 1];
-            double lbb[MAXK + 1];
+            static _Thread_local seg_terms terms[MAXK][MAXK + 1];
+            int jend[MAXK];
+            double lbb[MAXK + 1], ub[MAXK + 1];
             int lcut[MAXK + 1];
             for (int i = 0; i < g->nk; i++) {
                 for (int j = 0; j <= g->nk; j++)
                     lbc[i][j] = INFINITY;
-                seg_scan(C, g, i, best, cut, lbc[i], NULL, 1);
+                seg_scan(C, g, i, best, cut, lbc[i], terms[i], &jend[i]);
             }
             lbb[0] = ub[0] = 0;
             for (int j = 1; j <= g->nk; j++) {
@@ -1229,15 +1430,32 @@ static double best_parts_run(
                         lbb[j] = lbb[i] + lbc[i][j];
                         lcut[j] = i;
                     }
+                /* the exact cost of the bounds' last partition: the scan's
+                 * (a path the exact program weighs, so a bound on it) */
                 ub[j] = INFINITY;
-                if (isfinite(lbb[j]))
-                    ub[j] = ub[lcut[j]] + seg_cost(C, g, lcut[j], j, 1, NULL, NULL);
+                if (isfinite(lbb[j])) {
+                    const int i = lcut[j];
+                    ub[j] = ub[i]
+                        + (j - i == 1 ? lbc[i][j]
+                                      : seg_exact(C, g, i, j, &terms[i][j], NULL, NULL));
+                }
             }
-            ubp = ub;
+            /* the exact program from the terms the scan left: only the
+             * partitions that could still improve are searched */
+            for (int i = 0; i < g->nk; i++)
+                for (int j = i + 1; isfinite(best[i]) && j <= jend[i]; j++) {
+                    const double t
+                        = j - i == 1 ? lbc[i][j] : seg_exact(C, g, i, j, &terms[i][j], best, ub);
+                    if (best[i] + t < best[j]) {
+                        best[j] = best[i] + t;
+                        cut[j] = i;
+                    }
+                }
+        } else {
+            for (int i = 0; i < g->nk; i++)
+                if (isfinite(best[i]))
+                    seg_scan(C, g, i, best, cut, NULL, NULL, NULL);
         }
-        for (int i = 0; i < g->nk; i++)
-            if (isfinite(best[i]))
-                seg_scan(C, g, i, best, cut, NULL, ubp, 0);
     } else {
         for (int j = 1; j <= g->nk; j++)
             best[j] = best[j - 1] + seg_cost(C, g, j - 1, j, 0, NULL, NULL);
@@ -1299,7 +1517,16 @@ static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sy
     }
 }
 
+static void layer_cost_run(const sys_ctx *C, sys_layer_out *out);
+
 void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
+{
+    pnet_n = 0; /* C's system and tensor-parallel group hold throughout */
+    layer_cost_run(C, out);
+    pnet_n = -1;
+}
+
+static void layer_cost_run(const sys_ctx *C, sys_layer_out *out)
 {
     graph f, b;
     layer_graph_cost(C, 0, &f, &b, out);
@@ -1335,7 +1562,7 @@ void sys_layer_cost(const sys_ctx *C, sys_layer_out *out)
     for (int split = 0; split < 2; split++) {
         layer_graph_cost(&P, split, &f, &b, &o2);
         o2.pinned = P.pinned;
-        o2.pin_s = fmax(sys_mem_s(C->sys, P.pinned), C->stage_layers * (u - (o2.fwd_s + o2.bwd_s)));
+        o2.pin_s = maxd(sys_mem_s(C->sys, P.pinned), C->stage_layers * (u - (o2.fwd_s + o2.bwd_s)));
         if (n * (o2.fwd_s + o2.bwd_s) + o2.pin_s < n * (out->fwd_s + out->bwd_s))
             *out = o2;
     }

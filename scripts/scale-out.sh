@@ -15,8 +15,8 @@
 # With -w steps it runs whole transformer steps instead (or as well): the
 # two-rank configurations of `comet bench llm --quick` (the small model;
 # train, prefill, decode at tp=2, dp=2, pp=2) with one rank in each
-# namespace, after the link's own ping-pong and all-reduce over the sizes a
-# step sends; each step is predicted by `comet validate --system` over its
+# namespace, after the link's own ping-pong, all-reduce and paired exchange
+# (1F1B's, bench collectives --colls exchange) over the sizes a step sends; each step is predicted by `comet validate --system` over its
 # link's fits (per link: OUT/<link>/steps.txt and steps.json; over all:
 # OUT/steps.txt, OUT/steps.json, schema comet.validate_system.v1) and the
 # median / p90 error per link is printed last (OUT/steps-links.txt).
@@ -193,6 +193,9 @@ for link in $links; do
     if [ -n "$steps" ]; then
         job="${job:+$job && }\"$COMET\" bench collectives --colls pingpong,allreduce \
             --algs auto --launches 1 --sizes $step_sizes --timeout $tmo --min-sample $ms \
+            --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
+            \"$COMET\" bench collectives --colls exchange --algs auto --launches 1 \
+            --sizes $step_sizes --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench llm --quick --ranks 2 --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q"

@@ -108,8 +108,10 @@ static void fresh_send(void *vc)
  * Back to back, the pipeline's posting moved both messages at once over a
  * 100 Mbit/s delay line (128 KiB: 12.0 ms, one way 11.5 ms); after 1-30
  * ms away it took 21-30 ms (AMD EPYC Zen 3 VM, MPICH 4.0.2 ch4:ucx over
- * TCP). 10 ms: the order of a stage's forward and backward of the quick
- * step set (bench/llm.c), the situation the exchange stands for. */
+ * TCP; whether the two move at once or in turn changes between launches:
+ * 2.01, 1.51, 1.04, 1.03x one way in four, so scale-out.sh measures four).
+ * 10 ms: the order of a stage's forward and backward of the quick step set
+ * (bench/llm.c), the situation the exchange stands for. */
 #define EXCHANGE_IDLE_S 10e-3
 
 static void exchange_idle(void *vc)

@@ -131,6 +131,8 @@ else
     sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M,2M
     full=
 fi
+# (the exchange over four launches: whether its two messages move at once
+# or in turn changes between launches over a line without delay)
 # the whole steps' messages (the small model, -w steps): the loss's 8 B
 # all-reduce; the TP all-reduces of a microbatch's activations (decode 8
 # tokens: 8 KiB; train and prefill 512 tokens: 512 KiB); the pipeline's
@@ -194,7 +196,7 @@ for link in $links; do
         job="${job:+$job && }\"$COMET\" bench collectives --colls pingpong,allreduce \
             --algs auto --launches 1 --sizes $step_sizes --timeout $tmo --min-sample $ms \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
-            \"$COMET\" bench collectives --colls exchange --algs auto --launches 1 \
+            \"$COMET\" bench collectives --colls exchange --algs auto --launches 4 \
             --sizes $step_sizes --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench llm --quick --ranks 2 --timeout $tmo \

@@ -60,7 +60,8 @@ const char *const *comet_bench_coll_algorithms(const char *c)
 {
     if (!c)
         return NULL;
-    if (!strcmp(c, "pingpong") || !strcmp(c, COLL_DIST) || !strcmp(c, "allgatherv"))
+    if (!strcmp(c, "pingpong") || !strcmp(c, "exchange") || !strcmp(c, COLL_DIST)
+        || !strcmp(c, "allgatherv"))
         return alg_none;
     if (!strcmp(c, "allreduce"))
         return alg_allreduce;
@@ -451,12 +452,13 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
                 return usage_err("--algs: unknown MPICH algorithm '%s' (see --help)", t);
         }
     }
-    /* ping-pong needs two ranks: asked for, that is a usage error; by
-     * default it is left out */
+    /* ping-pong and the exchange need two ranks: asked for, that is a usage
+     * error; by default ping-pong is left out (the exchange is only run when
+     * asked for) */
     for (int i = 0; i < nc && np < 2; i++)
-        if (!strcmp(list[i], "pingpong")) {
+        if (!strcmp(list[i], "pingpong") || !strcmp(list[i], "exchange")) {
             if (colls)
-                return usage_err("--colls pingpong needs --np 2 or more (got %s)", "1");
+                return usage_err("--colls %s needs --np 2 or more (got 1)", list[i]);
             memmove(list + i, list + i + 1, (size_t)(nc - i - 1) * sizeof *list);
             nc--;
             i--;

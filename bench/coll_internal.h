@@ -55,12 +55,17 @@ void comet_bench__coll_common(const coll_ctx *cx, json_t *rec, json_t *pa, const
  */
 int comet_bench__coll_dist(coll_ctx *cx);
 
+/** comet_bench__coll_timed's barrier_each: prep after each call's barrier. */
+#define COLL_PREP_AFTER_BARRIER 2
+
 /**
  * One sample: iters calls of body; *out gets the max over ranks of the
  * per-rank mean seconds per call on every rank (all ranks agree), *avg (may
  * be NULL) the mean over ranks. prep (may be NULL) runs before every call,
  * outside the timing; barrier_each puts a barrier before every call (else
- * one before the loop, IMB's way). @return an MPI code.
+ * one before the loop, IMB's way; COLL_PREP_AFTER_BARRIER: a barrier before
+ * every call and prep after it, the ranks leave it together). @return an
+ * MPI code.
  */
 int comet_bench__coll_timed(int (*body)(void *), void (*prep)(void *), void *ctx, int iters,
     int barrier_each, double *out, double *avg);

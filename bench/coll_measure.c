@@ -69,9 +69,11 @@ int comet_bench__coll_timed(int (*body)(void *), void (*prep)(void *), void *ctx
     int rc = MPI_SUCCESS;
     if (barrier_each) {
         for (int i = 0; i < iters && rc == MPI_SUCCESS; i++) {
-            if (prep)
+            if (prep && barrier_each != COLL_PREP_AFTER_BARRIER)
                 prep(ctx);
             MPI_Barrier(MPI_COMM_WORLD); /* every call starts together */
+            if (prep && barrier_each == COLL_PREP_AFTER_BARRIER)
+                prep(ctx);
             double t0 = MPI_Wtime();
             rc = body(ctx);
             acc += MPI_Wtime() - t0;
@@ -175,7 +177,8 @@ double comet_bench_coll_busbw_factor(const char *c, int p)
     if (!strcmp(c, "allgather") || !strcmp(c, "allgatherv") || !strcmp(c, "reduce_scatter")
         || !strcmp(c, "alltoall"))
         return (double)(p - 1) / p;
-    if (!strcmp(c, "bcast") || !strcmp(c, "reduce") || !strcmp(c, "pingpong"))
+    if (!strcmp(c, "bcast") || !strcmp(c, "reduce") || !strcmp(c, "pingpong")
+        || !strcmp(c, "exchange"))
         return 1;
     return 0;
 }

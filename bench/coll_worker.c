@@ -66,6 +66,25 @@ static int one_call(void *vc)
         }
         return rc;
     }
+    if (!strcmp(k, "exchange")) {
+        /* ranks 0 and 1 each send the other one message and take the
+         * other's, posted as comet's pipeline posts its paired transfers
+         * (bench/llm_engine.c: the send posted, then the peer's message
+         * probed and received, then the send completed): 1F1B's steady
+         * state, an activation forward while a gradient comes back */
+        if (c->rank > 1)
+            return MPI_SUCCESS;
+        MPI_Request rq;
+        const int peer = 1 - c->rank;
+        int rc = MPI_Isend(c->sb, c->count, MPI_FLOAT, peer, 3, comm, &rq);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        rc = MPI_Probe(peer, 3, comm, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Recv(c->rb, c->count, MPI_FLOAT, peer, 3, comm, MPI_STATUS_IGNORE);
+        const int rw = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        return rc != MPI_SUCCESS ? rc : rw;
+    }
     return MPI_ERR_OTHER;
 }
 
@@ -81,6 +100,29 @@ static void fresh_send(void *vc)
     volatile float *v = c->sb;
     for (int i = 0; i < c->count; i += 16)
         v[i] = v[i];
+}
+
+/* The exchange's compute between two calls (after the call's barrier,
+ * outside the timing): as a pipeline stage computes between two exchanges,
+ * both ranks leave MPI for EXCHANGE_IDLE_S while writing their send buffer.
+ * Back to back, the pipeline's posting moved both messages at once over a
+ * 100 Mbit/s delay line (128 KiB: 12.0 ms, one way 11.5 ms); after 1-30
+ * ms away it took 21-30 ms (AMD EPYC Zen 3 VM, MPICH 4.0.2 ch4:ucx over
+ * TCP; whether the two move at once or in turn changes between launches:
+ * 2.01, 1.51, 1.04, 1.03x one way in four, so scale-out.sh measures four).
+ * 10 ms: the order of a stage's forward and backward of the quick step set
+ * (bench/llm.c), the situation the exchange stands for. */
+#define EXCHANGE_IDLE_S 10e-3
+
+static void exchange_idle(void *vc)
+{
+    const call_ctx *c = vc;
+    volatile float *v = c->sb;
+    const double t0 = MPI_Wtime();
+    do
+        for (int i = 0; i < c->count; i += 16)
+            v[i] = v[i];
+    while (MPI_Wtime() - t0 < EXCHANGE_IDLE_S);
 }
 
 /* Element i of rank r's send buffer: small integers, so float sums over
@@ -129,6 +171,10 @@ static int check(const call_ctx *c)
     } else if (!strcmp(k, "pingpong") && rank <= 1) {
         for (int i = 0; i < count; i++)
             if (rb[i] != val(0, i))
+                return 0;
+    } else if (!strcmp(k, "exchange") && rank <= 1) {
+        for (int i = 0; i < count; i++)
+            if (rb[i] != val(1 - rank, i))
                 return 0;
     }
     return 1;
@@ -260,9 +306,12 @@ static void size_setup(coll_ctx *cx, size_run *z)
      * MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD (5) calls on a communicator */
     for (int i = 0; i < 8; i++)
         one_call(&z->c);
-    int pp = !strcmp(job->coll, "pingpong");
-    if (comet_bench__coll_calls_per_sample(one_call, fresh_send, &z->c, !pp && !job->loop,
-            job->min_sample_s > 0 ? job->min_sample_s : 2e-3, &z->iters)
+    const int xc = !strcmp(job->coll, "exchange"), pp = !strcmp(job->coll, "pingpong");
+    /* the exchange: one call a sample (each call already lasts its idle;
+     * calls enough to time 50 ms of 8 B exchanges would idle minutes) */
+    const double ms = xc ? 0 : job->min_sample_s > 0 ? job->min_sample_s : 2e-3;
+    if (comet_bench__coll_calls_per_sample(one_call, xc ? exchange_idle : fresh_send, &z->c,
+            xc ? COLL_PREP_AFTER_BARRIER : !pp && !job->loop, ms, &z->iters)
         != MPI_SUCCESS)
         z->ok = 0;
     z->state = 0;
@@ -274,7 +323,7 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok, const double *c2c,
 {
     const coll_job *job = cx->job;
     int p = cx->p, rank = cx->rank, rc = 0, n = z->n;
-    int pp = !strcmp(job->coll, "pingpong");
+    int pp = !strcmp(job->coll, "pingpong"), xc = !strcmp(job->coll, "exchange");
     /* the buffers hold the last timed call's result: check it too */
     int ok = z->ok && mpi_ok && check(&z->c);
     int all_ok = comet_bench__coll_allmin(ok);
@@ -288,7 +337,8 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok, const double *c2c,
                 avg[s] /= 2;
             }
         comet_bench_stats_compute(samples, (size_t)n, &st);
-        json_t *rec = comet_bench_record_new(&cx->run, pp ? "p2p" : "collective", job->coll,
+        /* the exchange's time is the call's: both messages moved */
+        json_t *rec = comet_bench_record_new(&cx->run, pp || xc ? "p2p" : "collective", job->coll,
             job->alg,
             json_pack("{s:I,s:i}", "bytes", (json_int_t)z->c.count * 4, "count", z->c.count), 1);
         comet_bench__coll_common(cx, rec, NULL, samples, (size_t)n, &st, all_ok, z->iters);
@@ -303,13 +353,14 @@ static int size_finish(coll_ctx *cx, size_run *z, int mpi_ok, const double *c2c,
         json_object_set_new(rec, "min_latency_us", json_real(st.min * 1e6));
         json_object_set_new(rec, "timing",
             json_string(pp      ? "pingpong"
+                    : xc        ? "exchange"
                     : job->loop ? "loop"
                                 : "barrier"));
         json_object_set_new(rec, "sampling", json_string("interleaved"));
         /* barrier per call: the send buffer is written before each call
          * (fresh_send); ping-pong and the loop timing leave it unchanged */
         json_object_set_new(
-            rec, "send_buffer", json_string(!pp && !job->loop ? "written" : "unchanged"));
+            rec, "send_buffer", json_string((!pp && !job->loop) || xc ? "written" : "unchanged"));
         /* OSU's convention (mean over ranks instead of max), for comparison */
         comet_bench_stats sa;
         if (comet_bench_stats_compute(avg, (size_t)n, &sa) == 0)
@@ -356,7 +407,8 @@ static int measure_sizes(coll_ctx *cx)
     snprintf(buf, sizeof buf, "%s", job->sizes);
     for (char *t = strtok_r(buf, ",", &save); t && nz < MAX_SIZES; t = strtok_r(NULL, ",", &save))
         z[nz++].bytes = atol(t);
-    const int pp = !strcmp(job->coll, "pingpong"), barrier_each = !pp && !job->loop;
+    const int pp = !strcmp(job->coll, "pingpong"), xc = !strcmp(job->coll, "exchange");
+    const int barrier_each = xc ? COLL_PREP_AFTER_BARRIER : !pp && !job->loop;
     const int nmax = job->full ? 21 : 11, nmin = job->full ? 7 : 5;
     for (int g0 = 0; g0 < nz && rc == 0;) {
         /* a group: consecutive sizes whose buffers fit GROUP_BYTES */
@@ -386,8 +438,8 @@ static int measure_sizes(coll_ctx *cx)
                 double t;
                 for (int w = 0; w < (z[i].iters + 1) / 2; w++)
                     one_call(&z[i].c); /* back to this size's steady state */
-                mpi_ok = comet_bench__coll_timed(one_call, fresh_send, &z[i].c, z[i].iters,
-                             barrier_each, &t, z[i].avg + z[i].n)
+                mpi_ok = comet_bench__coll_timed(one_call, xc ? exchange_idle : fresh_send, &z[i].c,
+                             z[i].iters, barrier_each, &t, z[i].avg + z[i].n)
                     == MPI_SUCCESS;
                 z[i].samples[z[i].n++] = t;
             }
@@ -484,9 +536,9 @@ int comet_bench__coll_worker(const coll_job *job)
     }
     name_link(&cx);
     comet_bench__coll_c2c_open(&cx);
-    if (!strcmp(job->coll, "pingpong") && cx.p < 2) {
+    if ((!strcmp(job->coll, "pingpong") || !strcmp(job->coll, "exchange")) && cx.p < 2) {
         if (cx.rank == 0)
-            fprintf(stderr, "comet: bench collectives: pingpong needs 2 ranks\n");
+            fprintf(stderr, "comet: bench collectives: %s needs 2 ranks\n", job->coll);
         rc = 1;
     } else if (!strcmp(job->coll, COLL_DIST)) {
         /* the collectives the distributed kernels issue, measured in this

@@ -15,12 +15,12 @@ int comet_calibrate_trg_row(
     comet_model_coll c;
     if (!coll || !alg || p < 1 || !(bytes >= 0))
         return -EINVAL;
-    if (!strcmp(coll, "pingpong")) {
+    if (!strcmp(coll, "pingpong") || !strcmp(coll, "exchange")) {
         row[0] = 1;
         row[1] = bytes;
         row[2] = 0;
         if (formula)
-            *formula = "alpha + n beta (Hockney)";
+            *formula = "alpha + n beta (Hockney)"; /* exchange: both messages */
         return 1;
     }
     if (comet_model_coll_parse(coll, &c) != 0)

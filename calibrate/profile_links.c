@@ -301,7 +301,8 @@ static json_t *joint_fit(const link_pt *pt, size_t np, const char *link, double 
         return NULL;
     }
     for (size_t i = 0; i < np; i++) {
-        if (strcmp(pt[i].link, link) || !strcmp(pt[i].op, "pingpong") || pt[i].bytes < thr)
+        if (strcmp(pt[i].link, link) || !strcmp(pt[i].op, "pingpong")
+            || !strcmp(pt[i].op, "exchange") || pt[i].bytes < thr)
             continue;
         if (comet_calibrate_trg_row(pt[i].op, pt[i].alg, pt[i].bytes, pt[i].p, X + 3 * m, NULL)
             != 1)
@@ -382,7 +383,7 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
     int rc = 0;
     link_pt *pt = malloc((n + 1) * sizeof(link_pt));
     double *X = NULL, *y = NULL, *key = NULL, *he = NULL, *res = NULL;
-    json_t *p2p = json_array(), *coll = json_array(), *joint = json_array();
+    json_t *p2p = json_array(), *coll = json_array(), *joint = json_array(), *xch = json_array();
     size_t np = 0, nsw = 0;
     const char *sw_link[8];
     double sw_bytes[8];
@@ -420,8 +421,8 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
                 n_apart++;
             }
         }
-        if (r->kind == COMET_RESULTS_P2P)
-            q.op = "pingpong";
+        if (r->kind == COMET_RESULTS_P2P) /* ping-pong, or the paired exchange */
+            q.op = strcmp(r->op, "exchange") ? "pingpong" : "exchange";
         if (!*q.alg)
             q.alg = "auto";
         if (!*q.link)
@@ -486,7 +487,11 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
         while (b < np && !strcmp(pt[b].op, pt[a].op) && !strcmp(pt[b].alg, pt[a].alg)
             && !strcmp(pt[b].link, pt[a].link))
             b++;
-        const int is_p2p = !strcmp(pt[a].op, "pingpong");
+        /* the exchange (two messages at once, opposite ways: bench
+         * collectives --colls exchange) fitted as ping-pong is, Hockney by
+         * pieces */
+        const int is_xch = !strcmp(pt[a].op, "exchange");
+        const int is_p2p = !strcmp(pt[a].op, "pingpong") || is_xch;
         const char *formula = NULL;
         int known = 0, pmin = pt[a].p, pmax = pt[a].p;
         size_t m = b - a;
@@ -590,7 +595,9 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
                         : "some terms have proportional coefficients over the rank counts "
                           "measured: only the combinations in identifiable_only are fitted"));
         }
-        if (is_p2p) {
+        if (is_xch) {
+            json_array_append_new(xch, fit);
+        } else if (is_p2p) {
             if (nsw < 8) {
                 sw_link[nsw] = pt[a].link;
                 sw_bytes[nsw++] = bp;
@@ -651,10 +658,13 @@ int cal_fit_links(cal_ctx *cx, const comet_results_record *recs, size_t n, char 
     json_object_set_new(cx->fits, "collectives",
         json_array_size(coll) ? json_incref(coll)
                               : json_string("not measured (run 'comet bench collectives')"));
+    if (json_array_size(xch)) /* only where measured: profiles without it unchanged */
+        json_object_set_new(cx->fits, "exchange", json_incref(xch));
 fail:
     json_decref(p2p);
     json_decref(coll);
     json_decref(joint);
+    json_decref(xch);
     free(pt);
     free(X);
     free(y);

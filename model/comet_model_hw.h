@@ -140,6 +140,14 @@ typedef struct comet_model_links {
     double p2p_seg_from_bytes[COMET_MODEL_MAX_P2P_SEGS]; /**< size from which a piece applies */
     double p2p_seg_alpha_s[COMET_MODEL_MAX_P2P_SEGS]; /**< its latency (s) */
     double p2p_seg_beta_s[COMET_MODEL_MAX_P2P_SEGS]; /**< its seconds per byte */
+    /** the paired exchange (calibration.fits.exchange: two ranks each send
+     *  the other a message at once, as 1F1B pairs an activation going
+     *  forward with a gradient coming back), pieces as the point-to-point
+     *  fit's; 0 pieces: not measured */
+    int xch_nseg;
+    double xch_seg_from_bytes[COMET_MODEL_MAX_P2P_SEGS]; /**< size from which a piece applies */
+    double xch_seg_alpha_s[COMET_MODEL_MAX_P2P_SEGS]; /**< its latency (s) */
+    double xch_seg_beta_s[COMET_MODEL_MAX_P2P_SEGS]; /**< its seconds per byte (each message) */
 } comet_model_links;
 
 /**
@@ -149,6 +157,13 @@ typedef struct comet_model_links {
  * point-to-point fit (p2p_beta_s <= 0 and no pieces).
  */
 double comet_model_links_p2p_s(const comet_model_links *l, double bytes);
+
+/**
+ * A paired exchange of `bytes` each way over calibrated links (both
+ * messages moved): the piece of the exchange fit the size falls in. 0 when
+ * the links have no exchange fit.
+ */
+double comet_model_links_exchange_s(const comet_model_links *l, double bytes);
 
 /**
  * What one instance of a memory level is shared by (schema v2 `shared_by`).

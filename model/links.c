@@ -81,6 +81,32 @@ static int links_filtered(const json_t *cal, const char *link, comet_model_links
         }
         l->p2p_nseg = 0; /* no rate anywhere: not a usable fit; try the next */
     }
+    /* the paired exchange, where measured: its pieces as the
+     * point-to-point fit's */
+    json_array_foreach(json_object_get(fits, "exchange"), i, x)
+    {
+        if (!on_link(x, link))
+            continue;
+        int rate = 0;
+        json_array_foreach(json_object_get(x, "segments"), j, seg)
+        {
+            const double sa = jnum_or(seg, "alpha_us", NAN),
+                         sb = jnum_or(seg, "beta_ns_per_byte", NAN),
+                         sf = jnum_or(seg, "from_bytes", 0);
+            const int k = l->xch_nseg;
+            if (!(sa >= 0) || !(sb >= 0) || !(sf >= 0) || k >= COMET_MODEL_MAX_P2P_SEGS
+                || (k && !(sf > l->xch_seg_from_bytes[k - 1])))
+                continue;
+            l->xch_seg_from_bytes[k] = k ? sf : 0;
+            l->xch_seg_alpha_s[k] = sa * 1e-6;
+            l->xch_seg_beta_s[k] = sb * 1e-9;
+            l->xch_nseg++;
+            rate |= sb > 0;
+        }
+        if (l->xch_nseg > 0 && rate)
+            break;
+        l->xch_nseg = 0; /* no rate anywhere: not a usable fit; try the next */
+    }
     json_array_foreach(co, i, x)
     {
         comet_model_coll c;
@@ -124,6 +150,16 @@ double comet_model_links_p2p_s(const comet_model_links *l, double bytes)
         return l->p2p_seg_alpha_s[k] + bytes * l->p2p_seg_beta_s[k];
     }
     return l->p2p_beta_s > 0 ? l->p2p_alpha_s + bytes * l->p2p_beta_s : 0;
+}
+
+double comet_model_links_exchange_s(const comet_model_links *l, double bytes)
+{
+    if (!l || l->xch_nseg <= 0)
+        return 0;
+    int k = 0;
+    while (k + 1 < l->xch_nseg && bytes >= l->xch_seg_from_bytes[k + 1])
+        k++;
+    return l->xch_seg_alpha_s[k] + bytes * l->xch_seg_beta_s[k];
 }
 
 void comet_model__links_from_calibration(const json_t *cal, comet_model_links *l)

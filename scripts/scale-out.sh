@@ -15,8 +15,8 @@
 # With -w steps it runs whole transformer steps instead (or as well): the
 # two-rank configurations of `comet bench llm --quick` (the small model;
 # train, prefill, decode at tp=2, dp=2, pp=2) with one rank in each
-# namespace, after the link's own ping-pong and all-reduce over the sizes a
-# step sends; each step is predicted by `comet validate --system` over its
+# namespace, after the link's own ping-pong, all-reduce and paired exchange
+# (1F1B's, bench collectives --colls exchange) over the sizes a step sends; each step is predicted by `comet validate --system` over its
 # link's fits (per link: OUT/<link>/steps.txt and steps.json; over all:
 # OUT/steps.txt, OUT/steps.json, schema comet.validate_system.v1) and the
 # median / p90 error per link is printed last (OUT/steps-links.txt).
@@ -131,6 +131,8 @@ else
     sizes=8,64,512,1K,4K,16K,64K,128K,256K,1M,2M
     full=
 fi
+# (the exchange over four launches: whether its two messages move at once
+# or in turn changes between launches over a line without delay)
 # the whole steps' messages (the small model, -w steps): the loss's 8 B
 # all-reduce; the TP all-reduces of a microbatch's activations (decode 8
 # tokens: 8 KiB; train and prefill 512 tokens: 512 KiB); the pipeline's
@@ -193,6 +195,9 @@ for link in $links; do
     if [ -n "$steps" ]; then
         job="${job:+$job && }\"$COMET\" bench collectives --colls pingpong,allreduce \
             --algs auto --launches 1 --sizes $step_sizes --timeout $tmo --min-sample $ms \
+            --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
+            \"$COMET\" bench collectives --colls exchange --algs auto --launches 4 \
+            --sizes $step_sizes --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q && \
             \"$COMET\" bench llm --quick --ranks 2 --timeout $tmo \
             --launcher-args \"\$COMET_NETNS_LAUNCHER\" --out \"$dir\" -q"

@@ -429,6 +429,12 @@ double comet_system_coll_s(
  *  chips placed after `inner` chips: over the innermost level it spans. */
 double comet_system_p2p_s(const comet_system *sys, int inner, int p, double bytes);
 
+/** A paired exchange between neighbouring members of such a group (each
+ *  sends the other `bytes` at once; both moved): the fitted link's exchange
+ *  where it was measured, else one message's time (full-duplex links, each
+ *  direction at its rate: comet_system_p2p_s). */
+double comet_system_exchange_s(const comet_system *sys, int inner, int p, double bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -436,17 +436,34 @@ static void emb_cost(const comet_system *sys, const comet_system_llm *m, const s
  * the microbatch whose exchanges meet the drain, t, or 2 t - min(f, b) or 3 t
  * - (f + b) when the link is slower than a stage's compute. Equal to a
  * discrete-event simulation of the schedule over thousands of generated
- * cases (tests/system/test_pipeline.c). */
-double sys_pp_1f1b_s(int pp, long m, double f, double b, double t)
+ * cases (tests/system/test_pipeline.c).
+ *
+ * x: a paired exchange, both of its messages moved (the link's own
+ * measurement, bench collectives --colls exchange; x = t on a link whose two
+ * directions move at once at full rate). A message posted in a pair at both
+ * its ends (send_forward_recv_backward against send_backward_recv_forward)
+ * moves for x, a lone one for t. Two stages: the first activation and the
+ * last gradient go alone, the m - 1 between in pairs, 2 t + (m - 1) x
+ * (equal to the simulation). More stages: 2 (pp - 1) t + 2 (m - 2) x plus
+ * the drain's edge in x, equal to the simulation when x = t and never
+ * below it (at most 0.41x above its transfers, at m = 2; the simulation's
+ * fill mixes lone and paired messages). */
+double sys_pp_1f1b_s(int pp, long m, double f, double b, double t, double x)
 {
     if (pp < 2 || m < 1 || !(t > 0))
         return 0;
     if (m == 1)
         return 2.0 * (pp - 1) * t;
+    if (!(x > t)) { /* an exchange no slower than one message (no faster either) */
+        if (pp == 2)
+            return (double)(m + 1) * t;
+        const double edge = fmax(t, fmax(2 * t - fmin(f, b), 3 * t - (f + b)));
+        return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * t + edge;
+    }
     if (pp == 2)
-        return (double)(m + 1) * t;
-    const double edge = fmax(t, fmax(2 * t - fmin(f, b), 3 * t - (f + b)));
-    return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * t + edge;
+        return 2 * t + (double)(m - 1) * x;
+    const double edge = fmax(x, fmax(2 * x - fmin(f, b), 3 * x - (f + b)));
+    return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * x + edge;
 }
 
 /* Forward-only with blocking sends (sys_pp_forward_s): the first stage sends
@@ -539,6 +556,13 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
                 sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, p2p_bytes);
         tp2p = fmin(tp2p, sg);
     }
+    /* 1F1B's paired exchanges: the link's measured exchange where it has
+     * one (one message a way: not through the scatter/gather above), else
+     * one message's time */
+    double txch = tp2p;
+    if (c->tp == 1 || s->L.sp)
+        txch
+            = fmax(tp2p, comet_system_exchange_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes));
     double steady, bubble, pp_s, dp_s = 0, opt = 0;
     memset(&r->breakdown, 0, sizeof r->breakdown);
     const double params = stage_params(m, o, c);
@@ -553,7 +577,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
         if (c->pp > 1 && o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED)
             pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
         else if (c->pp > 1 && v == 1)
-            pp_s = sys_pp_1f1b_s(c->pp, (long)fmax(1, llround(mbs)), tf, tb, tp2p);
+            pp_s = sys_pp_1f1b_s(c->pp, (long)fmax(1, llround(mbs)), tf, tb, tp2p, txch);
         else
             pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
         if (c->dp > 1) {

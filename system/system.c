@@ -271,6 +271,13 @@ double comet_system_coll_s(
     return t;
 }
 
+double comet_system_exchange_s(const comet_system *sys, int inner, int p, double bytes)
+{
+    if (p > 1 && sys->link_fits && sys->hw.links.p2p_beta_s > 0 && sys->hw.links.xch_nseg > 0)
+        return comet_model_links_exchange_s(&sys->hw.links, bytes);
+    return comet_system_p2p_s(sys, inner, p, bytes);
+}
+
 /* Point-to-point of `bytes` between neighbouring members of a group placed
  * after `inner` chips: over the outermost level the group spans. A group
  * whose stride is under a level's size still crosses it once it holds more

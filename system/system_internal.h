@@ -118,9 +118,10 @@ double sys_cpu_vec_s(const comet_system *sys, const sys_layer *L, const char *na
  *  microbatch, each activation and gradient `t` seconds on its link. A
  *  message moves once its sender and receiver have both posted it; each
  *  link is full duplex (its two directions independent, the messages of
- *  one direction one after the other). The step is (m + pp - 1) (f + b)
- *  plus this. */
-double sys_pp_1f1b_s(int pp, long m, double f, double b, double t);
+ *  one direction one after the other); a message posted in a pair at both
+ *  its ends moves for `x` (the link's paired exchange, both messages; x <= t:
+ *  t). The step is (m + pp - 1) (f + b) plus this. */
+double sys_pp_1f1b_s(int pp, long m, double f, double b, double t, double x);
 /** Seconds of pipeline transfers on the critical path of a forward-only
  *  step (prefill, a decode step) of `pp` stages over `m` microbatches, each
  *  activation `t` seconds on its link, sent blocking (Megatron's

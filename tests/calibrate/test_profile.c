@@ -412,6 +412,79 @@ static void test_links_known_switches(void **st)
     unlink(path);
 }
 
+/* The paired exchange (bench collectives --colls exchange) is fitted per
+ * link apart from its ping-pong: synthetic records with known parameters
+ * (one-way 40 us + n / 100 MB/s; the exchange 300 us + n / 60 MB/s up to
+ * 32 KiB, 900 us + n / 55 MB/s from 64 KiB) come back from calibrate and
+ * the model's exchange, within 2%; the ping-pong's own fit is unchanged by
+ * them and no collective fit takes them in. */
+static void test_links_exchange_fit(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-cal-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp,
+        "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"time\":\"t\","
+        "\"cmdline\":\"comet bench\",\"machine\":{\"id\":\"abc\",\"hostname\":\"h\","
+        "\"cores\":2}}\n");
+    const double pa = 40e-6, pb = 10e-9, xa0 = 300e-6, xb0 = 1 / 60e6, xa1 = 900e-6, xb1 = 1 / 55e6;
+    for (int e = 3; e <= 21; e++) {
+        const double m = pow(2, e);
+        for (int x = 0; x < 2; x++) {
+            fprintf(fp,
+                "{\"schema\":\"comet.record.v1\",\"run_id\":\"r1\",\"kind\":\"p2p\","
+                "\"op\":\"%s\",\"variant\":\"auto\",\"shape\":{\"bytes\":%g,\"count\":%g},"
+                "\"threads\":1,\"ranks\":2,\"link\":\"tcp:xl1\",\"valid\":true,",
+                x ? "exchange" : "pingpong", m, m / 4);
+            stats(fp, x ? (m < 65536 ? xa0 + m * xb0 : xa1 + m * xb1) : pa + m * pb);
+        }
+    }
+    fclose(fp);
+    comet_results_set set = { 0 };
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    if (comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    json_t *lf = NULL;
+    if (comet_calibrate_links(set.recs, set.n, &lf, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    const json_t *xs = json_object_get(lf, "exchange");
+    assert_int_equal(json_array_size(xs), 1);
+    const json_t *fit = json_array_get(xs, 0);
+    assert_string_equal(json_string_value(json_object_get(fit, "op")), "exchange");
+    assert_string_equal(json_string_value(json_object_get(fit, "link")), "tcp:xl1");
+    assert_non_null(json_object_get(fit, "heldout"));
+    /* the ping-pong's fit is the ping-pong's alone; no collective fit */
+    const json_t *p2p = json_array_get(json_object_get(lf, "p2p"), 0);
+    assert_string_equal(json_string_value(json_object_get(p2p, "op")), "pingpong");
+    const json_t *seg = json_array_get(json_object_get(p2p, "segments"), 0);
+    assert_true(fabs(json_number_value(json_object_get(seg, "beta_ns_per_byte")) - 10) < 0.1);
+    assert_false(json_is_array(json_object_get(lf, "collectives")));
+    comet_model_hw hw;
+    memset(&hw, 0, sizeof hw);
+    hw.clock_ghz = 1;
+    hw.calibration = json_pack("{s:O}", "fits", lf);
+    assert_int_equal(comet_model_links_for_transport(&hw, "tcp:xl1", &hw.links), 0);
+    for (int e = 3; e <= 21; e++) {
+        const double m = pow(2, e), want = m < 65536 ? xa0 + m * xb0 : xa1 + m * xb1;
+        const double got = comet_model_links_exchange_s(&hw.links, m);
+        if (fabs(got - want) > 0.02 * want)
+            fail_msg("exchange of %g B: %g s, want %g s", m, got, want);
+    }
+    /* another link has no exchange fit: 0 */
+    comet_model_links none;
+    memset(&none, 0, sizeof none);
+    assert_true(comet_model_links_exchange_s(&none, 1e5) == 0);
+    json_decref(hw.calibration);
+    json_decref(lf);
+    comet_results_set_free(&set);
+    unlink(path);
+}
+
 static void test_profile_build_and_roundtrip(void **st)
 {
     (void)st;
@@ -996,6 +1069,7 @@ int main(void)
         cmocka_unit_test(test_profile_cold),
         cmocka_unit_test(test_links_by_placement),
         cmocka_unit_test(test_links_known_switches),
+        cmocka_unit_test(test_links_exchange_fit),
         cmocka_unit_test(test_profile_parallel_region),
         cmocka_unit_test(test_grid_plateau_holes),
         cmocka_unit_test(test_grid_small_rows),

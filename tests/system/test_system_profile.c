@@ -389,93 +389,93 @@ static void test_cold_reads(void **s)
     }
     assert_true(checked > 1500);
     assert_true(doubled > 200);
-    /* 1F1B's paired exchanges over a link with a measured exchange
-     * (calibration.fits.exchange): over generated two-stage training steps and
-     * generated exchange fits, the step is never below its bound, never faster
-     * than over the same link without the exchange fit when the exchange is
-     * no faster than one message (equal when the fit says one message's
-     * time), the pipeline term is 2 t + (m - 1) x, and a second replica on
-     * twice the ranks (half the batch each) is never slower. */
-    static void test_exchange_steps(void **s)
-    {
-        (void)s;
-        comet_system_llm m = small();
-        comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN };
-        for (int n = 0; n < 2000; n++) {
-            comet_system sys;
-            char err[512];
-            assert_int_equal(comet_system_from_profile(
-                                 &hw, COMET_MODEL_FP32, 1, 4, 1, "shm", &sys, err, sizeof err),
-                0);
-            m.hidden = 64 << pick(4);
-            m.heads = m.hidden / 64;
-            m.kv_heads = m.heads;
-            m.ffn = 4 * m.hidden;
-            m.layers = 2 << pick(3);
-            m.seq = 64 << pick(3);
-            m.global_batch = 2 << pick(4);
-            const int mb = 1 << pick(2);
-            comet_system_config c = { .tp = 1,
-                .pp = 2,
-                .dp = 1,
-                .interleave = 1,
-                .microbatch = mb <= m.global_batch ? mb : 1,
-                .order = { 0, 2, 1 },
-                .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
-                .exec = COMET_SYSTEM_EXEC_KERNEL };
-            const double bytes = (double)c.microbatch * m.seq * m.hidden * m.bytes_per_elem;
-            comet_system_result r0, r1, r2;
-            sys.hw.links.xch_nseg = 0;
-            assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r0), 0);
-            const double t = comet_system_p2p_s(&sys, 1, 2, bytes);
-            assert_true(comet_system_exchange_s(&sys, 1, 2, bytes) == t);
-            /* a generated exchange: one or two pieces, 0.5-3x one message */
-            comet_model_links *l = &sys.hw.links;
-            const double k = 0.5 + 2.5 * pick(1000) / 999.0;
-            l->xch_nseg = 1 + pick(2);
-            l->xch_seg_from_bytes[0] = 0;
-            l->xch_seg_alpha_s[0] = k * l->p2p_alpha_s;
-            l->xch_seg_beta_s[0] = k * l->p2p_beta_s;
-            l->xch_seg_from_bytes[1] = bytes * (0.5 + pick(2));
-            l->xch_seg_alpha_s[1] = k * (l->p2p_alpha_s + 1e-4);
-            l->xch_seg_beta_s[1] = k * l->p2p_beta_s;
-            const double x = comet_system_exchange_s(&sys, 1, 2, bytes);
-            assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r1), 0);
-            assert_true(r0.feasible && r1.feasible);
-            if (!(r1.step_s >= r1.bound_s * (1 - 1e-9)))
-                fail_msg("case %d: step %g below its bound %g", n, r1.step_s, r1.bound_s);
-            const double mbs = (double)m.global_batch / c.microbatch;
-            const double want = x > t ? 2 * t + (mbs - 1) * x : (mbs + 1) * t;
-            if (fabs(r1.breakdown.pp_s - want) > 1e-9 * want)
-                fail_msg(
-                    "case %d: pipeline %g, want 2 t + (m - 1) x = %g", n, r1.breakdown.pp_s, want);
-            if (x >= t)
-                assert_true(r1.step_s >= r0.step_s * (1 - 1e-12));
-            else
-                assert_true(r1.step_s == r0.step_s);
-            /* twice the ranks: a second replica, half the batch each */
-            comet_system_config c2 = c;
-            c2.dp = 2;
-            if (m.global_batch / 2 >= c.microbatch) {
-                assert_int_equal(comet_system_eval(&sys, &m, &o, &c2, &r2), 0);
-                if (r2.feasible && !(r2.step_s - r2.breakdown.dp_s <= r1.step_s * (1 + 1e-9)))
-                    fail_msg(
-                        "case %d: two replicas %g (without their all-reduce) slower than one %g", n,
-                        r2.step_s - r2.breakdown.dp_s, r1.step_s);
-            }
-            comet_system_free(&sys);
-        }
-    }
+}
 
-    int main(void)
-    {
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_link_fits),
-            cmocka_unit_test(test_vector_costs),
-            cmocka_unit_test(test_generated_ranks),
-            cmocka_unit_test(test_host_ranks),
-            cmocka_unit_test(test_cold_reads),
-            cmocka_unit_test(test_exchange_steps),
-        };
-        return cmocka_run_group_tests(tests, setup, teardown);
+/* 1F1B's paired exchanges over a link with a measured exchange
+ * (calibration.fits.exchange): over generated two-stage training steps and
+ * generated exchange fits, the step is never below its bound, never faster
+ * than over the same link without the exchange fit when the exchange is
+ * no faster than one message (equal when the fit says one message's
+ * time), the pipeline term is 2 t + (m - 1) x, and a second replica on
+ * twice the ranks (half the batch each) is never slower. */
+static void test_exchange_steps(void **s)
+{
+    (void)s;
+    comet_system_llm m = small();
+    comet_system_opts o = { .phase = COMET_SYSTEM_TRAIN };
+    for (int n = 0; n < 2000; n++) {
+        comet_system sys;
+        char err[512];
+        assert_int_equal(
+            comet_system_from_profile(&hw, COMET_MODEL_FP32, 1, 4, 1, "shm", &sys, err, sizeof err),
+            0);
+        m.hidden = 64 << pick(4);
+        m.heads = m.hidden / 64;
+        m.kv_heads = m.heads;
+        m.ffn = 4 * m.hidden;
+        m.layers = 2 << pick(3);
+        m.seq = 64 << pick(3);
+        m.global_batch = 2 << pick(4);
+        const int mb = 1 << pick(2);
+        comet_system_config c = { .tp = 1,
+            .pp = 2,
+            .dp = 1,
+            .interleave = 1,
+            .microbatch = mb <= m.global_batch ? mb : 1,
+            .order = { 0, 2, 1 },
+            .recompute = COMET_SYSTEM_RECOMPUTE_NONE,
+            .exec = COMET_SYSTEM_EXEC_KERNEL };
+        const double bytes = (double)c.microbatch * m.seq * m.hidden * m.bytes_per_elem;
+        comet_system_result r0, r1, r2;
+        sys.hw.links.xch_nseg = 0;
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r0), 0);
+        const double t = comet_system_p2p_s(&sys, 1, 2, bytes);
+        assert_true(comet_system_exchange_s(&sys, 1, 2, bytes) == t);
+        /* a generated exchange: one or two pieces, 0.5-3x one message */
+        comet_model_links *l = &sys.hw.links;
+        const double k = 0.5 + 2.5 * pick(1000) / 999.0;
+        l->xch_nseg = 1 + pick(2);
+        l->xch_seg_from_bytes[0] = 0;
+        l->xch_seg_alpha_s[0] = k * l->p2p_alpha_s;
+        l->xch_seg_beta_s[0] = k * l->p2p_beta_s;
+        l->xch_seg_from_bytes[1] = bytes * (0.5 + pick(2));
+        l->xch_seg_alpha_s[1] = k * (l->p2p_alpha_s + 1e-4);
+        l->xch_seg_beta_s[1] = k * l->p2p_beta_s;
+        const double x = comet_system_exchange_s(&sys, 1, 2, bytes);
+        assert_int_equal(comet_system_eval(&sys, &m, &o, &c, &r1), 0);
+        assert_true(r0.feasible && r1.feasible);
+        if (!(r1.step_s >= r1.bound_s * (1 - 1e-9)))
+            fail_msg("case %d: step %g below its bound %g", n, r1.step_s, r1.bound_s);
+        const double mbs = (double)m.global_batch / c.microbatch;
+        const double want = x > t ? 2 * t + (mbs - 1) * x : (mbs + 1) * t;
+        if (fabs(r1.breakdown.pp_s - want) > 1e-9 * want)
+            fail_msg("case %d: pipeline %g, want 2 t + (m - 1) x = %g", n, r1.breakdown.pp_s, want);
+        if (x >= t)
+            assert_true(r1.step_s >= r0.step_s * (1 - 1e-12));
+        else
+            assert_true(r1.step_s == r0.step_s);
+        /* twice the ranks: a second replica, half the batch each */
+        comet_system_config c2 = c;
+        c2.dp = 2;
+        if (m.global_batch / 2 >= c.microbatch) {
+            assert_int_equal(comet_system_eval(&sys, &m, &o, &c2, &r2), 0);
+            if (r2.feasible && !(r2.step_s - r2.breakdown.dp_s <= r1.step_s * (1 + 1e-9)))
+                fail_msg("case %d: two replicas %g (without their all-reduce) slower than one %g",
+                    n, r2.step_s - r2.breakdown.dp_s, r1.step_s);
+        }
+        comet_system_free(&sys);
     }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_link_fits),
+        cmocka_unit_test(test_vector_costs),
+        cmocka_unit_test(test_generated_ranks),
+        cmocka_unit_test(test_host_ranks),
+        cmocka_unit_test(test_cold_reads),
+        cmocka_unit_test(test_exchange_steps),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

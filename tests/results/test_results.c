@@ -81,7 +81,8 @@ static void test_round_trip_every_field(void **s)
     comet_results_params *pa = &r.params;
     pa->tile_m = 64, pa->tile_n = 32, pa->tile_q = 16, pa->tile_k = 128, pa->tiles = 9.5;
     pa->rounds = 5;
-    pa->ukernel = 1, pa->elements = 1024, pa->lk_local = 512, pa->n_local = 256;
+    pa->ukernel = 1, pa->elements = 1024, pa->cold_bytes = 67108864, pa->lk_local = 512;
+    pa->n_local = 256;
     pa->method = "blocked", pa->isa = "avx2", pa->peer = "3.4", pa->regime = "cache";
     pa->dtype = "f32", pa->swept = "tile_m", pa->split = "Lk", pa->device_collectives = "none";
     pa->malloc_mode = "stock", pa->algorithm_forced = 1;

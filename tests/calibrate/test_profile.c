@@ -222,14 +222,10 @@ static void temp_results(char *path, int busy)
     write_results_ex(path, busy);
 }
 
-/* Shared-memory records in two core placements (a VM host keeps two vCPUs
- * on one cache, then on two): each placement is fitted on its own, and a
- * distributed record is predicted over the fits of the placement it ran in
- * (comet_model_record_link); another link is never relabelled. */
-static void test_links_by_placement(void **st)
+/* A fresh temporary results file (path: a mkstemp template) opened for
+ * writing, holding a run record of a 2-core machine: the links tests' start. */
+static FILE *links_file(char *path)
 {
-    (void)st;
-    char path[] = "/tmp/comet-cal-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
@@ -239,6 +235,18 @@ static void test_links_by_placement(void **st)
         "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"time\":\"t\","
         "\"cmdline\":\"comet bench\",\"machine\":{\"id\":\"abc\",\"hostname\":\"h\","
         "\"cores\":2}}\n");
+    return fp;
+}
+
+/* Shared-memory records in two core placements (a VM host keeps two vCPUs
+ * on one cache, then on two): each placement is fitted on its own, and a
+ * distributed record is predicted over the fits of the placement it ran in
+ * (comet_model_record_link); another link is never relabelled. */
+static void test_links_by_placement(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/comet-cal-XXXXXX";
+    FILE *fp = links_file(path);
     /* near: 40 ns core to core, alpha 1 us, 0.3 ns a byte; apart: 160 ns,
      * alpha 3 us, 0.9 ns a byte; one record of each placement is mixed
      * (its readings straddle the threshold; its median decides) */
@@ -339,15 +347,7 @@ static void test_links_known_switches(void **st)
 {
     (void)st;
     char path[] = "/tmp/comet-cal-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fprintf(fp,
-        "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"time\":\"t\","
-        "\"cmdline\":\"comet bench\",\"machine\":{\"id\":\"abc\",\"hostname\":\"h\","
-        "\"cores\":2}}\n");
+    FILE *fp = links_file(path);
     const double eager_a = 150e-6, rndv_a = 750e-6, beta = 17e-9, piece = 32768;
     for (int e = 2; e <= 21; e++) {
         const double m = pow(2, e);
@@ -422,15 +422,7 @@ static void test_links_exchange_fit(void **st)
 {
     (void)st;
     char path[] = "/tmp/comet-cal-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fprintf(fp,
-        "{\"schema\":\"comet.record.v1\",\"kind\":\"run\",\"run_id\":\"r1\",\"time\":\"t\","
-        "\"cmdline\":\"comet bench\",\"machine\":{\"id\":\"abc\",\"hostname\":\"h\","
-        "\"cores\":2}}\n");
+    FILE *fp = links_file(path);
     const double pa = 40e-6, pb = 10e-9, xa0 = 300e-6, xb0 = 1 / 60e6, xa1 = 900e-6, xb1 = 1 / 55e6;
     for (int e = 3; e <= 21; e++) {
         const double m = pow(2, e);

@@ -222,6 +222,19 @@ static void temp_results(char *path, int busy)
     write_results_ex(path, busy);
 }
 
+/* The link fits (calibrate --links-only) of the results file at path. */
+static json_t *fit_links(const char *path, comet_results_set *set)
+{
+    char err[COMET_ERRLEN];
+    const char *paths[1] = { path };
+    if (comet_calibrate_load_results_src(paths, 1, set, NULL, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    json_t *lf = NULL;
+    if (comet_calibrate_links(set->recs, set->n, &lf, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return lf;
+}
+
 /* A fresh temporary results file (path: a mkstemp template) opened for
  * writing, holding a run record of a 2-core machine: the links tests' start. */
 static FILE *links_file(char *path)
@@ -372,13 +385,7 @@ static void test_links_known_switches(void **st)
     }
     fclose(fp);
     comet_results_set set = { 0 };
-    char err[COMET_ERRLEN];
-    const char *paths[1] = { path };
-    if (comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    json_t *lf = NULL;
-    if (comet_calibrate_links(set.recs, set.n, &lf, NULL, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    json_t *lf = fit_links(path, &set);
     /* the ring's piece starts at MPICH's switch itself (256 KiB a rank at p = 2) */
     const json_t *fit = json_array_get(json_object_get(lf, "collectives"), 0);
     assert_string_equal(json_string_value(json_object_get(fit, "op")), "allgatherv");
@@ -437,13 +444,7 @@ static void test_links_exchange_fit(void **st)
     }
     fclose(fp);
     comet_results_set set = { 0 };
-    char err[COMET_ERRLEN];
-    const char *paths[1] = { path };
-    if (comet_calibrate_load_results_src(paths, 1, &set, NULL, NULL, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    json_t *lf = NULL;
-    if (comet_calibrate_links(set.recs, set.n, &lf, NULL, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    json_t *lf = fit_links(path, &set);
     const json_t *xs = json_object_get(lf, "exchange");
     assert_int_equal(json_array_size(xs), 1);
     const json_t *fit = json_array_get(xs, 0);

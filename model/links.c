@@ -34,6 +34,33 @@ static int on_link(const json_t *x, const char *link)
     return !strcmp(l && *l ? l : "shm", link);
 }
 
+/* A fit's pieces (segments: alpha_us, beta_ns_per_byte, from_bytes) into
+ * from/alpha (s)/beta (s per byte), appended at *n: invalid or unordered
+ * pieces are skipped, the first starts at 0 bytes. A piece may be flat
+ * (beta 0). @return the first piece's rate that is not 0 (0: none). */
+static double read_pieces(const json_t *segs, double *from, double *alpha, double *beta, int *n)
+{
+    size_t j;
+    const json_t *seg;
+    double rate = 0;
+    json_array_foreach(segs, j, seg)
+    {
+        const double sa = jnum_or(seg, "alpha_us", NAN), sb = jnum_or(seg, "beta_ns_per_byte", NAN),
+                     sf = jnum_or(seg, "from_bytes", 0);
+        const int k = *n;
+        if (!(sa >= 0) || !(sb >= 0) || !(sf >= 0) || k >= COMET_MODEL_MAX_P2P_SEGS
+            || (k && !(sf > from[k - 1])))
+            continue;
+        from[k] = k ? sf : 0;
+        alpha[k] = sa * 1e-6;
+        beta[k] = sb * 1e-9;
+        (*n)++;
+        if (!(rate > 0) && sb > 0)
+            rate = sb * 1e-9;
+    }
+    return rate;
+}
+
 /* The calibrated link fits of one transport (NULL: shared memory's where
  * there are any, else every fit): a fit applies only to the link it was
  * measured on. @return fits found (p2p and collective segments). */
@@ -55,23 +82,8 @@ static int links_filtered(const json_t *cal, const char *link, comet_model_links
          * link's ping-pong steps). A piece may be flat (beta 0: the smallest
          * messages cost the latency alone, as over tbf's bucket); the link
          * has a fit when some piece has a rate. */
-        double beta = 0;
-        json_array_foreach(json_object_get(x, "segments"), j, seg)
-        {
-            const double sa = jnum_or(seg, "alpha_us", NAN),
-                         sb = jnum_or(seg, "beta_ns_per_byte", NAN),
-                         sf = jnum_or(seg, "from_bytes", 0);
-            const int k = l->p2p_nseg;
-            if (!(sa >= 0) || !(sb >= 0) || !(sf >= 0) || k >= COMET_MODEL_MAX_P2P_SEGS
-                || (k && !(sf > l->p2p_seg_from_bytes[k - 1])))
-                continue;
-            l->p2p_seg_from_bytes[k] = k ? sf : 0;
-            l->p2p_seg_alpha_s[k] = sa * 1e-6;
-            l->p2p_seg_beta_s[k] = sb * 1e-9;
-            l->p2p_nseg++;
-            if (!(beta > 0) && sb > 0)
-                beta = sb * 1e-9;
-        }
+        const double beta = read_pieces(json_object_get(x, "segments"), l->p2p_seg_from_bytes,
+            l->p2p_seg_alpha_s, l->p2p_seg_beta_s, &l->p2p_nseg);
         if (l->p2p_nseg > 0 && beta > 0) {
             /* the Hockney pair: the first piece's latency, the first rate */
             l->p2p_alpha_s = l->p2p_seg_alpha_s[0];
@@ -87,23 +99,9 @@ static int links_filtered(const json_t *cal, const char *link, comet_model_links
     {
         if (!on_link(x, link))
             continue;
-        int rate = 0;
-        json_array_foreach(json_object_get(x, "segments"), j, seg)
-        {
-            const double sa = jnum_or(seg, "alpha_us", NAN),
-                         sb = jnum_or(seg, "beta_ns_per_byte", NAN),
-                         sf = jnum_or(seg, "from_bytes", 0);
-            const int k = l->xch_nseg;
-            if (!(sa >= 0) || !(sb >= 0) || !(sf >= 0) || k >= COMET_MODEL_MAX_P2P_SEGS
-                || (k && !(sf > l->xch_seg_from_bytes[k - 1])))
-                continue;
-            l->xch_seg_from_bytes[k] = k ? sf : 0;
-            l->xch_seg_alpha_s[k] = sa * 1e-6;
-            l->xch_seg_beta_s[k] = sb * 1e-9;
-            l->xch_nseg++;
-            rate |= sb > 0;
-        }
-        if (l->xch_nseg > 0 && rate)
+        const double rate = read_pieces(json_object_get(x, "segments"), l->xch_seg_from_bytes,
+            l->xch_seg_alpha_s, l->xch_seg_beta_s, &l->xch_nseg);
+        if (l->xch_nseg > 0 && rate > 0)
             break;
         l->xch_nseg = 0; /* no rate anywhere: not a usable fit; try the next */
     }

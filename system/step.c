@@ -243,6 +243,9 @@ static sys_ctx ctx_for(const comet_system *sys, const comet_system_llm *m,
 int sys_cold_step(const comet_system *sys, const comet_system_llm *m, const comet_system_opts *o,
     const comet_system_config *c)
 {
+    const comet_model_hw *hw = &sys->hw;
+    if (!(hw->cold_nn > 0 || hw->cold_gemv_cpb > 0)) /* no cold rates: no setup to make */
+        return 0;
     setup s;
     comet_system_result r;
     memset(&r, 0, sizeof r);

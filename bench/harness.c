@@ -304,7 +304,8 @@ int comet_bench_measure(const comet_bench_config *cfg, comet_bench_fn fn, void *
      * batch of them: one sample's worth of the very calls, which is what
      * the caches and the clock need, and its per-call time sizes the
      * samples; the time floor is for calls met for the first time (the
-     * quick kernels set spent 10-20 ms a set on it, 4-8 s in all). */
+     * quick kernels set spent 10-20 ms a set on it). Callers pass the reps
+     * only where one batch is enough (bench kernels: one thread). */
     const int one_batch = cfg->settled && cfg->settled_reps > 0;
     size_t r = one_batch ? cfg->settled_reps : 1, batches = 0;
     double per_call = 0;

@@ -132,8 +132,11 @@ up() {
             ${owned:+-P} ${COMET_NETNS_DELAYLINE_ARGS:-} </dev/null >/dev/null 2>"$dllog" &
         i=0
         while [ ! -f "$dlpid" ]; do
-            if ! kill -0 $! 2>/dev/null || [ $i -ge 100 ]; then
-                echo "netns-veth: $DELAYLINE did not start (see $dllog)" >&2
+            if ! alive $! || [ $i -ge 100 ]; then
+                # a line still starting would create its devices after
+                # down removed the namespaces, and hold them
+                kill -KILL $! 2>/dev/null || true
+                echo "netns-veth: $DELAYLINE did not start within 10 s (see $dllog)" >&2
                 exit 1
             fi
             sleep 0.1

@@ -582,7 +582,8 @@ int main(int argc, char **argv)
         }
         for (int e = 0; e < 2 && n > 0; e++) {
             if (p[e].revents & (POLLERR | POLLHUP | POLLNVAL)) {
-                /* the device is gone (its namespace deleted): stop, never spin */
+                /* the device is gone (deleted with ip link del; deleting its
+                 * namespace does not: the device holds it): stop, never spin */
                 fprintf(stderr, PROG ": %s: the device went away\n", e ? "-b" : "-a");
                 rc = 1;
                 stop = 1;

@@ -6,7 +6,8 @@
  * program's bad-input exits (no root needed: nothing here opens a TUN).
  * With argv[1] "netns" (ctest test_delayline_netns, root, label long) the
  * program's own ends between two namespaces instead: its deadline (-t), the
- * end of the process that started it (-P), SIGTERM on an idle line, and
+ * end of the process that started it (-P), SIGTERM on an idle line, one end
+ * deleted under it, and
  * scripts/netns-veth.sh stopping its command when the line dies and the
  * line ending when the script is killed. Each ends with its one line; the
  * waits are bounds against a hang, never timings asserted. */
@@ -329,6 +330,33 @@ static void test_sigterm_idle(void **s)
     assert_true(holds(err, "forwarding used"));
 }
 
+/* one end deleted under it (ip link del): it stops with one line, exit 1 */
+static void test_end_deleted(void **s)
+{
+    (void)s;
+    char err[128], pidf[128], a[64], b[64], cmd[256];
+    snprintf(err, sizeof err, "%s/d.err", tmpd);
+    snprintf(pidf, sizeof pidf, "%s/d.pid", tmpd);
+    snprintf(a, sizeof a, "dl0@%sA", ns);
+    snprintf(b, sizeof b, "dl0@%sB", ns);
+    const pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (!freopen(err, "w", stderr))
+            _exit(127);
+        execl(getenv("COMET_DELAYLINE"), "comet-delayline", "-a", a, "-b", b, "-r", "1gbit", "-w",
+            pidf, (char *)NULL);
+        _exit(127);
+    }
+    assert_int_equal(pid_in(pidf), child);
+    snprintf(cmd, sizeof cmd, "ip -n %sB link del dl0", ns);
+    assert_int_equal(sh(cmd), 0);
+    int st = 0;
+    assert_int_equal(waitpid(child, &st, 0), child);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    assert_true(holds(err, "comet-delayline: -b: the device went away"));
+}
+
 /* netns-veth.sh with a delay line: the line killed while the command runs
  * stops the command (exit 1, one line); the script killed ends the line
  * (-P) and its watcher stops the command. */
@@ -393,6 +421,7 @@ static int netns_main(void)
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_parent_ends),
         cmocka_unit_test(test_sigterm_idle),
+        cmocka_unit_test(test_end_deleted),
         cmocka_unit_test(test_netns_veth),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);

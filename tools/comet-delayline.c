@@ -396,6 +396,10 @@ static int split_end(char *spec, char **dev, char **ns)
 
 int main(int argc, char **argv)
 {
+    /* a line may outlive whoever started it: it holds none of the starter's
+     * descriptors beyond stdin/stdout/stderr, or a reader waiting for the end
+     * of a pipe it inherited would wait as long as the line runs */
+    (void)close_range(3, ~0U, 0);
     /* static: still reachable from every early exit */
     static char *ends[2];
     char *ready = NULL;

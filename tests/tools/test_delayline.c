@@ -7,7 +7,7 @@
  * With argv[1] "netns" (ctest test_delayline_netns, root, label long) the
  * program's own ends between two namespaces instead: its deadline (-t), the
  * end of the process that started it (-P), SIGTERM on an idle line, one end
- * deleted under it, and
+ * deleted under it, no descriptor of its starter kept open, and
  * scripts/netns-veth.sh stopping its command when the line dies and the
  * line ending when the script is killed. Each ends with its one line; the
  * waits are bounds against a hang, never timings asserted. */
@@ -330,6 +330,32 @@ static void test_sigterm_idle(void **s)
     assert_true(holds(err, "forwarding used"));
 }
 
+/* it keeps no descriptor of its starter open: a reader of a pipe the
+ * starting shell held (here on fd 5) sees its end when the shell leaves,
+ * while the line still runs */
+static void test_no_inherited_fd(void **s)
+{
+    (void)s;
+    char cmd[1024], pidf[128], buf[64];
+    snprintf(pidf, sizeof pidf, "%s/f.pid", tmpd);
+    snprintf(cmd, sizeof cmd,
+        "sh -c 'exec 5>&1; %s -a dl0@%sA -b dl0@%sB -r 1gbit -w %s </dev/null >/dev/null "
+        "2>&1 & while [ ! -f %s ]; do sleep 0.05; done; echo up'",
+        getenv("COMET_DELAYLINE"), ns, ns, pidf, pidf);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = 0;
+    /* to the pipe's end: for ever if the line held fd 5 */
+    while (fread(buf, 1, sizeof buf, p) > 0)
+        n++;
+    assert_true(n > 0);
+    pclose(p);
+    const pid_t line = pid_in(pidf);
+    assert_true(line > 0);
+    assert_int_equal(kill(line, SIGTERM), 0);
+    assert_true(gone(line));
+}
+
 /* one end deleted under it (ip link del): it stops with one line, exit 1 */
 static void test_end_deleted(void **s)
 {
@@ -422,6 +448,7 @@ static int netns_main(void)
         cmocka_unit_test(test_parent_ends),
         cmocka_unit_test(test_sigterm_idle),
         cmocka_unit_test(test_end_deleted),
+        cmocka_unit_test(test_no_inherited_fd),
         cmocka_unit_test(test_netns_veth),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);

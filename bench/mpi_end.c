@@ -39,19 +39,41 @@
 static char note[320];
 static size_t note_len;
 static double grace_s = COMET_BENCH_FINALIZE_GRACE_S;
+static int pmi_fd = -1; /* the process manager's socket (PMI_FD), or -1 */
 
-/* The watchdog: past the grace, one line and the end of the process. A
- * status other than 0 makes hydra end the other ranks too (one that left
- * with 0 inside the PMI barrier left its proxy writing the barrier's answer
- * to a closed socket: mpiexec failed with 255 and a dozen lines). */
+/* The watchdog: past the grace, one line, then the job ends through the
+ * process manager: PMI-1's abort makes mpiexec end every rank and exit with
+ * its code (hydra's fn_abort), whatever the others are doing. A rank that
+ * only left (with any status) while inside the PMI barrier left its proxy
+ * writing the barrier's answer to a closed socket once the other rank got
+ * there: mpiexec failed with 255 and a dozen lines, 1 time in 4. */
 static void *watchdog(void *arg)
 {
     (void)arg;
     struct timespec t = { (time_t)grace_s, (long)((grace_s - (double)(time_t)grace_s) * 1e9) };
     while (nanosleep(&t, &t) != 0 && errno == EINTR) { }
     if (write(STDERR_FILENO, note, note_len) < 0) { } /* nothing else to do */
+    if (pmi_fd >= 0) {
+        char ab[64];
+        const int n = snprintf(ab, sizeof ab, "cmd=abort exitcode=%d\n", COMET_BENCH_EXIT_FINALIZE);
+        if (write(pmi_fd, ab, (size_t)n) < 0) { } /* then the exit below alone */
+        /* mpiexec ends this process with the others */
+        struct timespec w = { 10, 0 };
+        nanosleep(&w, NULL);
+    }
     _exit(COMET_BENCH_EXIT_FINALIZE);
     return NULL;
+}
+
+/* The process manager's socket from PMI_FD (hydra's PMI-1), or -1. */
+static int pmi_socket(void)
+{
+    const char *s = getenv("PMI_FD");
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    const long fd = strtol(s, &end, 10);
+    return *end || fd < 0 || fd > 1 << 20 ? -1 : (int)fd;
 }
 
 /* The process manager's barrier, PMI-1's wire protocol on the socket hydra
@@ -62,16 +84,12 @@ static void *watchdog(void *arg)
  * negative errno. */
 static int pmi_barrier(void)
 {
-    const char *s = getenv("PMI_FD");
-    if (!s || !*s)
+    const int fd = pmi_fd;
+    if (fd < 0)
         return -ENOENT;
-    char *end = NULL;
-    const long fd = strtol(s, &end, 10);
-    if (*end || fd < 0 || fd > 1 << 20)
-        return -EINVAL;
     static const char in[] = "cmd=barrier_in\n";
     for (size_t off = 0; off < sizeof in - 1;) {
-        const ssize_t w = write((int)fd, in + off, sizeof in - 1 - off);
+        const ssize_t w = write(fd, in + off, sizeof in - 1 - off);
         if (w < 0 && errno != EINTR)
             return -errno;
         off += w > 0 ? (size_t)w : 0;
@@ -82,7 +100,7 @@ static int pmi_barrier(void)
     size_t n = 0;
     for (;;) {
         char c;
-        const ssize_t r = read((int)fd, &c, 1);
+        const ssize_t r = read(fd, &c, 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -111,6 +129,7 @@ void comet_bench__mpi_end(const char *who)
      * others end, and the plain MPI_Finalize without the barrier first */
     const char *late = getenv("COMET_TEST_LATE_END_RANK");
     grace_s = comet_bench__finalize_grace_s();
+    pmi_fd = pmi_socket();
     note_len = (size_t)snprintf(note, sizeof note,
         "comet: %s: rank %d: MPI_Finalize did not return within %.0f s of the rank's last MPI "
         "call (its records are written); leaving without it\n",

@@ -22,8 +22,9 @@
  * MPI_Finalize. This avoids MPICH 4.0's finalize deadlock over UCX's TCP
  * transport (mpi_end.c). A watchdog thread bounds the barrier and the
  * finalize together: past the grace it prints one line naming `who`
- * ("bench collectives") and what did not return, and ends the process with
- * COMET_BENCH_EXIT_FINALIZE, never a silent hang. The records written
+ * ("bench collectives") and what did not return, and ends the job through
+ * the process manager (PMI-1 abort: mpiexec ends every rank and exits with
+ * COMET_BENCH_EXIT_FINALIZE), never a silent hang. The records written
  * before stay as they are.
  */
 void comet_bench__mpi_end(const char *who);

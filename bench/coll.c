@@ -11,6 +11,7 @@
 #include "coll_internal.h"
 #include "comet_probe.h"
 #include "comet_util.h"
+#include "mpi_end.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -131,7 +132,7 @@ static void force_env(const char *coll, const char *alg, const char **env)
 /* Launching                                                           */
 /* ------------------------------------------------------------------ */
 
-enum { L_OK = 0, L_FAIL = 1, L_UNUSABLE = 3, L_DEADLINE = 4, L_INTERRUPTED = 5 };
+enum { L_OK = 0, L_FAIL = 1, L_UNUSABLE = 3, L_DEADLINE = 4, L_INTERRUPTED = 5, L_FINALIZE = 6 };
 
 typedef struct launch_cfg {
     int np;
@@ -212,6 +213,8 @@ static int launch(launch_cfg *lc, const char *coll, const char *alg, int launch_
         return L_OK;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
         return L_UNUSABLE;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == COMET_BENCH_EXIT_FINALIZE)
+        return L_FINALIZE;
     return L_FAIL;
 }
 
@@ -603,6 +606,11 @@ int comet_bench_coll_run(const comet_bench_coll_opts *o)
                     "comet: bench collectives: %s/%s launch %d: the job exceeded its %.0f s "
                     "deadline (a rank hung or died); killed it\n",
                     coll, alg, l, timeout);
+            else if (r == L_FINALIZE)
+                fprintf(stderr,
+                    "comet: bench collectives: %s/%s launch %d: MPI_Finalize did not return "
+                    "within %.0f s on a rank (its records are kept); stopped\n",
+                    coll, alg, l, comet_bench__finalize_grace_s());
             else if (r == L_INTERRUPTED)
                 fprintf(stderr, "comet: bench collectives: interrupted during %s/%s\n", coll, alg);
             else if (WIFSIGNALED(lc.status))

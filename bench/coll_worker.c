@@ -5,6 +5,7 @@
  * ranks of the per-rank mean (IMB's t_max). Rank 0 appends the records. */
 #include "coll_internal.h"
 #include "comet_util.h"
+#include "mpi_end.h"
 
 #include <errno.h>
 #include <math.h>
@@ -564,6 +565,6 @@ int comet_bench__coll_worker(const coll_job *job)
         comet_bench_run_fini(&cx.run);
     }
     MPI_Barrier(MPI_COMM_WORLD); /* nobody finalizes while a peer still talks */
-    MPI_Finalize();
+    comet_bench__mpi_end("bench collectives");
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "comet_bench_llm.h"
 #include "comet_probe.h"
 #include "comet_util.h"
+#include "mpi_end.h"
 
 #include <errno.h>
 #include <math.h>
@@ -281,7 +282,7 @@ int comet_bench_llm_worker(const comet_bench_llm_job *job)
             fprintf(stderr, "comet: bench llm: %s\n", err[0] ? err : "out of memory");
         free(smp);
         free(tim);
-        MPI_Finalize();
+        comet_bench__mpi_end("bench llm");
         return err[0] ? 2 : 1;
     }
     const int nodes = count_nodes(rank, p);
@@ -341,7 +342,7 @@ int comet_bench_llm_worker(const comet_bench_llm_job *job)
     comet_llm_free(m);
     free(smp);
     free(tim);
-    MPI_Finalize();
+    comet_bench__mpi_end("bench llm");
     return rc ? 1 : 0;
 }
 
@@ -349,7 +350,7 @@ int comet_bench_llm_worker(const comet_bench_llm_job *job)
 /* The parent                                                           */
 /* ------------------------------------------------------------------ */
 
-enum { L_OK = 0, L_FAIL = 1, L_DEADLINE = 4, L_INTERRUPTED = 5 };
+enum { L_OK = 0, L_FAIL = 1, L_DEADLINE = 4, L_INTERRUPTED = 5, L_FINALIZE = 6 };
 
 static int launch(const comet_bench_llm_opts *o, const comet_bench_llm_job *job, double deadline)
 {
@@ -376,6 +377,8 @@ static int launch(const comet_bench_llm_opts *o, const comet_bench_llm_job *job,
         }
         usleep(10000);
     }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == COMET_BENCH_EXIT_FINALIZE)
+        return L_FINALIZE;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? L_OK : L_FAIL;
 }
 
@@ -492,7 +495,9 @@ int comet_bench_llm_run(const comet_bench_llm_opts *o)
             fprintf(stderr, "comet: bench llm: %s: %s\n", note,
                 r == L_DEADLINE          ? "the run exceeded its deadline; killed it"
                     : r == L_INTERRUPTED ? "interrupted"
-                                         : "mpiexec failed (see the messages above)");
+                    : r == L_FINALIZE
+                    ? "MPI_Finalize did not return on a rank within its grace (its record is kept)"
+                    : "mpiexec failed (see the messages above)");
             failed = 1;
         }
     }

@@ -103,6 +103,9 @@ case_ "link fit, nothing to fit from" "" '$COMET calibrate --links-only --out T/
 case_ "torn last results line" "" '$COMET bench export T/torn/results/m.jsonl --csv T/m.csv'
 case_ "dying MPI rank" "" 'COMET_TEST_KILL_RANK=1 $COMET bench collectives -q --np 2 --colls allreduce --sizes 8 --timeout 30 --gate-timeout 0 --out T/c'
 case_ "hung MPI rank" "" 'COMET_TEST_HANG_RANK=1 $COMET bench collectives -q --np 2 --colls allreduce --algs auto --sizes 8 --timeout 4 --gate-timeout 0 --out T/c2'
+case_ "MPI_Finalize never returning (MPICH 4.0.2's own order over UCX TCP, a rank late)" \
+    'echo "$(cat T/c3/results/*.jsonl | grep -c "\"valid\":true") valid records kept"' \
+    'COMET_TEST_LATE_END_RANK=0 COMET_TEST_NO_PMI_BARRIER=1 COMET_TEST_FINALIZE_GRACE_S=2 UCX_TLS=tcp,self UCX_NET_DEVICES=lo MPIR_CVAR_NOLOCAL=1 $COMET bench collectives -q --np 2 --colls pingpong --algs auto --sizes 8 --timeout 60 --gate-timeout 0 --out T/c3'
 case_ "SIGINT during bench" \
     'f=$(ls T/s/results/*.jsonl); echo "$(grep -c . $f) complete lines kept"' \
     '$COMET bench memory --quick -q --gate-timeout 0 --time-cap 0.05 --out T/s & p=$!; sleep 1; kill -INT $p; wait $p'

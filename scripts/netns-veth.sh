@@ -48,6 +48,13 @@
 #                           no segmentation offload; see comet-delayline -h)
 #   COMET_DELAYLINE=PATH    the delay line binary (default
 #                           build/tools/comet-delayline beside this script)
+#
+# Bounded waits: up gives the delay line 10 s to create its devices; run
+# (and with) stops CMD at once, with one line and exit 1, if the delay line
+# ends while CMD runs (its packets would go nowhere and its TCP would retry
+# until CMD's own deadline); with runs the delay line with -P, so it ends
+# with this script even if the script is killed; down gives it 5 s to stop
+# on SIGTERM, then kills it and says so.
 set -eu
 NAME=${COMET_NETNS_NAME:-comet}
 A=${NAME}A B=${NAME}B IPA=10.77.0.1 IPB=10.77.0.2
@@ -59,6 +66,7 @@ dlpid=${TMPDIR:-/tmp}/$NAME-delayline.pid
 dllog=${COMET_NETNS_DELAYLINE_LOG:-${TMPDIR:-/tmp}/$NAME-delayline.log}
 self=$0
 DELAYLINE=${COMET_DELAYLINE:-$(cd "$(dirname "$0")" && pwd)/../build/tools/comet-delayline}
+owned=
 
 write_wrapper() {
     cat >"$wrapper.tmp" <<EOW
@@ -80,16 +88,26 @@ EOW
     mv -f "$wrapper.tmp" "$wrapper"
 }
 
+# Is process $1 alive (a zombie is not)?
+alive() {
+    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "${st#Z}" = "$st" ]
+}
+
 down() {
     # the delay line we started (its pid file), then its namespaces
     if [ -f "$dlpid" ]; then
         pid=$(cat "$dlpid")
         if kill -TERM "$pid" 2>/dev/null; then
             i=0
-            while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do
+            while alive "$pid" && [ $i -lt 50 ]; do
                 sleep 0.1
                 i=$((i + 1))
             done
+            if alive "$pid"; then
+                kill -KILL "$pid" 2>/dev/null || true
+                echo "netns-veth: the delay line (pid $pid) did not stop within 5 s of SIGTERM; killed it (no statistics in $dllog)" >&2
+            fi
         fi
         rm -f "$dlpid"
     fi
@@ -111,11 +129,14 @@ up() {
         rm -f "$dlpid"
         # shellcheck disable=SC2086 # the options are words
         "$DELAYLINE" -a "$DEV@$A" -b "$DEV@$B" -r "$rate" -d "$DELAY" -w "$dlpid" \
-            ${COMET_NETNS_DELAYLINE_ARGS:-} </dev/null >/dev/null 2>"$dllog" &
+            ${owned:+-P} ${COMET_NETNS_DELAYLINE_ARGS:-} </dev/null >/dev/null 2>"$dllog" &
         i=0
         while [ ! -f "$dlpid" ]; do
-            if ! kill -0 $! 2>/dev/null || [ $i -ge 100 ]; then
-                echo "netns-veth: $DELAYLINE did not start (see $dllog)" >&2
+            if ! alive $! || [ $i -ge 100 ]; then
+                # a line still starting would create its devices after
+                # down removed the namespaces, and hold them
+                kill -KILL $! 2>/dev/null || true
+                echo "netns-veth: $DELAYLINE did not start within 10 s (see $dllog)" >&2
                 exit 1
             fi
             sleep 0.1
@@ -145,7 +166,60 @@ run() {
     write_wrapper
     COMET_NETNS_LAUNCHER="-launcher ssh -launcher-exec $wrapper -hosts $IPA,$IPB -ppn 1 -iface $DEV -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES $DEV"
     export COMET_NETNS_LAUNCHER
-    UCX_TLS=tcp,self UCX_NET_DEVICES=$DEV ip netns exec $A "$@"
+    if [ -f "$dlpid" ]; then
+        run_watched "$@"
+    else
+        UCX_TLS=tcp,self UCX_NET_DEVICES=$DEV ip netns exec $A "$@"
+    fi
+}
+
+# run over the delay line: CMD in a session of its own (so that it can be
+# stopped with everything it started), watched: if the line ends first, CMD
+# is stopped (SIGTERM, after 10 s SIGKILL) and the run fails with one line.
+# SIGINT/SIGTERM to this script go on to CMD.
+run_watched() {
+    line=$(cat "$dlpid")
+    dead=${TMPDIR:-/tmp}/$NAME-delayline.dead
+    rm -f "$dead"
+    UCX_TLS=tcp,self UCX_NET_DEVICES=$DEV setsid ip netns exec "$A" "$@" &
+    cmd=$!
+    (
+        trap - INT TERM
+        while alive "$cmd"; do
+            if ! alive "$line"; then
+                : >"$dead"
+                echo "netns-veth: the delay line (pid $line) ended while the command ran; stopping the command (see $dllog)" >&2
+                kill -TERM "-$cmd" 2>/dev/null || true
+                i=0
+                while alive "$cmd" && [ $i -lt 100 ]; do
+                    sleep 0.1
+                    i=$((i + 1))
+                done
+                kill -KILL "-$cmd" 2>/dev/null || true
+                exit 0
+            fi
+            sleep 0.2
+        done
+    ) &
+    watcher=$!
+    stopped=
+    trap 'stopped=1; kill -TERM "-$cmd" 2>/dev/null || true' INT TERM
+    rc=0
+    wait "$cmd" || rc=$?
+    # a trapped signal ends wait early: wait for CMD itself
+    while alive "$cmd"; do
+        rc=0
+        wait "$cmd" || rc=$?
+    done
+    kill "$watcher" 2>/dev/null || true
+    wait "$watcher" 2>/dev/null || true
+    trap - INT TERM
+    if [ -f "$dead" ]; then
+        rm -f "$dead"
+        return 1
+    fi
+    [ -z "$stopped" ] || return 130
+    return "$rc"
 }
 
 case "${1:-}" in
@@ -163,6 +237,8 @@ with)
     rate=${2:?rate, e.g. 1gbit}
     shift 2
     trap 'down' EXIT INT TERM
+    # the delay line ends with this script, however it ends
+    owned=1
     up "$rate"
     trap 'down' EXIT INT TERM
     run "$@"

@@ -17,3 +17,8 @@ endforeach()
 set_tests_properties(test_netns_scale_out test_netns_scale_out_delay test_netns_scale_out_steps PROPERTIES
   TIMEOUT 1800 LABELS "bench;mpi;netns;long;scaleout")
 add_dependencies(test_netns comet comet-delayline)
+# the MPI workers' ending (bench/mpi_end.c) over UCX's TCP on the loopback:
+# a rank late into MPI_Finalize, with and without the ranks' barrier first
+# (10-15 s: label long)
+comet_add_test(test_finalize SOURCES coll/test_finalize.c LIBS PkgConfig::JANSSON LABELS bench mpi long)
+add_dependencies(test_finalize comet)

@@ -68,7 +68,15 @@ static const char usage[]
       "                 networking/device_drivers/ethernet/intel/e1000e.rst);\n"
       "                 0: no offloads, every packet read and written alone\n"
       "  -w FILE        write FILE (atomically) once both devices exist\n"
-      "  -h             this help\n";
+      "  -t SECONDS     deadline: stop after SECONDS with an error (exit 1), so\n"
+      "                 a line nobody stops cannot outlive its use\n"
+      "  -P             stop with an error (exit 1) when the process that started\n"
+      "                 it ends (a line whose owner died would otherwise keep\n"
+      "                 both namespaces alive: each device holds its namespace)\n"
+      "  -h             this help\n"
+      "\n"
+      "Exit status: 0 stopped by a signal, 1 an error or a deadline (one line),\n"
+      "2 bad input.\n";
 
 static volatile sig_atomic_t stop;
 
@@ -388,14 +396,19 @@ static int split_end(char *spec, char **dev, char **ns)
 
 int main(int argc, char **argv)
 {
+    /* a line may outlive whoever started it: it holds none of the starter's
+     * descriptors beyond stdin/stdout/stderr, or a reader waiting for the end
+     * of a pipe it inherited would wait as long as the line runs */
+    (void)close_range(3, ~0U, 0);
     /* static: still reachable from every early exit */
     static char *ends[2];
     char *ready = NULL;
     double bps = 0, delay = 0;
     long mtu = 1500, framing = 38, queue = 1000, prio = 10, burst = -1;
-    int opt;
+    double deadline_s = 0; /* -t; 0: none */
+    int opt, watch_parent = 0;
     opterr = 0; /* our own one-line errors */
-    while ((opt = getopt(argc, argv, "a:b:r:d:m:f:q:p:g:w:h")) != -1) {
+    while ((opt = getopt(argc, argv, "a:b:r:d:m:f:q:p:g:w:t:Ph")) != -1) {
         char *end = NULL;
         switch (opt) {
         case 'a':
@@ -446,13 +459,22 @@ int main(int argc, char **argv)
         case 'w':
             ready = optarg;
             break;
+        case 't':
+            errno = 0;
+            deadline_s = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(deadline_s > 0) || deadline_s > 1e7)
+                return die("-t", "not a deadline in seconds (> 0, e.g. 600)", optarg);
+            break;
+        case 'P':
+            watch_parent = 1;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
         default: {
             char flag[3] = { '-', (char)optopt, 0 };
             return die(flag,
-                strchr("abrdmfqpgw", optopt) ? "needs a value" : "unknown option (see -h)", NULL);
+                strchr("abrdmfqpgwt", optopt) ? "needs a value" : "unknown option (see -h)", NULL);
         }
         }
     }
@@ -472,6 +494,17 @@ int main(int argc, char **argv)
         const double segs = floor(250e-6 * bps / (8.0 * (double)(mtu + framing)));
         burst = segs < 1 ? 1 : segs > 64 ? 64 : (long)segs;
     }
+    /* -P: the parent's death arrives as SIGTERM (checked below: it may
+     * have died before the request) */
+    const pid_t parent = getppid();
+    if (watch_parent
+        && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0UL, 0UL, 0UL) != 0 || getppid() != parent)) {
+        fprintf(stderr, PROG ": -P: the process that started it (pid %ld) is gone\n", (long)parent);
+        free(ends[0]);
+        free(ends[1]);
+        return 1;
+    }
+    const double t_end = deadline_s > 0 ? now_ns() + 1e9 * deadline_s : INFINITY;
     const size_t vhdr = burst ? sizeof(struct virtio_net_hdr) : 0;
     char err[600];
     int fd[2] = { -1, -1 }, rc = 1;
@@ -505,6 +538,18 @@ int main(int argc, char **argv)
             fprintf(stderr, PROG ": -p: SCHED_FIFO not granted (%s): normal scheduling\n",
                 strerror(errno));
     }
+    /* the stopping signals are let in only inside ppoll: one arriving
+     * between the test of stop and ppoll would otherwise wait for the next
+     * packet, for ever on an idle line (and the namespaces with it) */
+    sigset_t stopping, open_mask;
+    sigemptyset(&stopping);
+    sigaddset(&stopping, SIGINT);
+    sigaddset(&stopping, SIGTERM);
+    sigaddset(&stopping, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stopping, &open_mask);
+    sigdelset(&open_mask, SIGINT);
+    sigdelset(&open_mask, SIGTERM);
+    sigdelset(&open_mask, SIGHUP);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -523,7 +568,7 @@ int main(int argc, char **argv)
     }
     rc = 0;
     while (!stop) {
-        const double next = fmin(line_deliver(&l[0]), line_deliver(&l[1]));
+        const double next = fmin(fmin(line_deliver(&l[0]), line_deliver(&l[1])), t_end);
         struct pollfd p[2] = { { fd[0], POLLIN, 0 }, { fd[1], POLLIN, 0 } };
         struct timespec to, *top = NULL;
         if (isfinite(next)) {
@@ -533,7 +578,7 @@ int main(int argc, char **argv)
             to.tv_nsec = (long)(w - 1e9 * (double)to.tv_sec);
             top = &to;
         }
-        const int n = ppoll(p, 2, top, NULL);
+        const int n = ppoll(p, 2, top, &open_mask);
         if (n < 0 && errno != EINTR) {
             fprintf(stderr, PROG ": poll: %s\n", strerror(errno));
             rc = 1;
@@ -541,13 +586,24 @@ int main(int argc, char **argv)
         }
         for (int e = 0; e < 2 && n > 0; e++) {
             if (p[e].revents & (POLLERR | POLLHUP | POLLNVAL)) {
-                /* the device is gone (its namespace deleted): stop, never spin */
+                /* the device is gone (deleted with ip link del; deleting its
+                 * namespace does not: the device holds it): stop, never spin */
                 fprintf(stderr, PROG ": %s: the device went away\n", e ? "-b" : "-a");
                 rc = 1;
                 stop = 1;
             } else if (p[e].revents & POLLIN)
                 line_read(&l[e], scratch, LINE_READ_MAX);
         }
+        if (!stop && now_ns() >= t_end) {
+            fprintf(stderr, PROG ": -t: its %g s deadline passed; stopping\n", deadline_s);
+            rc = 1;
+            break;
+        }
+    }
+    if (watch_parent && getppid() != parent) {
+        fprintf(stderr, PROG ": -P: the process that started it (pid %ld) ended; stopping\n",
+            (long)parent);
+        rc = 1;
     }
     line_report(&l[0], "a->b");
     line_report(&l[1], "b->a");

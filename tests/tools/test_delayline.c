@@ -3,7 +3,14 @@
  * serialisation plus the delay, order is kept, the wire never carries more
  * than its rate, it never idles while a packet waits, and a packet is
  * dropped exactly when the queue is full. Plus the parsers and the
- * program's bad-input exits (no root needed: nothing here opens a TUN). */
+ * program's bad-input exits (no root needed: nothing here opens a TUN).
+ * With argv[1] "netns" (ctest test_delayline_netns, root, label long) the
+ * program's own ends between two namespaces instead: its deadline (-t), the
+ * end of the process that started it (-P), SIGTERM on an idle line, one end
+ * deleted under it, no descriptor of its starter kept open, and
+ * scripts/netns-veth.sh stopping its command when the line dies and the
+ * line ending when the script is killed. Each ends with its one line; the
+ * waits are bounds against a hang, never timings asserted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,10 +22,14 @@
 
 #include "delayline.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static unsigned long long rng = 88172645463325252ULL;
 #define unif() comet_test_urand(&rng)
@@ -184,7 +195,8 @@ static void test_cli(void **s)
         "-a x -b y@ -r 1gbit", /* no namespace */
         "-a x -b y -r 1gbit -m 10", "-a x -b y -r 1gbit -q 0", "-a x -b y -r 1gbit extra",
         "-a x -b y -r 1gbit -z", "-a x -b y -r", "-a x -b y -r 1gbit -g 65",
-        "-a x -b y -r 1gbit -g -1", /* a flag without its value */
+        "-a x -b y -r 1gbit -g -1", "-a x -b y -r 1gbit -t 0", "-a x -b y -r 1gbit -t soon",
+        "-a x -b y -r 1gbit -t", /* a flag without its value */
     };
     char cmd[1024];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -205,8 +217,250 @@ static void test_cli(void **s)
     assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
+/* ---- between two namespaces (root) ---- */
+
+static char ns[24], tmpd[64];
+
+/* Runs cmd through the shell; returns its exit status (128 + signal). */
+static int sh(const char *cmd)
 {
+    const int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* Does file f hold text? */
+static int holds(const char *f, const char *text)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "grep -qF -- '%s' %s", text, f);
+    return sh(cmd) == 0;
+}
+
+/* Waits (bounded: 60 s) until process pid is gone or a zombie. */
+static int gone(pid_t pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    for (int i = 0; i < 6000; i++) {
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return 1;
+        int z = 0;
+        while (fgets(line, sizeof line, f))
+            z |= !strncmp(line, "State:", 6) && strchr(line, 'Z') != NULL;
+        fclose(f);
+        if (z)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+/* Reads a pid from file (bounded wait for it to appear: 60 s). */
+static pid_t pid_in(const char *file)
+{
+    for (int i = 0; i < 6000; i++) {
+        FILE *f = fopen(file, "r");
+        long v = 0;
+        if (f) {
+            const int ok = fscanf(f, "%ld", &v) == 1;
+            fclose(f);
+            if (ok && v > 0)
+                return (pid_t)v;
+        }
+        usleep(10000);
+    }
+    return -1;
+}
+
+static void test_deadline(void **s)
+{
+    (void)s;
+    char cmd[1024], err[128];
+    snprintf(err, sizeof err, "%s/t.err", tmpd);
+    snprintf(cmd, sizeof cmd, "%s -a dl0@%sA -b dl0@%sB -r 1gbit -d 50us -t 1 2>%s",
+        getenv("COMET_DELAYLINE"), ns, ns, err);
+    assert_int_equal(sh(cmd), 1);
+    assert_true(holds(err, "comet-delayline: -t: its 1 s deadline passed; stopping"));
+    /* its account still follows */
+    assert_true(holds(err, "a->b: 0 packets"));
+}
+
+static void test_parent_ends(void **s)
+{
+    (void)s;
+    char cmd[1024], err[128], pidf[128];
+    snprintf(err, sizeof err, "%s/p.err", tmpd);
+    snprintf(pidf, sizeof pidf, "%s/p.pid", tmpd);
+    /* a shell starts it and leaves once it is up */
+    snprintf(cmd, sizeof cmd,
+        "sh -c '%s -a dl0@%sA -b dl0@%sB -r 1gbit -P -w %s 2>%s & "
+        "while [ ! -f %s ]; do sleep 0.05; done'",
+        getenv("COMET_DELAYLINE"), ns, ns, pidf, err, pidf);
+    assert_int_equal(sh(cmd), 0);
+    const pid_t pid = pid_in(pidf);
+    assert_true(pid > 0);
+    assert_true(gone(pid));
+    assert_true(holds(err, "comet-delayline: -P: the process that started it"));
+}
+
+static void test_sigterm_idle(void **s)
+{
+    (void)s;
+    char err[128], pidf[128], a[64], b[64];
+    snprintf(err, sizeof err, "%s/s.err", tmpd);
+    snprintf(pidf, sizeof pidf, "%s/s.pid", tmpd);
+    snprintf(a, sizeof a, "dl0@%sA", ns);
+    snprintf(b, sizeof b, "dl0@%sB", ns);
+    const pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (!freopen(err, "w", stderr))
+            _exit(127);
+        execl(getenv("COMET_DELAYLINE"), "comet-delayline", "-a", a, "-b", b, "-r", "1gbit", "-w",
+            pidf, (char *)NULL);
+        _exit(127);
+    }
+    assert_int_equal(pid_in(pidf), child);
+    /* idle: it waits in ppoll with no timeout; SIGTERM must end it there */
+    assert_int_equal(kill(child, SIGTERM), 0);
+    int st = 0;
+    assert_int_equal(waitpid(child, &st, 0), child);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_true(holds(err, "forwarding used"));
+}
+
+/* it keeps no descriptor of its starter open: a reader of a pipe the
+ * starting shell held (here on fd 5) sees its end when the shell leaves,
+ * while the line still runs */
+static void test_no_inherited_fd(void **s)
+{
+    (void)s;
+    char cmd[1024], pidf[128], buf[64];
+    snprintf(pidf, sizeof pidf, "%s/f.pid", tmpd);
+    snprintf(cmd, sizeof cmd,
+        "sh -c 'exec 5>&1; %s -a dl0@%sA -b dl0@%sB -r 1gbit -w %s </dev/null >/dev/null "
+        "2>&1 & while [ ! -f %s ]; do sleep 0.05; done; echo up'",
+        getenv("COMET_DELAYLINE"), ns, ns, pidf, pidf);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = 0;
+    /* to the pipe's end: for ever if the line held fd 5 */
+    while (fread(buf, 1, sizeof buf, p) > 0)
+        n++;
+    assert_true(n > 0);
+    pclose(p);
+    const pid_t line = pid_in(pidf);
+    assert_true(line > 0);
+    assert_int_equal(kill(line, SIGTERM), 0);
+    assert_true(gone(line));
+}
+
+/* one end deleted under it (ip link del): it stops with one line, exit 1 */
+static void test_end_deleted(void **s)
+{
+    (void)s;
+    char err[128], pidf[128], a[64], b[64], cmd[256];
+    snprintf(err, sizeof err, "%s/d.err", tmpd);
+    snprintf(pidf, sizeof pidf, "%s/d.pid", tmpd);
+    snprintf(a, sizeof a, "dl0@%sA", ns);
+    snprintf(b, sizeof b, "dl0@%sB", ns);
+    const pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (!freopen(err, "w", stderr))
+            _exit(127);
+        execl(getenv("COMET_DELAYLINE"), "comet-delayline", "-a", a, "-b", b, "-r", "1gbit", "-w",
+            pidf, (char *)NULL);
+        _exit(127);
+    }
+    assert_int_equal(pid_in(pidf), child);
+    snprintf(cmd, sizeof cmd, "ip -n %sB link del dl0", ns);
+    assert_int_equal(sh(cmd), 0);
+    int st = 0;
+    assert_int_equal(waitpid(child, &st, 0), child);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    assert_true(holds(err, "comet-delayline: -b: the device went away"));
+}
+
+/* netns-veth.sh with a delay line: the line killed while the command runs
+ * stops the command (exit 1, one line); the script killed ends the line
+ * (-P) and its watcher stops the command. */
+static void test_netns_veth(void **s)
+{
+    (void)s;
+    const char *src = getenv("COMET_SOURCE_DIR");
+    char script[1024], cmd[4096], err[128], pidf[128], log[128];
+    snprintf(script, sizeof script, "%s/scripts/netns-veth.sh", src ? src : "..");
+    snprintf(err, sizeof err, "%s/v.err", tmpd);
+    snprintf(pidf, sizeof pidf, "%s/%sv-delayline.pid", tmpd, ns);
+    snprintf(log, sizeof log, "%s/v.log", tmpd);
+    /* the command kills the line, then would sleep a minute */
+    snprintf(cmd, sizeof cmd,
+        "TMPDIR=%s COMET_NETNS_NAME=%sv COMET_NETNS_DELAY=50us COMET_NETNS_DELAYLINE_LOG=%s "
+        "%s with 1gbit sh -c 'kill -KILL $(cat %s); exec sleep 60' 2>%s",
+        tmpd, ns, log, script, pidf, err);
+    assert_int_equal(sh(cmd), 1);
+    assert_true(holds(err, "netns-veth: the delay line (pid"));
+    assert_true(holds(err, "ended while the command ran; stopping the command"));
+
+    /* the script killed: the line ends with it, the command is stopped */
+    snprintf(cmd, sizeof cmd,
+        "TMPDIR=%s COMET_NETNS_NAME=%sv COMET_NETNS_DELAY=50us COMET_NETNS_DELAYLINE_LOG=%s "
+        "exec %s with 1gbit sleep 60",
+        tmpd, ns, log, script);
+    const pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    const pid_t line = pid_in(pidf);
+    assert_true(line > 0);
+    assert_int_equal(kill(child, SIGKILL), 0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    assert_true(gone(line));
+    assert_true(holds(log, "comet-delayline: -P: the process that started it"));
+    snprintf(cmd, sizeof cmd, "TMPDIR=%s COMET_NETNS_NAME=%sv %s down", tmpd, ns, script);
+    assert_int_equal(sh(cmd), 0);
+}
+
+static int netns_main(void)
+{
+    if (geteuid() != 0 || sh("command -v ip >/dev/null 2>&1") != 0) {
+        printf("# skipped: needs root and ip\n");
+        return 77;
+    }
+    snprintf(ns, sizeof ns, "ctdl%ld", (long)getpid() % 1000000);
+    snprintf(tmpd, sizeof tmpd, "/tmp/%s", ns);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+        "rm -rf %s && mkdir -p %s && ip netns add %sA && ip netns add %sB 2>/dev/null", tmpd, tmpd,
+        ns, ns);
+    if (sh(cmd) != 0) {
+        printf("# skipped: network namespaces cannot be made here\n");
+        snprintf(cmd, sizeof cmd, "ip netns del %sA 2>/dev/null; rm -rf %s", ns, tmpd);
+        (void)sh(cmd);
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_parent_ends),
+        cmocka_unit_test(test_sigterm_idle),
+        cmocka_unit_test(test_end_deleted),
+        cmocka_unit_test(test_no_inherited_fd),
+        cmocka_unit_test(test_netns_veth),
+    };
+    const int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(cmd, sizeof cmd, "ip netns del %sA; ip netns del %sB; rm -rf %s", ns, ns, tmpd);
+    (void)sh(cmd);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "netns"))
+        return netns_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_properties),
         cmocka_unit_test(test_bursts),

@@ -304,12 +304,11 @@ static void test_parent_ends(void **s)
     assert_true(holds(err, "comet-delayline: -P: the process that started it"));
 }
 
-static void test_sigterm_idle(void **s)
+/* starts a 1 Gbit/s line between the test's namespaces, its stderr to
+ * err and its pid to pidf; returns once it runs */
+static pid_t start_line(const char *err, const char *pidf)
 {
-    (void)s;
-    char err[128], pidf[128], a[64], b[64];
-    snprintf(err, sizeof err, "%s/s.err", tmpd);
-    snprintf(pidf, sizeof pidf, "%s/s.pid", tmpd);
+    char a[64], b[64];
     snprintf(a, sizeof a, "dl0@%sA", ns);
     snprintf(b, sizeof b, "dl0@%sB", ns);
     const pid_t child = fork();
@@ -322,6 +321,16 @@ static void test_sigterm_idle(void **s)
         _exit(127);
     }
     assert_int_equal(pid_in(pidf), child);
+    return child;
+}
+
+static void test_sigterm_idle(void **s)
+{
+    (void)s;
+    char err[128], pidf[128];
+    snprintf(err, sizeof err, "%s/s.err", tmpd);
+    snprintf(pidf, sizeof pidf, "%s/s.pid", tmpd);
+    const pid_t child = start_line(err, pidf);
     /* idle: it waits in ppoll with no timeout; SIGTERM must end it there */
     assert_int_equal(kill(child, SIGTERM), 0);
     int st = 0;
@@ -360,21 +369,10 @@ static void test_no_inherited_fd(void **s)
 static void test_end_deleted(void **s)
 {
     (void)s;
-    char err[128], pidf[128], a[64], b[64], cmd[256];
+    char err[128], pidf[128], cmd[256];
     snprintf(err, sizeof err, "%s/d.err", tmpd);
     snprintf(pidf, sizeof pidf, "%s/d.pid", tmpd);
-    snprintf(a, sizeof a, "dl0@%sA", ns);
-    snprintf(b, sizeof b, "dl0@%sB", ns);
-    const pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        if (!freopen(err, "w", stderr))
-            _exit(127);
-        execl(getenv("COMET_DELAYLINE"), "comet-delayline", "-a", a, "-b", b, "-r", "1gbit", "-w",
-            pidf, (char *)NULL);
-        _exit(127);
-    }
-    assert_int_equal(pid_in(pidf), child);
+    const pid_t child = start_line(err, pidf);
     snprintf(cmd, sizeof cmd, "ip -n %sB link del dl0", ns);
     assert_int_equal(sh(cmd), 0);
     int st = 0;

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,4 +152,290 @@ int comet_system_pipe_engine_parse(const char *s, comet_system_pipe_engine *e)
     else
         return -EINVAL;
     return 0;
+}
+
+/* Megatron-LM's pipeline schedules, replayed the same way. The ordering is
+ * that of megatron/schedules.py and megatron/p2p_communication.py at
+ * NVIDIA/Megatron-LM cfd2e21607 (2022-04-28; the code of Korthikanti et al.
+ * 2022's runs, unchanged in these functions' ordering until the move to
+ * megatron/core in 3c92fa93b5 of 2023-03): forward_backward_pipelining_
+ * without_interleaving and forward_backward_pipelining_with_interleaving.
+ * Every p2p call is one _communicate: its sends and receives posted as one
+ * batch_isend_irecv, then waited for (blocking). Ranks form a ring for the
+ * interleaved schedule (the last rank's chunk c feeds the first rank's
+ * chunk c + 1). A message moves once both ends have posted it (NCCL's
+ * send/recv rendezvous); messages of one link and direction match in the
+ * order posted (NCCL's per-peer order). A message whose call at each end
+ * also holds the opposite message of the same link, the two matching each
+ * other, moves with it as a paired exchange: both in x; any other moves
+ * alone in t. A call completes when all its messages have moved. */
+
+enum { MS_SP = 1, MS_RP = 2, MS_SN = 4, MS_RN = 8, MOP_F = 16, MOP_B = 32 };
+
+/* python's % (schedules.py's get_model_chunk_id takes negative ids) */
+static long pymod(long a, long n)
+{
+    const long r = a % n;
+    return r < 0 ? r + n : r;
+}
+
+/* forward_backward_pipelining_without_interleaving, rank r of p, m
+ * microbatches (training). Returns the number of ops. */
+static long prog_1f1b(int p, long m, int r, unsigned char *o)
+{
+    long n = 0;
+    const int first = r == 0, last = r == p - 1;
+    const long warm = p - r - 1 < m ? p - r - 1 : m, rem = m - warm;
+    for (long i = 0; i < warm; i++) {
+        if (!first)
+            o[n++] = MS_RP; /* recv_forward */
+        o[n++] = MOP_F;
+        if (!last)
+            o[n++] = MS_SN; /* send_forward */
+    }
+    if (rem > 0 && !first)
+        o[n++] = MS_RP;
+    for (long i = 0; i < rem; i++) {
+        o[n++] = MOP_F;
+        if (!last)
+            o[n++] = MS_SN | MS_RN; /* send_forward_recv_backward */
+        o[n++] = MOP_B;
+        if (!first) /* send_backward (last iteration) or send_backward_recv_forward */
+            o[n++] = i == rem - 1 ? MS_SP : MS_SP | MS_RP;
+    }
+    for (long i = 0; i < warm; i++) {
+        if (!last)
+            o[n++] = MS_RN; /* recv_backward */
+        o[n++] = MOP_B;
+        if (!first)
+            o[n++] = MS_SP; /* send_backward */
+    }
+    return n;
+}
+
+/* forward_backward_pipelining_with_interleaving, rank r of p, v model
+ * chunks, m microbatches (training; m a multiple of p). */
+static long prog_interleaved(int p, long m, int v, int r, unsigned char *o)
+{
+    long n = 0;
+    const long N = m * v, pv = (long)p * v;
+    const int all_warm = m == p;
+    long warm = all_warm ? N : 2L * (p - r - 1) + (long)(v - 1) * p;
+    if (warm > N)
+        warm = N;
+    const long rem = N - warm;
+#define FCH(k)   ((int)(pymod((k), pv) / p))
+#define BCH(k)   (v - 1 - FCH(k))
+#define FIRST(c) (r == 0 && (c) == 0)
+#define LAST(c)  (r == p - 1 && (c) == v - 1)
+    if (r != 0)
+        o[n++] = MS_RP; /* recv_forward on virtual rank 0 */
+    for (long k = 0; k < warm; k++) {
+        o[n++] = MOP_F;
+        const int rp = !(r == 0 && FCH(k + 1) == 0) && k != N - 1;
+        const int sn = !LAST(FCH(k));
+        int call = (sn ? MS_SN : 0) | (rp ? MS_RP : 0);
+        if (k == warm - 1 && !all_warm && r != p - 1)
+            call |= MS_RN; /* send_forward_backward_recv_forward_backward */
+        if (call) /* else send_forward_recv_forward */
+            o[n++] = (unsigned char)call;
+    }
+    for (long k = 0; k < rem; k++) {
+        const long fk = k + warm, bk = k;
+        o[n++] = MOP_F;
+        o[n++] = MOP_B;
+        const int sn = !LAST(FCH(fk)), sp = !FIRST(BCH(bk));
+        int rp = r == 0 ? FCH(fk - (p - 1)) != v - 1 : 1;
+        const int rn = r == p - 1 ? BCH(bk - (p - 1)) != 0 : 1;
+        if (k == rem - 1)
+            rp = 0;
+        const int call = (sp ? MS_SP : 0) | (rp ? MS_RP : 0) | (sn ? MS_SN : 0) | (rn ? MS_RN : 0);
+        if (call)
+            o[n++] = (unsigned char)call;
+    }
+    if (all_warm && r != p - 1)
+        o[n++] = MS_RN; /* recv_backward on virtual rank v - 1 */
+    for (long k = rem; k < N; k++) {
+        o[n++] = MOP_B;
+        const int rn = !(r == p - 1 && BCH(k + 1) == v - 1) && k != N - 1;
+        const int sp = !FIRST(BCH(k));
+        const int call = (sp ? MS_SP : 0) | (rn ? MS_RN : 0); /* send_backward_recv_backward */
+        if (call)
+            o[n++] = (unsigned char)call;
+    }
+#undef FCH
+#undef BCH
+#undef FIRST
+#undef LAST
+    return n;
+}
+
+long sys_pipe_megatron_program(int p, long m, int v, int r, unsigned char *ops)
+{
+    return v > 1 ? prog_interleaved(p, m, v, r, ops) : prog_1f1b(p, m, r, ops);
+}
+
+/* One message of a link's direction: its two ends' post times, the
+ * sequence number of the opposite message in the same call at each end
+ * (-1: none), and when it has moved (-1: not yet). */
+typedef struct {
+    double post[2], done;
+    long opp[2];
+} pmsg;
+
+double sys_pipe_megatron_s(int p, long m, int v, double F, double B, double t, double x)
+{
+    if (p < 1 || m < 1 || v < 1 || (v > 1 && (p < 3 || m % p)))
+        return NAN;
+    if (p == 1)
+        return m * (F + B);
+    if (x < t)
+        x = t;
+    const long N = m * v, per = 6 * N + 8, cap = N + 2;
+    const double f = F / v, b = B / v;
+    unsigned char *ops = malloc((size_t)p * (size_t)per);
+    long *len = malloc(sizeof(long) * 2 * (size_t)p + sizeof(long) * 2 * 2 * (size_t)p);
+    double *clk = calloc((size_t)p, sizeof *clk);
+    pmsg *msg = malloc(sizeof(pmsg) * 2 * (size_t)p * (size_t)cap);
+    int *posted = calloc((size_t)p, sizeof *posted);
+    long(*seq)[4] = malloc(sizeof(long[4]) * (size_t)p);
+    double end = NAN;
+    if (!ops || !len || !clk || !msg || !posted || !seq)
+        goto out;
+    long *pc = len + p, *cnt = len + 2 * p; /* cnt[(l * 2 + d) * 2 + end]: posted so far */
+    for (int r = 0; r < p; r++) {
+        len[r] = sys_pipe_megatron_program(p, m, v, r, ops + (size_t)r * per);
+        pc[r] = 0;
+    }
+    memset(cnt, 0, sizeof(long) * 4 * (size_t)p);
+    /* slot k of a call: link, direction (0 forward, 1 backward), end (0
+     * sender, 1 receiver); the opposite message of slot k is slot k ^ 1 */
+    for (;;) {
+        int moved = 0, done = 1;
+        for (int r = 0; r < p; r++) {
+            const unsigned char *o = ops + (size_t)r * per;
+            const int lp = (r + p - 1) % p, ln = r;
+            const int sl[4] = { lp, lp, ln, ln }, sd[4] = { 1, 0, 0, 1 }, se[4] = { 0, 1, 0, 1 };
+            while (pc[r] < len[r]) {
+                const int op = o[pc[r]];
+                if (op & (MOP_F | MOP_B)) {
+                    clk[r] += op == MOP_F ? f : b;
+                    pc[r]++;
+                    moved = 1;
+                    continue;
+                }
+                if (!posted[r]) {
+                    for (int k = 0; k < 4; k++)
+                        seq[r][k] = op & (1 << k) ? cnt[(sl[k] * 2 + sd[k]) * 2 + se[k]]++ : -1;
+                    for (int k = 0; k < 4; k++)
+                        if (seq[r][k] >= 0) {
+                            pmsg *q = &msg[((size_t)sl[k] * 2 + sd[k]) * cap + seq[r][k]];
+                            if (se[k] == 0 && seq[r][k] >= cnt[(sl[k] * 2 + sd[k]) * 2 + 1])
+                                q->post[1] = -1, q->done = -1; /* first end here: clear */
+                            if (se[k] == 1 && seq[r][k] >= cnt[(sl[k] * 2 + sd[k]) * 2])
+                                q->post[0] = -1, q->done = -1;
+                            q->post[se[k]] = clk[r];
+                            q->opp[se[k]] = seq[r][k ^ 1];
+                        }
+                    posted[r] = 1;
+                    moved = 1;
+                }
+                double at = clk[r];
+                int ready = 1;
+                for (int k = 0; k < 4 && ready; k++) {
+                    if (seq[r][k] < 0)
+                        continue;
+                    pmsg *q = &msg[((size_t)sl[k] * 2 + sd[k]) * cap + seq[r][k]];
+                    if (q->post[0] < 0 || q->post[1] < 0) {
+                        ready = 0;
+                        break;
+                    }
+                    if (q->done < 0) {
+                        const int pair = q->opp[0] >= 0 && q->opp[0] == q->opp[1];
+                        q->done = fmax(q->post[0], q->post[1]) + (pair ? x : t);
+                    }
+                    at = fmax(at, q->done);
+                }
+                if (!ready)
+                    break;
+                clk[r] = at;
+                posted[r] = 0;
+                pc[r]++;
+                moved = 1;
+            }
+            if (pc[r] < len[r])
+                done = 0;
+        }
+        if (done)
+            break;
+        if (!moved) /* a deadlock: a test checks that the schedules have none */
+            goto out;
+    }
+    end = 0;
+    for (int r = 0; r < p; r++)
+        end = fmax(end, clk[r]);
+out:
+    free(ops);
+    free(len);
+    free(clk);
+    free(msg);
+    free(posted);
+    free(seq);
+    return end;
+}
+
+/* The replay's time is affine in the number of microbatches once the
+ * pipeline has filled: from m = p + 1 on (v = 1) and from two groups of p
+ * on (v > 1; the interleaved schedule repeats per group of p microbatches),
+ * each further microbatch (group) adding the same time. Beyond that the
+ * replay of m0 and m0 + u microbatches is extrapolated, so a step costs the
+ * replay of at most p + 4 microbatches (4 groups); test_pipeline checks
+ * the extrapolation against the full replay over generated cases. Where
+ * sys_pp_1f1b_s is exact (v = 1 with p = 2 or x <= t; equal to the replay,
+ * tested) it is used directly. Results are memoised by (p, m, v, F, B, t, x):
+ * explore asks the same question for every order of the degrees. */
+typedef struct {
+    int p, v;
+    long m;
+    double F, B, t, x, s;
+} pmemo;
+
+double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, double x)
+{
+    if (p < 2 || m < 1 || v < 1 || !(t > 0))
+        return 0;
+    if (v > 1 && (p < 3 || m % p))
+        return NAN;
+    if (x < t)
+        x = t;
+    if (v == 1 && (p == 2 || x == t))
+        return sys_pp_1f1b_s(p, m, F, B, t, x);
+    enum { NMEMO = 256 };
+    static _Thread_local pmemo memo[NMEMO];
+    uint64_t h = 1469598103934665603ULL;
+    const double key[4] = { F, B, t, x };
+    const long ik[3] = { p, m, v };
+    const unsigned char *kb = (const unsigned char *)key;
+    for (size_t i = 0; i < sizeof key; i++)
+        h = (h ^ kb[i]) * 1099511628211ULL;
+    kb = (const unsigned char *)ik;
+    for (size_t i = 0; i < sizeof ik; i++)
+        h = (h ^ kb[i]) * 1099511628211ULL;
+    pmemo *e = &memo[h % NMEMO];
+    if (e->p == p && e->m == m && e->v == v && e->F == F && e->B == B && e->t == t && e->x == x)
+        return e->s;
+    const long u = v > 1 ? p : 1, m0 = v > 1 ? 3L * p : p + 2;
+    double T;
+    if (m <= m0 + u) {
+        T = sys_pipe_megatron_s(p, m, v, F, B, t, x);
+    } else {
+        const double a = sys_pipe_megatron_s(p, m0, v, F, B, t, x),
+                     c = sys_pipe_megatron_s(p, m0 + u, v, F, B, t, x);
+        T = a + (double)(m - m0) / u * (c - a);
+    }
+    if (isnan(T)) /* a deadlock or no memory */
+        return NAN;
+    const double s = fmax(0, T - ((double)m + (p - 1.0) / v) * (F + B));
+    *e = (pmemo) { .p = p, .m = m, .v = v, .F = F, .B = B, .t = t, .x = x, .s = s };
+    return s;
 }

@@ -118,6 +118,14 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     if (s->mb < 1 || (s->B / c->dp) % s->mb)
         return fail(r, "microbatch %d does not divide the %d sequences per data-parallel replica",
             s->mb, s->B / c->dp);
+    /* megatron/arguments.py and schedules.py @cfd2e21607: the interleaved
+     * schedule runs for pp > 2 only and for microbatches a multiple of pp */
+    if (c->interleave > 1 && o->pipe_engine == COMET_SYSTEM_PIPE_MEGATRON
+        && (c->pp < 3 || (s->B / c->dp / s->mb) % c->pp))
+        return fail(r,
+            "interleave=%d: Megatron-LM's interleaved schedule needs pp > 2 and the %d "
+            "microbatches a multiple of pp=%d",
+            c->interleave, s->B / c->dp / s->mb, c->pp);
     if (sys->hw.execution && !(sys->hw.execution & (1 << c->exec)))
         return fail(r, "%s runs %s only (its description's execution)", sys->hw.name,
             comet_system_exec_name((comet_system_exec)(sys->hw.execution == 1 ? 0 : 1)));
@@ -573,16 +581,15 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     if (train) {
         steady = mbs * (tf + tb);
         bubble = (c->pp - 1) / v * (tf + tb);
-        /* one stage a chip: Megatron's 1F1B schedule's critical path,
-         * its blocking exchanges over full-duplex links (a network engine
-         * or not: the schedule waits for them); interleaved stages: every
-         * transfer in turn (not derived for that schedule) */
+        /* the schedule's blocking transfers on its critical path (a
+         * network engine or not: the schedule waits for them): DeepSpeed's
+         * TrainSchedule or Megatron-LM's 1F1B / interleaved 1F1B, each
+         * replayed (pipe.c) */
         if (c->pp > 1 && o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED)
             pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
-        else if (c->pp > 1 && v == 1)
-            pp_s = sys_pp_1f1b_s(c->pp, (long)fmax(1, llround(mbs)), tf, tb, tp2p, txch);
         else
-            pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
+            pp_s
+                = sys_pp_megatron_s(c->pp, (long)fmax(1, llround(mbs)), (int)v, tf, tb, tp2p, txch);
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;

@@ -270,9 +270,9 @@ static long prog_interleaved(int p, long m, int v, int r, unsigned char *o)
     return n;
 }
 
-long sys_pipe_megatron_program(int p, long m, int v, int r, unsigned char *ops)
+long sys_pipe_megatron_program(int p, long m, int v, int il, int r, unsigned char *ops)
 {
-    return v > 1 ? prog_interleaved(p, m, v, r, ops) : prog_1f1b(p, m, r, ops);
+    return il ? prog_interleaved(p, m, v, r, ops) : prog_1f1b(p, m, r, ops);
 }
 
 /* One message of a link's direction: its two ends' post times, the
@@ -283,9 +283,9 @@ typedef struct {
     long opp[2];
 } pmsg;
 
-double sys_pipe_megatron_s(int p, long m, int v, double F, double B, double t, double x)
+double sys_pipe_megatron_s(int p, long m, int v, int il, double F, double B, double t, double x)
 {
-    if (p < 1 || m < 1 || v < 1 || (v > 1 && (p < 3 || m % p)))
+    if (p < 1 || m < 1 || v < 1 || (v > 1 && !il) || (il && (p < 3 || m % p)))
         return NAN;
     if (p == 1)
         return m * (F + B);
@@ -304,7 +304,7 @@ double sys_pipe_megatron_s(int p, long m, int v, double F, double B, double t, d
         goto out;
     long *pc = len + p, *cnt = len + 2 * p; /* cnt[(l * 2 + d) * 2 + end]: posted so far */
     for (int r = 0; r < p; r++) {
-        len[r] = sys_pipe_megatron_program(p, m, v, r, ops + (size_t)r * per);
+        len[r] = sys_pipe_megatron_program(p, m, v, il, r, ops + (size_t)r * per);
         pc[r] = 0;
     }
     memset(cnt, 0, sizeof(long) * 4 * (size_t)p);
@@ -427,10 +427,10 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
     const long u = v > 1 ? p : 1, m0 = v > 1 ? 3L * p : p + 2;
     double T;
     if (m <= m0 + u) {
-        T = sys_pipe_megatron_s(p, m, v, F, B, t, x);
+        T = sys_pipe_megatron_s(p, m, v, v > 1, F, B, t, x);
     } else {
-        const double a = sys_pipe_megatron_s(p, m0, v, F, B, t, x),
-                     c = sys_pipe_megatron_s(p, m0 + u, v, F, B, t, x);
+        const double a = sys_pipe_megatron_s(p, m0, v, v > 1, F, B, t, x),
+                     c = sys_pipe_megatron_s(p, m0 + u, v, v > 1, F, B, t, x);
         T = a + (double)(m - m0) / u * (c - a);
     }
     if (isnan(T)) /* a deadlock or no memory */

@@ -148,21 +148,22 @@ void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
 double sys_pipe_deepspeed_s(int m, int p, double F, double B, double c);
 
 /** Stage r's program in Megatron-LM's training schedule (pipe.c; megatron/
- *  schedules.py @cfd2e21607): v == 1 forward_backward_pipelining_without_
- *  interleaving, v > 1 forward_backward_pipelining_with_interleaving over p
- *  ranks and m microbatches. Each op is a forward (16) or backward (32) of
- *  one model chunk, or one blocking p2p call, the OR of its messages: send
- *  to the previous rank 1, receive from it 2, send to the next 4, receive
- *  from it 8. ops holds 6 m v + 8; returns the number of ops. */
-long sys_pipe_megatron_program(int p, long m, int v, int r, unsigned char *ops);
+ *  schedules.py @cfd2e21607): il == 0 forward_backward_pipelining_without_
+ *  interleaving (v == 1), il == 1 forward_backward_pipelining_with_
+ *  interleaving with v model chunks (Megatron runs it whenever a virtual
+ *  pipeline size is given, 1 included) over p ranks and m microbatches. Each op is a forward (16)
+ * or backward (32) of one model chunk, or one blocking p2p call, the OR of its messages: send to
+ * the previous rank 1, receive from it 2, send to the next 4, receive from it 8. ops holds 6 m v +
+ * 8; returns the number of ops. */
+long sys_pipe_megatron_program(int p, long m, int v, int il, int r, unsigned char *ops);
 /** Seconds of Megatron-LM's training schedule (pipe.c) over p stages, m
- *  microbatches and v model chunks a stage (v > 1: the interleaved
- *  schedule, which Megatron runs for p > 2 and m a multiple of p; NAN
- *  otherwise): F, B a stage's forward and backward of one microbatch (all
+ *  microbatches and v model chunks a stage (il: the interleaved schedule,
+ *  which Megatron runs for p > 2 and m a multiple of p; NAN otherwise, and
+ *  for v > 1 without il): F, B a stage's forward and backward of one microbatch (all
  *  its chunks), t one message alone on its link, x a paired exchange of
  *  two (x < t: t). Every call blocks; a message moves once both ends have
  *  posted it. */
-double sys_pipe_megatron_s(int p, long m, int v, double F, double B, double t, double x);
+double sys_pipe_megatron_s(int p, long m, int v, int il, double F, double B, double t, double x);
 /** Seconds of Megatron-LM's training schedule beyond its compute, (m + (p
  *  - 1) / v)(F + B) (the replay's time without transfers): the replay of
  *  sys_pipe_megatron_s, extrapolated from p + 4 microbatches (4 groups of p

@@ -1,9 +1,11 @@
-/* The pipeline's transfers on a step's critical path (system/step.c):
- * the closed forms sys_pp_1f1b_s and sys_pp_forward_s against a
- * discrete-event simulation of the schedules themselves (Megatron's 1F1B
- * and forward-only schedules, blocking point-to-point over full-duplex
- * links) over thousands of generated (pp, microbatches, forward, backward,
- * transfer) cases. */
+/* The pipeline's transfers on a step's critical path (system/step.c,
+ * system/pipe.c): the closed forms sys_pp_1f1b_s and sys_pp_forward_s
+ * against a discrete-event simulation of the schedules themselves
+ * (Megatron's 1F1B and forward-only schedules, blocking point-to-point)
+ * over thousands of generated (pp, microbatches, forward, backward,
+ * transfer) cases; the replay of Megatron-LM's 1F1B and interleaved
+ * programs (sys_pipe_megatron_s) against that simulation and its
+ * properties. */
 #include "../../system/system_internal.h"
 #include <math.h>
 #include <setjmp.h>
@@ -277,6 +279,173 @@ static void test_forward_closed_form(void **state)
     }
 }
 
+/* Megatron-LM's schedules replayed (system/pipe.c, schedules.py
+ * @cfd2e21607): the step's time of p stages, m microbatches, v chunks. */
+static double replay(int p, long m, int v, double F, double B, double t, double x)
+{
+    return sys_pipe_megatron_s(p, m, v, v > 1, F, B, t, x);
+}
+
+/* A generated case: 1F1B (v = 1, p >= 2, any m) or interleaved (p >= 3,
+ * v >= 2, m a multiple of p, as Megatron requires); links from far faster
+ * than a stage to 100x slower, exchanges at one message's time (x = t,
+ * full duplex) to 3x. */
+static void gen(int *p, long *m, int *v, double *F, double *B, double *t, double *x, int i)
+{
+    *v = i % 3 ? irand(2, 6) : 1;
+    *p = irand(*v > 1 ? 3 : 2, MAXP);
+    *m = *v > 1 ? (long)*p * irand(1, 6) : irand(1, MAXM);
+    *F = 0.01 + 3 * urand();
+    *B = urand() < 0.2 ? *F : 0.01 + 6 * urand();
+    const double scale[] = { 0, 0.05, 1, 10, 100 };
+    *t = urand() * scale[irand(0, 4)];
+    *x = i % 2 ? *t : *t * (1 + 2 * urand());
+}
+
+/* The replay of the 1F1B program equals this file's own simulation of it
+ * (written apart: per-message bookkeeping, paired when posted in two-message
+ * steps at both ends) for every generated case, exchanges slower than a
+ * message and more than two stages included; so it equals the closed form
+ * where that is exact (two stages; x = t) and is never above it. */
+static void test_megatron_1f1b_replay(void **state)
+{
+    (void)state;
+    double over = 0;
+    for (int i = 0; i < 6000; i++) {
+        const int p = irand(2, MAXP), m = irand(1, MAXM);
+        const double F = 0.01 + 3 * urand(), B = 0.01 + 6 * urand();
+        const double scale[] = { 0, 0.05, 1, 10, 100 };
+        const double t = urand() * scale[irand(0, 4)];
+        const double x = i % 2 ? t : t * (1 + 2 * urand());
+        const double sim = sim_1f1b(p, m, F, B, t, x), rep = replay(p, m, 1, F, B, t, x);
+        if (!(fabs(rep - sim) <= 1e-9 * sim))
+            fail_msg("p=%d m=%d F=%g B=%g t=%g x=%g: replayed %.9g, simulated %.9g", p, m, F, B, t,
+                x, rep, sim);
+        const double nb = (m + p - 1) * (F + B), cf = nb + sys_pp_1f1b_s(p, m, F, B, t, x);
+        if ((p == 2 || x == t) && !(fabs(rep - cf) <= 1e-9 * cf))
+            fail_msg("p=%d m=%d x=t or two stages: replayed %.9g, closed form %.9g", p, m, rep, cf);
+        if (!(cf >= rep * (1 - 1e-9)))
+            fail_msg("p=%d m=%d: closed form %.9g below the replay %.9g", p, m, cf, rep);
+        if (rep > nb && (cf - rep) / (rep - nb) > over)
+            over = (cf - rep) / (rep - nb);
+    }
+    print_message(
+        "1F1B replay = simulation; the closed form at most %.2g of the transfers above\n", over);
+}
+
+/* Megatron's programs: every rank runs m v forwards and m v backwards;
+ * on each link and direction as many sends as receives (each message has
+ * both its ends); the replay completes (no deadlock) for every (p, m, v)
+ * Megatron accepts, from one group of p microbatches up. */
+static void test_megatron_programs(void **state)
+{
+    (void)state;
+    for (int v = 1; v <= 6; v++)
+        for (int p = v > 1 ? 3 : 2; p <= MAXP; p++)
+            for (long m = v > 1 ? p : 1; m <= (v > 1 ? 6L * p : MAXM); m += v > 1 ? p : 1) {
+                const long per = 6 * m * v + 8;
+                unsigned char *ops = malloc((size_t)per);
+                long sends[MAXP][2] = { { 0 } }, recvs[MAXP][2] = { { 0 } };
+                assert_non_null(ops);
+                for (int r = 0; r < p; r++) {
+                    const long n = sys_pipe_megatron_program(p, m, v, v > 1, r, ops);
+                    assert_true(n > 0 && n <= per);
+                    long nf = 0, nbk = 0;
+                    const int lp = (r + p - 1) % p;
+                    for (long k = 0; k < n; k++) {
+                        nf += ops[k] == 16;
+                        nbk += ops[k] == 32;
+                        if (ops[k] & 1)
+                            sends[lp][1]++; /* a gradient back over the link behind */
+                        if (ops[k] & 2)
+                            recvs[lp][0]++;
+                        if (ops[k] & 4)
+                            sends[r][0]++; /* an activation on over the link ahead */
+                        if (ops[k] & 8)
+                            recvs[r][1]++;
+                    }
+                    assert_int_equal(nf, m * v);
+                    assert_int_equal(nbk, m * v);
+                }
+                free(ops);
+                for (int l = 0; l < p; l++) {
+                    assert_int_equal(sends[l][0], recvs[l][0]);
+                    assert_int_equal(sends[l][1], recvs[l][1]);
+                    /* the ring's last link carries messages only interleaved */
+                    if (l == p - 1 && v == 1)
+                        assert_int_equal(sends[l][0] + sends[l][1], 0);
+                }
+                assert_false(isnan(replay(p, m, v, 1, 2, 0.3, 0.5)));
+            }
+    /* what Megatron refuses: no replay */
+    assert_true(isnan(replay(2, 4, 2, 1, 2, 0.1, 0.1)));
+    assert_true(isnan(replay(4, 6, 2, 1, 2, 0.1, 0.1)));
+    assert_true(isnan(sys_pp_megatron_s(4, 6, 3, 1, 2, 0.1, 0.1)));
+}
+
+/* Properties over generated cases of both schedules:
+ * - without transfers the replay is the compute-only schedule, m (F + B) +
+ *   (p - 1)(F + B) / v (Narayanan et al. 2021's bubble), and never faster
+ *   with them; nor faster than microbatch 0's own chain, p (F + B) plus its
+ *   2 (p v - 1) transfers;
+ * - slower links, slower exchanges, slower compute: never faster;
+ * - more microbatches: a longer step; with x = t never a longer step per
+ *   microbatch (with x > t it can be: the steady state's paired exchanges
+ *   pace it, the fill's lone messages do not);
+ * - the interleaved program with one chunk (what Megatron runs for a
+ *   virtual pipeline size of 1) equals 1F1B without transfers (with them
+ *   it differs: its combined calls move both links' messages at once);
+ * - sys_pp_megatron_s (memoised, extrapolated where the replay is affine
+ *   in m) equals the full replay's time beyond the compute. */
+static void test_megatron_props(void **state)
+{
+    (void)state;
+    int differ = 0;
+    for (int i = 0; i < 4000; i++) {
+        int p, v;
+        long m;
+        double F, B, t, x;
+        gen(&p, &m, &v, &F, &B, &t, &x, i);
+        const long u = v > 1 ? p : 1;
+        const double T = replay(p, m, v, F, B, t, x);
+        const double nb = ((double)m + (p - 1.0) / v) * (F + B);
+        if (!(T >= nb * (1 - 1e-12)))
+            fail_msg("p=%d m=%ld v=%d: %.9g below the compute-only %.9g", p, m, v, T, nb);
+        const double T0 = replay(p, m, v, F, B, 0, 0);
+        if (!(fabs(T0 - nb) <= 1e-9 * nb))
+            fail_msg("p=%d m=%ld v=%d F=%g B=%g: without transfers %.9g, not %.9g", p, m, v, F, B,
+                T0, nb);
+        assert_true(T >= p * (F + B) + 2.0 * (p * v - 1) * t - 1e-9 * T);
+        const double k = 1 + urand();
+        assert_true(replay(p, m, v, F, B, t * k, x * k) >= T * (1 - 1e-12));
+        assert_true(replay(p, m, v, F, B, t, x * k) >= T * (1 - 1e-12));
+        assert_true(replay(p, m, v, F * k, B, t, x) >= T * (1 - 1e-12));
+        assert_true(replay(p, m, v, F, B * k, t, x) >= T * (1 - 1e-12));
+        const double T2 = replay(p, m + u, v, F, B, t, x);
+        assert_true(T2 >= T * (1 - 1e-12));
+        if (x == t && !(T2 / (m + u) <= T / m * (1 + 1e-12)))
+            fail_msg("p=%d m=%ld v=%d x=t: %.9g a microbatch with %ld more, %.9g before", p, m, v,
+                T2 / (m + u), u, T / m);
+        if (v == 1 && p >= 3 && m % p == 0) {
+            const double il0 = sys_pipe_megatron_s(p, m, 1, 1, F, B, 0, 0);
+            assert_true(fabs(il0 - T0) <= 1e-9 * T0);
+            differ += fabs(sys_pipe_megatron_s(p, m, 1, 1, F, B, t, x) - T) > 1e-9 * T;
+        }
+        /* the fast path against the full replay, up to 12 groups (v > 1) or
+         * 4 p + 8 microbatches */
+        const long mm = v > 1 ? (long)p * irand(1, 12) : irand(1, 4 * p + 8);
+        const double full = replay(p, mm, v, F, B, t, x);
+        const double want = t > 0 ? fmax(0, full - ((double)mm + (p - 1.0) / v) * (F + B)) : 0;
+        const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x);
+        if (!(fabs(got - want) <= 1e-9 * full))
+            fail_msg("p=%d m=%ld v=%d F=%g B=%g t=%g x=%g: fast %.12g, replay %.12g", p, mm, v, F,
+                B, t, x, got, want);
+        assert_true(sys_pp_megatron_s(p, mm, v, F, B, t, x) == got); /* memoised: the same */
+    }
+    print_message(
+        "one-chunk interleaved program differs from 1F1B with transfers in %d cases\n", differ);
+}
+
 /* No transfers, no pipeline, no time. */
 static void test_degenerate(void **state)
 {
@@ -297,6 +466,9 @@ int main(void)
         cmocka_unit_test(test_1f1b_closed_form),
         cmocka_unit_test(test_forward_closed_form),
         cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_megatron_1f1b_replay),
+        cmocka_unit_test(test_megatron_programs),
+        cmocka_unit_test(test_megatron_props),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

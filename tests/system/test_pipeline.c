@@ -383,6 +383,89 @@ static void test_megatron_programs(void **state)
     assert_true(isnan(sys_pp_megatron_s(4, 6, 3, 1, 2, 0.1, 0.1)));
 }
 
+/* The programs move the right tensors: matching each link's messages in
+ * the order posted (as NCCL does), every forward of chunk c, microbatch j
+ * finds (c, j)'s activation as the last one received for chunk c
+ * (schedules.py: input_tensors[c][-1]) and every backward pops (c, j)'s
+ * gradient first from chunk c's queue (output_tensor_grads[c].pop(0)); a
+ * send carries the output of the rank's latest forward (activation) or
+ * latest backward (gradient), the ring's last rank feeding chunk c + 1 of
+ * the first. */
+static long fwd_label(int p, int v, long k, int bwd)
+{
+    const long pv = (long)p * v, c = (k % pv) / p;
+    return (bwd ? v - 1 - c : c) * 100000 + (k / pv) * p + k % p; /* chunk, microbatch */
+}
+
+static void test_megatron_dataflow(void **state)
+{
+    (void)state;
+    enum { MAXV = 6, MAXN = 6 * MAXP * MAXV };
+    static long sent[MAXP][2][MAXN], q[MAXV][MAXN];
+    static unsigned char ops[6 * MAXN + 8];
+    int checked = 0;
+    for (int v = 1; v <= MAXV; v++)
+        for (int p = v > 1 ? 3 : 2; p <= MAXP; p++)
+            for (long m = v > 1 ? p : 1; m <= 6L * p; m += v > 1 ? p : 1) {
+                long nsent[MAXP][2] = { { 0 } };
+                for (int r = 0; r < p; r++) { /* what each rank sends, in order */
+                    const long n = sys_pipe_megatron_program(p, m, v, v > 1, r, ops);
+                    long kf = 0, kb = 0, lastf = -1, lastb = -1;
+                    for (long i = 0; i < n; i++) {
+                        if (ops[i] == 16)
+                            lastf = fwd_label(p, v, kf++, 0);
+                        else if (ops[i] == 32)
+                            lastb = fwd_label(p, v, kb++, 1);
+                        if (ops[i] & 4) /* activation on: chunk c + 1 past the ring's end */
+                            sent[r][0][nsent[r][0]++] = lastf + (r == p - 1 ? 100000 : 0);
+                        if (ops[i] & 1)
+                            sent[(r + p - 1) % p][1][nsent[(r + p - 1) % p][1]++]
+                                = lastb - (r == 0 ? 100000 : 0);
+                    }
+                }
+                for (int r = 0; r < p; r++) { /* what each receives, and uses */
+                    const long n = sys_pipe_megatron_program(p, m, v, v > 1, r, ops);
+                    long kf = 0, kb = 0, got[2] = { 0, 0 }, last[MAXV], head[MAXV] = { 0 },
+                         tail[MAXV] = { 0 };
+                    for (int c = 0; c < v; c++)
+                        last[c] = -1;
+                    const int lp = (r + p - 1) % p;
+                    for (long i = 0; i < n; i++) {
+                        if (ops[i] & 2) {
+                            const long x = sent[lp][0][got[0]++];
+                            last[x / 100000] = x;
+                        }
+                        if (ops[i] & 8) {
+                            const long x = sent[r][1][got[1]++], c = x / 100000;
+                            q[c][tail[c]++] = x;
+                        }
+                        if (ops[i] == 16) {
+                            const long want = fwd_label(p, v, kf++, 0), c = want / 100000;
+                            if (!(r == 0 && c == 0) && last[c] != want)
+                                fail_msg("p=%d m=%ld v=%d rank %d: forward %ld found %ld", p, m, v,
+                                    r, want, last[c]);
+                        }
+                        if (ops[i] == 32) {
+                            const long want = fwd_label(p, v, kb++, 1), c = want / 100000;
+                            if (!(r == p - 1 && c == v - 1)) {
+                                if (head[c] >= tail[c] || q[c][head[c]] != want)
+                                    fail_msg("p=%d m=%ld v=%d rank %d: backward %ld without its "
+                                             "gradient",
+                                        p, m, v, r, want);
+                                head[c]++;
+                            }
+                        }
+                    }
+                    assert_int_equal(got[0], nsent[lp][0]);
+                    assert_int_equal(got[1], nsent[r][1]);
+                    for (int c = 0; c < v; c++)
+                        assert_int_equal(head[c], tail[c]);
+                    checked++;
+                }
+            }
+    print_message("%d rank programs move the right tensors\n", checked);
+}
+
 /* Properties over generated cases of both schedules:
  * - without transfers the replay is the compute-only schedule, m (F + B) +
  *   (p - 1)(F + B) / v (Narayanan et al. 2021's bubble), and never faster
@@ -468,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_megatron_1f1b_replay),
         cmocka_unit_test(test_megatron_programs),
+        cmocka_unit_test(test_megatron_dataflow),
         cmocka_unit_test(test_megatron_props),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

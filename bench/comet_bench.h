@@ -145,6 +145,9 @@ typedef int (*comet_bench_fn)(void *ctx, size_t reps);
 typedef struct comet_bench_config {
     double warmup_s; /**< warm-up time before sampling (at least one call) */
     int settled; /**< buffers touched and threads started by an earlier set: one warm-up batch */
+    size_t settled_reps; /**< with settled: that batch's calls (the reps an earlier set of the same
+                              call sampled with), and no warm-up time floor; 0: doubling batches up
+                              to warmup_s */
     double min_sample_s; /**< each sample lasts at least this (reps batched), dwarfing timer cost */
     size_t min_samples; /**< never fewer samples than this */
     size_t max_samples; /**< stop at this many samples */

@@ -604,6 +604,7 @@ int comet_bench_kernels_run(
              * or an sgemm grid point after the first pass (its buffers are
              * the grid's, faulted in and filled before the first point) */
             s.cfg.settled = j->kop != NULL || (j->sgemm && p > 0);
+            s.cfg.settled_reps = s.cfg.settled && j->n > 0 ? j->reps : 0;
             s.cfg.min_samples = grid ? grid_mins : job_mins;
             if ((rc = job_measure(&d, j, err, errlen)))
                 goto fail;

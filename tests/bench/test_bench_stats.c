@@ -192,11 +192,14 @@ typedef struct spin_ctx {
     size_t calls;
     size_t fail_after;
     volatile double acc;
+    size_t batches, first_reps; /* calls of the body, and the first one's reps */
 } spin_ctx;
 
 static int spin(void *ctx, size_t reps)
 {
     spin_ctx *c = ctx;
+    if (c->batches++ == 0)
+        c->first_reps = reps;
     for (size_t r = 0; r < reps; r++) {
         if (c->fail_after && ++c->calls > c->fail_after)
             return -EIO;
@@ -236,6 +239,32 @@ static void test_measure(void **s)
         fail_msg("clock %g MHz", r.clock_mhz);
 #endif
     comet_bench_result_free(&r);
+
+    /* A settled set with known reps warms up with exactly one batch of
+     * them, whatever the warm-up time: the body runs once more than the
+     * samples, its first call with those reps. Without the reps a settled
+     * set still doubles its batches up to warmup_s. */
+    for (size_t k = 1; k <= 64; k *= 4) {
+        spin_ctx w = { 0 };
+        cfg.settled = 1;
+        cfg.settled_reps = k;
+        cfg.warmup_s = 10.0; /* would never end as a time floor */
+        assert_int_equal(comet_bench_measure(&cfg, spin, &w, &r, err, sizeof err), 0);
+        assert_int_equal(w.first_reps, k);
+        assert_int_equal(w.batches, r.n + 1);
+        comet_bench_result_free(&r);
+    }
+    {
+        spin_ctx w = { 0 };
+        cfg.settled_reps = 0;
+        cfg.warmup_s = 0.02;
+        assert_int_equal(comet_bench_measure(&cfg, spin, &w, &r, err, sizeof err), 0);
+        assert_int_equal(w.first_reps, 1);
+        assert_true(w.batches > r.n + 1);
+        comet_bench_result_free(&r);
+    }
+    cfg.settled = 0;
+    cfg.warmup_s = 0.01;
 
     /* An error from the body surfaces, nothing leaks. */
     spin_ctx f = { 0 };

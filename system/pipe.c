@@ -395,12 +395,12 @@ out:
  * tested) it is used directly. Results are memoised by (p, m, v, F, B, t, x):
  * explore asks the same question for every order of the degrees. */
 typedef struct {
-    int p, v;
+    int p, v, shared;
     long m;
     double F, B, t, x, s;
 } pmemo;
 
-double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, double x)
+double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, double x, int shared)
 {
     if (p < 2 || m < 1 || v < 1 || !(t > 0))
         return 0;
@@ -410,11 +410,12 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
         x = t;
     if (v == 1 && (p == 2 || x == t))
         return sys_pp_1f1b_s(p, m, F, B, t, x);
+    shared = shared && v > 1; /* 1F1B's calls use one link: nothing shares a port */
     enum { NMEMO = 256 };
     static _Thread_local pmemo memo[NMEMO];
     uint64_t h = 1469598103934665603ULL;
     const double key[4] = { F, B, t, x };
-    const long ik[3] = { p, m, v };
+    const long ik[4] = { p, m, v, shared };
     const unsigned char *kb = (const unsigned char *)key;
     for (size_t i = 0; i < sizeof key; i++)
         h = (h ^ kb[i]) * 1099511628211ULL;
@@ -422,20 +423,227 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
     for (size_t i = 0; i < sizeof ik; i++)
         h = (h ^ kb[i]) * 1099511628211ULL;
     pmemo *e = &memo[h % NMEMO];
-    if (e->p == p && e->m == m && e->v == v && e->F == F && e->B == B && e->t == t && e->x == x)
+    if (e->p == p && e->m == m && e->v == v && e->shared == shared && e->F == F && e->B == B
+        && e->t == t && e->x == x)
         return e->s;
     const long u = v > 1 ? p : 1, m0 = v > 1 ? 3L * p : p + 2;
     double T;
+#define RUN(mm)                                                                                    \
+    (shared ? sys_pipe_megatron_ports_s(p, (mm), v, v > 1, F, B, t, x, 1)                          \
+            : sys_pipe_megatron_s(p, (mm), v, v > 1, F, B, t, x))
     if (m <= m0 + u) {
-        T = sys_pipe_megatron_s(p, m, v, v > 1, F, B, t, x);
+        T = RUN(m);
     } else {
-        const double a = sys_pipe_megatron_s(p, m0, v, v > 1, F, B, t, x),
-                     c = sys_pipe_megatron_s(p, m0 + u, v, v > 1, F, B, t, x);
+        const double a = RUN(m0), c = RUN(m0 + u);
         T = a + (double)(m - m0) / u * (c - a);
     }
+#undef RUN
     if (isnan(T)) /* a deadlock or no memory */
         return NAN;
     const double s = fmax(0, T - ((double)m + (p - 1.0) / v) * (F + B));
-    *e = (pmemo) { .p = p, .m = m, .v = v, .F = F, .B = B, .t = t, .x = x, .s = s };
+    *e = (pmemo) {
+        .p = p, .m = m, .v = v, .shared = shared, .F = F, .B = B, .t = t, .x = x, .s = s
+    };
     return s;
+}
+
+/* The same programs over ports: each rank sends through one outbound port
+ * and receives through one inbound port, shared by the messages of its
+ * call in flight at once (a GPU's one NIC to both its pipeline neighbours),
+ * each port moving one message a t. A time-ordered replay: messages in
+ * flight share their ports max-min fairly (progressive filling), a message
+ * needing t alone (x when paired, as above). With shared == 0 every message
+ * moves at its own full rate and the replay is sys_pipe_megatron_s's (a
+ * test checks). Only the interleaved schedule's steady state posts two
+ * sends (and two receives) at once; 1F1B's calls use one link. */
+typedef struct {
+    double post[2], left, rate;
+    long opp[2];
+    int src, dst, state; /* state: 0 waiting for an end, 1 moving, 2 moved */
+} fmsg;
+
+/* max-min fair rates of the moving messages over ports of capacity 1 */
+static void fair_rates(fmsg **mv, int n, int p, int shared, double *use, int *cnt)
+{
+    if (!shared) {
+        for (int i = 0; i < n; i++)
+            mv[i]->rate = 1;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        mv[i]->rate = -1;
+    for (int left = n; left > 0;) {
+        for (int k = 0; k < 2 * p; k++)
+            use[k] = 0, cnt[k] = 0;
+        for (int i = 0; i < n; i++) {
+            const int a = mv[i]->src, b = p + mv[i]->dst;
+            if (mv[i]->rate >= 0)
+                use[a] += mv[i]->rate, use[b] += mv[i]->rate;
+            else
+                cnt[a]++, cnt[b]++;
+        }
+        double share = INFINITY;
+        for (int k = 0; k < 2 * p; k++)
+            if (cnt[k])
+                share = fmin(share, fmax(0, 1 - use[k]) / cnt[k]);
+        for (int i = 0; i < n; i++) { /* fix the messages of the bottleneck ports */
+            if (mv[i]->rate >= 0)
+                continue;
+            const int a = mv[i]->src, b = p + mv[i]->dst;
+            if ((cnt[a] && fmax(0, 1 - use[a]) / cnt[a] <= share * (1 + 1e-12))
+                || (cnt[b] && fmax(0, 1 - use[b]) / cnt[b] <= share * (1 + 1e-12))) {
+                mv[i]->rate = share;
+                left--;
+            }
+        }
+    }
+}
+
+double sys_pipe_megatron_ports_s(
+    int p, long m, int v, int il, double F, double B, double t, double x, int shared)
+{
+    if (p < 1 || m < 1 || v < 1 || (v > 1 && !il) || (il && (p < 3 || m % p)))
+        return NAN;
+    if (p == 1)
+        return m * (F + B);
+    if (x < t)
+        x = t;
+    const long N = m * v, per = 6 * N + 8, cap = N + 2;
+    const double f = F / v, b = B / v;
+    unsigned char *ops = malloc((size_t)p * (size_t)per);
+    long *len = malloc(sizeof(long) * 6 * (size_t)p);
+    double *until = malloc(sizeof(double) * (size_t)p),
+           *use = malloc(sizeof(double) * 2 * (size_t)p);
+    int *st = calloc((size_t)p, sizeof *st), *cnt = malloc(sizeof(int) * 2 * (size_t)p);
+    fmsg *msg = malloc(sizeof(fmsg) * 2 * (size_t)p * (size_t)cap);
+    fmsg **mv = malloc(sizeof(fmsg *) * 4 * (size_t)p);
+    long(*seq)[4] = malloc(sizeof(long[4]) * (size_t)p);
+    double end = NAN;
+    if (!ops || !len || !until || !use || !st || !cnt || !msg || !mv || !seq)
+        goto out;
+    long *pc = len + p, *cn = len + 2 * p;
+    for (int r = 0; r < p; r++) {
+        len[r] = sys_pipe_megatron_program(p, m, v, il, r, ops + (size_t)r * per);
+        pc[r] = 0;
+    }
+    memset(cn, 0, sizeof(long) * 4 * (size_t)p);
+    /* st: 0 ready, 1 computing until[r], 2 waiting in a posted call, 3 done */
+    double now = 0;
+    int nmv = 0, dirty = 1;
+    for (;;) {
+        int changed = 1;
+        while (changed) { /* run every rank as far as it goes at `now` */
+            changed = 0;
+            for (int r = 0; r < p; r++) {
+                const int lp = (r + p - 1) % p, ln = r;
+                const int sl[4] = { lp, lp, ln, ln }, sd[4] = { 1, 0, 0, 1 },
+                          se[4] = { 0, 1, 0, 1 };
+                const unsigned char *o = ops + (size_t)r * per;
+                while (st[r] == 0 || st[r] == 2) {
+                    if (st[r] == 0) {
+                        if (pc[r] >= len[r]) {
+                            st[r] = 3;
+                            changed = 1;
+                            break;
+                        }
+                        const int op = o[pc[r]];
+                        if (op & (MOP_F | MOP_B)) {
+                            until[r] = now + (op == MOP_F ? f : b);
+                            st[r] = 1;
+                            break;
+                        }
+                        for (int k = 0; k < 4; k++) /* post the call */
+                            seq[r][k] = op & (1 << k) ? cn[(sl[k] * 2 + sd[k]) * 2 + se[k]]++ : -1;
+                        for (int k = 0; k < 4; k++) {
+                            if (seq[r][k] < 0)
+                                continue;
+                            const size_t li = (size_t)sl[k] * 2 + sd[k];
+                            fmsg *q = &msg[li * cap + seq[r][k]];
+                            if (seq[r][k] >= cn[li * 2 + !se[k]]) { /* first end here */
+                                q->post[!se[k]] = -1;
+                                q->state = 0;
+                            }
+                            q->post[se[k]] = now;
+                            q->opp[se[k]] = seq[r][k ^ 1];
+                            if (se[k] == 0)
+                                q->src = r;
+                            else
+                                q->dst = r;
+                        }
+                        for (int k = 0; k < 4; k++) { /* messages with both ends: moving */
+                            if (seq[r][k] < 0)
+                                continue;
+                            fmsg *q = &msg[((size_t)sl[k] * 2 + sd[k]) * cap + seq[r][k]];
+                            if (q->state == 0 && q->post[0] >= 0 && q->post[1] >= 0) {
+                                const int pair = q->opp[0] >= 0 && q->opp[0] == q->opp[1];
+                                q->left = pair ? x : t;
+                                q->state = q->left > 0 ? 1 : 2;
+                                if (q->state == 1)
+                                    mv[nmv++] = q, dirty = 1;
+                            }
+                        }
+                        st[r] = 2;
+                        changed = 1;
+                    }
+                    int all = 1; /* st 2: has the call completed? */
+                    for (int k = 0; k < 4 && all; k++)
+                        if (seq[r][k] >= 0
+                            && msg[((size_t)sl[k] * 2 + sd[k]) * cap + seq[r][k]].state != 2)
+                            all = 0;
+                    if (!all)
+                        break;
+                    pc[r]++;
+                    st[r] = 0;
+                    changed = 1;
+                }
+            }
+        }
+        int done = 1;
+        double next = INFINITY;
+        for (int r = 0; r < p; r++) {
+            done &= st[r] == 3;
+            if (st[r] == 1)
+                next = fmin(next, until[r]);
+        }
+        if (done)
+            break;
+        if (dirty) /* the moving set changed since the rates were shared out */
+            fair_rates(mv, nmv, p, shared, use, cnt);
+        dirty = 0;
+        for (int i = 0; i < nmv; i++)
+            if (mv[i]->rate > 0)
+                next = fmin(next, now + mv[i]->left / mv[i]->rate);
+        if (!(next < INFINITY)) /* a deadlock: no rank computes, nothing moves */
+            goto out;
+        for (int i = 0; i < nmv; i++) {
+            fmsg *q = mv[i];
+            if (!(q->rate > 0))
+                continue;
+            if (now + q->left / q->rate <= next * (1 + 1e-13)) { /* moved by `next` */
+                q->state = 2;
+                mv[i--] = mv[--nmv];
+                dirty = 1;
+            } else {
+                q->left -= q->rate * (next - now);
+            }
+        }
+        now = next;
+        for (int r = 0; r < p; r++)
+            if (st[r] == 1 && until[r] <= now) {
+                st[r] = 0;
+                pc[r]++;
+            }
+    }
+    end = now;
+out:
+    free(ops);
+    free(len);
+    free(until);
+    free(use);
+    free(st);
+    free(cnt);
+    free(msg);
+    free(mv);
+    free(seq);
+    return end;
 }

@@ -584,12 +584,13 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
         /* the schedule's blocking transfers on its critical path (a
          * network engine or not: the schedule waits for them): DeepSpeed's
          * TrainSchedule or Megatron-LM's 1F1B / interleaved 1F1B, each
-         * replayed (pipe.c) */
+         * replayed (pipe.c), a chip's port shared by its messages to both
+         * neighbours where it has one */
         if (c->pp > 1 && o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED)
             pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
         else
-            pp_s
-                = sys_pp_megatron_s(c->pp, (long)fmax(1, llround(mbs)), (int)v, tf, tb, tp2p, txch);
+            pp_s = sys_pp_megatron_s(c->pp, (long)fmax(1, llround(mbs)), (int)v, tf, tb, tp2p, txch,
+                comet_system_p2p_one_port(sys, s->inner[COMET_SYSTEM_PP], c->pp));
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;

@@ -380,7 +380,7 @@ static void test_megatron_programs(void **state)
     /* what Megatron refuses: no replay */
     assert_true(isnan(replay(2, 4, 2, 1, 2, 0.1, 0.1)));
     assert_true(isnan(replay(4, 6, 2, 1, 2, 0.1, 0.1)));
-    assert_true(isnan(sys_pp_megatron_s(4, 6, 3, 1, 2, 0.1, 0.1)));
+    assert_true(isnan(sys_pp_megatron_s(4, 6, 3, 1, 2, 0.1, 0.1, 0)));
 }
 
 /* The programs move the right tensors: matching each link's messages in
@@ -519,14 +519,68 @@ static void test_megatron_props(void **state)
         const long mm = v > 1 ? (long)p * irand(1, 12) : irand(1, 4 * p + 8);
         const double full = replay(p, mm, v, F, B, t, x);
         const double want = t > 0 ? fmax(0, full - ((double)mm + (p - 1.0) / v) * (F + B)) : 0;
-        const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x);
+        const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x, 0);
         if (!(fabs(got - want) <= 1e-9 * full))
             fail_msg("p=%d m=%ld v=%d F=%g B=%g t=%g x=%g: fast %.12g, replay %.12g", p, mm, v, F,
                 B, t, x, got, want);
-        assert_true(sys_pp_megatron_s(p, mm, v, F, B, t, x) == got); /* memoised: the same */
+        assert_true(sys_pp_megatron_s(p, mm, v, F, B, t, x, 0) == got); /* memoised: the same */
     }
     print_message(
         "one-chunk interleaved program differs from 1F1B with transfers in %d cases\n", differ);
+}
+
+/* The replay over ports (sys_pipe_megatron_ports_s): unshared, the same
+ * time as the replay; shared (a rank's messages to both neighbours through
+ * one port), 1F1B unchanged (its calls use one link), interleaved never
+ * faster than unshared and never slower than unshared with every message
+ * twice as long (a port carries at most two at once: each moves at half
+ * rate or more); the same physics as the replay (monotone, the compute-only
+ * schedule without transfers, more microbatches never faster, with x = t
+ * never slower per microbatch), and sys_pp_megatron_s's fast path equal to
+ * the full shared replay. */
+static void test_megatron_ports(void **state)
+{
+    (void)state;
+    double most = 0;
+    for (int i = 0; i < 3000; i++) {
+        int p, v;
+        long m;
+        double F, B, t, x;
+        gen(&p, &m, &v, &F, &B, &t, &x, i);
+        const int il = v > 1;
+        const double T = replay(p, m, v, F, B, t, x);
+        const double U = sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 0);
+        const double S = sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 1);
+        if (!(fabs(U - T) <= 1e-9 * T))
+            fail_msg("p=%d m=%ld v=%d: unshared ports %.12g, replay %.12g", p, m, v, U, T);
+        if (v == 1 && !(fabs(S - T) <= 1e-9 * T))
+            fail_msg("p=%d m=%ld 1F1B: shared ports %.12g, replay %.12g", p, m, S, T);
+        assert_true(S >= T * (1 - 1e-12));
+        assert_true(S <= replay(p, m, v, F, B, 2 * t, 2 * x) * (1 + 1e-9));
+        const double nb = ((double)m + (p - 1.0) / v) * (F + B);
+        assert_true(fabs(sys_pipe_megatron_ports_s(p, m, v, il, F, B, 0, 0, 1) - nb) <= 1e-9 * nb);
+        if (T > nb * (1 + 1e-9) && (S - nb) / (T - nb) > most)
+            most = (S - nb) / (T - nb);
+        const double k = 1 + urand();
+        assert_true(
+            sys_pipe_megatron_ports_s(p, m, v, il, F, B, t * k, x * k, 1) >= S * (1 - 1e-12));
+        assert_true(sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x * k, 1) >= S * (1 - 1e-12));
+        assert_true(sys_pipe_megatron_ports_s(p, m, v, il, F * k, B, t, x, 1) >= S * (1 - 1e-12));
+        assert_true(sys_pipe_megatron_ports_s(p, m, v, il, F, B * k, t, x, 1) >= S * (1 - 1e-12));
+        const long u = v > 1 ? p : 1;
+        const double S2 = sys_pipe_megatron_ports_s(p, m + u, v, il, F, B, t, x, 1);
+        assert_true(S2 >= S * (1 - 1e-12));
+        if (x == t)
+            assert_true(S2 / (m + u) <= S / m * (1 + 1e-12));
+        const long mm = v > 1 ? (long)p * irand(1, 12) : irand(1, 4 * p + 8);
+        const double full = sys_pipe_megatron_ports_s(p, mm, v, il, F, B, t, x, 1);
+        const double want = t > 0 ? fmax(0, full - ((double)mm + (p - 1.0) / v) * (F + B)) : 0;
+        const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x, 1);
+        if (!(fabs(got - want) <= 1e-9 * full))
+            fail_msg("p=%d m=%ld v=%d F=%g B=%g t=%g x=%g: shared fast %.12g, replay %.12g", p, mm,
+                v, F, B, t, x, got, want);
+    }
+    print_message("a shared port: the interleaved transfers at most %.3gx the unshared\n", most);
 }
 
 /* No transfers, no pipeline, no time. */
@@ -553,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_megatron_programs),
         cmocka_unit_test(test_megatron_dataflow),
         cmocka_unit_test(test_megatron_props),
+        cmocka_unit_test(test_megatron_ports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -387,10 +387,11 @@ out:
 /* The replay's time is affine in the number of microbatches once the
  * pipeline has filled: from m = p + 1 on (v = 1) and from two groups of p
  * on (v > 1; the interleaved schedule repeats per group of p microbatches),
- * each further microbatch (group) adding the same time. Beyond that the
- * replay of m0 and m0 + u microbatches is extrapolated, so a step costs the
- * replay of at most p + 4 microbatches (4 groups); test_pipeline checks
- * the extrapolation against the full replay over generated cases. Where
+ * each further microbatch (group) adding the same time (over a shared port
+ * too). Beyond m0 + 2 u the replays of m0 and m0 + u microbatches (v = 1:
+ * p + 2 and p + 3; v > 1: 2 and 3 groups) are extrapolated, so a step costs
+ * at most the replay of 2 p + 5 microbatches (5 groups); test_pipeline
+ * checks the extrapolation against the full replay over generated cases. Where
  * sys_pp_1f1b_s is exact (v = 1 with p = 2 or x <= t; equal to the replay,
  * tested) it is used directly. Results are memoised by (p, m, v, F, B, t, x):
  * explore asks the same question for every order of the degrees. */
@@ -426,12 +427,12 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
     if (e->p == p && e->m == m && e->v == v && e->shared == shared && e->F == F && e->B == B
         && e->t == t && e->x == x)
         return e->s;
-    const long u = v > 1 ? p : 1, m0 = v > 1 ? 3L * p : p + 2;
+    const long u = v > 1 ? p : 1, m0 = v > 1 ? 2L * p : p + 2;
     double T;
 #define RUN(mm)                                                                                    \
     (shared ? sys_pipe_megatron_ports_s(p, (mm), v, v > 1, F, B, t, x, 1)                          \
             : sys_pipe_megatron_s(p, (mm), v, v > 1, F, B, t, x))
-    if (m <= m0 + u) {
+    if (m <= m0 + 2 * u) { /* no dearer than the two replays */
         T = RUN(m);
     } else {
         const double a = RUN(m0), c = RUN(m0 + u);

@@ -172,12 +172,11 @@ double sys_pipe_megatron_ports_s(
     int p, long m, int v, int il, double F, double B, double t, double x, int shared);
 /** Seconds of Megatron-LM's training schedule beyond its compute, (m + (p
  *  - 1) / v)(F + B) (the replay's time without transfers): the replay of
- *  sys_pipe_megatron_s, extrapolated from p + 4 microbatches (4 groups of p
- *  interleaved) where it is affine in m, sys_pp_1f1b_s where that is exact,
- *  memoised. 0 without a pipeline or transfers; NAN where Megatron refuses
- *  the schedule (v > 1 with p < 3 or m not a multiple of p). shared: a
- *  rank's port is shared by its messages to both neighbours
- *  (sys_pipe_megatron_ports_s; only the interleaved schedule posts such). */
+ *  sys_pipe_megatron_s, extrapolated from replays of p + 2 and p + 3
+ *  microbatches (2 and 3 groups of p interleaved) where it is affine in m, sys_pp_1f1b_s where that
+ * is exact, memoised. 0 without a pipeline or transfers; NAN where Megatron refuses the schedule (v
+ * > 1 with p < 3 or m not a multiple of p). shared: a rank's port is shared by its messages to both
+ * neighbours (sys_pipe_megatron_ports_s; only the interleaved schedule posts such). */
 double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, double x, int shared);
 
 /** The step of a configuration with its layer cost given (cached) or computed into scratch

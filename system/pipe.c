@@ -283,7 +283,8 @@ typedef struct {
     long opp[2];
 } pmsg;
 
-double sys_pipe_megatron_s(int p, long m, int v, int il, double F, double B, double t, double x)
+double sys_pipe_megatron_s(
+    int p, long m, int v, int il, double F, double B, double t, double x, double local)
 {
     if (p < 1 || m < 1 || v < 1 || (v > 1 && !il) || (il && (p < 3 || m % p)))
         return NAN;
@@ -291,6 +292,8 @@ double sys_pipe_megatron_s(int p, long m, int v, int il, double F, double B, dou
         return m * (F + B);
     if (x < t)
         x = t;
+    if (!(local > 0))
+        local = 0;
     const long N = m * v, per = 6 * N + 8, cap = N + 2;
     const double f = F / v, b = B / v;
     unsigned char *ops = malloc((size_t)p * (size_t)per);
@@ -352,13 +355,14 @@ double sys_pipe_megatron_s(int p, long m, int v, int il, double F, double B, dou
                     }
                     if (q->done < 0) {
                         const int pair = q->opp[0] >= 0 && q->opp[0] == q->opp[1];
-                        q->done = fmax(q->post[0], q->post[1]) + (pair ? x : t);
+                        q->done = fmax(q->post[0], q->post[1]) + fmax(0, (pair ? x : t) - local);
                     }
                     at = fmax(at, q->done);
                 }
                 if (!ready)
                     break;
-                clk[r] = at;
+                /* the received tensors gathered after the wait, in turn */
+                clk[r] = at + (!!(op & MS_RP) + !!(op & MS_RN)) * local;
                 posted[r] = 0;
                 pc[r]++;
                 moved = 1;
@@ -398,10 +402,11 @@ out:
 typedef struct {
     int p, v, shared;
     long m;
-    double F, B, t, x, s;
+    double F, B, t, x, local, s;
 } pmemo;
 
-double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, double x, int shared)
+double sys_pp_megatron_s(
+    int p, long m, int v, double F, double B, double t, double x, int shared, double local)
 {
     if (p < 2 || m < 1 || v < 1 || !(t > 0))
         return 0;
@@ -409,13 +414,15 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
         return NAN;
     if (x < t)
         x = t;
-    if (v == 1 && (p == 2 || x == t))
+    if (!(local > 0))
+        local = 0;
+    if (v == 1 && (p == 2 || x == t) && local == 0)
         return sys_pp_1f1b_s(p, m, F, B, t, x);
     shared = shared && v > 1; /* 1F1B's calls use one link: nothing shares a port */
     enum { NMEMO = 256 };
     static _Thread_local pmemo memo[NMEMO];
     uint64_t h = 1469598103934665603ULL;
-    const double key[4] = { F, B, t, x };
+    const double key[5] = { F, B, t, x, local };
     const long ik[4] = { p, m, v, shared };
     const unsigned char *kb = (const unsigned char *)key;
     for (size_t i = 0; i < sizeof key; i++)
@@ -425,13 +432,13 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
         h = (h ^ kb[i]) * 1099511628211ULL;
     pmemo *e = &memo[h % NMEMO];
     if (e->p == p && e->m == m && e->v == v && e->shared == shared && e->F == F && e->B == B
-        && e->t == t && e->x == x)
+        && e->t == t && e->x == x && e->local == local)
         return e->s;
     const long u = v > 1 ? p : 1, m0 = v > 1 ? 2L * p : p + 2;
     double T;
 #define RUN(mm)                                                                                    \
-    (shared ? sys_pipe_megatron_ports_s(p, (mm), v, v > 1, F, B, t, x, 1)                          \
-            : sys_pipe_megatron_s(p, (mm), v, v > 1, F, B, t, x))
+    (shared ? sys_pipe_megatron_ports_s(p, (mm), v, v > 1, F, B, t, x, 1, local)                   \
+            : sys_pipe_megatron_s(p, (mm), v, v > 1, F, B, t, x, local))
     if (m <= m0 + 2 * u) { /* no dearer than the two replays */
         T = RUN(m);
     } else {
@@ -442,9 +449,16 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
     if (isnan(T)) /* a deadlock or no memory */
         return NAN;
     const double s = fmax(0, T - ((double)m + (p - 1.0) / v) * (F + B));
-    *e = (pmemo) {
-        .p = p, .m = m, .v = v, .shared = shared, .F = F, .B = B, .t = t, .x = x, .s = s
-    };
+    *e = (pmemo) { .p = p,
+        .m = m,
+        .v = v,
+        .shared = shared,
+        .F = F,
+        .B = B,
+        .t = t,
+        .x = x,
+        .local = local,
+        .s = s };
     return s;
 }
 
@@ -453,10 +467,11 @@ double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, dou
  * call in flight at once (a GPU's one NIC to both its pipeline neighbours),
  * each port moving one message a t. A time-ordered replay: messages in
  * flight share their ports max-min fairly (progressive filling), a message
- * needing t alone (x when paired, as above). With shared == 0 every message
- * moves at its own full rate and the replay is sys_pipe_megatron_s's (a
- * test checks). Only the interleaved schedule's steady state posts two
- * sends (and two receives) at once; 1F1B's calls use one link. */
+ * needing t - local alone (x - local when paired), the call's received
+ * tensors then gathered in turn, `local` each, as in sys_pipe_megatron_s. With shared == 0 every
+ * message moves at its own full rate and the replay is sys_pipe_megatron_s's (a test checks). Only
+ * the interleaved schedule's steady state posts two sends (and two receives) at once; 1F1B's calls
+ * use one link. */
 typedef struct {
     double post[2], left, rate;
     long opp[2];
@@ -466,14 +481,14 @@ typedef struct {
 /* max-min fair rates of the moving messages over ports of capacity 1 */
 static void fair_rates(fmsg **mv, int n, int p, int shared, double *use, int *cnt)
 {
-    if (!shared) {
-        for (int i = 0; i < n; i++)
-            mv[i]->rate = 1;
-        return;
-    }
     for (int i = 0; i < n; i++)
-        mv[i]->rate = -1;
-    for (int left = n; left > 0;) {
+        mv[i]->rate = shared ? -1 : 1;
+    if (!shared)
+        return;
+    int left = 0;
+    for (int i = 0; i < n; i++)
+        left += mv[i]->rate < 0;
+    while (left > 0) {
         for (int k = 0; k < 2 * p; k++)
             use[k] = 0, cnt[k] = 0;
         for (int i = 0; i < n; i++) {
@@ -501,7 +516,7 @@ static void fair_rates(fmsg **mv, int n, int p, int shared, double *use, int *cn
 }
 
 double sys_pipe_megatron_ports_s(
-    int p, long m, int v, int il, double F, double B, double t, double x, int shared)
+    int p, long m, int v, int il, double F, double B, double t, double x, int shared, double local)
 {
     if (p < 1 || m < 1 || v < 1 || (v > 1 && !il) || (il && (p < 3 || m % p)))
         return NAN;
@@ -509,6 +524,8 @@ double sys_pipe_megatron_ports_s(
         return m * (F + B);
     if (x < t)
         x = t;
+    if (!(local > 0))
+        local = 0;
     const long N = m * v, per = 6 * N + 8, cap = N + 2;
     const double f = F / v, b = B / v;
     unsigned char *ops = malloc((size_t)p * (size_t)per);
@@ -577,7 +594,7 @@ double sys_pipe_megatron_ports_s(
                             fmsg *q = &msg[((size_t)sl[k] * 2 + sd[k]) * cap + seq[r][k]];
                             if (q->state == 0 && q->post[0] >= 0 && q->post[1] >= 0) {
                                 const int pair = q->opp[0] >= 0 && q->opp[0] == q->opp[1];
-                                q->left = pair ? x : t;
+                                q->left = fmax(0, (pair ? x : t) - local);
                                 q->state = q->left > 0 ? 1 : 2;
                                 if (q->state == 1)
                                     mv[nmv++] = q, dirty = 1;
@@ -593,9 +610,15 @@ double sys_pipe_megatron_ports_s(
                             all = 0;
                     if (!all)
                         break;
+                    changed = 1;
+                    const int op = o[pc[r]], nrecv = !!(op & MS_RP) + !!(op & MS_RN);
+                    if (nrecv && local > 0) { /* the received tensors gathered, in turn */
+                        until[r] = now + nrecv * local;
+                        st[r] = 1; /* pc moves on when the gathers end */
+                        break;
+                    }
                     pc[r]++;
                     st[r] = 0;
-                    changed = 1;
                 }
             }
         }
@@ -621,9 +644,9 @@ double sys_pipe_megatron_ports_s(
             if (!(q->rate > 0))
                 continue;
             if (now + q->left / q->rate <= next * (1 + 1e-13)) { /* moved by `next` */
+                dirty = 1;
                 q->state = 2;
                 mv[i--] = mv[--nmv];
-                dirty = 1;
             } else {
                 q->left -= q->rate * (next - now);
             }

@@ -553,7 +553,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     const double tf = Ls * lo->fwd_s + xf, tb = train ? Ls * lo->bwd_s + xb : 0;
     /* pipeline point-to-point: one activation (its gradient back) per stage boundary */
     const double p2p_bytes = s->L.T * m->hidden * m->bytes_per_elem / (s->L.sp ? c->tp : 1);
-    double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
+    double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes),
+           pp_local = 0;
     if (c->tp > 1 && !s->L.sp && c->pp > 1) {
         /* the activation is replicated over the tensor-parallel group: each
          * rank sends its 1/tp share over its own link and the next stage's
@@ -561,11 +562,14 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
          * 2021, Sec. 4.1; DeepSpeed's pipeline engine partitions its
          * activations over the model-parallel ranks the same way); the
          * faster of the two */
+        const double ag = comet_system_coll_s(
+            sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, p2p_bytes);
         const double sg
-            = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes / c->tp)
-            + comet_system_coll_s(
-                sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, p2p_bytes);
-        tp2p = fmin(tp2p, sg);
+            = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes / c->tp) + ag;
+        if (sg < tp2p) {
+            tp2p = sg;
+            pp_local = ag; /* within the receiving group, off the pipeline's ports */
+        }
     }
     /* 1F1B's paired exchanges: the link's measured exchange where it has
      * one (one message a way: not through the scatter/gather above), else
@@ -590,7 +594,7 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
             pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
         else
             pp_s = sys_pp_megatron_s(c->pp, (long)fmax(1, llround(mbs)), (int)v, tf, tb, tp2p, txch,
-                comet_system_p2p_one_port(sys, s->inner[COMET_SYSTEM_PP], c->pp));
+                comet_system_p2p_one_port(sys, s->inner[COMET_SYSTEM_PP], c->pp), pp_local);
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;

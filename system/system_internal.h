@@ -162,14 +162,19 @@ long sys_pipe_megatron_program(int p, long m, int v, int il, int r, unsigned cha
  *  for v > 1 without il): F, B a stage's forward and backward of one microbatch (all
  *  its chunks), t one message alone on its link, x a paired exchange of
  *  two (x < t: t). Every call blocks; a message moves once both ends have
- *  posted it. */
-double sys_pipe_megatron_s(int p, long m, int v, int il, double F, double B, double t, double x);
+ *  posted it. local: Megatron's scatter/gather (tp > 1 without sequence
+ *  parallelism): `local` seconds of t (and of x) are the receiving group's
+ *  all-gather, run after the call's wait, one after the other for the
+ *  call's received tensors (p2p_communication.py _communicate); 0: none. */
+double sys_pipe_megatron_s(
+    int p, long m, int v, int il, double F, double B, double t, double x, double local);
 /** sys_pipe_megatron_s over ports (pipe.c): shared != 0, a rank's messages
  *  in flight at once share its one outbound and one inbound port max-min
- *  fairly (each port one message a t); shared == 0, each message at its own
- *  full rate (sys_pipe_megatron_s's time). */
+ *  fairly (each port one message a t), each message's last `local` seconds
+ *  (of its t or x) off the ports at full rate; shared == 0, each message at
+ *  its own full rate (sys_pipe_megatron_s's time). */
 double sys_pipe_megatron_ports_s(
-    int p, long m, int v, int il, double F, double B, double t, double x, int shared);
+    int p, long m, int v, int il, double F, double B, double t, double x, int shared, double local);
 /** Seconds of Megatron-LM's training schedule beyond its compute, (m + (p
  *  - 1) / v)(F + B) (the replay's time without transfers): the replay of
  *  sys_pipe_megatron_s, extrapolated from replays of p + 2 and p + 3
@@ -177,7 +182,8 @@ double sys_pipe_megatron_ports_s(
  * is exact, memoised. 0 without a pipeline or transfers; NAN where Megatron refuses the schedule (v
  * > 1 with p < 3 or m not a multiple of p). shared: a rank's port is shared by its messages to both
  * neighbours (sys_pipe_megatron_ports_s; only the interleaved schedule posts such). */
-double sys_pp_megatron_s(int p, long m, int v, double F, double B, double t, double x, int shared);
+double sys_pp_megatron_s(
+    int p, long m, int v, double F, double B, double t, double x, int shared, double local);
 
 /** The step of a configuration with its layer cost given (cached) or computed into scratch
  *  (step.c). */

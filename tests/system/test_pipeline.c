@@ -283,7 +283,7 @@ static void test_forward_closed_form(void **state)
  * @cfd2e21607): the step's time of p stages, m microbatches, v chunks. */
 static double replay(int p, long m, int v, double F, double B, double t, double x)
 {
-    return sys_pipe_megatron_s(p, m, v, v > 1, F, B, t, x);
+    return sys_pipe_megatron_s(p, m, v, v > 1, F, B, t, x, 0);
 }
 
 /* A generated case: 1F1B (v = 1, p >= 2, any m) or interleaved (p >= 3,
@@ -380,7 +380,7 @@ static void test_megatron_programs(void **state)
     /* what Megatron refuses: no replay */
     assert_true(isnan(replay(2, 4, 2, 1, 2, 0.1, 0.1)));
     assert_true(isnan(replay(4, 6, 2, 1, 2, 0.1, 0.1)));
-    assert_true(isnan(sys_pp_megatron_s(4, 6, 3, 1, 2, 0.1, 0.1, 0)));
+    assert_true(isnan(sys_pp_megatron_s(4, 6, 3, 1, 2, 0.1, 0.1, 0, 0)));
 }
 
 /* The programs move the right tensors: matching each link's messages in
@@ -510,20 +510,20 @@ static void test_megatron_props(void **state)
             fail_msg("p=%d m=%ld v=%d x=t: %.9g a microbatch with %ld more, %.9g before", p, m, v,
                 T2 / (m + u), u, T / m);
         if (v == 1 && p >= 3 && m % p == 0) {
-            const double il0 = sys_pipe_megatron_s(p, m, 1, 1, F, B, 0, 0);
+            const double il0 = sys_pipe_megatron_s(p, m, 1, 1, F, B, 0, 0, 0);
             assert_true(fabs(il0 - T0) <= 1e-9 * T0);
-            differ += fabs(sys_pipe_megatron_s(p, m, 1, 1, F, B, t, x) - T) > 1e-9 * T;
+            differ += fabs(sys_pipe_megatron_s(p, m, 1, 1, F, B, t, x, 0) - T) > 1e-9 * T;
         }
         /* the fast path against the full replay, up to 12 groups (v > 1) or
          * 4 p + 8 microbatches */
         const long mm = v > 1 ? (long)p * irand(1, 12) : irand(1, 4 * p + 8);
         const double full = replay(p, mm, v, F, B, t, x);
         const double want = t > 0 ? fmax(0, full - ((double)mm + (p - 1.0) / v) * (F + B)) : 0;
-        const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x, 0);
+        const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x, 0, 0);
         if (!(fabs(got - want) <= 1e-9 * full))
             fail_msg("p=%d m=%ld v=%d F=%g B=%g t=%g x=%g: fast %.12g, replay %.12g", p, mm, v, F,
                 B, t, x, got, want);
-        assert_true(sys_pp_megatron_s(p, mm, v, F, B, t, x, 0) == got); /* memoised: the same */
+        assert_true(sys_pp_megatron_s(p, mm, v, F, B, t, x, 0, 0) == got); /* memoised: the same */
     }
     print_message(
         "one-chunk interleaved program differs from 1F1B with transfers in %d cases\n", differ);
@@ -536,8 +536,9 @@ static void test_megatron_props(void **state)
  * twice as long (a port carries at most two at once: each moves at half
  * rate or more); the same physics as the replay (monotone, the compute-only
  * schedule without transfers, more microbatches never faster, with x = t
- * never slower per microbatch), and sys_pp_megatron_s's fast path equal to
- * the full shared replay. */
+ * never slower per microbatch); with Megatron's scatter/gather (part of
+ * each transfer the receiver's all-gather after the wait) within its
+ * bounds; and sys_pp_megatron_s's fast path equal to the full replays. */
 static void test_megatron_ports(void **state)
 {
     (void)state;
@@ -549,8 +550,8 @@ static void test_megatron_ports(void **state)
         gen(&p, &m, &v, &F, &B, &t, &x, i);
         const int il = v > 1;
         const double T = replay(p, m, v, F, B, t, x);
-        const double U = sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 0);
-        const double S = sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 1);
+        const double U = sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 0, 0);
+        const double S = sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 1, 0);
         if (!(fabs(U - T) <= 1e-9 * T))
             fail_msg("p=%d m=%ld v=%d: unshared ports %.12g, replay %.12g", p, m, v, U, T);
         if (v == 1 && !(fabs(S - T) <= 1e-9 * T))
@@ -558,27 +559,50 @@ static void test_megatron_ports(void **state)
         assert_true(S >= T * (1 - 1e-12));
         assert_true(S <= replay(p, m, v, F, B, 2 * t, 2 * x) * (1 + 1e-9));
         const double nb = ((double)m + (p - 1.0) / v) * (F + B);
-        assert_true(fabs(sys_pipe_megatron_ports_s(p, m, v, il, F, B, 0, 0, 1) - nb) <= 1e-9 * nb);
+        assert_true(
+            fabs(sys_pipe_megatron_ports_s(p, m, v, il, F, B, 0, 0, 1, 0) - nb) <= 1e-9 * nb);
         if (T > nb * (1 + 1e-9) && (S - nb) / (T - nb) > most)
             most = (S - nb) / (T - nb);
         const double k = 1 + urand();
         assert_true(
-            sys_pipe_megatron_ports_s(p, m, v, il, F, B, t * k, x * k, 1) >= S * (1 - 1e-12));
-        assert_true(sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x * k, 1) >= S * (1 - 1e-12));
-        assert_true(sys_pipe_megatron_ports_s(p, m, v, il, F * k, B, t, x, 1) >= S * (1 - 1e-12));
-        assert_true(sys_pipe_megatron_ports_s(p, m, v, il, F, B * k, t, x, 1) >= S * (1 - 1e-12));
+            sys_pipe_megatron_ports_s(p, m, v, il, F, B, t * k, x * k, 1, 0) >= S * (1 - 1e-12));
+        assert_true(
+            sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x * k, 1, 0) >= S * (1 - 1e-12));
+        assert_true(
+            sys_pipe_megatron_ports_s(p, m, v, il, F * k, B, t, x, 1, 0) >= S * (1 - 1e-12));
+        assert_true(
+            sys_pipe_megatron_ports_s(p, m, v, il, F, B * k, t, x, 1, 0) >= S * (1 - 1e-12));
         const long u = v > 1 ? p : 1;
-        const double S2 = sys_pipe_megatron_ports_s(p, m + u, v, il, F, B, t, x, 1);
+        const double S2 = sys_pipe_megatron_ports_s(p, m + u, v, il, F, B, t, x, 1, 0);
         assert_true(S2 >= S * (1 - 1e-12));
         if (x == t)
             assert_true(S2 / (m + u) <= S / m * (1 + 1e-12));
+        /* Megatron's scatter/gather: L of each t is the receiver's
+         * all-gather after the call's wait, its received tensors in turn:
+         * no faster than the messages shortened by L alone, no slower than
+         * lengthened by L (a call gathers at most two); shared ports: no
+         * faster than unshared; the ports engine unshared = the replay */
+        const double L = t * urand();
+        const double TL = sys_pipe_megatron_s(p, m, v, il, F, B, t, x, L);
+        const double SL = sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 1, L);
+        assert_true(TL >= sys_pipe_megatron_s(p, m, v, il, F, B, t - L, x - L, 0) * (1 - 1e-12));
+        assert_true(TL <= sys_pipe_megatron_s(p, m, v, il, F, B, t + L, x + L, 0) * (1 + 1e-12));
+        assert_true(
+            fabs(sys_pipe_megatron_ports_s(p, m, v, il, F, B, t, x, 0, L) - TL) <= 1e-9 * TL);
+        assert_true(SL >= TL * (1 - 1e-12));
+        if (v == 1)
+            assert_true(fabs(SL - TL) <= 1e-9 * TL);
         const long mm = v > 1 ? (long)p * irand(1, 12) : irand(1, 4 * p + 8);
-        const double full = sys_pipe_megatron_ports_s(p, mm, v, il, F, B, t, x, 1);
-        const double want = t > 0 ? fmax(0, full - ((double)mm + (p - 1.0) / v) * (F + B)) : 0;
-        const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x, 1);
-        if (!(fabs(got - want) <= 1e-9 * full))
-            fail_msg("p=%d m=%ld v=%d F=%g B=%g t=%g x=%g: shared fast %.12g, replay %.12g", p, mm,
-                v, F, B, t, x, got, want);
+        for (int sh = 0; sh < 2; sh++) { /* the fast path, with gathers */
+            const double full = sh ? sys_pipe_megatron_ports_s(p, mm, v, il, F, B, t, x, 1, L)
+                                   : sys_pipe_megatron_s(p, mm, v, il, F, B, t, x, L);
+            const double want = t > 0 ? fmax(0, full - ((double)mm + (p - 1.0) / v) * (F + B)) : 0;
+            const double got = sys_pp_megatron_s(p, mm, v, F, B, t, x, sh, L);
+            if (!(fabs(got - want) <= 1e-9 * full))
+                fail_msg("p=%d m=%ld v=%d F=%g B=%g t=%g x=%g L=%g shared %d: fast %.12g, replay "
+                         "%.12g",
+                    p, mm, v, F, B, t, x, L, sh, got, want);
+        }
     }
     print_message("a shared port: the interleaved transfers at most %.3gx the unshared\n", most);
 }

@@ -397,7 +397,8 @@ out:
  * at most the replay of 2 p + 5 microbatches (5 groups); test_pipeline
  * checks the extrapolation against the full replay over generated cases. Where
  * sys_pp_1f1b_s is exact (v = 1 with p = 2 or x <= t; equal to the replay,
- * tested) it is used directly. Results are memoised by (p, m, v, F, B, t, x):
+ * tested) it is used directly. Results are memoised by (p, m, v, F, B, t, x,
+ * shared, local):
  * explore asks the same question for every order of the degrees. */
 typedef struct {
     int p, v, shared;

@@ -432,51 +432,6 @@ static void emb_cost(const comet_system *sys, const comet_system_llm *m, const s
     }
 }
 
-/* 1F1B as Megatron runs it (sys_pp_1f1b_s; schedules.py,
- * forward_backward_pipelining_without_interleaving): every point-to-point
- * call blocks until its messages have moved, and a message moves (t) once
- * its sender and its receiver have both posted it (a rendezvous: NCCL's
- * send/recv, MPI's above the eager size). In the steady state a stage posts
- * send_forward_recv_backward after each forward and
- * send_backward_recv_forward after each backward: on a full-duplex link
- * the activation going out and the gradient coming in move at once, t an
- * exchange. One microbatch's round trip through the pipeline is the fill,
- * 2 (pp - 1) t. Beyond it a stage with neighbours on both sides exchanges
- * twice a microbatch, 2 t; the first and last stages once, t: with two
- * stages (m + 1) t in all, with more 2 (pp - 1) t + 2 (m - 2) t plus, for
- * the microbatch whose exchanges meet the drain, t, or 2 t - min(f, b) or 3 t
- * - (f + b) when the link is slower than a stage's compute. Equal to a
- * discrete-event simulation of the schedule over thousands of generated
- * cases (tests/system/test_pipeline.c).
- *
- * x: a paired exchange, both of its messages moved (the link's own
- * measurement, bench collectives --colls exchange; x = t on a link whose two
- * directions move at once at full rate). A message posted in a pair at both
- * its ends (send_forward_recv_backward against send_backward_recv_forward)
- * moves for x, a lone one for t. Two stages: the first activation and the
- * last gradient go alone, the m - 1 between in pairs, 2 t + (m - 1) x
- * (equal to the simulation). More stages: 2 (pp - 1) t + 2 (m - 2) x plus
- * the drain's edge in x, equal to the simulation when x = t and never
- * below it (at most 0.41x above its transfers, at m = 2; the simulation's
- * fill mixes lone and paired messages). */
-double sys_pp_1f1b_s(int pp, long m, double f, double b, double t, double x)
-{
-    if (pp < 2 || m < 1 || !(t > 0))
-        return 0;
-    if (m == 1)
-        return 2.0 * (pp - 1) * t;
-    if (!(x > t)) { /* an exchange no slower than one message (no faster either) */
-        if (pp == 2)
-            return (double)(m + 1) * t;
-        const double edge = fmax(t, fmax(2 * t - fmin(f, b), 3 * t - (f + b)));
-        return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * t + edge;
-    }
-    if (pp == 2)
-        return 2 * t + (double)(m - 1) * x;
-    const double edge = fmax(x, fmax(2 * x - fmin(f, b), 3 * x - (f + b)));
-    return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * x + edge;
-}
-
 /* Forward-only with blocking sends (sys_pp_forward_s): the first stage sends
  * each microbatch t after computing it, a middle stage also waits t for
  * each receive (a blocking send starts once its receiver is there), the last

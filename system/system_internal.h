@@ -109,7 +109,7 @@ void sys_fill_request(const comet_system *sys, const comet_system_llm *m,
 double sys_cpu_vec_s(const comet_system *sys, const sys_layer *L, const char *name, double flops);
 
 /** Seconds of pipeline transfers on the critical path of a training step's
- *  1F1B schedule as Megatron runs it (step.c; Narayanan et al. 2021: stage s
+ *  1F1B schedule as Megatron runs it (pipe.c; Narayanan et al. 2021: stage s
  *  runs pp - s - 1 forwards, then one forward and one backward in turn,
  *  then the remaining backwards; each forward's output sent with the
  *  receive of a gradient, each backward's with the receive of the next

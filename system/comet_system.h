@@ -435,6 +435,13 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
  *  direction at its rate: comet_system_p2p_s). */
 double comet_system_exchange_s(const comet_system *sys, int inner, int p, double bytes);
 
+/** 1 when each chip of such a group reaches both its neighbours through
+ *  one port, so that messages to both at once share it: the outermost
+ *  level the group spans is a switch (one link a chip each way), or the
+ *  fitted link of a calibrated machine (one NIC a host); 0 for rings, tori
+ *  and full meshes (a link to each neighbour) and for groups of one. */
+int comet_system_p2p_one_port(const comet_system *sys, int inner, int p);
+
 #ifdef __cplusplus
 }
 #endif

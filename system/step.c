@@ -118,6 +118,14 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     if (s->mb < 1 || (s->B / c->dp) % s->mb)
         return fail(r, "microbatch %d does not divide the %d sequences per data-parallel replica",
             s->mb, s->B / c->dp);
+    /* megatron/arguments.py and schedules.py @cfd2e21607: the interleaved
+     * schedule runs for pp > 2 only and for microbatches a multiple of pp */
+    if (c->interleave > 1 && o->pipe_engine == COMET_SYSTEM_PIPE_MEGATRON
+        && (c->pp < 3 || (s->B / c->dp / s->mb) % c->pp))
+        return fail(r,
+            "interleave=%d: Megatron-LM's interleaved schedule needs pp > 2 and the %d "
+            "microbatches a multiple of pp=%d",
+            c->interleave, s->B / c->dp / s->mb, c->pp);
     if (sys->hw.execution && !(sys->hw.execution & (1 << c->exec)))
         return fail(r, "%s runs %s only (its description's execution)", sys->hw.name,
             comet_system_exec_name((comet_system_exec)(sys->hw.execution == 1 ? 0 : 1)));
@@ -424,51 +432,6 @@ static void emb_cost(const comet_system *sys, const comet_system_llm *m, const s
     }
 }
 
-/* 1F1B as Megatron runs it (sys_pp_1f1b_s; schedules.py,
- * forward_backward_pipelining_without_interleaving): every point-to-point
- * call blocks until its messages have moved, and a message moves (t) once
- * its sender and its receiver have both posted it (a rendezvous: NCCL's
- * send/recv, MPI's above the eager size). In the steady state a stage posts
- * send_forward_recv_backward after each forward and
- * send_backward_recv_forward after each backward: on a full-duplex link
- * the activation going out and the gradient coming in move at once, t an
- * exchange. One microbatch's round trip through the pipeline is the fill,
- * 2 (pp - 1) t. Beyond it a stage with neighbours on both sides exchanges
- * twice a microbatch, 2 t; the first and last stages once, t: with two
- * stages (m + 1) t in all, with more 2 (pp - 1) t + 2 (m - 2) t plus, for
- * the microbatch whose exchanges meet the drain, t, or 2 t - min(f, b) or 3 t
- * - (f + b) when the link is slower than a stage's compute. Equal to a
- * discrete-event simulation of the schedule over thousands of generated
- * cases (tests/system/test_pipeline.c).
- *
- * x: a paired exchange, both of its messages moved (the link's own
- * measurement, bench collectives --colls exchange; x = t on a link whose two
- * directions move at once at full rate). A message posted in a pair at both
- * its ends (send_forward_recv_backward against send_backward_recv_forward)
- * moves for x, a lone one for t. Two stages: the first activation and the
- * last gradient go alone, the m - 1 between in pairs, 2 t + (m - 1) x
- * (equal to the simulation). More stages: 2 (pp - 1) t + 2 (m - 2) x plus
- * the drain's edge in x, equal to the simulation when x = t and never
- * below it (at most 0.41x above its transfers, at m = 2; the simulation's
- * fill mixes lone and paired messages). */
-double sys_pp_1f1b_s(int pp, long m, double f, double b, double t, double x)
-{
-    if (pp < 2 || m < 1 || !(t > 0))
-        return 0;
-    if (m == 1)
-        return 2.0 * (pp - 1) * t;
-    if (!(x > t)) { /* an exchange no slower than one message (no faster either) */
-        if (pp == 2)
-            return (double)(m + 1) * t;
-        const double edge = fmax(t, fmax(2 * t - fmin(f, b), 3 * t - (f + b)));
-        return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * t + edge;
-    }
-    if (pp == 2)
-        return 2 * t + (double)(m - 1) * x;
-    const double edge = fmax(x, fmax(2 * x - fmin(f, b), 3 * x - (f + b)));
-    return 2.0 * (pp - 1) * t + 2.0 * (double)(m - 2) * x + edge;
-}
-
 /* Forward-only with blocking sends (sys_pp_forward_s): the first stage sends
  * each microbatch t after computing it, a middle stage also waits t for
  * each receive (a blocking send starts once its receiver is there), the last
@@ -545,7 +508,8 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     const double tf = Ls * lo->fwd_s + xf, tb = train ? Ls * lo->bwd_s + xb : 0;
     /* pipeline point-to-point: one activation (its gradient back) per stage boundary */
     const double p2p_bytes = s->L.T * m->hidden * m->bytes_per_elem / (s->L.sp ? c->tp : 1);
-    double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes);
+    double tp2p = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes),
+           pp_local = 0;
     if (c->tp > 1 && !s->L.sp && c->pp > 1) {
         /* the activation is replicated over the tensor-parallel group: each
          * rank sends its 1/tp share over its own link and the next stage's
@@ -553,11 +517,14 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
          * 2021, Sec. 4.1; DeepSpeed's pipeline engine partitions its
          * activations over the model-parallel ranks the same way); the
          * faster of the two */
+        const double ag = comet_system_coll_s(
+            sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, p2p_bytes);
         const double sg
-            = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes / c->tp)
-            + comet_system_coll_s(
-                sys, COMET_MODEL_ALLGATHER, s->inner[COMET_SYSTEM_TP], c->tp, p2p_bytes);
-        tp2p = fmin(tp2p, sg);
+            = comet_system_p2p_s(sys, s->inner[COMET_SYSTEM_PP], c->pp, p2p_bytes / c->tp) + ag;
+        if (sg < tp2p) {
+            tp2p = sg;
+            pp_local = ag; /* within the receiving group, off the pipeline's ports */
+        }
     }
     /* 1F1B's paired exchanges: the link's measured exchange where it has
      * one (one message a way: not through the scatter/gather above), else
@@ -573,16 +540,16 @@ static int assemble(const comet_system *sys, const comet_system_llm *m, const co
     if (train) {
         steady = mbs * (tf + tb);
         bubble = (c->pp - 1) / v * (tf + tb);
-        /* one stage a chip: Megatron's 1F1B schedule's critical path,
-         * its blocking exchanges over full-duplex links (a network engine
-         * or not: the schedule waits for them); interleaved stages: every
-         * transfer in turn (not derived for that schedule) */
+        /* the schedule's blocking transfers on its critical path (a
+         * network engine or not: the schedule waits for them): DeepSpeed's
+         * TrainSchedule or Megatron-LM's 1F1B / interleaved 1F1B, each
+         * replayed (pipe.c), a chip's port shared by its messages to both
+         * neighbours where it has one */
         if (c->pp > 1 && o->pipe_engine == COMET_SYSTEM_PIPE_DEEPSPEED)
             pp_s = deepspeed_pipe_s(sys, c, s, mbs, tf, tb, p2p_bytes);
-        else if (c->pp > 1 && v == 1)
-            pp_s = sys_pp_1f1b_s(c->pp, (long)fmax(1, llround(mbs)), tf, tb, tp2p, txch);
         else
-            pp_s = c->pp > 1 ? 2 * (c->pp * v - 1) * tp2p + (ovnet ? 0 : 2 * mbs * v * tp2p) : 0;
+            pp_s = sys_pp_megatron_s(c->pp, (long)fmax(1, llround(mbs)), (int)v, tf, tb, tp2p, txch,
+                comet_system_p2p_one_port(sys, s->inner[COMET_SYSTEM_PP], c->pp), pp_local);
         if (c->dp > 1) {
             const int di = s->inner[COMET_SYSTEM_DP];
             const double gb = params * m->bytes_per_elem;

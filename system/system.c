@@ -309,6 +309,28 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
     return (n->startup + hops * n->hop_latency + bytes / link_bw_eff(n)) / sys->clock_hz;
 }
 
+int comet_system_p2p_one_port(const comet_system *sys, int inner, int p)
+{
+    if (p <= 1)
+        return 0;
+    if (sys->link_fits && sys->hw.links.p2p_beta_s > 0)
+        return 1;
+    int stride = inner < 1 ? 1 : inner, left = p, top = -1;
+    for (int i = 0; i < sys->nlevels && left > 1; i++) { /* comet_system_p2p_s's level */
+        const int n = sys->level[i].size;
+        if (stride >= n) {
+            stride = (stride + n - 1) / n;
+            continue;
+        }
+        const int room = n / stride, k = left < room ? left : room;
+        if (k > 1)
+            top = i;
+        left = (left + k - 1) / k;
+        stride = 1;
+    }
+    return top >= 0 && sys->level[top].net.topo == COMET_MODEL_SWITCH;
+}
+
 int comet_system_use_link_fits(comet_system *sys, const comet_model_links *links)
 {
     if (!links || (links->nfits == 0 && !(links->p2p_beta_s > 0)))

@@ -109,7 +109,7 @@ void sys_fill_request(const comet_system *sys, const comet_system_llm *m,
 double sys_cpu_vec_s(const comet_system *sys, const sys_layer *L, const char *name, double flops);
 
 /** Seconds of pipeline transfers on the critical path of a training step's
- *  1F1B schedule as Megatron runs it (step.c; Narayanan et al. 2021: stage s
+ *  1F1B schedule as Megatron runs it (pipe.c; Narayanan et al. 2021: stage s
  *  runs pp - s - 1 forwards, then one forward and one backward in turn,
  *  then the remaining backwards; each forward's output sent with the
  *  receive of a gradient, each backward's with the receive of the next
@@ -146,6 +146,44 @@ void sys_layer_cost(const sys_ctx *C, sys_layer_out *out);
  *  stages: F, B a stage's forward and backward of one microbatch, c one
  *  blocking transfer between neighbours; (m + p - 1)(F + B) when c = 0. */
 double sys_pipe_deepspeed_s(int m, int p, double F, double B, double c);
+
+/** Stage r's program in Megatron-LM's training schedule (pipe.c; megatron/
+ *  schedules.py @cfd2e21607): il == 0 forward_backward_pipelining_without_
+ *  interleaving (v == 1), il == 1 forward_backward_pipelining_with_
+ *  interleaving with v model chunks (Megatron runs it whenever a virtual
+ *  pipeline size is given, 1 included) over p ranks and m microbatches. Each op is a forward (16)
+ * or backward (32) of one model chunk, or one blocking p2p call, the OR of its messages: send to
+ * the previous rank 1, receive from it 2, send to the next 4, receive from it 8. ops holds 6 m v +
+ * 8; returns the number of ops. */
+long sys_pipe_megatron_program(int p, long m, int v, int il, int r, unsigned char *ops);
+/** Seconds of Megatron-LM's training schedule (pipe.c) over p stages, m
+ *  microbatches and v model chunks a stage (il: the interleaved schedule,
+ *  which Megatron runs for p > 2 and m a multiple of p; NAN otherwise, and
+ *  for v > 1 without il): F, B a stage's forward and backward of one microbatch (all
+ *  its chunks), t one message alone on its link, x a paired exchange of
+ *  two (x < t: t). Every call blocks; a message moves once both ends have
+ *  posted it. local: Megatron's scatter/gather (tp > 1 without sequence
+ *  parallelism): `local` seconds of t (and of x) are the receiving group's
+ *  all-gather, run after the call's wait, one after the other for the
+ *  call's received tensors (p2p_communication.py _communicate); 0: none. */
+double sys_pipe_megatron_s(
+    int p, long m, int v, int il, double F, double B, double t, double x, double local);
+/** sys_pipe_megatron_s over ports (pipe.c): shared != 0, a rank's messages
+ *  in flight at once share its one outbound and one inbound port max-min
+ *  fairly (each port one message a t), each message's last `local` seconds
+ *  (of its t or x) off the ports at full rate; shared == 0, each message at
+ *  its own full rate (sys_pipe_megatron_s's time). */
+double sys_pipe_megatron_ports_s(
+    int p, long m, int v, int il, double F, double B, double t, double x, int shared, double local);
+/** Seconds of Megatron-LM's training schedule beyond its compute, (m + (p
+ *  - 1) / v)(F + B) (the replay's time without transfers): the replay of
+ *  sys_pipe_megatron_s, extrapolated from replays of p + 2 and p + 3
+ *  microbatches (2 and 3 groups of p interleaved) where it is affine in m, sys_pp_1f1b_s where that
+ * is exact, memoised. 0 without a pipeline or transfers; NAN where Megatron refuses the schedule (v
+ * > 1 with p < 3 or m not a multiple of p). shared: a rank's port is shared by its messages to both
+ * neighbours (sys_pipe_megatron_ports_s; only the interleaved schedule posts such). */
+double sys_pp_megatron_s(
+    int p, long m, int v, double F, double B, double t, double x, int shared, double local);
 
 /** The step of a configuration with its layer cost given (cached) or computed into scratch
  *  (step.c). */

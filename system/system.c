@@ -278,17 +278,11 @@ double comet_system_exchange_s(const comet_system *sys, int inner, int p, double
     return comet_system_p2p_s(sys, inner, p, bytes);
 }
 
-/* Point-to-point of `bytes` between neighbouring members of a group placed
- * after `inner` chips: over the outermost level the group spans. A group
- * whose stride is under a level's size still crosses it once it holds more
- * members than fit (tp=4, pp=4 on nodes of 8: stages 1 and 2 sit on
- * different nodes), and the pipeline waits for its slowest boundary. */
-double comet_system_p2p_s(const comet_system *sys, int inner, int p, double bytes)
+/* The outermost level p chips at stride inner span (the level a
+ * pipeline's point-to-point crosses), or -1 when the levels do not hold
+ * them. */
+static int p2p_level(const comet_system *sys, int inner, int p)
 {
-    if (p <= 1)
-        return 0;
-    if (sys->link_fits && sys->hw.links.p2p_beta_s > 0) /* the fitted link, piece by size */
-        return comet_model_links_p2p_s(&sys->hw.links, bytes);
     int stride = inner < 1 ? 1 : inner, left = p, top = -1;
     for (int i = 0; i < sys->nlevels && left > 1; i++) {
         const int n = sys->level[i].size;
@@ -302,7 +296,22 @@ double comet_system_p2p_s(const comet_system *sys, int inner, int p, double byte
         left = (left + k - 1) / k;
         stride = 1;
     }
-    if (left > 1 || top < 0)
+    return left > 1 ? -1 : top;
+}
+
+/* Point-to-point of `bytes` between neighbouring members of a group placed
+ * after `inner` chips: over the outermost level the group spans. A group
+ * whose stride is under a level's size still crosses it once it holds more
+ * members than fit (tp=4, pp=4 on nodes of 8: stages 1 and 2 sit on
+ * different nodes), and the pipeline waits for its slowest boundary. */
+double comet_system_p2p_s(const comet_system *sys, int inner, int p, double bytes)
+{
+    if (p <= 1)
+        return 0;
+    if (sys->link_fits && sys->hw.links.p2p_beta_s > 0) /* the fitted link, piece by size */
+        return comet_model_links_p2p_s(&sys->hw.links, bytes);
+    const int top = p2p_level(sys, inner, p);
+    if (top < 0)
         return INFINITY;
     const comet_model_net *n = &sys->level[top].net;
     const double hops = n->topo == COMET_MODEL_SWITCH ? 2 : 1;
@@ -315,19 +324,7 @@ int comet_system_p2p_one_port(const comet_system *sys, int inner, int p)
         return 0;
     if (sys->link_fits && sys->hw.links.p2p_beta_s > 0)
         return 1;
-    int stride = inner < 1 ? 1 : inner, left = p, top = -1;
-    for (int i = 0; i < sys->nlevels && left > 1; i++) { /* comet_system_p2p_s's level */
-        const int n = sys->level[i].size;
-        if (stride >= n) {
-            stride = (stride + n - 1) / n;
-            continue;
-        }
-        const int room = n / stride, k = left < room ? left : room;
-        if (k > 1)
-            top = i;
-        left = (left + k - 1) / k;
-        stride = 1;
-    }
+    const int top = p2p_level(sys, inner, p); /* comet_system_p2p_s's level */
     return top >= 0 && sys->level[top].net.topo == COMET_MODEL_SWITCH;
 }
 

@@ -320,6 +320,26 @@ long sys_pipe_megatron_program(int p, long m, int v, int il, int r, unsigned cha
     return il ? prog_interleaved(p, m, v, r, ops) : prog_1f1b(p, m, r, ops);
 }
 
+/* Slot k of a call (the bit 1 << k of its op): its link (the previous
+ * rank's for k < 2, the rank's own else: sl), direction (0 forward, 1
+ * backward: sd) and end (0 sender, 1 receiver: se); the opposite message
+ * of slot k is slot k ^ 1. */
+static const int sd[4] = { 1, 0, 0, 1 }, se[4] = { 0, 1, 0, 1 };
+
+/* What both replays take: the schedules Megatron refuses (-1), x below t
+ * raised to t (a pair is never faster than one message), local 0 unless
+ * positive. */
+static int megatron_args(int p, long m, int v, int il, double t, double *x, double *local)
+{
+    if (p < 1 || m < 1 || v < 1 || (v > 1 && !il) || (il && (p < 3 || m % p)))
+        return -1;
+    if (*x < t)
+        *x = t;
+    if (!(*local > 0))
+        *local = 0;
+    return 0;
+}
+
 /* One message of a link's direction: its two ends' post times, the
  * sequence number of the opposite message in the same call at each end
  * (-1: none), and when it has moved (-1: not yet). */
@@ -331,14 +351,10 @@ typedef struct {
 double sys_pipe_megatron_s(
     int p, long m, int v, int il, double F, double B, double t, double x, double local)
 {
-    if (p < 1 || m < 1 || v < 1 || (v > 1 && !il) || (il && (p < 3 || m % p)))
+    if (megatron_args(p, m, v, il, t, &x, &local))
         return NAN;
     if (p == 1)
         return m * (F + B);
-    if (x < t)
-        x = t;
-    if (!(local > 0))
-        local = 0;
     const long N = m * v, per = 6 * N + 8, cap = N + 2;
     const double f = F / v, b = B / v;
     unsigned char *ops = malloc((size_t)p * (size_t)per);
@@ -356,14 +372,11 @@ double sys_pipe_megatron_s(
         pc[r] = 0;
     }
     memset(cnt, 0, sizeof(long) * 4 * (size_t)p);
-    /* slot k of a call: link, direction (0 forward, 1 backward), end (0
-     * sender, 1 receiver); the opposite message of slot k is slot k ^ 1 */
     for (;;) {
         int moved = 0, done = 1;
         for (int r = 0; r < p; r++) {
             const unsigned char *o = ops + (size_t)r * per;
-            const int lp = (r + p - 1) % p, ln = r;
-            const int sl[4] = { lp, lp, ln, ln }, sd[4] = { 1, 0, 0, 1 }, se[4] = { 0, 1, 0, 1 };
+            const int lp = (r + p - 1) % p, sl[4] = { lp, lp, r, r };
             while (pc[r] < len[r]) {
                 const int op = o[pc[r]];
                 if (op & (MOP_F | MOP_B)) {
@@ -564,14 +577,10 @@ static void fair_rates(fmsg **mv, int n, int p, int shared, double *use, int *cn
 double sys_pipe_megatron_ports_s(
     int p, long m, int v, int il, double F, double B, double t, double x, int shared, double local)
 {
-    if (p < 1 || m < 1 || v < 1 || (v > 1 && !il) || (il && (p < 3 || m % p)))
+    if (megatron_args(p, m, v, il, t, &x, &local))
         return NAN;
     if (p == 1)
         return m * (F + B);
-    if (x < t)
-        x = t;
-    if (!(local > 0))
-        local = 0;
     const long N = m * v, per = 6 * N + 8, cap = N + 2;
     const double f = F / v, b = B / v;
     unsigned char *ops = malloc((size_t)p * (size_t)per);
@@ -599,9 +608,7 @@ double sys_pipe_megatron_ports_s(
         while (changed) { /* run every rank as far as it goes at `now` */
             changed = 0;
             for (int r = 0; r < p; r++) {
-                const int lp = (r + p - 1) % p, ln = r;
-                const int sl[4] = { lp, lp, ln, ln }, sd[4] = { 1, 0, 0, 1 },
-                          se[4] = { 0, 1, 0, 1 };
+                const int lp = (r + p - 1) % p, sl[4] = { lp, lp, r, r };
                 const unsigned char *o = ops + (size_t)r * per;
                 while (st[r] == 0 || st[r] == 2) {
                     if (st[r] == 0) {

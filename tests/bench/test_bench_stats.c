@@ -243,7 +243,7 @@ static void test_measure(void **s)
     /* A settled set with known reps warms up with exactly one batch of
      * them, whatever the warm-up time: the body runs once more than the
      * samples, its first call with those reps. Without the reps a settled
-     * set still doubles its batches up to warmup_s. */
+     * set still starts its doubling batches at one call. */
     for (size_t k = 1; k <= 64; k *= 4) {
         spin_ctx w = { 0 };
         cfg.settled = 1;
@@ -259,8 +259,10 @@ static void test_measure(void **s)
         cfg.settled_reps = 0;
         cfg.warmup_s = 0.02;
         assert_int_equal(comet_bench_measure(&cfg, spin, &w, &r, err, sizeof err), 0);
+        /* the doubling starts at one call; how many batches fit in the
+         * time floor depends on the machine's load, so only "at least one" */
         assert_int_equal(w.first_reps, 1);
-        assert_true(w.batches > r.n + 1);
+        assert_true(w.batches >= r.n + 1);
         comet_bench_result_free(&r);
     }
     cfg.settled = 0;

@@ -68,6 +68,12 @@ void comet_cli_system_usage(FILE *f, int explore)
         "                    share the profile measured), over a network one a host\n"
         "  --partitions N    dataflow: cut each pass of a layer into exactly N partitions\n"
         "                    (DFModel's num_config; default: the best number)\n"
+        "  --cuts SPEC       dataflow: the forward pass's partitions as given (DFModel's\n"
+        "                    config: assignment, a vendor's mapping): partitions in order\n"
+        "                    separated by ',', each its kernels joined by '+', every kernel\n"
+        "                    once (--explain lists them), e.g. ln1+q+k+v,score+softmax+\n"
+        "                    attn_drop+context+proj,res1+ln2+ffn_in,act+ffn_out+res2\n"
+        "  --cuts-bwd SPEC   training: the backward pass's, the same way\n"
         "  --sweep F=V1,V2   the step at each value of a hardware parameter (dram_bw,\n"
         "                    gb_capacity, link_bw, clock, ...; units: dram_bw=100GB/s,200GB/s):\n"
         "                    explore: the best kernel-by-kernel and dataflow steps; predict:\n"
@@ -261,7 +267,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "bf16-optimizer", no_argument, NULL, 0x301a },
         { "pp-embed-slots", no_argument, NULL, 0x301b },
         { "softmax-kernel", required_argument, NULL, 0x301c },
-        { "alibi-baddbmm", no_argument, NULL, 0x301d }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "alibi-baddbmm", no_argument, NULL, 0x301d }, { "cuts", required_argument, NULL, 0x301e },
+        { "cuts-bwd", required_argument, NULL, 0x301f }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
@@ -388,6 +395,14 @@ int comet_cli_system(int argc, char **argv, int explore)
             o.exec = (int)e;
             break;
         }
+        case 0x301e:
+        case 0x301f:
+            if (comet_system_cuts_check(optarg, err, sizeof err)) {
+                comet_cli_error(sub, "%s%s", c == 0x301f ? "(--cuts-bwd) " : "", err);
+                return COMET_EXIT_USAGE;
+            }
+            o.cuts[c - 0x301e] = optarg;
+            break;
         case 0x300e:
             par = optarg;
             break;
@@ -459,6 +474,14 @@ int comet_cli_system(int argc, char **argv, int explore)
     }
     if (o.context > 0 && o.phase != COMET_SYSTEM_DECODE) {
         comet_cli_error(sub, "--context: applies to --phase decode only");
+        return COMET_EXIT_USAGE;
+    }
+    if ((o.cuts[0] || o.cuts[1]) && o.exec == COMET_SYSTEM_EXEC_KERNEL) {
+        comet_cli_error(sub, "--cuts: gives dataflow partitions; --execution kernel has none");
+        return COMET_EXIT_USAGE;
+    }
+    if (o.cuts[1] && o.phase != COMET_SYSTEM_TRAIN) {
+        comet_cli_error(sub, "--cuts-bwd: applies to --phase train only");
         return COMET_EXIT_USAGE;
     }
     if (o.output_tokens > 0 && o.phase != COMET_SYSTEM_DECODE) {

@@ -188,6 +188,11 @@ typedef struct comet_system_opts {
     int zero; /**< explore: ZeRO stage pinned (0-3), or -1: searched (0 when dp = 1) */
     int partitions; /**< dataflow: each pass of a layer cut into exactly this many partitions
                          (DFModel's num_config); 0: the best number */
+    const char *cuts[2]; /**< dataflow: the partitions of a layer's forward [0] and backward
+                              [1] pass as given (DFModel's `config:` assignment, a vendor's
+                              mapping): partitions in order separated by ',', each its
+                              kernels' names joined by '+', naming every kernel of the pass
+                              once in order (comet_system_cuts_check()); NULL: searched */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
     int tp_overlap; /**< training, kernel by kernel: the backward of a column-parallel GEMM
@@ -239,6 +244,16 @@ typedef struct comet_system_opts {
                        step's pipeline fills and drains (1) instead of running in the steady
                        state of consecutive steps, where mbs >= pp keeps every stage busy (0) */
 } comet_system_opts;
+
+/**
+ * Checks the syntax of a partition assignment (comet_system_opts.cuts): one
+ * or more partitions separated by ',', each one or more kernel names
+ * (letters, digits, '_') joined by '+', at most COMET_SYSTEM_MAX_KERNELS names.
+ * Whether the names are the pass's kernels is known only when the layer is
+ * costed (the evaluation then fails with that reason).
+ * @return 0, or -EINVAL with a one-line reason.
+ */
+int comet_system_cuts_check(const char *spec, char *err, size_t errlen);
 
 /** When the attention softmax is one fused kernel (comet_system_opts.softmax_rule). */
 typedef enum comet_system_softmax_rule {
@@ -314,7 +329,8 @@ const char *comet_system_part_str(const comet_system_parts *p, int i, char *buf,
 /** Time and memory of one configuration. */
 typedef struct comet_system_result {
     int feasible; /**< 0: pruned (reason says why) */
-    char reason[192]; /**< why it does not fit or cannot be mapped */
+    char reason[512]; /**< why it does not fit or cannot be mapped (a --cuts error lists
+                           the pass's kernels) */
     comet_system_config cfg; /**< the configuration */
     double step_s; /**< training: one step; prefill: the whole batch's prompt; decode: one token
                         for every sequence of the batch */

@@ -3,6 +3,7 @@
  * chain). The step a configuration takes from these layer costs is
  * step.c's. docs/system.md states every formula. */
 #include "comet_system.h"
+#include "comet_util.h"
 #include "system_internal.h"
 
 #include <errno.h>
@@ -1354,10 +1355,63 @@ static double kern_net_s(const sys_ctx *C, const kern *k)
     return s;
 }
 
+int comet_system_cuts_check(const char *spec, char *err, size_t errlen)
+{
+    int names = 0;
+    const char *p = spec;
+    if (!p || !*p)
+        return comet_util_seterr(err, errlen, -EINVAL, "--cuts: empty");
+    for (;;) {
+        const size_t len
+            = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        if (len == 0 || len >= sizeof(((kern *)0)->name))
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "--cuts '%s': a kernel name expected at character %d (partitions "
+                "separated by ',', kernels by '+', e.g. ln1+qkv,score+softmax)",
+                spec, (int)(p - spec) + 1);
+        if (++names > COMET_SYSTEM_MAX_KERNELS)
+            return comet_util_seterr(
+                err, errlen, -EINVAL, "--cuts: more than %d kernels", COMET_SYSTEM_MAX_KERNELS);
+        p += len;
+        if (!*p)
+            return 0;
+        if (*p != '+' && *p != ',')
+            return comet_util_seterr(err, errlen, -EINVAL,
+                "--cuts '%s': '%c' at character %d (only names, '+' and ',')", spec, *p,
+                (int)(p - spec) + 1);
+        p++;
+    }
+}
+
+/* The ends of the partitions a --cuts spec gives g: 0 when its names are
+ * g's kernels in order, each once, else -1 (another graph's names: Q, K
+ * and V fused or apart, a phase's or recomputation's kernels). */
+static int cuts_ends(const graph *g, const char *spec, int *ends, int *n)
+{
+    int x = 0, q = 0;
+    for (const char *p = spec; *p;) {
+        const size_t len = strcspn(p, "+,");
+        if (x >= g->nk || len != strlen(g->k[x].name) || strncmp(p, g->k[x].name, len))
+            return -1;
+        x++;
+        p += len;
+        if (*p != '+')
+            ends[q++] = x;
+        if (*p)
+            p++;
+    }
+    if (x != g->nk)
+        return -1;
+    *n = q;
+    return 0;
+}
+
 /* Best partition of the kernel chain: a dynamic program over cut points
- * (dataflow), or one kernel per partition (kernel by kernel). */
-static double best_parts_run(
-    const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, comet_system_parts *parts)
+ * (dataflow), or one kernel per partition (kernel by kernel); with `cuts`
+ * (dataflow) the partitions given, costed as they are (*bad = 1 when they
+ * do not name g's kernels). */
+static double best_parts_run(const sys_ctx *C, graph *g, int dataflow, const char *cuts, int *bad,
+    sys_bd *bd, comet_system_parts *parts)
 {
     double best[MAXK + 1];
     int cut[MAXK + 1];
@@ -1376,7 +1430,24 @@ static double best_parts_run(
         cut[j] = j - 1;
     }
     const int np = C->L.nparts;
-    if (dataflow && np > 0) {
+    if (dataflow && cuts) {
+        int ends[MAXK + 1], nq = 0;
+        if (cuts_ends(g, cuts, ends, &nq))
+            *bad = 1;
+        for (int q = 0, i = 0; !*bad && q < nq; i = ends[q++]) {
+            best[ends[q]] = best[i] + seg_cost(C, g, i, ends[q], dataflow, NULL, NULL);
+            cut[ends[q]] = i;
+        }
+        if (*bad || !isfinite(best[g->nk])) {
+            if (parts) {
+                parts->nkernels = g->nk;
+                for (int x = 0; x < g->nk && x < COMET_SYSTEM_MAX_KERNELS; x++)
+                    memcpy(parts->kernel[x], g->k[x].name, sizeof parts->kernel[x]);
+                parts->n = 0;
+            }
+            return INFINITY; /* not this graph's kernels, or a partition that does not fit */
+        }
+    } else if (dataflow && np > 0) {
         /* exactly np partitions (DFModel's num_config): the costs of every
          * partition [i, j), then a program over (partitions so far, cut) */
         static _Thread_local double cost[MAXK][MAXK + 1], D[MAXK + 1][MAXK + 1];
@@ -1479,17 +1550,23 @@ static double best_parts_run(
     return best[g->nk];
 }
 
-static double best_parts(
-    const sys_ctx *C, graph *g, int dataflow, sys_bd *bd, comet_system_parts *parts)
+static double best_parts(const sys_ctx *C, graph *g, int dataflow, int pass, int *bad, sys_bd *bd,
+    comet_system_parts *parts)
 {
     static _Thread_local unsigned gen;
-    if (!(C->sys->gemm_units > 0) || !dataflow || scan_check)
-        return best_parts_run(C, g, dataflow, bd, parts);
-    if (!++gen) /* 0 is "off" */
-        ++gen;
-    spat_epoch = gen;
-    const double t = best_parts_run(C, g, dataflow, bd, parts);
-    spat_epoch = 0;
+    const char *cuts = C->L.cuts[pass];
+    int b = 0;
+    double t;
+    if (!(C->sys->gemm_units > 0) || !dataflow || scan_check) {
+        t = best_parts_run(C, g, dataflow, cuts, &b, bd, parts);
+    } else {
+        if (!++gen) /* 0 is "off" */
+            ++gen;
+        spat_epoch = gen;
+        t = best_parts_run(C, g, dataflow, cuts, &b, bd, parts);
+        spat_epoch = 0;
+    }
+    *bad |= b << pass;
     return t;
 }
 
@@ -1510,10 +1587,10 @@ static void layer_graph_cost(const sys_ctx *C, int split, graph *f, graph *b, sy
         if (f->t[i].last >= 0)
             out->act_grads += f->t[i].bytes;
     }
-    out->fwd_s = best_parts(C, f, df, &out->fwd_bd, &out->parts[0]);
+    out->fwd_s = best_parts(C, f, df, 0, &out->cuts_bad, &out->fwd_bd, &out->parts[0]);
     if (C->L.phase == COMET_SYSTEM_TRAIN) {
         build_bwd(&C->L, f, x0, b);
-        out->bwd_s = best_parts(C, b, df, &out->bwd_bd, &out->parts[1]);
+        out->bwd_s = best_parts(C, b, df, 1, &out->cuts_bad, &out->bwd_bd, &out->parts[1]);
     }
 }
 
@@ -1537,8 +1614,11 @@ static void layer_cost_run(const sys_ctx *C, sys_layer_out *out)
      * the fused GEMM still reads its input once) */
     sys_layer_out o2;
     layer_graph_cost(C, 1, &f, &b, &o2);
-    if (o2.fwd_s + o2.bwd_s < out->fwd_s + out->bwd_s)
+    /* given partitions name one of the two graphs: bad only if neither */
+    const int bad = out->cuts_bad & o2.cuts_bad;
+    if (o2.fwd_s + o2.bwd_s < out->fwd_s + out->bwd_s || (out->cuts_bad && !o2.cuts_bad))
         *out = o2;
+    out->cuts_bad = bad;
     /* a chip whose on-chip memory holds every weight of its stage (and, in
      * training, their gradient accumulators) keeps them there across
      * microbatches (a wafer-scale chip's weight-stationary mode): they are

@@ -169,6 +169,8 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->alibi_baddbmm = c->exec == COMET_SYSTEM_EXEC_KERNEL && o->alibi_baddbmm
         && o->phase != COMET_SYSTEM_DECODE;
     L->nparts = o->partitions;
+    L->cuts[0] = o->cuts[0];
+    L->cuts[1] = o->phase == COMET_SYSTEM_TRAIN ? o->cuts[1] : NULL;
     return 1;
 }
 
@@ -694,8 +696,25 @@ int sys_eval_cached(const comet_system *sys, const comet_system_llm *m, const co
         sys_layer_cost(&C, scratch);
         lo = scratch;
     }
-    if (!isfinite(lo->fwd_s) || !isfinite(lo->bwd_s))
+    if (!isfinite(lo->fwd_s) || !isfinite(lo->bwd_s)) {
+        for (int p = 0; p < 2; p++)
+            if (lo->cuts_bad >> p & 1) {
+                /* the pass's kernels, so the user can write them */
+                char names[COMET_SYSTEM_MAX_KERNELS * 16 + 1] = "";
+                const comet_system_parts *pp = &lo->parts[p];
+                size_t l = 0;
+                for (int x = 0; x < pp->nkernels && x < COMET_SYSTEM_MAX_KERNELS; x++)
+                    l += (size_t)snprintf(
+                        names + l, sizeof names - l, "%s%s", x ? " " : "", pp->kernel[x]);
+                return fail(r,
+                    "--cuts%s: the partitions do not name the %s pass's kernels in order, each "
+                    "once: %s (q k v may replace qkv)",
+                    p ? "-bwd" : "", p ? "backward" : "forward", names);
+            }
+        if (o->cuts[0] || o->cuts[1])
+            return fail(r, "a partition --cuts gives does not fit the chip");
         return fail(r, "no cut of a layer's pass into %d partitions fits the chip", o->partitions);
+    }
     memory(sys, m, o, c, &s, lo, r);
     if (r->mem.total > r->mem.capacity) {
         double v;

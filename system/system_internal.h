@@ -23,6 +23,8 @@ typedef struct sys_layer {
     comet_system_recompute rec;
     comet_system_exec exec;
     int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */
+    const char *cuts[2]; /* dataflow: the forward's and backward's partitions as given
+                            (comet_system_opts.cuts; NULL: searched) */
 } sys_layer;
 
 /** What a cost needs: the system, the layer, where the TP group sits. */
@@ -58,6 +60,8 @@ typedef struct sys_layer_out {
     comet_system_parts parts[2]; /* forward, backward */
     double pinned; /* bytes of the stage's weights kept on chip across microbatches (read
                       once a step, their gradients written once); 0: streamed */
+    int cuts_bad; /* bit p set: the partitions given for pass p (sys_layer.cuts) do not name
+                     its kernels in order, with Q, K and V fused or apart */
     double pin_s; /* seconds of that once-a-step load, never less than what streaming them
                      costs one microbatch (the first microbatch fetches them anyway) */
 } sys_layer_out;

@@ -315,6 +315,48 @@ static void test_pipe_engine_flag(void **s)
     assert_true(t[1] > t[0] && t[0] > 0);
 }
 
+/* --cuts: a malformed list or names that are not the pass's kernels give one
+ * line and exit 2 (the second lists the kernels); a valid assignment is
+ * costed as given: never faster than the searched cut, which it names */
+static void test_cuts_flag(void **s)
+{
+    (void)s;
+    char out[65536], err[65536];
+    const char *base[] = { "predict", "--hw", "sn10x8-ring-dfmodel", "--workload", "gpt3-175b",
+        "--phase", "forward", "--batch", "64", "--no-seq-parallel", "--execution", "dataflow",
+        "--parallel", "tp=8,pp=1,dp=1,microbatch=1", "-q" };
+    enum { NB = sizeof base / sizeof base[0] };
+    const char *spec[] = { "ln1++q", "ln1+qkv,score",
+        "ln1+q+k+v,score+softmax+attn_drop+context+"
+        "proj,res1+ln2+ffn_in,act+ffn_out+res2" };
+    const char *want[] = { "comet: predict: --cuts 'ln1++q': a kernel name expected",
+        "--cuts: the partitions do not name the forward pass's kernels in order, each once: ln1 "
+        "qkv score",
+        NULL };
+    char *a[NB + 3];
+    for (int i = 0; i < NB; i++)
+        a[i] = (char *)base[i];
+    a[NB] = "--cuts";
+    a[NB + 2] = NULL;
+    for (int i = 0; i < 2; i++) {
+        a[NB + 1] = (char *)spec[i];
+        assert_int_equal(run(a, out, sizeof out, err, sizeof err), 2);
+        assert_non_null(strstr(err, want[i]));
+        assert_null(strchr(strchr(err, '\n') + 1, '\n')); /* one line */
+    }
+    a[NB + 1] = (char *)spec[2];
+    assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);
+    const double given = strtod(strstr(out, "step") + 4, NULL);
+    a[NB] = NULL;
+    assert_int_equal(run(a, out, sizeof out, err, sizeof err), 0);
+    const double best = strtod(strstr(out, "step") + 4, NULL);
+    assert_true(given >= best && best > 0);
+    char *k[] = { "predict", "--hw", "sn10x8-ring-dfmodel", "--workload", "gpt3-175b",
+        "--execution", "kernel", "--parallel", "tp=8,pp=1,dp=1", "--cuts", "ln1+qkv", NULL };
+    assert_int_equal(run(k, out, sizeof out, err, sizeof err), 2);
+    assert_non_null(strstr(err, "--execution kernel has none"));
+}
+
 static void test_no_args(void **s)
 {
     (void)s;
@@ -346,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_llm_cli),
         cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_pipe_engine_flag),
+        cmocka_unit_test(test_cuts_flag),
         cmocka_unit_test(test_probe_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -772,6 +772,93 @@ static void test_partition_scan(void **st)
     assert_true(checked > 1000);
 }
 
+/* A pass's partitions as --cuts writes them: its kernels joined by '+',
+ * partitions by ',', ending at ends[0..n). */
+static void cuts_str(const comet_system_parts *p, const int *ends, int n, char *s, size_t len)
+{
+    size_t l = 0;
+    for (int q = 0, x = 0; q < n; q++)
+        for (const int a = x; x < ends[q]; x++)
+            l += (size_t)snprintf(s + l, len - l, "%s%s",
+                x == 0       ? ""
+                    : x == a ? ","
+                             : "+",
+                p->kernel[x]);
+}
+
+/* Partitions given (--cuts, DFModel's config: assignment) over generated
+ * cases: the searched cut given back costs exactly what the search found;
+ * any other cut of the same kernels is never faster than it, never below its
+ * bound, and its parts still add up (check_result). */
+static void test_given_cuts(void **st)
+{
+    (void)st;
+    int n = 0, back = 0, other = 0;
+    while (n < 2000) {
+        gcase g;
+        gen_case(&g);
+        n++;
+        g.c.exec = COMET_SYSTEM_EXEC_DATAFLOW;
+        comet_system_result r, r2;
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &g.o, &g.c, &r), 0);
+        if (!r.feasible)
+            continue;
+        const int passes = g.o.phase == COMET_SYSTEM_TRAIN ? 2 : 1;
+        static char spec[2][2][COMET_SYSTEM_MAX_KERNELS * 17];
+        int ends[COMET_SYSTEM_MAX_KERNELS];
+        for (int p = 0; p < passes; p++) {
+            const comet_system_parts *pp = &r.parts[p];
+            for (int q = 0; q < pp->n; q++)
+                ends[q] = pp->end[q];
+            cuts_str(pp, ends, pp->n, spec[p][0], sizeof spec[p][0]);
+            /* another cut: each boundary kept or dropped, new ones added */
+            int m = 0;
+            for (int x = 1; x < pp->nkernels; x++)
+                if (urand() < 0.3)
+                    ends[m++] = x;
+            ends[m++] = pp->nkernels;
+            cuts_str(pp, ends, m, spec[p][1], sizeof spec[p][1]);
+        }
+        comet_system_opts o = g.o;
+        for (int p = 0; p < passes; p++)
+            o.cuts[p] = spec[p][0];
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &o, &g.c, &r2), 0);
+        /* with the stage's weights held on chip the once-a-step load is
+         * charged at least what streaming them costs one microbatch of the
+         * same cut (the search: of its best streaming cut), so given back it
+         * may only cost more, in that term */
+        const int pinned = r.weights_on_chip > 0;
+        if (!r2.feasible || !(fabs(r2.layer_fwd_s - r.layer_fwd_s) <= 1e-9 * r.layer_fwd_s)
+            || !(fabs(r2.layer_bwd_s - r.layer_bwd_s) <= 1e-9 * r.layer_bwd_s)
+            || !(pinned ? r2.step_s >= r.step_s * (1 - 1e-9)
+                        : fabs(r2.step_s - r.step_s) <= 1e-9 * r.step_s))
+            fail_msg("case %d: the searched cut given back: %s %.9g s, searched %.9g s (%s | %s)",
+                n, r2.feasible ? "" : r2.reason, r2.step_s, r.step_s, spec[0][0],
+                passes > 1 ? spec[1][0] : "");
+        back++;
+        for (int p = 0; p < passes; p++)
+            o.cuts[p] = spec[p][1];
+        assert_int_equal(comet_system_eval(&g.sys, &g.m, &o, &g.c, &r2), 0);
+        if (!r2.feasible) {
+            assert_non_null(strstr(r2.reason, "does not fit"));
+            continue;
+        }
+        other++;
+        check_result(&g, &r2, "given cuts");
+        if (!(r2.step_s >= r.step_s * (1 - 1e-9)))
+            fail_msg("case %d: a given cut %.9g s beats the search's %.9g s (%s)", n, r2.step_s,
+                r.step_s, spec[0][1]);
+        for (int p = 0; p < passes; p++) {
+            int parts = 1;
+            for (const char *c = spec[p][1]; (c = strchr(c, ',')); c++)
+                parts++;
+            assert_int_equal(r2.parts[p].n, parts);
+        }
+    }
+    printf("given cuts: %d searched cuts given back, %d other cuts\n", back, other);
+    assert_true(back > 1000 && other > 500);
+}
+
 /* A request (decode with output tokens) over generated cases: the prefill
  * plus G steps, between G steps at the prompt's context and G at the last
  * one (a step never gets faster as the cache grows); up to 64 tokens
@@ -1936,6 +2023,7 @@ int main(void)
         cmocka_unit_test(test_spatial_util),
         cmocka_unit_test(test_spatial_split),
         cmocka_unit_test(test_partition_scan),
+        cmocka_unit_test(test_given_cuts),
         cmocka_unit_test(test_request),
         cmocka_unit_test(test_table6_chain),
         cmocka_unit_test(test_overlap_none),

@@ -74,6 +74,8 @@ void comet_cli_system_usage(FILE *f, int explore)
         "                    once (--explain lists them), e.g. ln1+q+k+v,score+softmax+\n"
         "                    attn_drop+context+proj,res1+ln2+ffn_in,act+ffn_out+res2\n"
         "  --cuts-bwd SPEC   training: the backward pass's, the same way\n"
+        "  --tile T          dataflow: no partition tiles its tokens in rows of more than\n"
+        "                    T (DFModel's shard_N; default: the largest that fits)\n"
         "  --sweep F=V1,V2   the step at each value of a hardware parameter (dram_bw,\n"
         "                    gb_capacity, link_bw, clock, ...; units: dram_bw=100GB/s,200GB/s):\n"
         "                    explore: the best kernel-by-kernel and dataflow steps; predict:\n"
@@ -268,7 +270,8 @@ int comet_cli_system(int argc, char **argv, int explore)
         { "pp-embed-slots", no_argument, NULL, 0x301b },
         { "softmax-kernel", required_argument, NULL, 0x301c },
         { "alibi-baddbmm", no_argument, NULL, 0x301d }, { "cuts", required_argument, NULL, 0x301e },
-        { "cuts-bwd", required_argument, NULL, 0x301f }, COMET_CLI_GLOBAL_LONGOPTS,
+        { "cuts-bwd", required_argument, NULL, 0x301f },
+        { "tile", required_argument, NULL, 0x3020 }, COMET_CLI_GLOBAL_LONGOPTS,
         { NULL, 0, NULL, 0 } };
     const char *sub = explore ? "explore" : "predict";
     const char *hwname = NULL, *wname = NULL, *par = NULL, *link = NULL, *sweep = NULL;
@@ -403,6 +406,11 @@ int comet_cli_system(int argc, char **argv, int explore)
             }
             o.cuts[c - 0x301e] = optarg;
             break;
+        case 0x3020:
+            if (comet_cli_parse_pos(sub, "--tile", optarg, 1u << 24, &v))
+                return COMET_EXIT_USAGE;
+            o.tile = (int)v;
+            break;
         case 0x300e:
             par = optarg;
             break;
@@ -476,8 +484,9 @@ int comet_cli_system(int argc, char **argv, int explore)
         comet_cli_error(sub, "--context: applies to --phase decode only");
         return COMET_EXIT_USAGE;
     }
-    if ((o.cuts[0] || o.cuts[1]) && o.exec == COMET_SYSTEM_EXEC_KERNEL) {
-        comet_cli_error(sub, "--cuts: gives dataflow partitions; --execution kernel has none");
+    if ((o.cuts[0] || o.cuts[1] || o.tile) && o.exec == COMET_SYSTEM_EXEC_KERNEL) {
+        comet_cli_error(sub, "%s: gives dataflow partitions; --execution kernel has none",
+            o.tile ? "--tile" : "--cuts");
         return COMET_EXIT_USAGE;
     }
     if (o.cuts[1] && o.phase != COMET_SYSTEM_TRAIN) {

@@ -193,6 +193,9 @@ typedef struct comet_system_opts {
                               mapping): partitions in order separated by ',', each its
                               kernels' names joined by '+', naming every kernel of the pass
                               once in order (comet_system_cuts_check()); NULL: searched */
+    int tile; /**< dataflow: no partition tiles its tokens in rows of more than this many
+                   (DFModel's shard_N; a GEMM alone on a spatial chip runs at it too); 0: each
+                   partition the largest tile its on-chip memory holds */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
     int tp_overlap; /**< training, kernel by kernel: the backward of a column-parallel GEMM

@@ -559,6 +559,16 @@ void sys_grad_acc_bytes(int mode, double wgrad, double e, double *rd, double *wr
     }
 }
 
+/* The smallest row tile a partition can take: the tokens, at most an
+ * array's rows (shared) or its stages (spatial). */
+static double sys_tile_min(const sys_ctx *C)
+{
+    return mind(C->L.T,
+        C->sys->gemm_units > 0      ? C->sys->gemm_stages
+            : C->sys->gemm_rows > 0 ? C->sys->gemm_rows
+                                    : 1);
+}
+
 /* How often a fused partition of kernels [i, j) (two or more) streams its
  * weights from off-chip memory, from what it must hold on chip. A partition
  * is a spatial pipeline over row tiles of tm tokens: every tensor it
@@ -576,13 +586,14 @@ static double fit_passes(
     const double T = C->L.T, sram = C->sys->sram_bytes - C->pinned;
     /* the smallest tile: an array's rows along the tokens (shared), or its
      * stages (spatial: the token tile runs down an array's stages) */
-    const double tmin = mind(T,
-        C->sys->gemm_units > 0      ? C->sys->gemm_stages
-            : C->sys->gemm_rows > 0 ? C->sys->gemm_rows
-                                    : 1);
+    const double tmin = sys_tile_min(C);
+    /* a tile given (DFModel's shard_N): no partition tiles larger (nor
+     * below the smallest, whose arrays a smaller one would leave idle
+     * uncharged) */
+    const double cap = C->L.tile > 0 ? mind(T, maxd(C->L.tile, tmin)) : T;
     if (!stream && resident + tmin * per_tok <= sram) {
-        *tile_out = T;
-        if (per_tok > 0 && (sram - resident) / per_tok < T)
+        *tile_out = cap;
+        if (per_tok > 0 && (sram - resident) / per_tok < cap)
             *tile_out = floor((sram - resident) / per_tok);
         *onchip = resident + *tile_out * per_tok;
         return 1;
@@ -590,9 +601,9 @@ static double fit_passes(
     const double tm = per_tok > 0 ? floor(sram / per_tok) : T;
     if (tm < tmin)
         return 0;
-    *tile_out = mind(tm, T);
+    *tile_out = mind(tm, cap);
     *onchip = *tile_out * per_tok;
-    return ceil(T / mind(tm, T));
+    return ceil(T / *tile_out);
 }
 
 static double seg_passes(
@@ -1011,6 +1022,11 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
     const int fused = dataflow && j - i > 1;
     if (fused && !(passes = seg_passes(C, g, i, j, stream, &tile, &onchip)))
         return INFINITY;
+    /* a tile given: a GEMM alone on a spatial chip's arrays runs at it too
+     * (without one it takes the whole microbatch, its arrays full) */
+    const int spatial = fused || (dataflow && C->L.tile > 0 && S->gemm_units > 0);
+    if (!fused && spatial)
+        tile = mind(C->L.T, maxd(C->L.tile, sys_tile_min(C)));
     spat sp = { 0 };
     /* BLAS on a CPU packs a GEMM's weights before it computes on them, so
      * their first read from memory is not hidden under the compute (the
@@ -1024,7 +1040,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
             cg += c;
         else
             cv += c;
-        if (fused)
+        if (spatial)
             spat_add(C, k, &sp);
         if (k->recompute)
             rec += c;
@@ -1079,7 +1095,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
             w = o->bytes;
         wr += w;
     }
-    if (fused) /* a spatial chip's arrays as the partition's GEMMs fill them */
+    if (spatial) /* a spatial chip's arrays as the partition's GEMMs fill them */
         cg = maxd(cg, spat_s_at(C, g, &sp, tile, i, j, stream));
     double c, mem, cm;
     double t = engines_s(S, cg, cv, rd + wr, net, dataflow, &c, &mem, &cm);

@@ -169,6 +169,7 @@ static int prepare(const comet_system *sys, const comet_system_llm *m, const com
     L->alibi_baddbmm = c->exec == COMET_SYSTEM_EXEC_KERNEL && o->alibi_baddbmm
         && o->phase != COMET_SYSTEM_DECODE;
     L->nparts = o->partitions;
+    L->tile = o->tile;
     L->cuts[0] = o->cuts[0];
     L->cuts[1] = o->phase == COMET_SYSTEM_TRAIN ? o->cuts[1] : NULL;
     return 1;

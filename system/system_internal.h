@@ -23,6 +23,7 @@ typedef struct sys_layer {
     comet_system_recompute rec;
     comet_system_exec exec;
     int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */
+    double tile; /* dataflow: no partition's row tile above this many tokens (0: none) */
     const char *cuts[2]; /* dataflow: the forward's and backward's partitions as given
                             (comet_system_opts.cuts; NULL: searched) */
 } sys_layer;

@@ -40,21 +40,40 @@ typedef struct drun {
 
 #define MAXR 64
 
+/* Opens one of docs/validation's tables and reads past its `#` lines and
+ * its header, which must start with `header`. */
+static FILE *open_table(const char *rel, const char *header, char *path, size_t len)
+{
+    char line[4096];
+    FILE *f = comet_test_open_source(rel, path, len);
+    if (!f)
+        fail_msg("%s: cannot open", path);
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '#' && line[0] != '\n') {
+            if (strncmp(line, header, strlen(header)))
+                fail_msg("%s: header is not %s...", path, header);
+            return f;
+        }
+    fail_msg("%s: no header", path);
+    return NULL;
+}
+
+/* The table's next row (blank and `#` lines skipped); 0 at its end. */
+static int next_row(FILE *f, char *line, int len)
+{
+    while (fgets(line, len, f))
+        if (line[0] != '#' && line[0] != '\n')
+            return 1;
+    return 0;
+}
+
 static int load(drun *r, int max)
 {
     char path[4096], line[1024];
-    FILE *f = comet_test_open_source("docs/validation/dfmodel-runs.csv", path, sizeof path);
-    if (!f)
-        fail_msg("%s: cannot open", path);
-    int n = 0, header = 0;
-    while (fgets(line, sizeof line, f) && n < max) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        if (!header) {
-            header = 1;
-            assert_non_null(strstr(line, "id,study,execution,sram_mib,dram_gbps"));
-            continue;
-        }
+    FILE *f = open_table("docs/validation/dfmodel-runs.csv",
+        "id,study,execution,sram_mib,dram_gbps", path, sizeof path);
+    int n = 0;
+    while (n < max && next_row(f, line, sizeof line)) {
         drun *x = &r[n];
         const int k = sscanf(line, "%47[^,],%15[^,],%15[^,],%lf,%lf,%d,%d,%d,%lf,%lf,%159[^,\n]",
             x->id, x->study, x->exec, &x->sram_mib, &x->dram_gbps, &x->tp, &x->dp, &x->nconfig,
@@ -67,10 +86,13 @@ static int load(drun *r, int max)
     return n;
 }
 
-/* comet's best step of GPT-3 175B's forward (batch 2304) at the given
- * degrees and execution, on a preset with the on-chip memory and DDR
- * bandwidth replaced when > 0. */
-static double step(const char *hw, int tp, int dp, int dataflow, double sram_b, double dram_bps)
+/* comet's best step over the microbatch of GPT-3 175B's forward (batch
+ * 2304) at the given degrees and execution, on a preset with the on-chip
+ * memory and DDR bandwidth replaced when > 0; dataflow at a given mapping
+ * when `cuts` (a layer's forward partitions, --cuts) or `tile` (no row tile
+ * above it, --tile) are given. */
+static double step_map(const char *hw, int tp, int dp, int dataflow, double sram_b, double dram_bps,
+    const char *cuts, int tile)
 {
     comet_model_hw h;
     comet_system sys;
@@ -92,40 +114,6 @@ static double step(const char *hw, int tp, int dp, int dataflow, double sram_b, 
         .exec = dataflow,
         .tp = tp,
         .pp = 1,
-        .dp = dp };
-    comet_system_result best;
-    comet_system_space sp;
-    assert_int_equal(comet_system_explore(&sys, &m, &o, 1, &best, &sp), 1);
-    assert_true(best.step_s >= best.bound_s * (1 - 1e-9));
-    comet_system_free(&sys);
-    return best.step_s;
-}
-
-/* comet's best step over the microbatch at a given mapping: a layer's
- * forward partitions (--cuts) and, when tile > 0, no row tile above it. */
-static double step_map(
-    const char *hw, int tp, int dp, double sram_b, double dram_bps, const char *cuts, int tile)
-{
-    comet_model_hw h;
-    comet_system sys;
-    comet_system_llm m;
-    char err[512];
-    if (comet_model_hw_load(hw, &h, err, sizeof err)
-        || comet_system_llm_load("gpt3-175b", &m, err, sizeof err)
-        || comet_system_from_hw(&h, m.dtype, 0, &sys, err, sizeof err))
-        fail_msg("%s", err);
-    comet_model_hw_free(&h);
-    if (sram_b > 0)
-        sys.sram_bytes = sram_b;
-    if (dram_bps > 0)
-        sys.mem_bw = dram_bps;
-    comet_system_opts o = { .phase = COMET_SYSTEM_FORWARD,
-        .batch = 2304,
-        .recompute = -1,
-        .seq_parallel = 0,
-        .exec = COMET_SYSTEM_EXEC_DATAFLOW,
-        .tp = tp,
-        .pp = 1,
         .dp = dp,
         .tile = tile,
         .cuts = { cuts, NULL } };
@@ -135,6 +123,11 @@ static double step_map(
     assert_true(best.step_s >= best.bound_s * (1 - 1e-9));
     comet_system_free(&sys);
     return best.step_s;
+}
+
+static double step(const char *hw, int tp, int dp, int dataflow, double sram_b, double dram_bps)
+{
+    return step_map(hw, tp, dp, dataflow, sram_b, dram_bps, NULL, 0);
 }
 
 /* Ranks (1 = largest), ties averaged. */
@@ -296,18 +289,10 @@ static int mode_tile(const char *f)
 static int load_maps(dmap *r, int max)
 {
     char path[4096], line[4096];
-    FILE *f = comet_test_open_source("docs/validation/dfmodel-mappings.csv", path, sizeof path);
-    if (!f)
-        fail_msg("%s: cannot open", path);
-    int n = 0, header = 0;
-    while (fgets(line, sizeof line, f) && n < max) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        if (!header) {
-            header = 1;
-            assert_non_null(strstr(line, "id,study,run_dir,commit,sram_mib,dram_gbps,tp,dp"));
-            continue;
-        }
+    FILE *f = open_table("docs/validation/dfmodel-mappings.csv",
+        "id,study,run_dir,commit,sram_mib,dram_gbps,tp,dp", path, sizeof path);
+    int n = 0;
+    while (n < max && next_row(f, line, sizeof line)) {
         char *x[16];
         if (split_quoted(line, x, 16) != 14)
             fail_msg("%s: row %d: not 14 fields", path, n + 1);
@@ -361,7 +346,7 @@ static void test_at_dfmodel_mappings(void **st)
                 d = &r[k];
         assert_non_null(d);
         const dmap *m = find_map(mp, nm, t6[i].map);
-        const double c = step_map(t6[i].hw, m->tp, m->dp, 0, 0, m->cuts, 0);
+        const double c = step_map(t6[i].hw, m->tp, m->dp, 1, 0, 0, m->cuts, 0);
         printf("| %s | %.5g | %.5g | %.3f |\n", d->id, d->final_s, c, c / d->final_s);
         if (!(c / d->final_s >= 0.95 && c / d->final_s <= 1.12))
             fail_msg(
@@ -370,7 +355,7 @@ static void test_at_dfmodel_mappings(void **st)
     for (int v = 0; v < 2; v++) {
         const dmap *m = find_map(mp, nm, v ? "table6-vendor-b" : "table6-vendor-a");
         printf("%s (the paper's vendor mapping, placement %c): comet %.5g s\n", m->id, 'a' + v,
-            step_map("sn10x8-ring-dfmodel", 8, 1, 0, 0, m->cuts, 0));
+            step_map("sn10x8-ring-dfmodel", 8, 1, 1, 0, 0, m->cuts, 0));
     }
     static const double sram[3] = { 150, 300, 500 }, dram[3] = { 100, 300, 600 };
     double dm[9], cm[9];
@@ -388,7 +373,7 @@ static void test_at_dfmodel_mappings(void **st)
             const dmap *m = find_map(mp, nm, id);
             const double sb = sram[i] * 1048576.0, bw = dram[j] * 1e9;
             const double ck = step("sn10x8-torus", 4, 2, 0, sb, bw);
-            const double cd = step_map("sn10x8-torus", 4, 2, sb, bw, m->cuts, m->tile);
+            const double cd = step_map("sn10x8-torus", 4, 2, 1, sb, bw, m->cuts, m->tile);
             dm[cells] = k->final_s / d->final_s;
             cm[cells] = ck / cd;
             printf("| %g | %g | %d | %.5g | %.5g | %.3f | %.3gx / %.3gx |\n", sram[i], dram[j],
@@ -412,42 +397,15 @@ typedef struct crun {
     double freq, sram, dram, cap, util, final_s;
 } crun;
 
-/* The fields of one CSV line (no quoted fields in this file). */
-static int split_csv(char *line, char **f, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        f[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c)
-            break;
-        *c = 0;
-        p = c + 1;
-    }
-    char *nl = strpbrk(f[n - 1], "\r\n");
-    if (nl)
-        *nl = 0;
-    return n;
-}
-
 static int load_compare(crun *r, int max)
 {
     char path[4096], line[2048];
-    FILE *fp = comet_test_open_source("docs/validation/dfmodel-compare.csv", path, sizeof path);
-    if (!fp)
-        fail_msg("%s: cannot open", path);
-    int n = 0, header = 0;
-    while (fgets(line, sizeof line, fp) && n < max) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        if (!header) {
-            header = 1;
-            assert_non_null(strstr(line, "dir,setup_commit,log_commit,setup_read,study,class"));
-            continue;
-        }
+    FILE *fp = open_table("docs/validation/dfmodel-compare.csv",
+        "dir,setup_commit,log_commit,setup_read,study,class", path, sizeof path);
+    int n = 0;
+    while (n < max && next_row(fp, line, sizeof line)) {
         char *f[40];
-        if (split_csv(line, f, 40) != 36)
+        if (split_quoted(line, f, 40) != 36)
             fail_msg("%s: row %d: not 36 fields", path, n + 1);
         crun *x = &r[n++];
         snprintf(x->dir, sizeof x->dir, "%s", f[0]);

@@ -739,10 +739,14 @@ static int run_loaded(const char *sub, int explore, const comet_system *sysp,
     }
     int n = comet_system_explore(&sys, &m, &o, top, best, &sp);
     if (n <= 0) {
-        comet_cli_error(sub,
-            "%s fits nowhere on %s (%d chips): %.0f configurations tried, none fits in memory "
-            "or divides the model (try more chips, --recompute full, or a smaller --batch)",
-            m.name, hwname, sys.chips, sp.configs);
+        if (sp.refused[0] && (o.cuts[0] || o.cuts[1] || o.tile))
+            comet_cli_error(sub, "%s fits nowhere on %s (%d chips): the last refused: %s", m.name,
+                hwname, sys.chips, sp.refused);
+        else
+            comet_cli_error(sub,
+                "%s fits nowhere on %s (%d chips): %.0f configurations tried, none fits in memory "
+                "or divides the model (try more chips, --recompute full, or a smaller --batch)",
+                m.name, hwname, sys.chips, sp.configs);
         free(best);
         json_decref(j);
         return COMET_EXIT_FAIL;

@@ -399,6 +399,8 @@ typedef struct comet_system_space {
     double feasible; /**< of which fit */
     double seconds; /**< wall time of the search */
     double configs_per_s; /**< configs / seconds */
+    char refused[512]; /**< why the last configuration costed and refused did not fit ("" if
+                            none: every one fits, or none could be costed) */
     int npareto; /**< points of the step-time vs cost Pareto set (0 when cost is unknown) */
     comet_system_point pareto[COMET_SYSTEM_MAX_PARETO]; /**< by increasing cost */
 } comet_system_space;

@@ -270,9 +270,13 @@ int comet_system_explore(const comet_system *sys, const comet_system_llm *m,
                                             space->configs += 1;
                                             if (!lo)
                                                 continue;
-                                            if (sys_eval_cached(sys, m, o, &c, r, lo, scratch) < 0
-                                                || !r->feasible)
+                                            if (sys_eval_cached(sys, m, o, &c, r, lo, scratch) < 0)
                                                 continue;
+                                            if (!r->feasible) {
+                                                memcpy(space->refused, r->reason,
+                                                    sizeof space->refused);
+                                                continue;
+                                            }
                                             space->feasible += 1;
                                             keep(best, &nkept, top, r);
                                             pareto_add(space, sys, r);

@@ -475,6 +475,61 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     return 0;
 }
+#elif defined(FUZZ_CUTS)
+/* Partition assignments (--cuts, --tile): a list that parses is costed on a
+ * small layer (an 8-chip ring of SN10s, a spatial chip); a refusal is one
+ * line, a result is at or above its bound. The first byte picks the pass
+ * and the tile; the rest is the list. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[COMET_ERRLEN] = "", spec[1024];
+    static comet_system sys;
+    static comet_system_llm m;
+    static int have;
+    if (!have) {
+        comet_model_hw hw;
+        static const char w[] = "schema: comet.llm.v1\nname: t\nhidden: 256\nheads: 4\n"
+                                "head_dim: 64\nffn: 1024\nlayers: 8\nseq: 256\nvocab: 1024\n"
+                                "global_batch: 8\ndtype: bf16\n";
+        if (comet_model_hw_load("sn10x8-ring", &hw, err, sizeof err) != 0
+            || comet_system_from_hw(&hw, COMET_MODEL_BF16, 0, &sys, err, sizeof err) != 0
+            || comet_system_llm_parse("t.yaml", w, sizeof w - 1, &m, err, sizeof err) != 0)
+            abort();
+        comet_model_hw_free(&hw);
+        have = 1;
+    }
+    if (size < 1 || size > sizeof spec)
+        return 0;
+    memcpy(spec, data + 1, size - 1);
+    spec[size - 1] = 0;
+    if (comet_system_cuts_check(spec, err, sizeof err) != 0) {
+        FUZZ_CHECK(err[0] != '\0');
+        check_message(err);
+        return 0;
+    }
+    comet_system_opts o = { .phase = data[0] & 1 ? COMET_SYSTEM_TRAIN : COMET_SYSTEM_FORWARD,
+        .recompute = -1,
+        .seq_parallel = 0,
+        .exec = COMET_SYSTEM_EXEC_DATAFLOW,
+        .tile = (data[0] >> 1) & 63 };
+    o.cuts[data[0] & 1 && data[0] & 128 ? 1 : 0] = spec;
+    comet_system_config c = { .tp = 8,
+        .pp = 1,
+        .dp = 1,
+        .interleave = 1,
+        .microbatch = 1,
+        .exec = COMET_SYSTEM_EXEC_DATAFLOW,
+        .order = { 0, 1, 2 } };
+    comet_system_result r;
+    FUZZ_CHECK(comet_system_eval(&sys, &m, &o, &c, &r) == 0);
+    if (r.feasible) {
+        FUZZ_CHECK(isfinite(r.step_s) && r.step_s > 0 && r.step_s >= r.bound_s * (1 - 1e-9));
+    } else {
+        FUZZ_CHECK(r.reason[0] != '\0');
+        check_message(r.reason);
+    }
+    return 0;
+}
 #else
 #error "define one FUZZ_<TARGET>"
 #endif

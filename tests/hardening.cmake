@@ -4,7 +4,7 @@
 # whose main() feeds every file of fuzz/corpus/<target>/ (valid examples and
 # the inputs of fixed findings) to LLVMFuzzerTestOneInput, so the normal gcc
 # build (and the ASan+UBSan build) replays them under ctest (label "fuzz").
-set(COMET_FUZZ_TARGETS doc hw record results shape shapeset overrides mapping workload llm)
+set(COMET_FUZZ_TARGETS doc hw record results shape shapeset overrides mapping workload llm cuts)
 foreach(t ${COMET_FUZZ_TARGETS})
   string(TOUPPER ${t} T)
   add_executable(fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_targets.c)

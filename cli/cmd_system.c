@@ -489,6 +489,12 @@ int comet_cli_system(int argc, char **argv, int explore)
             o.tile ? "--tile" : "--cuts");
         return COMET_EXIT_USAGE;
     }
+    if ((o.cuts[0] || o.cuts[1]) && o.partitions) {
+        comet_cli_error(sub,
+            "--cuts gives the partitions, --partitions their number: one or the "
+            "other");
+        return COMET_EXIT_USAGE;
+    }
     if (o.cuts[1] && o.phase != COMET_SYSTEM_TRAIN) {
         comet_cli_error(sub, "--cuts-bwd: applies to --phase train only");
         return COMET_EXIT_USAGE;

@@ -355,6 +355,10 @@ static void test_cuts_flag(void **s)
         "--execution", "kernel", "--parallel", "tp=8,pp=1,dp=1", "--cuts", "ln1+qkv", NULL };
     assert_int_equal(run(k, out, sizeof out, err, sizeof err), 2);
     assert_non_null(strstr(err, "--execution kernel has none"));
+    char *both[] = { "predict", "--hw", "sn10x8-ring-dfmodel", "--workload", "gpt3-175b",
+        "--parallel", "tp=8,pp=1,dp=1", "--partitions", "2", "--cuts", "ln1+qkv", NULL };
+    assert_int_equal(run(both, out, sizeof out, err, sizeof err), 2);
+    assert_non_null(strstr(err, "one or the other"));
 }
 
 static void test_no_args(void **s)

@@ -193,9 +193,10 @@ typedef struct comet_system_opts {
                               mapping): partitions in order separated by ',', each its
                               kernels' names joined by '+', naming every kernel of the pass
                               once in order (comet_system_cuts_check()); NULL: searched */
-    int tile; /**< dataflow: no partition tiles its tokens in rows of more than this many
-                   (DFModel's shard_N; a GEMM alone on a spatial chip runs at it too); 0: each
-                   partition the largest tile its on-chip memory holds */
+    int tile; /**< dataflow: each partition tiles its tokens in rows of this many where its
+                   on-chip memory holds them, never fewer than an array's rows or stages
+                   (DFModel's shard_N): a spatial chip's GEMMs run at exactly that tile, a
+                   GEMM alone too; 0: each partition the best tile its memory allows */
     int output_tokens; /**< decode: tokens each request generates after its prompt of `context`
                             tokens (0: one step only); results then carry request_s */
     int tp_overlap; /**< training, kernel by kernel: the backward of a column-parallel GEMM

@@ -587,9 +587,10 @@ static double fit_passes(
     /* the smallest tile: an array's rows along the tokens (shared), or its
      * stages (spatial: the token tile runs down an array's stages) */
     const double tmin = sys_tile_min(C);
-    /* a tile given (DFModel's shard_N): no partition tiles larger (nor
-     * below the smallest, whose arrays a smaller one would leave idle
-     * uncharged) */
+    /* a tile given (DFModel's shard_N): the partitions take it where their
+     * memory holds it (never below the smallest, whose arrays a smaller
+     * one would leave idle uncharged); a spatial chip's GEMMs then run at
+     * exactly that tile (spat_s) */
     const double cap = C->L.tile > 0 ? mind(T, maxd(C->L.tile, tmin)) : T;
     if (!stream && resident + tmin * per_tok <= sram) {
         *tile_out = cap;
@@ -866,6 +867,8 @@ static double spat_s(const sys_ctx *C, const spat *s, double tile)
     const double St = S->gemm_stages, k1 = floor(tile / St), kt = ceil(tile / St);
     if (s->n + s->nw > S->gemm_units || s->n > SPAT_MAX || s->nw > SPAT_MAX)
         return spat_lb_s(C, s, tile);
+    if (C->L.tile > 0) /* a tile given (DFModel's shard_N): that tile, its stage groups */
+        return C->L.T * spat_tile(S, s, kt, tile, INFINITY) / tile / S->clock_hz;
     double best = INFINITY; /* cycles a token */
     if (kt > k1 && spat_groups_ok(kt))
         best = spat_tile(S, s, kt, tile, INFINITY) / tile;
@@ -957,7 +960,7 @@ static double spat_s_cached(const sys_ctx *C, const spat *s, double tile)
         return spat_s(C, s, tile);
     double key[SPAT_KEY];
     key[0] = C->L.T;
-    key[1] = tile;
+    key[1] = C->L.tile > 0 ? -tile : tile; /* a tile given is exact (spat_s) */
     key[2] = S->gemm_units;
     key[3] = S->gemm_stages;
     key[4] = S->clock_hz;

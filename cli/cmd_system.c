@@ -602,8 +602,18 @@ static int system_whatif(const char *sub, const comet_system *sys, const comet_s
                     json_pack("{s:f,s:o,s:o}", "value", v, "kernel_s",
                         isfinite(k) ? json_real(k) : json_null(), "dataflow_s",
                         isfinite(d) ? json_real(d) : json_null()));
-            else
-                printf("%-16s %14.6g s %14.6g s %8.3fx\n", tok, k, d, k / d);
+            else {
+                /* a column not costed (predict: the pinned style only) or
+                 * where nothing fits is a dash, and so is its speedup */
+                char ks[32] = "-", ds[32] = "-", sp[32] = "-";
+                if (isfinite(k))
+                    snprintf(ks, sizeof ks, "%.6g s", k);
+                if (isfinite(d))
+                    snprintf(ds, sizeof ds, "%.6g s", d);
+                if (isfinite(k) && isfinite(d))
+                    snprintf(sp, sizeof sp, "%.3fx", k / d);
+                printf("%-16s %16s %16s %9s\n", tok, ks, ds, sp);
+            }
         }
         if (json) {
             json_t *j = json_pack("{s:s,s:s,s:s,s:o}", "schema", "comet.system-sweep.v1", "field",

@@ -96,6 +96,29 @@ static void test_bad_input(void **s)
     }
 }
 
+/* The system model's sweep as text: predict costs its pinned execution
+ * only, so the other column and the speedup are dashes, never "nan". */
+static void test_system_sweep_text(void **s)
+{
+    (void)s;
+    char cmd[1024], out[4096] = "";
+    snprintf(cmd, sizeof cmd,
+        "'%s' predict --hw sn10x8-torus --workload gpt3-175b --phase forward --batch 64 "
+        "--no-seq-parallel --execution dataflow --parallel tp=4,pp=1,dp=2,microbatch=8 "
+        "--sweep dram_bw=100GB/s,300GB/s 2>/dev/null",
+        getenv("COMET_BINARY"));
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    const size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    assert_int_equal(pclose(p), 0);
+    assert_non_null(strstr(out, "100GB/s"));
+    assert_null(strstr(out, "nan"));
+    const char *row = strstr(out, "300GB/s");
+    assert_non_null(row);
+    assert_non_null(strstr(row, " - "));
+}
+
 /* Options of another subcommand are refused, never silently ignored; -v on
  * predict says what the search did. */
 static void test_no_ignored_options(void **s)
@@ -128,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_sweep_bandwidth),
         cmocka_unit_test(test_sweep_shape_and_sensitivity),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_system_sweep_text),
         cmocka_unit_test(test_no_ignored_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

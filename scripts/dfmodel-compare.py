@@ -12,6 +12,7 @@ terms (dfmodel_terms()); then the median, p10 and p90 per study.
     scripts/dfmodel-compare.py --dfmodel ~/src/DFModel [--comet build/comet]
         [--under LLM] [--out runs.csv] [--summary]
     scripts/dfmodel-compare.py --from-csv docs/validation/dfmodel-compare.csv [...]
+    scripts/dfmodel-compare.py --dfmodel ~/src/DFModel --mappings [--under LLM] [--out F]
 
 --from-csv takes the runs from a --summary file instead of a checkout (its
 inputs and DFModel's steps): after a change of comet's model it recomputes
@@ -53,9 +54,19 @@ field and written out as a comet hardware description and workload:
   has in a pass; a training graph's configurations span both passes,
   comet's partitions one: its best cut).
 
-Not read: the dataflow graph itself (comet builds its own layer: DFModel's
-separate dropout, residual-add and Q/K/V kernels are comet's fused ones),
-kernel `config:` pre-assignments, `tile_size`, `memory_size`, the PMU
+--mappings reads instead each run directory's `dse_final.txt` (DFModel's
+solved graph; only forward graphs): every kernel's name, id,
+topological_number, `config:` (absent = 0) and the `shard_N` of its inner
+block, the system's sram_cap, dram_bw and its topology's par_x/par_y/par_z
+(TP, DP degrees), the run's num_config; it translates the configurations
+into comet's `--cuts` by the rules of docs/validation/dfmodel-mappings.csv's
+header (dfmodel_cuts()) and prints that file's columns, one row per run
+(the paper's vendor rows are not a file's: not produced). comet is not run.
+
+Not read (without --mappings): the dataflow graph itself (comet builds its
+own layer: DFModel's separate dropout, residual-add and Q/K/V kernels are
+comet's fused ones), kernel `config:` pre-assignments (setup.txt's and
+dse_final.txt's: --mappings reads the latter), `tile_size`, `memory_size`, the PMU
 count and capacity, `cost` and `gurobi` blocks, `second_dram_*`,
 `num_layer_in_graph`, `separate_rs_ag_for_ar`. A configuration comet finds
 over capacity (DFModel holds no 1F1B activations in flight) is costed with
@@ -503,6 +514,211 @@ def run_comet(args, s, log, tmp, tag):
     return step, note, r
 
 
+# DFModel's kernels of one GPT layer's forward graph, in comet's forward order
+# (docs/validation/dfmodel-mappings.csv's header): a pair is a dropout and the
+# residual add comet fuses into one kernel; Add_Prev_Layer (the previous
+# layer's residual add, comet's res2 of the layer before) has no comet kernel.
+DFM_KERNELS = [("LayerNorm_1", "ln1"), ("Q", "q"), ("K", "k"), ("V", "v"),
+               ("MHA_GEMM_1", "score"), ("SOFTMAX", "softmax"), ("DropOut_1", "attn_drop"),
+               ("MHA_GEMM_2", "context"), ("PROJ_GEMM", "proj"), (("DropOut_2", "Add_1"), "res1"),
+               ("LayerNorm_2", "ln2"), ("FFN0", "ffn_in"), ("GeLU", "act"), ("FFN1", "ffn_out"),
+               (("DropOut_3", "Add_2"), "res2")]
+DFM_PREV_LAYER = "Add_Prev_Layer"
+
+MAPPING_COLS = ["id", "study", "run_dir", "commit", "sram_mib", "dram_gbps", "tp", "dp",
+                "num_config", "dfmodel_partitions", "shard_n", "cuts", "consecutive", "note"]
+
+
+def blocks(text, name):
+    """The bodies of every `name {...}` block in text (braces balanced)."""
+    out = []
+    for m in re.finditer(r"(^|\s)%s\s*\{" % re.escape(name), text):
+        i, depth = m.end(), 1
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out.append(text[m.end():i - 1])
+    return out
+
+
+def parse_dse_final(path):
+    """A dse_final.txt (DFModel's solved graph, protobuf text): its kernels
+    (name, id, topological_number, config, fwd_bwd, shard_N of the kernel's
+    inner block; a field the file leaves out is protobuf's default 0) and the
+    system and execution fields the mapping table states."""
+    with open(path) as f:
+        text = f.read()
+    graph, system = block(text, "dataflow_graph"), block(text, "system")
+    if graph is None or system is None:
+        return None
+    kernels = []
+    for body in blocks(graph, "kernels"):
+        top = body
+        while "{" in top:  # the kernel's own fields, without its inner blocks
+            top = re.sub(r"[A-Za-z_0-9]+\s*\{[^{}]*\}", "", top)
+        name = re.search(r'^\s*name\s*:\s*"([^"]*)"', top, re.M)
+        if not name or num(body, "shard_N") is None:
+            return None
+        kernels.append({"name": name.group(1), "id": int(num(top, "id", 0)),
+                        "topo": int(num(top, "topological_number", 0)),
+                        "config": int(num(top, "config", 0)),
+                        "bwd": word(top, "fwd_bwd", "FWD") == "BWD",
+                        "shard_n": int(num(body, "shard_N"))})
+    acc = block(system, "accelerator")
+    mem = block(system, "memory") or acc
+    deg = {}
+    for t in TOPOS:
+        body = block(system, t)
+        if body is not None:
+            for axis in "xyz":
+                par = word(body, "par_" + axis)
+                if par:
+                    deg[par] = deg.get(par, 1) * int(num(body, axis, 1))
+            break
+    execution = (block(text, "execution") or block(text, "miscellany") or block(text, "training")
+                 or "")
+    if acc is None or mem is None or not kernels:
+        return None
+    return {"kernels": kernels, "sram": num(acc, "sram_cap"), "dram_bw": num(mem, "dram_bw"),
+            "tp": deg.get("TP", 1), "dp": deg.get("DP", 1),
+            "num_config": int(num(execution, "num_config", 0) or 0),
+            "style": word(execution, "execution_style") or "KERNEL_BY_KERNEL",
+            "topo": t if deg else ""}
+
+
+def dfmodel_cuts(kernels):
+    """DFModel's configuration assignment as comet's --cuts string, by the
+    translation rules docs/validation/dfmodel-mappings.csv's header states:
+    each DFModel kernel is the comet kernel of DFM_KERNELS (DropOut_2+Add_1 is
+    res1, DropOut_3+Add_2 is res2; Add_Prev_Layer is dropped, and a
+    configuration it alone leaves is no partition); a kernel without `config:`
+    is in configuration 0. Where the assignment is not a run of consecutive
+    comet kernels:
+    (1) a dropout and its residual add in different configurations: the merged
+        comet kernel goes with its Add (the same bytes cross the boundary; the
+        residual is read where DFModel reads it);
+    (2) a kernel whose comet neighbours on both sides share a configuration
+        other than its own joins their configuration (K or V placed apart from
+        its siblings: the GEMM reads and writes the same bytes either way).
+        Applied left to right in comet's order, each kernel seeing its left
+        neighbour's configuration after the rule (so of V and MHA_GEMM_1 split
+        across Q,K and SOFTMAX, V moves, as the table has it).
+    Returns (cuts, consecutive, notes): consecutive is 1 when no rule applied.
+    Raises ValueError when a kernel is missing or a configuration is still not
+    one run of comet's kernels in configuration order after the rules."""
+    cfg = {k["name"]: k["config"] for k in kernels}
+    seq, notes = [], []
+    for dfm, comet in DFM_KERNELS:
+        for n in dfm if isinstance(dfm, tuple) else (dfm,):
+            if n not in cfg:
+                raise ValueError("no kernel %s" % n)
+        if isinstance(dfm, tuple):
+            drop, add = dfm
+            if cfg[drop] != cfg[add]:
+                notes.append("rule 1: %s (%s %d, %s %d) with %s" % (comet, drop, cfg[drop], add,
+                                                                   cfg[add], add))
+            seq.append([comet, cfg[add]])
+        else:
+            seq.append([comet, cfg[dfm]])
+    for i in range(1, len(seq) - 1):
+        left, right = seq[i - 1][1], seq[i + 1][1]
+        if left == right != seq[i][1]:
+            notes.append("rule 2: %s (%d) joins %s and %s (%d)" % (seq[i][0], seq[i][1],
+                                                                  seq[i - 1][0], seq[i + 1][0],
+                                                                  left))
+            seq[i][1] = left
+    parts = []
+    for comet, c in seq:
+        if parts and parts[-1][0] == c:
+            parts[-1][1].append(comet)
+        else:
+            parts.append((c, [comet]))
+    order = [c for c, _ in parts]
+    if order != sorted(set(order)):
+        raise ValueError("configurations %s are not runs of comet's kernels in order after "
+                         "rules 1 and 2" % "/".join(map(str, order)))
+    return ",".join("+".join(names) for _, names in parts), 0 if notes else 1, notes
+
+
+def mapping_id(rel, study, d):
+    """A row id after the table's: study, mapping (kbk, existing, df) and
+    the topology (ring, torus) or the SRAM and DRAM sizes of the cell."""
+    base = os.path.basename(rel)
+    m = re.match(r"([a-z]+)_sram_([a-z]+)_dram$", base)
+    if study == "fig19" and m:
+        return "fig19-%s-%s-%s" % (os.path.basename(os.path.dirname(rel)).lower(), m.group(1),
+                                   m.group(2))
+    m = re.match(r"([a-z]+)_\d+x\d+$", base)
+    if study == "table6" and m and d["topo"] in ("r", "r_r"):
+        return "table6-%s-%s" % ({"dfmodel": "df"}.get(m.group(1), m.group(1)),
+                                 "ring" if d["topo"] == "r" else "torus")
+    return rel.replace("/", "-")
+
+
+def mapping_row(root, rel, d):
+    """One dfmodel-mappings.csv row (comet.dfmodel-mappings.v1) from a parsed
+    dse_final.txt."""
+    ks = sorted(d["kernels"], key=lambda k: (k["topo"], k["id"]))
+    n = max([d["num_config"]] + [k["config"] + 1 for k in ks])
+    confs = [[k for k in ks if k["config"] == c] for c in range(n)]
+    shard = []
+    for c in confs:
+        v = [str(k["shard_n"]) for k in c]
+        shard.append(v[0] if len(set(v)) == 1 else "/".join(v))
+    cuts, consecutive, notes = dfmodel_cuts(ks)
+    if d["style"] != "DATAFLOW":
+        notes.insert(0, "execution_style %s" % d["style"])
+    commit = ""
+    try:
+        with open(os.path.join(root, rel, "EXCERPT")) as f:
+            for line in f:
+                w = line.split()
+                if len(w) > 1 and w[0] == "dse_final":
+                    commit = w[1]
+    except OSError:
+        pass
+    study = study_of(rel)
+    return [mapping_id(rel, study, d), study, rel, commit, "%.10g" % (d["sram"] / 2**20),
+            "%g" % d["dram_bw"], d["tp"], d["dp"], d["num_config"],
+            "|".join("+".join(k["name"] for k in c) for c in confs), "|".join(shard), cuts,
+            consecutive, "; ".join(notes)]
+
+
+def mappings(args, root):
+    """--mappings: every run directory under root with a dse_final.txt of a
+    forward-only graph, as dfmodel-mappings.csv rows."""
+    rows, skipped = [], 0
+    for dirpath, _, files in os.walk(os.path.join(root, args.under)):
+        if "dse_final.txt" not in files:
+            continue
+        rel = os.path.relpath(dirpath, root)
+        d = parse_dse_final(os.path.join(dirpath, "dse_final.txt"))
+        if d is None or any(k["bwd"] for k in d["kernels"]):
+            skipped += 1
+            continue
+        try:
+            rows.append(mapping_row(root, rel, d))
+        except ValueError as e:
+            print("# %s: %s (skipped)" % (rel, e), file=sys.stderr)
+            skipped += 1
+    rows.sort(key=lambda r: (r[1], r[2]))
+    # --out is written whole or not at all: a temporary file renamed over it
+    out = (tempfile.NamedTemporaryFile("w", newline="", delete=False,
+                                       dir=os.path.dirname(os.path.abspath(args.out)))
+           if args.out else sys.stdout)
+    out.write("# comet.dfmodel-mappings.v1 rows (docs/FORMATS.md) from the dse_final.txt files "
+              "under %s,\n# as scripts/dfmodel-compare.py --mappings translates them (the "
+              "vendor rows are the paper's, not a file's)\n" % (args.under or "."))
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(MAPPING_COLS)
+    w.writerows(rows)
+    if args.out:
+        out.close()
+        os.replace(out.name, args.out)
+    print("# %d mappings, %d skipped (no forward graph of comet's kernels)"
+          % (len(rows), skipped), file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     src = ap.add_mutually_exclusive_group(required=True)
@@ -517,9 +733,19 @@ def main():
     ap.add_argument("--summary", action="store_true",
                     help="the runs' inputs, DFModel's step and the class of each ratio "
                          "(docs/validation/dfmodel-compare.csv)")
+    ap.add_argument("--mappings", action="store_true",
+                    help="with --dfmodel: DFModel's own partitions instead, read from each "
+                         "forward run's dse_final.txt and translated into comet's --cuts "
+                         "(rows of docs/validation/dfmodel-mappings.csv; no comet run)")
     args = ap.parse_args()
     runs, skipped = [], 0
     root = os.path.abspath(args.dfmodel or ".")
+    if args.mappings:
+        if not args.dfmodel or args.summary:
+            sys.exit("comet: --mappings: needs --dfmodel DIR (and no --summary)")
+        if not os.path.isdir(root):
+            sys.exit("comet: --dfmodel %s: not a directory" % args.dfmodel)
+        return mappings(args, root)
     if args.from_csv:
         runs = runs_from_csv(args.from_csv, args.under)
     elif not os.path.isdir(root):

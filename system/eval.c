@@ -569,6 +569,14 @@ static double sys_tile_min(const sys_ctx *C)
                                     : 1);
 }
 
+/* The row tile a partition takes (its memory permitting): the one given
+ * (DFModel's shard_N), never below the smallest, whose arrays a smaller
+ * one would leave idle uncharged, nor above the tokens; else the tokens. */
+static double sys_tile_max(const sys_ctx *C)
+{
+    return C->L.tile > 0 ? mind(C->L.T, maxd(C->L.tile, sys_tile_min(C))) : C->L.T;
+}
+
 /* How often a fused partition of kernels [i, j) (two or more) streams its
  * weights from off-chip memory, from what it must hold on chip. A partition
  * is a spatial pipeline over row tiles of tm tokens: every tensor it
@@ -587,11 +595,9 @@ static double fit_passes(
     /* the smallest tile: an array's rows along the tokens (shared), or its
      * stages (spatial: the token tile runs down an array's stages) */
     const double tmin = sys_tile_min(C);
-    /* a tile given (DFModel's shard_N): the partitions take it where their
-     * memory holds it (never below the smallest, whose arrays a smaller
-     * one would leave idle uncharged); a spatial chip's GEMMs then run at
-     * exactly that tile (spat_s) */
-    const double cap = C->L.tile > 0 ? mind(T, maxd(C->L.tile, tmin)) : T;
+    /* a tile given: the partitions take it where their memory holds it; a
+     * spatial chip's GEMMs then run at exactly that tile (spat_s) */
+    const double cap = sys_tile_max(C);
     if (!stream && resident + tmin * per_tok <= sram) {
         *tile_out = cap;
         if (per_tok > 0 && (sram - resident) / per_tok < cap)
@@ -1029,7 +1035,7 @@ static double seg_cost_as(const sys_ctx *C, const graph *g, int i, int j, int da
      * (without one it takes the whole microbatch, its arrays full) */
     const int spatial = fused || (dataflow && C->L.tile > 0 && S->gemm_units > 0);
     if (!fused && spatial)
-        tile = mind(C->L.T, maxd(C->L.tile, sys_tile_min(C)));
+        tile = sys_tile_max(C);
     spat sp = { 0 };
     /* BLAS on a CPU packs a GEMM's weights before it computes on them, so
      * their first read from memory is not hidden under the compute (the
@@ -1425,6 +1431,15 @@ static int cuts_ends(const graph *g, const char *spec, int *ends, int *n)
     return 0;
 }
 
+/* A pass's kernels named in `parts`, its partitions not yet added. */
+static void parts_begin(const graph *g, comet_system_parts *parts)
+{
+    parts->nkernels = g->nk;
+    for (int x = 0; x < g->nk && x < COMET_SYSTEM_MAX_KERNELS; x++)
+        memcpy(parts->kernel[x], g->k[x].name, sizeof parts->kernel[x]);
+    parts->n = 0;
+}
+
 /* Best partition of the kernel chain: a dynamic program over cut points
  * (dataflow), or one kernel per partition (kernel by kernel); with `cuts`
  * (dataflow) the partitions given, costed as they are (*bad = 1 when they
@@ -1458,12 +1473,8 @@ static double best_parts_run(const sys_ctx *C, graph *g, int dataflow, const cha
             cut[ends[q]] = i;
         }
         if (*bad || !isfinite(best[g->nk])) {
-            if (parts) {
-                parts->nkernels = g->nk;
-                for (int x = 0; x < g->nk && x < COMET_SYSTEM_MAX_KERNELS; x++)
-                    memcpy(parts->kernel[x], g->k[x].name, sizeof parts->kernel[x]);
-                parts->n = 0;
-            }
+            if (parts)
+                parts_begin(g, parts);
             return INFINITY; /* not this graph's kernels, or a partition that does not fit */
         }
     } else if (dataflow && np > 0) {
@@ -1554,12 +1565,8 @@ static double best_parts_run(const sys_ctx *C, graph *g, int dataflow, const cha
     int ends[MAXK + 1], n = 0;
     for (int j = g->nk; j > 0; j = cut[j])
         ends[n++] = j;
-    if (parts) {
-        parts->nkernels = g->nk;
-        for (int x = 0; x < g->nk && x < COMET_SYSTEM_MAX_KERNELS; x++)
-            memcpy(parts->kernel[x], g->k[x].name, sizeof parts->kernel[x]);
-        parts->n = 0;
-    }
+    if (parts)
+        parts_begin(g, parts);
     for (int q = n - 1; q >= 0; q--) {
         const int j = ends[q], i = cut[j];
         seg_cost(C, g, i, j, dataflow, bd, parts);

@@ -23,7 +23,8 @@ typedef struct sys_layer {
     comet_system_recompute rec;
     comet_system_exec exec;
     int nparts; /* dataflow: each pass cut into exactly this many partitions (0: the best) */
-    double tile; /* dataflow: no partition's row tile above this many tokens (0: none) */
+    double tile; /* dataflow: the row tile given, in tokens (comet_system_opts.tile; 0: the
+                    best each partition's memory allows) */
     const char *cuts[2]; /* dataflow: the forward's and backward's partitions as given
                             (comet_system_opts.cuts; NULL: searched) */
 } sys_layer;
